@@ -1,0 +1,64 @@
+"""What slots produce and what the packer returns: plain data, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["BootRequest", "Part", "Omitted", "BootResult"]
+
+
+@dataclass(frozen=True)
+class BootRequest:
+    """Everything a boot depends on besides the memory itself (same inputs, same bytes)."""
+
+    task: str | None = None
+    module: str | None = None
+    role: str | None = None
+    session: str | None = None
+    budget: int = 8000
+
+
+@dataclass(frozen=True)
+class Part:
+    """One candidate block of the boot.
+
+    ``required`` parts (only now.md) go in first and whole; the rest go in slot order
+    while they fit, and each one left out is named with ``fetch``, the way to get it.
+    """
+
+    slot: str
+    source: str
+    title: str
+    text: str
+    fetch: str
+    required: bool = False
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Omitted:
+    source: str
+    tokens: int
+    fetch: str
+    slot: str = ""
+
+
+@dataclass
+class BootResult:
+    text: str
+    tokens: int
+    budget: int
+    sections: list[dict] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    omitted: list[Omitted] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """The `brain boot --json` object, exactly as DESIGN §6 names it."""
+        return {
+            "text": self.text,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "sections": list(self.sections),
+            "files": list(self.files),
+            "omitted": [{"source": o.source, "tokens": o.tokens, "fetch": o.fetch} for o in self.omitted],
+        }

@@ -1,0 +1,59 @@
+"""The audit record of each boot: what went in, what was left out, token counts.
+
+Appended as one JSON line to runtime/boots.jsonl. Timestamps live here, in the
+record for humans, never in the boot text an agent reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from .parts import BootRequest, BootResult
+
+__all__ = ["record_boot", "read_boot_records"]
+
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+
+
+def record_boot(runtime: Path, request: BootRequest, result: BootResult) -> None:
+    runtime.mkdir(parents=True, exist_ok=True)
+    path = runtime / "boots.jsonl"
+    line = json.dumps({
+        "at": time.time(),
+        "session": request.session,
+        "role": request.role,
+        "module": request.module,
+        "task_sha256": hashlib.sha256(request.task.encode("utf-8")).hexdigest() if request.task else None,
+        "budget": result.budget,
+        "tokens": result.tokens,
+        "sections": result.sections,
+        "omitted": [{"source": o.source, "tokens": o.tokens} for o in result.omitted],
+    }, sort_keys=True) + "\n"
+    try:
+        if path.stat().st_size > MAX_RECORD_BYTES:
+            os.replace(path, path.with_suffix(".jsonl.1"))
+    except FileNotFoundError:
+        pass
+    # one write() of a whole line with O_APPEND: concurrent boots never interleave lines
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def read_boot_records(runtime: Path, limit: int = 20) -> list[dict]:
+    path = runtime / "boots.jsonl"
+    if not path.exists():
+        return []
+    records = []
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines()[-limit:]:
+        try:
+            records.append(json.loads(raw))
+        except json.JSONDecodeError:
+            continue
+    return records

@@ -1,0 +1,47 @@
+"""Boot slots, in their fixed order.
+
+A slot is a name plus a function from (brain, request) to a list of Parts. The boot
+asks every slot in DEFAULT_SLOTS order, then packs the parts under the budget. A
+new store joins the boot by adding one slot module and one entry in the list, at
+the place DESIGN §3.1 gives it: now, checkpoint, live state, handoff, the task's
+module card and its dependencies, decisions, search hits, agent profiles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from ...workspace import Brain
+    from ..parts import BootRequest, Part
+
+__all__ = ["Slot", "DEFAULT_SLOTS", "slot_names"]
+
+Collect = Callable[["Brain", "BootRequest"], "list[Part]"]
+
+
+@dataclass(frozen=True)
+class Slot:
+    name: str
+    collect: Collect
+
+
+def _default_slots() -> list[Slot]:
+    from . import focus, now, profiles, workflows
+
+    return [
+        Slot("now", now.collect),
+        # checkpoint, live state and handoff slots join here (coordination and log issues)
+        Slot("focus", focus.collect),
+        # task module card, dependencies, decisions and search hits join here (cards and search issues)
+        Slot("workflows", workflows.collect),
+        Slot("profiles", profiles.collect),
+    ]
+
+
+DEFAULT_SLOTS: list[Slot] = _default_slots()
+
+
+def slot_names() -> list[str]:
+    return [slot.name for slot in DEFAULT_SLOTS]

@@ -1,0 +1,44 @@
+"""Agent profiles, chosen by the session's role, the task and the feature flags.
+
+Tiers: `always` profiles come into every boot; `hot` ones into boots of their roles
+(a profile without roles is for every role); `warm` ones only when the task mentions
+one of their triggers (or their name); `cold` ones never, they are listed as
+fetchable. A role's `tiers` setting narrows what it loads; a profile that
+`requires` a feature flag comes in only when that flag is on for the role.
+"""
+
+from __future__ import annotations
+
+from ..parts import Part
+
+_TIER_ORDER = {"always": 0, "hot": 1, "warm": 2, "cold": 3}
+
+
+def _wanted(profile, role: str | None, task: str, tiers: tuple[str, ...], brain) -> bool:
+    if profile.tier not in tiers or profile.tier == "cold":
+        return False
+    if profile.requires and not brain.settings.feature(profile.requires, role):
+        return False
+    if profile.tier == "always":
+        return True
+    if profile.roles and role not in profile.roles:
+        return False
+    if profile.tier == "warm":
+        words = profile.triggers + (profile.name.lower(),)
+        return any(word and word in task for word in words)
+    return True
+
+
+def collect(brain, request) -> list[Part]:
+    profiles = brain.profiles()
+    if not profiles:
+        return []
+    tiers = brain.settings.tiers_for(request.role)
+    task = (request.task or "").lower()
+    chosen = [p for p in profiles if _wanted(p, request.role, task, tiers, brain)]
+    chosen.sort(key=lambda p: (_TIER_ORDER[p.tier], p.name))
+    parts = [
+        Part("profiles", p.source, f"Agent profile: {p.name} ({p.tier})", p.body, f"brain read {p.source}")
+        for p in chosen
+    ]
+    return parts

@@ -1,0 +1,207 @@
+"""Core commands: init, write, read, boot, state, doctor, export-template, settings."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import add_json, open_from_args
+from .output import emit, read_input_text
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("init", help="create .brain/ and the AGENTS.md pointer line",
+                       description="Create .brain/ in DIR (default: the current git repository's root), its "
+                                   ".gitignore, and one pointer line in AGENTS.md. Re-running only adds what is missing.")
+    p.add_argument("path", nargs="?", metavar="DIR")
+    add_json(p)
+    p.set_defaults(handler=cmd_init)
+
+    p = sub.add_parser("write", help="write now.md, focus.md, a note, a workflow or a profile atomically",
+                       description="Write a memory file from --file F or standard input, atomically. "
+                                   "TARGET is now, focus, note NAME, workflow NAME or profile NAME; "
+                                   "--path writes any path under .brain/.")
+    p.add_argument("target", nargs="?", choices=["now", "focus", "note", "workflow", "profile"])
+    p.add_argument("name", nargs="?", metavar="NAME")
+    p.add_argument("--path", help="a memory path relative to .brain/ (instead of TARGET)")
+    p.add_argument("--layer", choices=["project", "kernel", "instance", "personal"], default="project",
+                   help="write into a user-level layer under $BRAIN_HOME instead of the project")
+    p.add_argument("-f", "--file", help="read the text from F ('-' or absent: standard input)")
+    p.add_argument("--expect", metavar="HASH", help="refuse the write unless the file's current sha256 starts with HASH "
+                                                    "('' = the file must not exist)")
+    add_json(p)
+    p.set_defaults(handler=cmd_write)
+
+    p = sub.add_parser("read", help="print one memory file",
+                       description="Print a memory file (path relative to .brain/, or to a layer with --layer).")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--layer", choices=["project", "kernel", "instance", "personal"], default="project")
+    add_json(p)
+    p.set_defaults(handler=cmd_read)
+
+    p = sub.add_parser("boot", help="print the budgeted boot message",
+                       description="Assemble what a session needs to resume, now.md first, under a hard token budget. "
+                                   "Every part left out is named at the end with how to fetch it.")
+    task = p.add_mutually_exclusive_group()
+    task.add_argument("--task", metavar="TEXT", help="what the session is about to do")
+    task.add_argument("--task-file", metavar="F", help="read the task text from F")
+    p.add_argument("--module", metavar="M", help="the module the task is about")
+    p.add_argument("--role", metavar="R", help="the session's role (selects agent profiles and features)")
+    p.add_argument("--session", metavar="S", help="the session id (selects its checkpoint and thread)")
+    p.add_argument("--budget", type=int, metavar="N", help="token budget (default: boot.budget, 8000)")
+    p.add_argument("--no-record", action="store_true", help="do not append this boot to runtime/boots.jsonl")
+    add_json(p)
+    p.set_defaults(handler=cmd_boot)
+
+    p = sub.add_parser("state", help="the derived environment: git, services",
+                       description="Git branch and head, changed files, recent commits, and whether each declared "
+                                   "service listens on its port. Computed now, never stored.")
+    add_json(p)
+    p.set_defaults(handler=cmd_state)
+
+    p = sub.add_parser("doctor", help="check the install, settings, backend, index and hooks",
+                       description="Check everything brain depends on and say what to fix. Exit 1 when a check fails.")
+    add_json(p)
+    p.set_defaults(handler=cmd_doctor)
+
+    p = sub.add_parser("export-template", help="write the kernel layer alone to DEST",
+                       description="Copy the kernel layer ($BRAIN_HOME/kernel: agent profiles, profile notes) to DEST, "
+                                   "an empty or new folder. Instance and personal layers are never exported.")
+    p.add_argument("dest", metavar="DEST")
+    add_json(p)
+    p.set_defaults(handler=cmd_export_template)
+
+    p = sub.add_parser("settings", help="show the effective settings or document every key",
+                       description="Print the effective settings with the source of each value, or with --docs "
+                                   "every key brain.yml and brain.local.yml accept.")
+    p.add_argument("--docs", action="store_true", help="document every settings key and environment variable")
+    add_json(p)
+    p.set_defaults(handler=cmd_settings)
+
+
+def cmd_init(args) -> int:
+    from ..workspace import init_brain
+
+    brain, created = init_brain(args.path or getattr(args, "dir", None))
+    data = {"brain": str(brain.dir), "created": created}
+
+    def render(d):
+        lines = [f"brain ready in {d['brain']}"]
+        lines += [f"  created {c}" for c in d["created"]] or ["  nothing to add: already initialised"]
+        lines.append("next: edit .brain/now.md (or `brain write now`), then `brain boot`")
+        return "\n".join(lines)
+
+    emit(data, args.json, render)
+    return 0
+
+
+def cmd_write(args) -> int:
+    from ..errors import InvalidInput
+
+    brain = open_from_args(args)
+    if args.path and args.target:
+        raise InvalidInput("give either TARGET or --path, not both", field="path")
+    if args.path:
+        path = args.path
+    elif args.target:
+        path = brain.target_path(args.target, args.name)
+    else:
+        raise InvalidInput("what to write is missing", field="target",
+                           hint="e.g. `brain write now --file now.md` or `brain write note setup < setup.md`")
+    text = read_input_text(args.file, "text to write")
+    layer = None if args.layer == "project" else args.layer
+    doc = brain.write(path, text, expected_hash=args.expect, layer=layer)
+    emit({"path": doc.path, "layer": args.layer, "hash": doc.hash, "bytes": doc.size}, args.json,
+         lambda d: f"wrote {d['path']} ({d['bytes']} bytes, sha256 {d['hash'][:12]})")
+    return 0
+
+
+def cmd_read(args) -> int:
+    brain = open_from_args(args)
+    doc = brain.read(args.path, layer=None if args.layer == "project" else args.layer)
+    emit({"path": doc.path, "hash": doc.hash, "text": doc.text}, args.json, lambda d: d["text"].rstrip("\n"))
+    return 0
+
+
+def cmd_boot(args) -> int:
+    from ..errors import InvalidInput
+
+    brain = open_from_args(args)
+    task = args.task
+    if args.task_file:
+        task = read_input_text(args.task_file, "task text")
+    if args.budget is not None and args.budget <= 0:
+        raise InvalidInput("--budget must be a positive number of tokens", field="budget")
+    result = brain.boot(task, module=args.module, role=args.role, session=args.session, budget=args.budget,
+                        record=not args.no_record)
+    emit(result.to_dict(), args.json, lambda d: d["text"])
+    return 0
+
+
+def cmd_state(args) -> int:
+    from ..state import render_state
+
+    brain = open_from_args(args)
+    emit(brain.state(), args.json, render_state)
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    brain = open_from_args(args)
+    checks = brain.doctor()
+
+    def render(items):
+        marks = {"ok": "ok  ", "info": "info", "warning": "warn", "error": "FAIL"}
+        lines = []
+        for c in items:
+            lines.append(f"[{marks[c['level']]}] {c['check']}: {c['detail']}")
+            if c["fix"]:
+                lines.append(f"       fix: {c['fix']}")
+        return "\n".join(lines)
+
+    emit(checks, args.json, render)
+    return 0 if all(c["ok"] for c in checks) else 1
+
+
+def cmd_export_template(args) -> int:
+    from pathlib import Path
+
+    from ..errors import NotInitialized
+    from ..memory.layers import Layers
+    from ..settings import load_settings
+
+    # the kernel lives in $BRAIN_HOME, so exporting works outside any project too
+    try:
+        brain = open_from_args(args)
+        layers = brain.layers
+    except NotInitialized:  # no project here: the environment names the home
+        layers = Layers(load_settings(None).home)
+    files = layers.export_template(Path(args.dest))
+    emit({"dest": str(Path(args.dest).resolve()), "files": files}, args.json,
+         lambda d: f"exported the kernel layer to {d['dest']} ({len(d['files'])} files)")
+    return 0
+
+
+def cmd_settings(args) -> int:
+    from ..settings import ENVIRONMENT, SCHEMA
+
+    if args.docs:
+        data = {"keys": {k: {"type": s.type, "default": s.default, "file": "brain.local.yml" if s.local_only else "brain.yml",
+                             "doc": s.doc} for k, s in SCHEMA.items()},
+                "environment": ENVIRONMENT}
+
+        def render(d):
+            lines = ["Settings keys (brain.yml; machine keys in brain.local.yml):"]
+            for key, info in d["keys"].items():
+                lines.append(f"  {key} ({info['type']}, default {info['default']!r}, {info['file']}): {info['doc']}")
+            lines.append("Environment:")
+            lines += [f"  {k}: {v}" for k, v in d["environment"].items()]
+            return "\n".join(lines)
+
+        emit(data, args.json, render)
+        return 0
+    brain = open_from_args(args)
+    data = {k: {"value": brain.settings.get(k), "source": brain.settings.sources.get(k, "default")} for k in SCHEMA}
+    emit(data, args.json, lambda d: "\n".join(f"{k} = {v['value']!r}  ({v['source']})" for k, v in d.items()))
+    return 0

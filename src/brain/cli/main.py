@@ -1,0 +1,64 @@
+"""Entry point: builds the parser from the command modules and maps errors to exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from ..errors import BrainError
+from ..logs import configure_logging
+from .output import emit_error
+
+__all__ = ["main", "build_parser", "COMMAND_MODULES"]
+
+# each module registers its subcommands; a new command group adds one name here
+COMMAND_MODULES = ["core"]
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # usage errors: exit 2 with the subcommand's usage
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"error: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+
+    parser = _Parser(
+        prog="brain",
+        description="Local-first memory and coordination for AI coding-agent sessions.",
+        epilog="Start with `brain init`, then `brain boot`. Every command has --help.",
+    )
+    parser.add_argument("--version", action="version", version=f"brain {__version__}")
+    parser.add_argument("-C", "--dir", metavar="PATH", help="run as if started in PATH (a repository or its .brain/)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging to stderr (or set BRAIN_LOG)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f".{name}", __package__).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    configure_logging(verbose=args.verbose)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        result = args.handler(args)
+        return int(result or 0)
+    except BrainError as error:
+        emit_error(error, getattr(args, "json", False))
+        return error.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

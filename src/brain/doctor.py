@@ -1,0 +1,95 @@
+"""`brain doctor`: check the install, settings, backend, index and client hooks; say what to fix."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+__all__ = ["run_checks"]
+
+
+def _check(name: str, ok: bool, detail: str, fix: str | None = None, *, level: str | None = None) -> dict:
+    return {"check": name, "ok": ok, "level": level or ("ok" if ok else "error"), "detail": detail, "fix": fix if not ok else None}
+
+
+def run_checks(brain) -> list[dict]:
+    from . import __version__
+    from .memory.scaffold import FOLDERS, POINTER_MARKER
+
+    checks = [_check("python", sys.version_info >= (3, 11), f"Python {sys.version.split()[0]}, brain {__version__}",
+                     "install Python 3.11 or newer")]
+    for extra, module in (("mcp", "mcp"), ("postgres", "psycopg"), ("web", "starlette")):
+        present = importlib.util.find_spec(module) is not None
+        checks.append(_check(f"extra:{extra}", present, f"{module} {'installed' if present else 'not installed'}",
+                             f"pip install 'agent-brain[{extra}]'", level=None if present else "warning"))
+    checks.append(_check("settings", True, f"{brain.dir / 'brain.yml'} valid; backend {brain.settings.get('backend').split('@')[-1]}"))
+    missing = [f for f in FOLDERS if not (brain.dir / f).is_dir()]
+    checks.append(_check("layout", not missing, "all folders present" if not missing else f"missing: {', '.join(missing)}",
+                         "run `brain init` again: it only adds what is missing"))
+    now = brain.memory.read_or_none("now.md")
+    checks.append(_check("now.md", now is not None and bool(now.text.strip()),
+                         f"{now.size} bytes" if now else "absent", "write it: `brain write now < now.md`"))
+    agents = brain.repo / "AGENTS.md"
+    has_pointer = agents.exists() and POINTER_MARKER in agents.read_text(encoding="utf-8", errors="replace")
+    checks.append(_check("AGENTS.md", has_pointer, "pointer line present" if has_pointer else "no pointer line",
+                         "run `brain init` to add it"))
+    try:
+        brain.runtime.mkdir(parents=True, exist_ok=True)
+        probe = brain.runtime / ".doctor"
+        probe.write_text("ok")
+        probe.unlink()
+        checks.append(_check("runtime", True, f"{brain.runtime} writable"))
+    except OSError as exc:
+        checks.append(_check("runtime", False, str(exc), "make .brain/runtime/ writable"))
+    checks.append(_backend_check(brain))
+    checks.append(_index_check(brain))
+    checks.append(_hooks_check(brain.repo))
+    return checks
+
+
+def _backend_check(brain) -> dict:
+    backend = brain.settings.get("backend")
+    if backend == "sqlite":
+        return _check("backend", True, "sqlite (embedded) in .brain/runtime/brain.db")
+    if importlib.util.find_spec("psycopg") is None:
+        return _check("backend", False, "postgresql configured but psycopg is not installed",
+                      "pip install 'agent-brain[postgres]'")
+    try:
+        import psycopg
+
+        with psycopg.connect(backend, connect_timeout=3) as conn:
+            conn.execute("select 1")
+        return _check("backend", True, "postgresql reachable")
+    except Exception as exc:  # report any driver failure as a finding, not a crash
+        return _check("backend", False, f"postgresql unreachable: {type(exc).__name__}",
+                      "check the URL in brain.local.yml / BRAIN_BACKEND and that the server runs")
+
+
+def _index_check(brain) -> dict:
+    db = brain.runtime / "index.db"
+    if not db.exists():
+        return _check("index", True, "no search index yet; it is derived and built on demand", level="info")
+    newest = max((p.stat().st_mtime for p in brain.dir.rglob("*.md") if "runtime" not in p.parts), default=0)
+    fresh = db.stat().st_mtime >= newest
+    return _check("index", fresh, "up to date" if fresh else "older than the newest memory file", "run `brain index`",
+                  level=None if fresh else "warning")
+
+
+def _hooks_check(repo: Path) -> dict:
+    settings = repo / ".claude" / "settings.json"
+    found = []
+    if settings.exists():
+        try:
+            data = json.loads(settings.read_text(encoding="utf-8"))
+            if "brain" in json.dumps(data.get("hooks", {})):
+                found.append("claude-code hooks")
+        except (json.JSONDecodeError, OSError):
+            return _check("client hooks", False, f"{settings} is not valid JSON", "fix or remove the file")
+    if (repo / ".mcp.json").exists() and "brain" in (repo / ".mcp.json").read_text(encoding="utf-8", errors="replace"):
+        found.append("MCP entry (.mcp.json)")
+    if found:
+        return _check("client hooks", True, ", ".join(found))
+    return _check("client hooks", True, "none installed (optional): `brain install claude-code` or `brain install codex`",
+                  level="info")

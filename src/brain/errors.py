@@ -1,0 +1,147 @@
+"""One exception tree for the whole library.
+
+Every error carries typed fields (not just a message) so each surface can map it
+once, at its edge: the CLI to an exit code, MCP to a tool error, HTTP to a status.
+Callers and tests match on the class and the fields, never on the text.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BrainError",
+    "NotInitialized",
+    "SettingsError",
+    "InvalidInput",
+    "PathEscape",
+    "TooLarge",
+    "NotFound",
+    "Conflict",
+    "BackendError",
+]
+
+
+class BrainError(Exception):
+    """Base of every error brain raises on purpose."""
+
+    exit_code = 1
+    kind = "error"
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def to_dict(self) -> dict:
+        data = {"error": self.kind, "message": self.message}
+        if self.hint:
+            data["hint"] = self.hint
+        for key, value in vars(self).items():
+            if key not in ("message", "hint") and not key.startswith("_"):
+                data[key] = value
+        return data
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class NotInitialized(BrainError):
+    """No `.brain/` where one was expected."""
+
+    exit_code = 3
+    kind = "not_initialized"
+
+    def __init__(self, start: str) -> None:
+        super().__init__(
+            f"no .brain/ found in {start} or any parent folder",
+            hint="run `brain init` in the repository first",
+        )
+        self.start = start
+
+
+class SettingsError(BrainError):
+    """A settings file is unreadable or holds a wrong key or type."""
+
+    exit_code = 4
+    kind = "settings"
+
+    def __init__(self, file: str, key: str | None, expected: str, got: str | None = None) -> None:
+        where = f"{file}: {key}" if key else file
+        detail = f"expected {expected}" + (f", got {got}" if got is not None else "")
+        super().__init__(f"{where}: {detail}", hint="fix the file and run the command again")
+        self.file = file
+        self.key = key
+        self.expected = expected
+        self.got = got
+
+
+class InvalidInput(BrainError):
+    """The caller gave something brain cannot accept (bad encoding, bad name...)."""
+
+    exit_code = 2
+    kind = "invalid_input"
+
+    def __init__(self, message: str, *, field: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.field = field
+
+
+class PathEscape(InvalidInput):
+    """A memory path that would leave the brain (absolute, `..`, or a symlink out)."""
+
+    kind = "path_escape"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"path {path!r} is outside the brain",
+            field="path",
+            hint="use a path relative to .brain/, such as notes/setup.md, without '..'",
+        )
+        self.path = path
+
+
+class TooLarge(InvalidInput):
+    """A write or request above its configured size limit."""
+
+    kind = "too_large"
+
+    def __init__(self, what: str, size: int, limit: int) -> None:
+        super().__init__(
+            f"{what} is {size} bytes, above the limit of {limit} bytes",
+            field="size",
+            hint="shorten it, split it into several notes, or raise limits.write_bytes in brain.yml",
+        )
+        self.what = what
+        self.size = size
+        self.limit = limit
+
+
+class NotFound(BrainError):
+    exit_code = 5
+    kind = "not_found"
+
+    def __init__(self, what: str, *, hint: str | None = None) -> None:
+        super().__init__(f"{what} not found", hint=hint)
+        self.what = what
+
+
+class Conflict(BrainError):
+    """A write carried an expected hash that no longer matches the file on disk."""
+
+    exit_code = 6
+    kind = "conflict"
+
+    def __init__(self, path: str, expected: str, actual: str | None) -> None:
+        super().__init__(
+            f"{path} changed since you read it (expected {expected[:12]}, found {(actual or 'no file')[:12]})",
+            hint="read the file again, merge your change into the new version, and write with the new hash",
+        )
+        self.path = path
+        self.expected = expected
+        self.actual = actual
+
+
+class BackendError(BrainError):
+    """The coordination backend cannot be reached or refused an operation."""
+
+    exit_code = 7
+    kind = "backend"

@@ -1,0 +1,177 @@
+"""Memory files: every path confined to one root, every write atomic and checked.
+
+A write goes to a temporary file in the same folder, is fsynced, then renamed over
+the old file, so a reader (or a crash) sees the old or the new version, never a torn
+one. A write may carry the hash of the version it read; if the file changed since,
+the write is refused with Conflict instead of clobbering the newer version. Writers
+of one brain are serialized by an advisory file lock, released by the kernel even
+when a writer is killed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..errors import Conflict, InvalidInput, NotFound, PathEscape, TooLarge
+
+__all__ = ["Document", "MemoryStore", "content_hash", "atomic_write_bytes", "decode_text"]
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def decode_text(data: bytes, what: str) -> str:
+    """Decode UTF-8 or fail with an error naming the offending byte."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"{what} is not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            field="text",
+            hint="save the file as UTF-8 text",
+        ) from None
+    if "\x00" in text:
+        raise InvalidInput(f"{what} contains a NUL byte: memory files are text", field="text")
+    return text
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically and durably."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+@dataclass(frozen=True)
+class Document:
+    path: str  # relative to the store root, POSIX separators
+    text: str
+    hash: str
+
+    @property
+    def size(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+
+class MemoryStore:
+    """The markdown files under one root (a `.brain/` folder or a layer)."""
+
+    def __init__(self, root: Path, *, write_limit: int = 262144, limits: dict[str, int] | None = None,
+                 lock_path: Path | None = None) -> None:
+        self.root = root.resolve()
+        self.write_limit = write_limit
+        self.limits = dict(limits or {})  # per relative path, e.g. {"now.md": 16384}
+        self._lock_path = lock_path
+
+    # -- paths -----------------------------------------------------------------
+    def resolve(self, rel: str) -> Path:
+        """Map a relative memory path to a real path, refusing anything that leaves the root."""
+        if not isinstance(rel, str) or not rel.strip():
+            raise InvalidInput("a memory path is required", field="path")
+        if "\x00" in rel or "\\" in rel:
+            raise PathEscape(rel)
+        pure = PurePosixPath(rel)
+        if pure.is_absolute() or rel.startswith("~") or any(part == ".." for part in pure.parts):
+            raise PathEscape(rel)
+        target = (self.root / pure).resolve()
+        if target != self.root and self.root not in target.parents:
+            raise PathEscape(rel)  # a symlink pointing out of the brain
+        return target
+
+    def relative(self, path: Path) -> str:
+        return path.resolve().relative_to(self.root).as_posix()
+
+    # -- reading ---------------------------------------------------------------
+    def exists(self, rel: str) -> bool:
+        return self.resolve(rel).is_file()
+
+    def read(self, rel: str) -> Document:
+        path = self.resolve(rel)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"memory file {rel}", hint="`brain read` takes a path relative to .brain/, e.g. now.md or notes/x.md") from None
+        except IsADirectoryError:
+            raise InvalidInput(f"{rel} is a folder, not a memory file", field="path") from None
+        return Document(rel, decode_text(data, rel), content_hash(data))
+
+    def read_or_none(self, rel: str) -> Document | None:
+        try:
+            return self.read(rel)
+        except NotFound:
+            return None
+
+    def list(self, folder: str = "", pattern: str = "*.md") -> list[str]:
+        base = self.resolve(folder) if folder else self.root
+        if not base.is_dir():
+            return []
+        return sorted(self.relative(p) for p in base.glob(pattern) if p.is_file() and not p.name.startswith("."))
+
+    # -- writing ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def lock(self):
+        lock_path = self._lock_path or (self.root / ".write.lock")
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock_path, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def write(self, rel: str, text: str, *, expected_hash: str | None = None) -> Document:
+        """Write ``text`` at ``rel`` atomically; with ``expected_hash``, only over that version.
+
+        ``expected_hash`` may be the full sha256 or a prefix of at least 8 hex digits;
+        the empty string means "the file must not exist yet".
+        """
+        path = self.resolve(rel)
+        if not isinstance(text, str):
+            raise InvalidInput("the text to write must be a string", field="text")
+        data = text.encode("utf-8")
+        decode_text(data, rel)  # refuses NUL bytes
+        limit = self.limits.get(rel, self.write_limit)
+        if len(data) > limit:
+            raise TooLarge(rel, len(data), limit)
+        if expected_hash is not None and expected_hash != "" and len(expected_hash) < 8:
+            raise InvalidInput("expected hash must have at least 8 hex digits", field="expected_hash")
+        with self.lock():
+            if expected_hash is not None:
+                actual = content_hash(path.read_bytes()) if path.is_file() else None
+                ok = (actual is None) if expected_hash == "" else (actual is not None and actual.startswith(expected_hash.lower()))
+                if not ok:
+                    raise Conflict(rel, expected_hash or "(no file)", actual)
+            atomic_write_bytes(path, data)
+        return Document(rel, text, content_hash(data))
+
+    def delete(self, rel: str, *, expected_hash: str | None = None) -> None:
+        path = self.resolve(rel)
+        with self.lock():
+            if not path.is_file():
+                raise NotFound(f"memory file {rel}")
+            if expected_hash is not None:
+                actual = content_hash(path.read_bytes())
+                if not actual.startswith(expected_hash.lower()):
+                    raise Conflict(rel, expected_hash, actual)
+            path.unlink()

@@ -1,0 +1,140 @@
+"""User-level layers under $BRAIN_HOME: kernel, instance, personal.
+
+kernel/    universal: agent profiles (agents/) and profile notes (profile/); exportable
+instance/  this machine: paths, the list of projects; never exported
+personal/  one person's own notes; never exported, never shared
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InvalidInput
+
+__all__ = ["LAYERS", "Layers", "AgentProfile", "parse_front_matter", "TIERS"]
+
+LAYERS = ("kernel", "instance", "personal")
+TIERS = ("always", "hot", "warm", "cold")
+
+
+def parse_front_matter(text: str, source: str) -> tuple[dict, str]:
+    """Split a markdown file into its YAML front matter (a mapping) and its body."""
+    if not text.startswith("---\n"):
+        return {}, text
+    end = text.find("\n---", 4)
+    if end < 0:
+        return {}, text
+    import yaml
+
+    try:
+        meta = yaml.safe_load(text[4:end]) or {}
+    except yaml.YAMLError:
+        raise InvalidInput(f"{source}: the front matter between --- lines is not valid YAML", field="front_matter") from None
+    if not isinstance(meta, dict):
+        raise InvalidInput(f"{source}: the front matter must be a mapping", field="front_matter")
+    body = text[end + 4:].lstrip("\n")
+    return meta, body
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    """An agent profile: who to be for a role, loaded by tier.
+
+    always: every boot; hot: boots of its roles; warm: boots of its roles whose task
+    mentions one of its triggers; cold: never injected, only listed as fetchable.
+    """
+
+    name: str
+    tier: str
+    roles: tuple[str, ...]
+    body: str
+    source: str
+    requires: str | None = None  # a feature flag that must be on
+    triggers: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def parse(cls, text: str, source: str, default_name: str) -> "AgentProfile":
+        meta, body = parse_front_matter(text, source)
+        tier = meta.get("tier", meta.get("context_tier", "warm"))
+        if tier not in TIERS:
+            raise InvalidInput(f"{source}: tier must be one of {', '.join(TIERS)}, not {tier!r}", field="tier")
+        roles = meta.get("roles", [])
+        if isinstance(roles, str):
+            roles = [roles]
+        triggers = meta.get("triggers", [])
+        if isinstance(triggers, str):
+            triggers = [triggers]
+        return cls(
+            name=str(meta.get("name", default_name)),
+            tier=tier,
+            roles=tuple(str(r) for r in roles),
+            body=body,
+            source=source,
+            requires=meta.get("requires"),
+            triggers=tuple(str(t).lower() for t in triggers),
+        )
+
+
+class Layers:
+    """The three user-level layers of one $BRAIN_HOME."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    def path(self, layer: str) -> Path:
+        if layer not in LAYERS:
+            raise InvalidInput(f"unknown layer {layer!r}; layers are {', '.join(LAYERS)}", field="layer")
+        return self.home / layer
+
+    def ensure(self) -> None:
+        for sub in ("kernel/agents", "kernel/profile", "instance", "personal"):
+            (self.home / sub).mkdir(parents=True, exist_ok=True)
+
+    def register_project(self, repo: Path) -> None:
+        """Record the project in the instance layer (machine paths live there, never in the kernel)."""
+        listing = self.path("instance") / "projects.txt"
+        listing.parent.mkdir(parents=True, exist_ok=True)
+        entries = listing.read_text(encoding="utf-8").splitlines() if listing.exists() else []
+        if str(repo) not in entries:
+            from .files import atomic_write_bytes
+
+            atomic_write_bytes(listing, ("\n".join(entries + [str(repo)]) + "\n").encode("utf-8"))
+
+    def kernel_profile_files(self) -> list[Path]:
+        folder = self.path("kernel") / "agents"
+        return sorted(p for p in folder.glob("*.md") if p.is_file()) if folder.is_dir() else []
+
+    def export_template(self, dest: Path) -> list[str]:
+        """Copy the kernel layer alone to ``dest`` (which must be empty or absent).
+
+        Built in a temporary folder and renamed into place, so a failure leaves nothing.
+        """
+        dest = dest.resolve()
+        if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+            raise InvalidInput(f"{dest} exists and is not an empty folder", field="dest",
+                               hint="give a new folder for the template")
+        kernel = self.path("kernel")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}."))
+        try:
+            if kernel.is_dir():
+                shutil.copytree(kernel, staging / "kernel", symlinks=False,
+                                ignore=shutil.ignore_patterns(".git", "*.local.*"))
+            else:
+                (staging / "kernel").mkdir()
+            (staging / "README.md").write_text(
+                "# brain template\n\nThe kernel layer of a brain: universal agent profiles and profile notes.\n"
+                "Copy `kernel/` into `$BRAIN_HOME/kernel/` on a new machine.\n",
+                encoding="utf-8",
+            )
+            if dest.exists():
+                dest.rmdir()
+            os.replace(staging, dest)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())

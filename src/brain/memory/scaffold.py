@@ -1,0 +1,96 @@
+"""`brain init`: the `.brain/` layout, its .gitignore, and one pointer line in AGENTS.md.
+
+Idempotent: files that exist are left alone, and the AGENTS.md line is recognised by
+its marker so it is never added twice, whatever the user did to its wording.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .files import atomic_write_bytes
+
+__all__ = ["POINTER_MARKER", "POINTER_LINE", "scaffold", "add_pointer_line"]
+
+POINTER_MARKER = "<!-- brain:pointer -->"
+POINTER_LINE = (
+    "Project memory lives in `.brain/`: start each session with `brain boot` (MCP tool `brain_boot`), "
+    "which puts `.brain/now.md` first; update `now.md` before you stop. " + POINTER_MARKER
+)
+
+FOLDERS = ("modules", "contracts", "decisions", "handoffs", "notes", "workflows", "agents", "runtime")
+
+GITIGNORE = "# brain: machine-local and derived state\nruntime/\nbrain.local.yml\n"
+
+BRAIN_YML = """\
+# brain settings (versioned). Machine values go in brain.local.yml (gitignored).
+# Every key is documented in the README section "Settings".
+version: 1
+boot:
+  budget: 8000
+"""
+
+NOW_MD = """\
+# Now
+
+## Current step
+Nothing recorded yet. Replace this with what is in progress.
+
+## Next action
+One line: the very next thing to do.
+
+## Implicit context
+What a new session must know that is not written elsewhere.
+"""
+
+FOCUS_MD = """\
+# Focus
+
+What matters on this project right now, and what to leave alone.
+"""
+
+DECISIONS_MD = "# Decisions\n\nNo decision recorded yet.\n"
+
+
+def _write_if_absent(path: Path, text: str, created: list[str], root: Path) -> None:
+    if not path.exists():
+        atomic_write_bytes(path, text.encode("utf-8"))
+        created.append(path.relative_to(root).as_posix())
+
+
+def add_pointer_line(agents_md: Path) -> bool:
+    """Append the pointer line unless a line with its marker is there. Returns True if added."""
+    if agents_md.exists():
+        raw = agents_md.read_bytes()
+        text = raw.decode("utf-8", errors="surrogateescape")
+        if POINTER_MARKER in text:
+            return False
+        sep = "" if not text or text.endswith("\n") else "\n"
+        new = text + sep + ("\n" if text.strip() else "") + POINTER_LINE + "\n"
+        atomic_write_bytes(agents_md, new.encode("utf-8", errors="surrogateescape"))
+    else:
+        atomic_write_bytes(agents_md, ("# Agents\n\n" + POINTER_LINE + "\n").encode("utf-8"))
+    return True
+
+
+def scaffold(repo: Path) -> list[str]:
+    """Create what is missing of `.brain/` under ``repo``; return the paths created."""
+    root = repo
+    brain_dir = repo / ".brain"
+    created: list[str] = []
+    brain_dir.mkdir(parents=True, exist_ok=True)
+    for folder in FOLDERS:
+        sub = brain_dir / folder
+        if not sub.exists():
+            sub.mkdir(parents=True)
+            created.append(sub.relative_to(root).as_posix() + "/")
+        if folder != "runtime":
+            _write_if_absent(sub / ".gitkeep", "", [], root)
+    _write_if_absent(brain_dir / ".gitignore", GITIGNORE, created, root)
+    _write_if_absent(brain_dir / "brain.yml", BRAIN_YML, created, root)
+    _write_if_absent(brain_dir / "now.md", NOW_MD, created, root)
+    _write_if_absent(brain_dir / "focus.md", FOCUS_MD, created, root)
+    _write_if_absent(brain_dir / "decisions.md", DECISIONS_MD, created, root)
+    if add_pointer_line(repo / "AGENTS.md"):
+        created.append("AGENTS.md (pointer line)")
+    return created

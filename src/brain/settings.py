@@ -1,0 +1,232 @@
+"""The one settings reader: brain.yml, then brain.local.yml, then the environment.
+
+Follows the `.env` pattern: `brain.yml` is versioned and holds project values;
+`brain.local.yml` is gitignored and holds what changes per machine (home, backend,
+machine name); environment variables win over both. Every key is declared once in
+SCHEMA, which is also what `brain settings --docs` prints and the README documents,
+so a wrong key or type fails with the file, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import SettingsError
+
+__all__ = ["Spec", "SCHEMA", "ENVIRONMENT", "Settings", "load_settings", "read_yaml", "brain_home"]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One setting: its type, default, where it may live, and what it means."""
+
+    type: str  # int | str | bool | list[str] | map[bool] | services | roles
+    default: Any
+    doc: str
+    local_only: bool = False  # machine values: refused in the versioned brain.yml
+
+
+SCHEMA: dict[str, Spec] = {
+    "version": Spec("int", 1, "Format version of the settings file."),
+    "name": Spec("str", None, "Brain name used for broadcasts (`<name>@<machine>`); defaults to the repository folder name."),
+    "boot.budget": Spec("int", 8000, "Hard token budget of `brain boot` when `--budget` is not given."),
+    "boot.min_budget": Spec("int", 500, "Smallest budget a caller may ask for."),
+    "limits.write_bytes": Spec("int", 262144, "Largest memory file a write may produce, in bytes."),
+    "limits.now_bytes": Spec("int", 16384, "Largest `now.md`, in bytes: it goes whole into every boot."),
+    "modules": Spec("list[str]", [], "Globs of module roots; when set they replace module discovery."),
+    "decisions.dir": Spec("str", ".brain/decisions", "Folder of decision records, relative to the repository."),
+    "features": Spec("map[bool]", {}, "Feature flags, `name: true|false`; agent profiles may require one."),
+    "roles": Spec("roles", {}, "Per role: `features` it turns on or off and `tiers` of agent profiles it loads."),
+    "services": Spec("services", [], "Services shown by `brain state`: a list of `{name, port, host}`."),
+    "home": Spec("str", None, "User-level state folder (kernel, instance, personal layers). Env: BRAIN_HOME.", local_only=True),
+    "backend": Spec("str", "sqlite", "Coordination backend: `sqlite` or a `postgresql://` URL. Env: BRAIN_BACKEND.", local_only=True),
+    "machine": Spec("str", None, "Machine name used in session ids; defaults to the host name. Env: BRAIN_MACHINE.", local_only=True),
+}
+
+ENVIRONMENT: dict[str, str] = {
+    "BRAIN_HOME": "Relocates all user-level state (default `~/.brain`). Tests point it at a temporary folder.",
+    "BRAIN_BACKEND": "Coordination backend, overriding `backend`: `sqlite` or a `postgresql://` URL.",
+    "BRAIN_MACHINE": "Machine name used in session ids, overriding `machine`.",
+    "BRAIN_ASK_TIMEOUT": "Absolute ask timeout in seconds; 0 means no override (the default stands).",
+    "BRAIN_LOG": "Debug logging: a level (`debug`, `info`) to stderr, or `debug:/path/file.log`. Never stdout.",
+    "BRAIN_DIR": "The `.brain/` folder to use instead of searching upwards from the current folder.",
+}
+
+_TIERS = ("always", "hot", "warm", "cold")
+
+
+def brain_home(env: dict[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    raw = env.get("BRAIN_HOME")
+    return Path(raw).expanduser() if raw else Path.home() / ".brain"
+
+
+def read_yaml(path: Path) -> dict:
+    """Read a YAML mapping; an empty file is an empty mapping. Errors name the file."""
+    import yaml  # lazy: keeps commands that never read settings fast
+
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SettingsError(str(path), None, "UTF-8 text", f"invalid byte at offset {exc.start}") from None
+    try:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else "unknown position"
+        raise SettingsError(str(path), None, "valid YAML", f"a syntax error at {where}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SettingsError(str(path), None, "a mapping of settings", type(data).__name__)
+    return data
+
+
+def _flatten(data: dict, prefix: str = "") -> dict[str, Any]:
+    """Flatten nested mappings to dotted keys, stopping at keys SCHEMA declares whole."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if not isinstance(key, str):
+            flat[f"{prefix}{key}"] = value
+            continue
+        dotted = f"{prefix}{key}"
+        if dotted in SCHEMA or not isinstance(value, dict):
+            flat[dotted] = value
+        else:
+            nested = _flatten(value, dotted + ".")
+            flat.update(nested if nested else {dotted: value})
+    return flat
+
+
+def _check(file: str, key: str, spec: Spec, value: Any) -> Any:
+    def bad(expected: str) -> SettingsError:
+        return SettingsError(file, key, expected, f"{type(value).__name__} {value!r}"[:80])
+
+    kind = spec.type
+    if value is None and spec.default is None:
+        return None
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise bad("a non-negative integer")
+    elif kind == "str":
+        if not isinstance(value, str):
+            raise bad("a string")
+    elif kind == "bool":
+        if not isinstance(value, bool):
+            raise bad("true or false")
+    elif kind == "list[str]":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad("a list of strings")
+    elif kind == "map[bool]":
+        if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in value.items()):
+            raise bad("a mapping of name: true|false")
+    elif kind == "services":
+        if not isinstance(value, list):
+            raise bad("a list of {name, port, host}")
+        for i, item in enumerate(value):
+            if not isinstance(item, dict) or set(item) - {"name", "port", "host"}:
+                raise SettingsError(file, f"{key}[{i}]", "a mapping with keys name, port, host", repr(item)[:80])
+            if not isinstance(item.get("name"), str):
+                raise SettingsError(file, f"{key}[{i}].name", "a string", repr(item.get("name")))
+            port = item.get("port")
+            if isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536:
+                raise SettingsError(file, f"{key}[{i}].port", "a port number 1-65535", repr(port))
+            if not isinstance(item.get("host", "127.0.0.1"), str):
+                raise SettingsError(file, f"{key}[{i}].host", "a host name", repr(item.get("host")))
+    elif kind == "roles":
+        if not isinstance(value, dict):
+            raise bad("a mapping of role: {features, tiers}")
+        for role, conf in value.items():
+            if not isinstance(conf, dict) or set(conf) - {"features", "tiers"}:
+                raise SettingsError(file, f"{key}.{role}", "a mapping with keys features, tiers", repr(conf)[:80])
+            feats = conf.get("features", {})
+            if not isinstance(feats, dict) or not all(isinstance(v, bool) for v in feats.values()):
+                raise SettingsError(file, f"{key}.{role}.features", "a mapping of name: true|false", repr(feats)[:80])
+            tiers = conf.get("tiers", list(_TIERS[:2]))
+            if not isinstance(tiers, list) or any(t not in _TIERS for t in tiers):
+                raise SettingsError(file, f"{key}.{role}.tiers", f"a list drawn from {', '.join(_TIERS)}", repr(tiers)[:80])
+    return value
+
+
+def _validate(file: str, data: dict, *, local: bool) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for key, value in _flatten(data).items():
+        spec = SCHEMA.get(key)
+        if spec is None:
+            known = ", ".join(sorted(SCHEMA))
+            raise SettingsError(file, key, f"one of the known keys ({known})", "an unknown key")
+        if spec.local_only and not local:
+            raise SettingsError(file, key, "this machine value in brain.local.yml or the environment, not the versioned brain.yml")
+        values[key] = _check(file, key, spec, value)
+    return values
+
+
+@dataclass
+class Settings:
+    """Validated settings of one brain, with the source of each value kept for `brain doctor`."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def get(self, key: str) -> Any:
+        if key in self.values:
+            return self.values[key]
+        return SCHEMA[key].default
+
+    def __getitem__(self, key: str) -> Any:
+        return self.get(key)
+
+    @property
+    def home(self) -> Path:
+        return Path(self.get("home")).expanduser() if self.get("home") else brain_home({})
+
+    @property
+    def machine(self) -> str:
+        raw = self.get("machine") or socket.gethostname().split(".")[0] or "localhost"
+        return re.sub(r"[^A-Za-z0-9_-]+", "-", raw)
+
+    def feature(self, name: str, role: str | None = None) -> bool:
+        flags = dict(self.get("features"))
+        if role:
+            flags.update(self.get("roles").get(role, {}).get("features", {}))
+        return bool(flags.get(name, False))
+
+    def tiers_for(self, role: str | None) -> tuple[str, ...]:
+        conf = self.get("roles").get(role or "", {})
+        return tuple(conf.get("tiers", ("always", "hot")))
+
+
+def load_settings(brain_dir: Path | None, env: dict[str, str] | None = None) -> Settings:
+    """Read brain.yml, brain.local.yml and the environment into one validated Settings."""
+    env = dict(os.environ) if env is None else env
+    settings = Settings()
+    if brain_dir is not None:
+        for name, local in (("brain.yml", False), ("brain.local.yml", True)):
+            path = brain_dir / name
+            values = _validate(str(path), read_yaml(path), local=local)
+            settings.values.update(values)
+            settings.sources.update({k: name for k in values})
+    if env.get("BRAIN_HOME"):
+        settings.values["home"] = env["BRAIN_HOME"]
+        settings.sources["home"] = "BRAIN_HOME"
+    if not settings.values.get("home"):
+        settings.values["home"] = str(brain_home(env))
+        settings.sources.setdefault("home", "default")
+    for var, key in (("BRAIN_BACKEND", "backend"), ("BRAIN_MACHINE", "machine")):
+        if env.get(var):
+            settings.values[key] = env[var]
+            settings.sources[key] = var
+    backend = settings.get("backend")
+    if backend != "sqlite" and not str(backend).startswith(("postgresql://", "postgres://")):
+        raise SettingsError(settings.sources.get("backend", "brain.local.yml"), "backend", "`sqlite` or a postgresql:// URL", repr(backend))
+    return settings

@@ -1,0 +1,188 @@
+"""The composition root: one place that opens a brain and wires its parts.
+
+Every surface (CLI, MCP server, hooks, later the web UI) calls ``open_brain`` and
+then methods of Brain; none of them holds logic of its own. Heavy parts (the
+coordination backend, the search index) are created on first use, so a boot that
+does not need them never imports them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+from .boot import BootRequest, BootResult, assemble
+from .boot.record import record_boot
+from .errors import InvalidInput, NotInitialized
+from .memory.files import Document, MemoryStore
+from .memory.layers import AgentProfile, Layers
+from .memory.scaffold import scaffold
+from .settings import Settings, load_settings
+
+__all__ = ["Brain", "open_brain", "init_brain", "find_brain_dir", "NAMED_TARGETS"]
+
+log = logging.getLogger("brain")
+
+# `brain write now|focus|note NAME|workflow NAME` -> the memory path it writes
+NAMED_TARGETS = {"now": "now.md", "focus": "focus.md", "note": "notes/{}.md", "workflow": "workflows/{}.md",
+                 "profile": "agents/{}.md"}
+
+
+def _git_root(start: Path) -> Path | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def find_brain_dir(start: Path, env: dict[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    if env.get("BRAIN_DIR"):
+        path = Path(env["BRAIN_DIR"]).expanduser().resolve()
+        if not (path / "brain.yml").is_file():
+            raise NotInitialized(str(path))
+        return path
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".brain" / "brain.yml").is_file():
+            return folder / ".brain"
+    raise NotInitialized(str(start))
+
+
+class Brain:
+    """One project's brain: memory files, layers, settings, and the derived parts."""
+
+    def __init__(self, brain_dir: Path, settings: Settings, env: dict[str, str] | None = None) -> None:
+        self.dir = brain_dir.resolve()
+        self.repo = self.dir.parent
+        self.settings = settings
+        self.env = dict(os.environ) if env is None else env
+        self.runtime = self.dir / "runtime"
+        self.memory = MemoryStore(
+            self.dir,
+            write_limit=settings["limits.write_bytes"],
+            limits={"now.md": settings["limits.now_bytes"]},
+            lock_path=self.runtime / "write.lock",
+        )
+        self.layers = Layers(settings.home)
+        self._write_listeners: list[Callable[[str], None]] = []
+
+    @property
+    def name(self) -> str:
+        return self.settings.get("name") or self.repo.name
+
+    # -- memory ----------------------------------------------------------------
+    def _store(self, layer: str | None) -> MemoryStore:
+        if layer in (None, "", "project"):
+            return self.memory
+        return MemoryStore(self.layers.path(layer), write_limit=self.settings["limits.write_bytes"],
+                           lock_path=self.runtime / "write.lock")
+
+    def read(self, path: str, *, layer: str | None = None) -> Document:
+        return self._store(layer).read(path)
+
+    def write(self, path: str, text: str, *, expected_hash: str | None = None, layer: str | None = None) -> Document:
+        if (layer in (None, "", "project")) and path.split("/", 1)[0] == "runtime":
+            raise InvalidInput("runtime/ holds derived state and cannot be written as memory", field="path")
+        doc = self._store(layer).write(path, text, expected_hash=expected_hash)
+        log.debug("wrote %s (%s bytes, %s)", path, doc.size, doc.hash[:12])
+        for listener in self._write_listeners:
+            listener(path)
+        return doc
+
+    def target_path(self, target: str, name: str | None = None) -> str:
+        """Map `now`, `focus`, `note NAME`, `workflow NAME`, `profile NAME` to a memory path."""
+        pattern = NAMED_TARGETS.get(target)
+        if pattern is None:
+            raise InvalidInput(f"unknown target {target!r}; use one of {', '.join(NAMED_TARGETS)}", field="target")
+        if "{}" in pattern:
+            if not name:
+                raise InvalidInput(f"`{target}` needs a NAME, e.g. `brain write {target} setup`", field="name")
+            if "/" in name or name.startswith(".") or name != name.strip():
+                raise InvalidInput(f"{target} name {name!r} must be a plain file name", field="name")
+            return pattern.format(name[:-3] if name.endswith(".md") else name)
+        if name:
+            raise InvalidInput(f"`{target}` takes no NAME", field="name")
+        return pattern
+
+    def on_write(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(path)`` after every memory write (the search index hooks in here)."""
+        self._write_listeners.append(listener)
+
+    def profiles(self) -> list[AgentProfile]:
+        """Agent profiles of the kernel layer, overridden by name by the project's .brain/agents/."""
+        found: dict[str, AgentProfile] = {}
+        for path in self.layers.kernel_profile_files():
+            text = path.read_text(encoding="utf-8", errors="replace")
+            profile = AgentProfile.parse(text, f"kernel:agents/{path.name}", path.stem)
+            found[profile.name] = profile
+        for rel in self.memory.list("agents"):
+            profile = AgentProfile.parse(self.memory.read(rel).text, rel, Path(rel).stem)
+            found[profile.name] = profile
+        return [found[name] for name in sorted(found)]
+
+    # -- boot ------------------------------------------------------------------
+    def boot(self, task: str | None = None, *, module: str | None = None, role: str | None = None,
+             session: str | None = None, budget: int | None = None, record: bool = True) -> BootResult:
+        budget = self.settings["boot.budget"] if budget is None else budget
+        minimum = self.settings["boot.min_budget"]
+        if not isinstance(budget, int) or budget < minimum:
+            raise InvalidInput(f"budget must be an integer of at least {minimum} tokens, not {budget!r}", field="budget")
+        if task is not None and not isinstance(task, str):
+            raise InvalidInput("task must be text", field="task")
+        request = BootRequest(task=task or None, module=module or None, role=role or None,
+                              session=session or None, budget=budget)
+        result = assemble(self, request)
+        if record:
+            try:
+                record_boot(self.runtime, request, result)
+            except OSError as exc:  # an unwritable runtime/ must not cost the agent its boot
+                log.warning("could not record the boot: %s", exc)
+        return result
+
+    # -- derived environment -----------------------------------------------------
+    def state(self) -> dict:
+        from .state import derive_state
+
+        return derive_state(self.repo, self.settings.get("services"))
+
+    def doctor(self) -> list[dict]:
+        from .doctor import run_checks
+
+        return run_checks(self)
+
+
+def open_brain(path: str | Path | None = None, *, env: dict[str, str] | None = None) -> Brain:
+    """Open the brain of the repository containing ``path`` (default: the current folder)."""
+    env = dict(os.environ) if env is None else env
+    start = Path(path) if path is not None else Path.cwd()
+    if (start / "brain.yml").is_file() and start.name == ".brain":
+        brain_dir = start
+    else:
+        brain_dir = find_brain_dir(start, env)
+    return Brain(brain_dir, load_settings(brain_dir, env), env)
+
+
+def init_brain(path: str | Path | None = None, *, env: dict[str, str] | None = None) -> tuple[Brain, list[str]]:
+    """Create `.brain/` in ``path`` (default: the current git repository's root) and open it."""
+    env = dict(os.environ) if env is None else env
+    if path is None:
+        cwd = Path.cwd()
+        repo = _git_root(cwd) or cwd
+    else:
+        repo = Path(path)
+        repo.mkdir(parents=True, exist_ok=True)
+    repo = repo.resolve()
+    brain_dir = repo / ".brain"
+    if brain_dir.exists():
+        load_settings(brain_dir, env)  # a broken brain.yml is reported, not papered over
+    created = scaffold(repo)
+    brain = Brain(brain_dir, load_settings(brain_dir, env), env)
+    brain.layers.ensure()
+    brain.layers.register_project(repo)
+    return brain, created

@@ -1,0 +1,60 @@
+"""Shared fixtures: every test gets its own BRAIN_HOME and its own git repository.
+
+PostgreSQL tests run when BRAIN_TEST_POSTGRES holds a URL (CI sets it); without it
+they are skipped, so the embedded suite runs anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+POSTGRES_URL = os.environ.get("BRAIN_TEST_POSTGRES")
+
+
+@pytest.fixture(autouse=True)
+def brain_home(tmp_path_factory, monkeypatch) -> Path:
+    """Isolate all user-level state: BRAIN_HOME points at a fresh folder for every test."""
+    home = tmp_path_factory.mktemp("brain-home")
+    monkeypatch.setenv("BRAIN_HOME", str(home))
+    monkeypatch.setenv("BRAIN_MACHINE", "testbox")
+    for var in ("BRAIN_BACKEND", "BRAIN_DIR", "BRAIN_LOG", "BRAIN_ASK_TIMEOUT"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+def git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
+                         env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+                              "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"})
+    return out.stdout
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """An empty git repository with one commit."""
+    path = tmp_path / "project"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("# project\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "first commit")
+    return path
+
+
+@pytest.fixture
+def brain(repo):
+    """An initialised brain in ``repo``, opened through the library."""
+    import brain as brainlib
+
+    return brainlib.init(repo)
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    if not POSTGRES_URL:
+        pytest.skip("set BRAIN_TEST_POSTGRES=postgresql://... to run PostgreSQL tests")
+    return POSTGRES_URL
