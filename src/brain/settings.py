@@ -152,7 +152,7 @@ def _check(file: str, key: str, spec: Spec, value: Any) -> Any:
             feats = conf.get("features", {})
             if not isinstance(feats, dict) or not all(isinstance(v, bool) for v in feats.values()):
                 raise SettingsError(file, f"{key}.{role}.features", "a mapping of name: true|false", repr(feats)[:80])
-            tiers = conf.get("tiers", list(_TIERS[:2]))
+            tiers = conf.get("tiers", list(_TIERS[:3]))
             if not isinstance(tiers, list) or any(t not in _TIERS for t in tiers):
                 raise SettingsError(file, f"{key}.{role}.tiers", f"a list drawn from {', '.join(_TIERS)}", repr(tiers)[:80])
     return value
@@ -203,7 +203,7 @@ class Settings:
 
     def tiers_for(self, role: str | None) -> tuple[str, ...]:
         conf = self.get("roles").get(role or "", {})
-        return tuple(conf.get("tiers", ("always", "hot")))
+        return tuple(conf.get("tiers", ("always", "hot", "warm")))
 
 
 def load_settings(brain_dir: Path | None, env: dict[str, str] | None = None) -> Settings:

@@ -1,9 +1,12 @@
 """Budget packing: pure, deterministic, and the cut always declared.
 
 The text is the header, then each included part as a `## title` section, then a
-"Left out" manifest naming every part that did not fit. The manifest is paid from
-the same budget, so the final text is re-measured whole and parts are dropped from
-the end until it fits.
+"Left out" manifest naming the parts that did not fit, then the footer. The
+manifest is paid from the same budget: it names every left-out part with its size
+and how to fetch it when that fits, else sums them up per slot, else in one line
+(`brain boot --json` always lists each). The final text is measured whole; parts
+are dropped from the end, and the required part (now.md) is cut at a line
+boundary only as a last resort, with the cut declared.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from .parts import BootResult, Omitted, Part
 
 __all__ = ["pack", "render_section", "render_manifest", "MANIFEST_LISTED"]
 
-MANIFEST_LISTED = 25  # beyond this many, the text manifest sums up per slot; --json lists all
+MANIFEST_LISTED = 25  # the detailed manifest names at most this many parts, then sums up per slot
 TRUNCATION_NOTE = "\n\n[cut here to fit the budget: read the rest with `{fetch}`]\n"
+_DETAILED, _PER_SLOT, _ONE_LINE = 0, 1, 2
 
 
 def render_section(part: Part) -> str:
@@ -22,31 +26,37 @@ def render_section(part: Part) -> str:
     return f"## {part.title}\n\n{body}\n\n"
 
 
-def render_manifest(omitted: list[Omitted]) -> str:
+def _per_slot_lines(items: list[Omitted]) -> list[str]:
+    by_slot: dict[str, list[Omitted]] = {}
+    for item in items:
+        by_slot.setdefault(item.slot or "other", []).append(item)
+    return [f"- {len(group)} part(s) from {slot} ({sum(i.tokens for i in group)} tokens), e.g. `{group[0].fetch}`"
+            for slot, group in by_slot.items()]
+
+
+def render_manifest(omitted: list[Omitted], level: int = _DETAILED) -> str:
     if not omitted:
         return ""
     lines = ["## Left out (budget)", ""]
-    for item in omitted[:MANIFEST_LISTED]:
-        lines.append(f"- {item.source} ({item.tokens} tokens): `{item.fetch}`")
-    rest = omitted[MANIFEST_LISTED:]
-    if rest:
-        by_slot: dict[str, list[Omitted]] = {}
-        for item in rest:
-            by_slot.setdefault(item.slot or "other", []).append(item)
-        for slot, items in by_slot.items():
-            total = sum(i.tokens for i in items)
-            lines.append(f"- {len(items)} more from {slot} ({total} tokens): `brain boot --json` lists each")
-    return "\n".join(lines) + "\n"
+    if level == _DETAILED:
+        lines += [f"- {o.source} ({o.tokens} tokens): `{o.fetch}`" for o in omitted[:MANIFEST_LISTED]]
+        lines += _per_slot_lines(omitted[MANIFEST_LISTED:])
+    elif level == _PER_SLOT:
+        lines += _per_slot_lines(omitted)
+    else:
+        total = sum(o.tokens for o in omitted)
+        lines.append(f"- {len(omitted)} part(s), {total} tokens: `brain boot --json` lists each with how to fetch it")
+    return "\n".join(lines) + "\n\n"
 
 
-def _truncate_to(part: Part, tokens: int) -> Part:
-    """Keep whole leading lines of a required part so that it fits in ``tokens``."""
+def _truncate(part: Part, tokens: int) -> Part:
+    """Keep the leading whole lines of ``part`` so that its section costs at most ``tokens``."""
     note = TRUNCATION_NOTE.format(fetch=part.fetch)
     room = tokens - estimate_tokens(render_section(Part(part.slot, part.source, part.title, "", part.fetch)) + note)
     kept: list[str] = []
     used = 0
     for line in part.text.splitlines(keepends=True):
-        cost = estimate_tokens(line)
+        cost = estimate_tokens(line) + 1
         if used + cost > room:
             break
         kept.append(line)
@@ -55,44 +65,55 @@ def _truncate_to(part: Part, tokens: int) -> Part:
 
 
 def pack(header: str, parts: list[Part], budget: int, footer: str = "") -> BootResult:
+    cost = lambda p: estimate_tokens(render_section(p))  # noqa: E731
+    fixed = estimate_tokens(header) + estimate_tokens(footer)
+    reserve = estimate_tokens(render_manifest([Omitted("x", 10 ** 6, "y")], _ONE_LINE)) + 4
+
     included: list[Part] = []
     omitted: list[Omitted] = []
-    used = estimate_tokens(header) + estimate_tokens(footer)
-    cost = {id(p): estimate_tokens(render_section(p)) for p in parts}
-
-    def manifest_cost(extra: int = 0) -> int:
-        sample = omitted + [Omitted("x" * 40, 99999, "y" * 60)] * extra
-        return estimate_tokens(render_manifest(sample))
-
+    cut: dict[str, int] = {}  # source of a truncated required part -> its whole size
+    originals = {p.source: p for p in parts if p.required}
+    used = fixed
     for part in parts:
-        tokens = cost[id(part)]
+        tokens = cost(part)
         if part.required:
-            room = budget - used - manifest_cost(1)
+            room = budget - used - reserve
             if tokens > room:
-                whole = tokens
-                part = _truncate_to(part, room)
-                tokens = estimate_tokens(render_section(part))
-                omitted.append(Omitted(f"{part.source} (rest)", max(whole - tokens, 0), part.fetch, part.slot))
+                cut[part.source] = tokens
+                part = _truncate(part, room)
+                tokens = cost(part)
             included.append(part)
             used += tokens
-            continue
-        if used + tokens + manifest_cost(1) <= budget:
+        elif used + tokens + reserve <= budget:
             included.append(part)
             used += tokens
         else:
             omitted.append(Omitted(part.source, tokens, part.fetch, part.slot))
 
-    def assemble() -> str:
-        manifest = render_manifest(omitted)
-        return header + "".join(render_section(p) for p in included) + manifest + ("\n" if manifest else "") + footer
+    def declared() -> list[Omitted]:
+        rests = [Omitted(f"{p.source} (rest)", max(cut[p.source] - cost(p), 0), p.fetch, p.slot)
+                 for p in included if p.source in cut]
+        return rests + omitted
+
+    def assemble() -> str | None:
+        body = header + "".join(render_section(p) for p in included)
+        for level in (_DETAILED, _PER_SLOT, _ONE_LINE):
+            text = body + render_manifest(declared(), level) + footer
+            if estimate_tokens(text) <= budget:
+                return text
+        return None
 
     text = assemble()
-    while estimate_tokens(text) > budget:
+    while text is None:
         victims = [i for i, p in enumerate(included) if not p.required]
-        if not victims:
-            break
-        dropped = included.pop(victims[-1])
-        omitted.append(Omitted(dropped.source, estimate_tokens(render_section(dropped)), dropped.fetch, dropped.slot))
+        if victims:
+            dropped = included.pop(victims[-1])
+            omitted.append(Omitted(dropped.source, cost(dropped), dropped.fetch, dropped.slot))
+        else:  # only required parts left: cut the last one shorter
+            index = len(included) - 1
+            current = included[index]
+            cut.setdefault(current.source, cost(current))
+            included[index] = _truncate(originals[current.source], max(cost(current) - 20, 0))
         text = assemble()
 
     files: list[str] = []
@@ -100,5 +121,6 @@ def pack(header: str, parts: list[Part], budget: int, footer: str = "") -> BootR
         for f in part.files:
             if f not in files:
                 files.append(f)
-    sections = [{"slot": p.slot, "source": p.source, "tokens": estimate_tokens(render_section(p))} for p in included]
-    return BootResult(text=text, tokens=estimate_tokens(text), budget=budget, sections=sections, files=files, omitted=omitted)
+    sections = [{"slot": p.slot, "source": p.source, "tokens": cost(p)} for p in included]
+    return BootResult(text=text, tokens=estimate_tokens(text), budget=budget, sections=sections, files=files,
+                      omitted=declared())
