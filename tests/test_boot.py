@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import json
 import re
@@ -17,6 +18,7 @@ from brain.tokens import estimate_tokens
 NOW = "# Now\n\n## Current step\nWiring the parser into the CLI.\n\n## Next action\nRun the tests.\n"
 
 
+@functools.lru_cache(maxsize=1)
 def real_tokenizer():
     """A real BPE tokenizer whose vocabulary ships inside a package: no download."""
     tokenizers = pytest.importorskip("tokenizers")
