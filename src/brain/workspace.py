@@ -110,6 +110,14 @@ class Brain:
             raise InvalidInput(f"`{target}` takes no NAME", field="name")
         return pattern
 
+    def workflows(self) -> list[str]:
+        """Names of the project's workflows (`workflows/NAME.md`), sorted."""
+        return [Path(rel).stem for rel in self.memory.list("workflows")]
+
+    def workflow(self, name: str) -> Document:
+        """One workflow by name (`release` or `release.md`)."""
+        return self.read(self.target_path("workflow", name))
+
     def on_write(self, listener: Callable[[str], None]) -> None:
         """Call ``listener(path)`` after every memory write (the search index hooks in here)."""
         self._write_listeners.append(listener)

@@ -1,0 +1,46 @@
+"""`brain serve`: the MCP server over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+from .common import open_from_args
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "serve", help="run the MCP server (stdio by default, or --http)",
+        description="Serve this project's brain to MCP clients (Claude Code, Codex, Cursor...). Over stdio "
+                    "(the default) the client starts `brain serve` itself and stdout carries only protocol; "
+                    "logs go to stderr (BRAIN_LOG=debug). With --http, serve streamable HTTP at "
+                    "http://HOST:PORT/mcp, bound to 127.0.0.1 unless --host says otherwise. The brain is the one "
+                    "of the current folder (or -C DIR); without .brain/ the command fails before serving.",
+        epilog="Client config example: {\"command\": \"brain\", \"args\": [\"-C\", \"/path/to/repo\", \"serve\"]}")
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 picks a free port, "
+                                                           "announced on stderr)")
+    p.set_defaults(handler=cmd_serve)
+
+
+def cmd_serve(args) -> int:
+    from ..errors import InvalidInput
+
+    if not args.http and (args.host != "127.0.0.1" or args.port != 8765):
+        raise InvalidInput("--host and --port apply to --http only", field="http",
+                           hint="add --http, or drop --host/--port to serve over stdio")
+    if not 0 <= args.port <= 65535:
+        raise InvalidInput(f"--port {args.port} is not a TCP port", field="port")
+    brain = open_from_args(args)  # no .brain/: NotInitialized on stderr, before any protocol
+    try:
+        import mcp  # noqa: F401 - the SDK, an optional extra
+    except ImportError:
+        raise InvalidInput("the MCP server needs the `mcp` extra", field="http",
+                           hint="pip install 'agent-brain[mcp]'") from None
+    from ..mcp.transports import run_http, run_stdio
+
+    if args.http:
+        run_http(brain, args.host, args.port)
+    else:
+        run_stdio(brain)
+    return 0

@@ -1,0 +1,217 @@
+"""The MCP adapter: declared tool groups become tools of the official SDK's ``MCPServer``.
+
+This is the only module that imports the ``mcp`` SDK (an optional extra), and the
+CLI imports it only inside ``brain serve``. What it adds to the SDK:
+
+- the opened ``Brain`` is passed to every tool function, hidden from the schema;
+- unknown arguments are refused (the SDK's argument models silently drop them),
+  and the advertised input schemas say ``additionalProperties: false``;
+- ``BrainError`` becomes a tool error (``isError``) whose text names the kind and
+  says what to do, with the error's typed fields as structured content;
+- the ``on_initialize`` hooks of the tool groups run at the MCP handshake.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from contextlib import asynccontextmanager
+from typing import Any, Callable
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CLIENT_INFO_META_KEY, CallToolResult, TextContent, ToolAnnotations
+from pydantic import ValidationError
+
+from ..errors import BrainError
+from .registry import ClientHello, ToolDef, ToolOutput, ToolRegistry
+
+__all__ = ["build_server", "error_result", "to_result", "INSTRUCTIONS"]
+
+log = logging.getLogger("brain.mcp")
+
+INSTRUCTIONS = (
+    "brain is this project's memory. Call brain_boot at the start of a session and after a context "
+    "compaction: it starts with now.md, what is happening now. Fetch anything it lists as left out with "
+    "brain_read. Before you stop, update now.md with brain_write so the next session resumes where you are."
+)
+
+
+# -- results ----------------------------------------------------------------------
+def _text(*blocks: str | None) -> list[TextContent]:
+    return [TextContent(type="text", text=b) for b in blocks if b]
+
+
+def error_result(kind: str, message: str, hint: str | None, data: dict[str, Any]) -> CallToolResult:
+    """A tool error the agent can act on: ``<kind>: <message>`` then what to do."""
+    text = f"{kind}: {message}" + (f"\nwhat to do: {hint}" if hint else "")
+    return CallToolResult(content=_text(text), structured_content=data, is_error=True)
+
+
+def brain_error_result(error: BrainError) -> CallToolResult:
+    return error_result(error.kind, error.message, error.hint, error.to_dict())
+
+
+def to_result(value: Any) -> CallToolResult:
+    """Turn what a tool function returned into a result (see ``ToolOutput``)."""
+    if isinstance(value, CallToolResult):
+        return value
+    if isinstance(value, ToolOutput):
+        return CallToolResult(content=_text(value.text or "(empty)", value.note), structured_content=value.data)
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    if isinstance(value, str):
+        return CallToolResult(content=_text(value or "(empty)"))
+    if isinstance(value, list):
+        value = {"items": [v.to_dict() if hasattr(v, "to_dict") else v for v in value]}
+    if isinstance(value, dict):
+        return CallToolResult(content=_text(json.dumps(value, ensure_ascii=False, indent=1, default=str)),
+                              structured_content=json.loads(json.dumps(value, default=str)))
+    return CallToolResult(content=_text(str(value)))
+
+
+def _internal(name: str, exc: BaseException) -> CallToolResult:
+    log.exception("MCP tool %s failed unexpectedly", name)
+    return error_result("internal", f"{name} failed unexpectedly: {type(exc).__name__}: {exc}",
+                        "this is a bug in brain, not in your call: report it with the server log "
+                        "(run the server with BRAIN_LOG=debug); retrying will likely fail the same way",
+                        {"error": "internal", "type": type(exc).__name__, "message": str(exc)})
+
+
+# -- tools ------------------------------------------------------------------------
+def _bind(tool: ToolDef, brain) -> Callable[..., Any]:
+    """A function with the tool's inputs (``brain`` hidden) that calls the library and maps errors."""
+    params = tool.parameters()
+
+    if tool.is_async:
+        async def call(**kwargs):
+            try:
+                return to_result(await tool.fn(brain, **kwargs))
+            except BrainError as error:
+                return brain_error_result(error)
+            except Exception as exc:  # noqa: BLE001 - every failure reaches the agent as a tool error
+                return _internal(tool.name, exc)
+    else:
+        def call(**kwargs):  # the SDK runs a sync tool on a worker thread: the event loop stays free
+            try:
+                return to_result(tool.fn(brain, **kwargs))
+            except BrainError as error:
+                return brain_error_result(error)
+            except Exception as exc:  # noqa: BLE001
+                return _internal(tool.name, exc)
+
+    call.__name__ = call.__qualname__ = tool.name
+    call.__doc__ = tool.description
+    call.__signature__ = inspect.Signature(params, return_annotation=CallToolResult)  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in params} | {"return": CallToolResult}
+    return call
+
+
+def _sdk_tool(tool: ToolDef, brain) -> Tool:
+    sdk = Tool.from_function(
+        _bind(tool, brain), name=tool.name, title=tool.title, description=tool.description,
+        annotations=ToolAnnotations(title=tool.title, read_only_hint=tool.read_only,
+                                    destructive_hint=None if tool.read_only else tool.destructive,
+                                    idempotent_hint=tool.idempotent, open_world_hint=False),
+    )
+    sdk.parameters["additionalProperties"] = False  # tell clients what call_tool enforces
+    return sdk
+
+
+class _BrainMCPServer(MCPServer):
+    """MCPServer that refuses unknown arguments and words argument errors for an agent."""
+
+    def __init__(self, registry: ToolRegistry, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._accepted = {name: tool.argument_names() for name, tool in registry.tools.items()}
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        accepted = self._accepted.get(name)
+        if accepted is not None:
+            unknown = sorted(set(arguments) - set(accepted))
+            if unknown:
+                return error_result(
+                    "invalid_input", f"{name} does not take the argument(s) {', '.join(unknown)}",
+                    f"call {name} again with only: {', '.join(accepted) or '(no arguments)'}",
+                    {"error": "invalid_input", "field": unknown[0], "unknown": unknown, "accepted": accepted})
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                problems = [f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}" for e in cause.errors()]
+                fields = [".".join(str(p) for p in e["loc"]) for e in cause.errors()]
+                return error_result("invalid_input", f"{name} got invalid arguments: " + "; ".join(problems),
+                                    "fix those arguments as the tool's input schema describes and call again",
+                                    {"error": "invalid_input", "field": fields[0] if fields else None,
+                                     "problems": problems})
+            if accepted is None:  # an unknown tool
+                return error_result("not_found", str(exc), "call tools/list to see the tools this server has",
+                                    {"error": "not_found", "tool": name})
+            raise
+
+
+# -- hooks ------------------------------------------------------------------------
+def _hello(method: str, params: dict[str, Any] | None, protocol_version: str | None, transport: str) -> ClientHello:
+    params = params or {}
+    if method == "initialize":
+        info = params.get("clientInfo") or {}
+        protocol_version = params.get("protocolVersion") or protocol_version
+    else:
+        info = (params.get("_meta") or {}).get(CLIENT_INFO_META_KEY) or {}
+    info = info if isinstance(info, dict) else {}
+    return ClientHello(method, info.get("name"), info.get("version"), protocol_version, transport)
+
+
+def _hello_middleware(brain, registry: ToolRegistry, transport: str):
+    async def middleware(ctx, call_next):
+        result = await call_next(ctx)
+        if ctx.method in ("initialize", "server/discover") and registry.initialize_hooks:
+            hello = _hello(ctx.method, dict(ctx.params or {}), ctx.protocol_version, transport)
+            log.debug("client hello: %s", hello)
+            for hook in registry.initialize_hooks:
+                try:
+                    hook(brain, hello)
+                except Exception:  # noqa: BLE001 - a hook must not cost the client its handshake
+                    log.exception("on_initialize hook %r failed", hook)
+        return result
+
+    return middleware
+
+
+def _lifespan(brain, registry: ToolRegistry):
+    @asynccontextmanager
+    async def lifespan(_server):
+        try:
+            yield {}
+        finally:
+            for hook in registry.close_hooks:
+                try:
+                    hook(brain)
+                except Exception:  # noqa: BLE001
+                    log.exception("on_close hook %r failed", hook)
+
+    return lifespan
+
+
+# -- the server -----------------------------------------------------------------------
+def build_server(brain, registry: ToolRegistry | None = None, *, transport: str = "stdio") -> MCPServer:
+    """An ``MCPServer`` serving ``brain`` with every tool group of ``TOOL_MODULES`` (or ``registry``)."""
+    from .. import __version__
+    from .tools import collect
+
+    registry = collect() if registry is None else registry
+    server = _BrainMCPServer(
+        registry,
+        name="brain",
+        title=f"brain: {brain.name}",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        tools=[_sdk_tool(tool, brain) for tool in registry.tools.values()],
+        log_level="DEBUG" if logging.getLogger("brain").isEnabledFor(logging.DEBUG) else "WARNING",
+        lifespan=_lifespan(brain, registry),
+    )
+    server.middleware.append(_hello_middleware(brain, registry, transport))
+    return server

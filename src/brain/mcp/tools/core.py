@@ -1,0 +1,147 @@
+"""The core MCP tools: boot, read, write, focus, workflows, decisions, state.
+
+Each tool is one call to the library (``brain.workspace.Brain``) plus formatting.
+Descriptions are written for the agent: what the tool returns and when to use it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ...errors import NotFound
+from ..registry import ToolOutput, ToolRegistry
+
+__all__ = ["register", "decision_lines"]
+
+Layer = Literal["project", "kernel", "instance", "personal"]
+
+
+def decision_lines(text: str, query: str | None, module: str | None) -> list[str]:
+    """Lines of decisions.md matching every word of ``query`` and the module name (case-insensitive).
+
+    A stopgap until the decisions library offers ``Brain.decisions``; the tool
+    prefers that method as soon as it exists.
+    """
+    words = [w.lower() for w in (query or "").split()] + ([module.lower()] if module else [])
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return [line for line in lines if all(w in line.lower() for w in words)]
+
+
+def _hash_note(path: str, digest: str) -> str:
+    return (f"[{path} sha256 {digest[:16]}: to change this file, call brain_write with "
+            f"expected_hash=\"{digest[:16]}\" so a newer version is never overwritten]")
+
+
+def register(tools: ToolRegistry) -> None:
+    @tools.tool(title="Boot context", read_only=True)
+    def brain_boot(
+        brain,
+        task: Annotated[str | None, Field(description="What you are about to do, in your own words or pasted "
+                                                      "from the issue: it selects the module cards, decisions "
+                                                      "and search hits that come in.")] = None,
+        module: Annotated[str | None, Field(description="The module the task is about, when you know it.")] = None,
+        role: Annotated[str | None, Field(description="Your role (e.g. backend, reviewer): selects agent profiles "
+                                                      "and feature flags.")] = None,
+        session: Annotated[str | None, Field(description="Your session id (sess-YYYYMMDD-HHMM-role@machine): "
+                                                         "brings in your checkpoint and thread handoff.")] = None,
+        budget: Annotated[int | None, Field(description="Token budget of the message (default 8000).")] = None,
+    ) -> ToolOutput:
+        """Get the boot context of this project: now.md first (what is happening now), then your checkpoint,
+        focus, the relevant module cards, decisions and agent profiles, under a hard token budget.
+        Call it once at the start of a session, after a context compaction, or when you switch to a different
+        task. Parts that did not fit are listed at the end with the tool or path to fetch them.
+        Structured content: {text, tokens, budget, sections, files, omitted}."""
+        result = brain.boot(task, module=module, role=role, session=session, budget=budget)
+        return ToolOutput(result.text, result.to_dict())
+
+    @tools.tool(title="Read a memory file", read_only=True)
+    def brain_read(
+        brain,
+        path: Annotated[str, Field(description="Path relative to .brain/, e.g. now.md, focus.md, notes/setup.md, "
+                                               "modules/auth.md, decisions/0003-use-postgres.md.")],
+        layer: Annotated[Layer | None, Field(description="Read from a user-level layer instead of the project "
+                                                         "(kernel: shared agent profiles; personal: your own "
+                                                         "notes).")] = None,
+    ) -> ToolOutput:
+        """Read one file of the project's memory (.brain/): a note, a module card, a decision record, a workflow.
+        Use it to fetch a part the boot named but left out, or to get a file's current hash before you change it
+        with brain_write. Returns the text; the last block gives the sha256 to pass as expected_hash."""
+        doc = brain.read(path, layer=None if layer == "project" else layer)
+        return ToolOutput(doc.text, {"path": doc.path, "hash": doc.hash, "text": doc.text},
+                          _hash_note(doc.path, doc.hash))
+
+    @tools.tool(title="Write a memory file", destructive=True, idempotent=True)
+    def brain_write(
+        brain,
+        path: Annotated[str, Field(description="Path relative to .brain/: now.md (what is happening now, "
+                                               "overwritten at the end of each session), focus.md, notes/NAME.md, "
+                                               "workflows/NAME.md. No '..', no absolute paths.")],
+        text: Annotated[str, Field(description="The whole new content of the file (markdown, UTF-8).")],
+        expected_hash: Annotated[str | None, Field(description="The sha256 (or its first 8+ hex digits) brain_read "
+                                                               "gave you: the write is refused if the file changed "
+                                                               "since. \"\" means the file must not exist yet.")] = None,
+    ) -> ToolOutput:
+        """Replace one memory file atomically (the whole file; readers never see half a write).
+        Update now.md before you stop so the next session resumes where you are; record durable knowledge in
+        notes/. Pass expected_hash from brain_read to avoid overwriting a change made by someone else meanwhile:
+        on a conflict, read the file again, merge, and write with the new hash."""
+        doc = brain.write(path, text, expected_hash=expected_hash)
+        data = {"path": doc.path, "hash": doc.hash, "bytes": doc.size}
+        return ToolOutput(f"wrote {doc.path} ({doc.size} bytes, sha256 {doc.hash[:16]})", data)
+
+    @tools.tool(title="Focus", read_only=True)
+    def brain_focus(brain) -> ToolOutput:
+        """Read focus.md: what the humans running this project say matters now (priorities, what not to touch).
+        It is part of brain_boot already; call this to re-read it alone, e.g. before choosing what to do next."""
+        doc = brain.read("focus.md")
+        return ToolOutput(doc.text, {"path": doc.path, "hash": doc.hash, "text": doc.text})
+
+    @tools.tool(title="Workflows", read_only=True)
+    def brain_workflows(
+        brain,
+        name: Annotated[str | None, Field(description="A workflow name as listed (e.g. release): returns its "
+                                                      "text. Leave out to list the names.")] = None,
+    ) -> ToolOutput:
+        """List the project's workflows (named procedures such as release, deploy, review), or read one by name.
+        Call it before doing one of those procedures and follow the steps it gives."""
+        if name:
+            doc = brain.workflow(name)
+            return ToolOutput(doc.text, {"name": name, "path": doc.path, "hash": doc.hash, "text": doc.text})
+        names = brain.workflows()
+        text = "\n".join(f"- {n}" for n in names) if names else "No workflow is recorded yet (.brain/workflows/)."
+        return ToolOutput(text, {"workflows": names})
+
+    @tools.tool(title="Decisions", read_only=True)
+    def brain_decisions(
+        brain,
+        query: Annotated[str | None, Field(description="Words the decision must mention (all of them), e.g. "
+                                                       "'postgres locking'.")] = None,
+        module: Annotated[str | None, Field(description="Only decisions that name this module.")] = None,
+    ) -> ToolOutput | dict | str:
+        """Find the project's architecture decisions (one line each: number, status, title) before you change
+        how something is built, so you follow what was decided instead of reopening it. Read a full record with
+        brain_read decisions/NNNN-*.md."""
+        if callable(getattr(brain, "decisions", None)):
+            return brain.decisions(query=query, module=module)
+        try:
+            doc = brain.read("decisions.md")
+        except NotFound:  # a missing index means "no decisions", not a failure
+            return ToolOutput("No decision is recorded yet (.brain/decisions.md is absent).", {"decisions": []})
+        lines = decision_lines(doc.text, query, module)
+        if not lines:
+            what = " ".join(x for x in (query, module) if x)
+            return ToolOutput(f"No decision matches {what!r}." if what else "No decision is recorded yet.",
+                              {"decisions": []})
+        return ToolOutput("\n".join(lines), {"decisions": lines})
+
+    @tools.tool(title="Environment state", read_only=True)
+    def brain_state(brain) -> ToolOutput:
+        """The environment right now, computed at call time: git branch and head, number of changed files,
+        recent commit subjects, and whether each declared service listens on its port. Use it to check where
+        the working tree stands or whether the dev server is up, instead of running several shell commands."""
+        from ...state import render_state
+
+        state = brain.state()
+        return ToolOutput(render_state(state), state)
