@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 
@@ -16,6 +15,8 @@ def configure_logging(verbose: bool = False, env: dict[str, str] | None = None) 
         spec = "debug"
     if not spec:
         return
+    import logging  # lazy: most runs never log
+
     level_name, _, target = spec.partition(":")
     level = getattr(logging, level_name.upper(), logging.DEBUG)
     handler: logging.Handler = logging.FileHandler(target) if target else logging.StreamHandler(sys.stderr)

@@ -9,9 +9,9 @@ so a wrong key or type fails with the file, the key and what was expected.
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,14 @@ SCHEMA: dict[str, Spec] = {
     "features": Spec("map[bool]", {}, "Feature flags, `name: true|false`; agent profiles may require one."),
     "roles": Spec("roles", {}, "Per role: `features` it turns on or off and `tiers` of agent profiles it loads."),
     "services": Spec("services", [], "Services shown by `brain state`: a list of `{name, port, host}`."),
+    "coord.stall_seconds": Spec("int", 120, "A session without a heartbeat for this many seconds is Stalled (asks to it resolve as silent)."),
+    "coord.gone_seconds": Spec("int", 900, "A session without a heartbeat for this many seconds is Gone (no broadcasts, checkpoint passes to a successor)."),
+    "coord.claim_ttl": Spec("int", 1800, "Default lease of a claim, in seconds."),
+    "coord.signal_ttl": Spec("int", 604800, "Signals older than this many seconds are pruned."),
+    "coord.signal_max": Spec("int", 500, "At most this many signals are kept per recipient (oldest pruned)."),
+    "coord.ask_timeout": Spec("int", 600, "Absolute ask timeout in seconds (finite); BRAIN_ASK_TIMEOUT overrides, 0 = no override."),
+    "livestate.ttl": Spec("int", 604800, "Live-state entries not written for this many seconds are pruned."),
+    "livestate.max_keys": Spec("int", 200, "At most this many live-state keys are kept (least recently written pruned)."),
     "home": Spec("str", None, "User-level state folder (kernel, instance, personal layers). Env: BRAIN_HOME.", local_only=True),
     "backend": Spec("str", "sqlite", "Coordination backend: `sqlite` or a `postgresql://` URL. Env: BRAIN_BACKEND.", local_only=True),
     "machine": Spec("str", None, "Machine name used in session ids; defaults to the host name. Env: BRAIN_MACHINE.", local_only=True),
@@ -192,7 +200,7 @@ class Settings:
 
     @property
     def machine(self) -> str:
-        raw = self.get("machine") or socket.gethostname().split(".")[0] or "localhost"
+        raw = self.get("machine") or os.uname().nodename.split(".")[0] or "localhost"
         return re.sub(r"[^A-Za-z0-9_-]+", "-", raw)
 
     def feature(self, name: str, role: str | None = None) -> bool:
@@ -206,14 +214,44 @@ class Settings:
         return tuple(conf.get("tiers", ("always", "hot", "warm")))
 
 
+def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
+    """Validated values of brain.yml and brain.local.yml, in that order.
+
+    Parsing YAML costs more than the rest of a CLI boot, so the validated values are
+    cached in runtime/ keyed by each file's size and mtime; any change re-reads them.
+    The cache is derived: deleting it (or all of runtime/) loses nothing.
+    """
+    names = (("brain.yml", False), ("brain.local.yml", True))
+    stamps = []
+    for name, _ in names:
+        try:
+            st = (brain_dir / name).stat()
+            stamps.append([name, st.st_size, st.st_mtime_ns])
+        except FileNotFoundError:
+            stamps.append([name, None, None])
+    cache = brain_dir / "runtime" / "settings.cache.json"
+    try:
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        if cached.get("stamps") == stamps and cached.get("schema") == sorted(SCHEMA):
+            return [(name, values) for name, values in cached["files"]]
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    files = [(name, _validate(str(brain_dir / name), read_yaml(brain_dir / name), local=local)) for name, local in names]
+    try:
+        tmp = cache.with_name(f".settings.cache.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"stamps": stamps, "schema": sorted(SCHEMA), "files": files}), encoding="utf-8")
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # no runtime/ yet, or read-only: just parse next time
+    return files
+
+
 def load_settings(brain_dir: Path | None, env: dict[str, str] | None = None) -> Settings:
     """Read brain.yml, brain.local.yml and the environment into one validated Settings."""
     env = dict(os.environ) if env is None else env
     settings = Settings()
     if brain_dir is not None:
-        for name, local in (("brain.yml", False), ("brain.local.yml", True)):
-            path = brain_dir / name
-            values = _validate(str(path), read_yaml(path), local=local)
+        for name, values in _read_files(brain_dir):
             settings.values.update(values)
             settings.sources.update({k: name for k in values})
     if env.get("BRAIN_HOME"):

@@ -8,9 +8,7 @@ does not need them never imports them.
 
 from __future__ import annotations
 
-import logging
 import os
-import subprocess
 from pathlib import Path
 from typing import Callable
 
@@ -24,7 +22,13 @@ from .settings import Settings, load_settings
 
 __all__ = ["Brain", "open_brain", "init_brain", "find_brain_dir", "NAMED_TARGETS"]
 
-log = logging.getLogger("brain")
+
+def _debug(message: str, *args) -> None:
+    """Debug log without importing logging on the hot path unless logging was configured."""
+    import sys
+
+    if "logging" in sys.modules:
+        sys.modules["logging"].getLogger("brain").debug(message, *args)
 
 # `brain write now|focus|note NAME|workflow NAME` -> the memory path it writes
 NAMED_TARGETS = {"now": "now.md", "focus": "focus.md", "note": "notes/{}.md", "workflow": "workflows/{}.md",
@@ -32,6 +36,8 @@ NAMED_TARGETS = {"now": "now.md", "focus": "focus.md", "note": "notes/{}.md", "w
 
 
 def _git_root(start: Path) -> Path | None:
+    import subprocess
+
     try:
         out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True,
                              text=True, timeout=5)
@@ -90,7 +96,7 @@ class Brain:
         if (layer in (None, "", "project")) and path.split("/", 1)[0] == "runtime":
             raise InvalidInput("runtime/ holds derived state and cannot be written as memory", field="path")
         doc = self._store(layer).write(path, text, expected_hash=expected_hash)
-        log.debug("wrote %s (%s bytes, %s)", path, doc.size, doc.hash[:12])
+        _debug("wrote %s (%s bytes, %s)", path, doc.size, doc.hash[:12])
         for listener in self._write_listeners:
             listener(path)
         return doc
@@ -150,7 +156,7 @@ class Brain:
             try:
                 record_boot(self.runtime, request, result)
             except OSError as exc:  # an unwritable runtime/ must not cost the agent its boot
-                log.warning("could not record the boot: %s", exc)
+                _debug("could not record the boot: %s", exc)
         return result
 
     # -- derived environment -----------------------------------------------------

@@ -8,8 +8,6 @@ personal/  one person's own notes; never exported, never shared
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,6 +111,9 @@ class Layers:
 
         Built in a temporary folder and renamed into place, so a failure leaves nothing.
         """
+        import shutil
+        import tempfile
+
         dest = dest.resolve()
         if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
             raise InvalidInput(f"{dest} exists and is not an empty folder", field="dest",

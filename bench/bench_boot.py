@@ -1,0 +1,122 @@
+"""Boot speed on a generated brain with 5,000 notes and 2,000 module-card-sized files.
+
+Targets (issue 2): in-process boot p95 <= 10 ms; `brain boot` as a cold CLI process median
+<= 150 ms. Baselines measured in the same run: reading now.md alone in-process (the I/O
+floor) and a bare `python -c pass` process (the interpreter floor).
+
+    python bench/bench_boot.py            # prints a table and writes bench/results/boot.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TASKS = ["fix the login redirect after password reset", "add a retry to the payment webhook",
+         "why does the cache miss on every request", "refactor the settings loader", ""]
+
+
+def build(root: Path, notes: int, cards: int) -> Path:
+    import brain
+
+    repo = root / "repo"
+    repo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    b = brain.init(repo)
+    b.write("now.md", "# Now\n\n## Current step\nMoving payments to the new queue.\n\n## Next action\nRun the webhook tests.\n")
+    b.write("focus.md", "# Focus\n\n- keep the public API stable\n- payments first\n")
+    for i in range(notes):
+        (b.dir / "notes" / f"note-{i:05d}.md").write_text(
+            f"# Note {i}\n\nThe payment module {i % 97} retries webhooks with backoff; see module m{i % 2000}.\n" * 3)
+    card = "## Exposes\n\n" + "".join(f"- `func_{j}(a: int, b: str) -> bool`: does thing {j}.\n" for j in range(40))
+    for i in range(cards):
+        (b.dir / "modules" / f"pkg-m{i:04d}.md").write_text(f"# Module pkg/m{i:04d}\n\n{card}\n## How to use\n\nCall it.\n")
+    for i in range(20):
+        (b.dir / "workflows" / f"flow-{i:02d}.md").write_text(f"# Flow {i}\n\n1. step\n")
+    for name, tier in (("base", "always"), ("builder", "hot"), ("reviewer", "warm")):
+        (b.dir / "agents" / f"{name}.md").write_text(f"---\ntier: {tier}\nroles: [build]\n---\nYou are {name}.\n")
+    return repo
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def timed_runs(cmd: list[str], cwd: Path, runs: int, env: dict) -> list[float]:
+    out = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--notes", type=int, default=5000)
+    parser.add_argument("--cards", type=int, default=2000)
+    parser.add_argument("--boots", type=int, default=300)
+    parser.add_argument("--cli-runs", type=int, default=20)
+    args = parser.parse_args()
+
+    import brain
+
+    root = Path(tempfile.mkdtemp(prefix="brain-bench-boot-"))
+    home = root / "home"
+    os.environ["BRAIN_HOME"] = str(home)
+    try:
+        repo = build(root, args.notes, args.cards)
+        b = brain.open(repo)
+        for task in TASKS:  # warm caches the way a long-lived MCP server has them
+            b.boot(task=task, role="build")
+        boot_ms, floor_ms = [], []
+        for i in range(args.boots):
+            task = TASKS[i % len(TASKS)]
+            start = time.perf_counter()
+            result = b.boot(task=task, role="build")
+            boot_ms.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            b.read("now.md")
+            floor_ms.append((time.perf_counter() - start) * 1000)
+        env = {**os.environ, "BRAIN_HOME": str(home)}
+        brain_cmd = shutil.which("brain") or ""
+        cli = [brain_cmd, "boot", "--task", TASKS[0], "--role", "build"] if brain_cmd else \
+            [sys.executable, "-m", "brain", "boot", "--task", TASKS[0], "--role", "build"]
+        cli_ms = timed_runs(cli, repo, args.cli_runs, env)
+        bare_ms = timed_runs([sys.executable, "-c", "pass"], repo, args.cli_runs, env)
+        import_ms = timed_runs([sys.executable, "-c", "import brain.cli.main"], repo, args.cli_runs, env)
+        results = {
+            "notes": args.notes, "cards": args.cards, "boot_tokens": result.tokens,
+            "inprocess_boot_p50_ms": round(statistics.median(boot_ms), 2),
+            "inprocess_boot_p95_ms": round(percentile(boot_ms, 0.95), 2),
+            "read_now_p50_ms": round(statistics.median(floor_ms), 3),
+            "cli_boot_median_ms": round(statistics.median(cli_ms), 1),
+            "bare_python_median_ms": round(statistics.median(bare_ms), 1),
+            "import_brain_cli_median_ms": round(statistics.median(import_ms), 1),
+        }
+        results["cli_vs_bare_python_ratio"] = round(results["cli_boot_median_ms"] / results["bare_python_median_ms"], 2)
+        results["inprocess_boot_vs_read_now_ratio"] = round(results["inprocess_boot_p50_ms"] / max(results["read_now_p50_ms"], 1e-3), 1)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "boot.json").write_text(json.dumps(results, indent=2) + "\n")
+    width = max(len(k) for k in results)
+    for key, value in results.items():
+        print(f"{key:<{width}}  {value}")
+    ok = results["inprocess_boot_p95_ms"] <= 10 and results["cli_boot_median_ms"] <= 150
+    print("targets met" if ok else "TARGETS MISSED (p95 <= 10 ms in-process, median <= 150 ms CLI)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
