@@ -75,3 +75,19 @@ def test_every_setting_and_variable_is_documented_in_readme():
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
     missing = [k for k in list(SCHEMA) + list(ENVIRONMENT) if f"`{k}`" not in readme]
     assert not missing, f"document these in README.md: {missing}"
+
+
+def test_settings_cache_follows_every_change(brain):
+    import os
+
+    (brain.dir / "brain.yml").write_text("version: 1\nboot:\n  budget: 4000\n")
+    assert load_settings(brain.dir)["boot.budget"] == 4000
+    assert (brain.dir / "runtime" / "settings.cache.json").exists()
+    (brain.dir / "brain.yml").write_text("version: 1\nboot:\n  budget: 5000\n")
+    assert load_settings(brain.dir)["boot.budget"] == 5000
+    (brain.dir / "brain.yml").write_text("boot:\n  budget: [broken\n")
+    with pytest.raises(SettingsError):
+        load_settings(brain.dir)
+    (brain.dir / "brain.yml").write_text("version: 1\n")
+    os.remove(brain.dir / "runtime" / "settings.cache.json")
+    assert load_settings(brain.dir)["boot.budget"] == 8000
