@@ -17,6 +17,10 @@ __all__ = [
     "NotFound",
     "Conflict",
     "BackendError",
+    "ClaimLost",
+    "ReplyRefused",
+    "WaitCycle",
+    "RevisionConflict",
 ]
 
 
@@ -145,3 +149,56 @@ class BackendError(BrainError):
 
     exit_code = 7
     kind = "backend"
+
+
+class ClaimLost(BrainError):
+    """A claim that is no longer held (expired, released, or its fence moved on): renew refused."""
+
+    exit_code = 6
+    kind = "claim_lost"
+
+    def __init__(self, claim: int, state: str) -> None:
+        super().__init__(f"claim {claim} is {state}, no longer held",
+                         hint="claim the item again: a lost claim is never revived")
+        self.claim = claim
+        self.state = state
+
+
+class ReplyRefused(BrainError):
+    """A reply to an ask that is already answered or resolved, or that was not asked of this session."""
+
+    exit_code = 6
+    kind = "reply_refused"
+
+    def __init__(self, ticket: str, state: str) -> None:
+        reason = {"replied": "was already answered", "not_target": "was not asked of this session"}.get(
+            state, f"was already resolved ({state}): the asker has moved on")
+        super().__init__(f"ask {ticket} {reason}", hint="see `brain inbox` for the asks still waiting on you")
+        self.ticket = ticket
+        self.state = state
+
+
+class WaitCycle(BrainError):
+    """An ask that would close a cycle of waits (A waits on B waits on A)."""
+
+    exit_code = 6
+    kind = "wait_cycle"
+
+    def __init__(self, cycle: list[str]) -> None:
+        super().__init__("this ask would close a cycle of waits: " + " -> ".join(cycle),
+                         hint="answer the asks waiting on you first (`brain inbox`), or signal instead of asking")
+        self.cycle = cycle
+
+
+class RevisionConflict(BrainError):
+    """A live-state write whose expected revision is no longer the current one."""
+
+    exit_code = 6
+    kind = "revision_conflict"
+
+    def __init__(self, key: str, expected: int, actual: int | None) -> None:
+        super().__init__(f"live state {key!r} is at revision {actual}, not {expected}",
+                         hint="read it again and write with the new revision")
+        self.key = key
+        self.expected = expected
+        self.actual = actual

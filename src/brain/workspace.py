@@ -170,6 +170,34 @@ class Brain:
 
         return run_checks(self)
 
+    # -- coordination (lazy: sqlite3/psycopg are imported on first use) -----------
+    @property
+    def backend(self):
+        """The coordination backend named by the `backend` setting (SQLite file in runtime/ by default)."""
+        if getattr(self, "_backend", None) is None:
+            from .backends import open_backend
+
+            self._backend = open_backend(self.settings.get("backend"), self.runtime)
+        return self._backend
+
+    @property
+    def coord(self):
+        """Sessions, claims, signals, checkpoints, audit and ask/reply (brain.coord.Coordinator)."""
+        if getattr(self, "_coord", None) is None:
+            from .coord.factory import coordinator_for
+
+            self._coord = coordinator_for(self, self.backend)
+        return self._coord
+
+    @property
+    def livestate(self):
+        """Lean last-writer-wins live state (brain.livestate.LiveState), sharing the coordination backend."""
+        return self.coord.livestate
+
+    def has_coordination_store(self) -> bool:
+        """Whether coordination was ever used here (the boot skips its slots otherwise, creating nothing)."""
+        return self.settings.get("backend") != "sqlite" or (self.runtime / "brain.db").exists()
+
 
 def open_brain(path: str | Path | None = None, *, env: dict[str, str] | None = None) -> Brain:
     """Open the brain of the repository containing ``path`` (default: the current folder)."""

@@ -1,0 +1,75 @@
+"""Named, append-only schema migrations, one text per dialect.
+
+Rule: never edit or reorder an entry once committed; add a new one at the end. Both
+backends record the names they applied in ``brain_migrations`` and apply the missing
+ones in order, inside one serialised transaction, so concurrent openers are safe.
+Each migration is written once with a few dialect tokens (``{id}`` for an
+auto-increment key, ``{float}`` for timestamps) rather than twice by hand, so the two
+schemas cannot drift.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS", "render", "migration_names"]
+
+_TOKENS = {
+    "sqlite": {"id": "INTEGER PRIMARY KEY AUTOINCREMENT", "float": "DOUBLE PRECISION", "big": "INTEGER"},
+    "postgresql": {"id": "BIGSERIAL PRIMARY KEY", "float": "DOUBLE PRECISION", "big": "BIGINT"},
+}
+
+# (name, statements) — append only.
+MIGRATIONS: list[tuple[str, list[str]]] = [
+    ("0001_sessions_claims_signals", [
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY, role TEXT NOT NULL, machine TEXT NOT NULL, brain TEXT NOT NULL,
+            pid {big}, started {float} NOT NULL, last_seen {float} NOT NULL, ended {float},
+            waiting_ticket TEXT, waiting_until {float})""",
+        "CREATE INDEX sessions_brain ON sessions (brain, machine)",
+        "CREATE TABLE counters (name TEXT PRIMARY KEY, value {big} NOT NULL)",
+        """CREATE TABLE claims (
+            id {id}, session TEXT NOT NULL, item TEXT NOT NULL, kind TEXT NOT NULL,
+            fence {big} NOT NULL UNIQUE, granted {float} NOT NULL, expires {float} NOT NULL,
+            ended {float}, state TEXT NOT NULL DEFAULT 'held')""",
+        "CREATE INDEX claims_state ON claims (state, expires)",
+        "CREATE INDEX claims_session ON claims (session, state)",
+        """CREATE TABLE overlap_decisions (
+            id {id}, claim_a {big} NOT NULL, claim_b {big} NOT NULL, decision TEXT NOT NULL,
+            decided_by TEXT, at {float} NOT NULL)""",
+        """CREATE TABLE signals (
+            id {id}, recipient TEXT NOT NULL, sender TEXT NOT NULL, target TEXT NOT NULL,
+            kind TEXT NOT NULL, body TEXT NOT NULL, created {float} NOT NULL, expires {float} NOT NULL)""",
+        "CREATE INDEX signals_recipient ON signals (recipient, id)",
+        "CREATE TABLE signal_cursors (session TEXT PRIMARY KEY, acked {big} NOT NULL)",
+        """CREATE TABLE checkpoints (
+            session TEXT PRIMARY KEY, role TEXT NOT NULL, machine TEXT NOT NULL, step TEXT NOT NULL,
+            claims TEXT NOT NULL, asks TEXT NOT NULL, signal_cursor {big} NOT NULL, note TEXT NOT NULL,
+            created {float} NOT NULL)""",
+        """CREATE TABLE audit (
+            id {id}, at {float} NOT NULL, session TEXT, action TEXT NOT NULL, subject TEXT NOT NULL,
+            detail TEXT NOT NULL)""",
+        "CREATE INDEX audit_subject ON audit (subject)",
+    ]),
+    ("0002_asks", [
+        """CREATE TABLE asks (
+            ticket TEXT PRIMARY KEY, asker TEXT NOT NULL, target TEXT NOT NULL, question TEXT NOT NULL,
+            state TEXT NOT NULL, answer TEXT, created {float} NOT NULL, deadline {float} NOT NULL,
+            resolved {float})""",
+        "CREATE INDEX asks_target ON asks (target, state)",
+        "CREATE INDEX asks_asker ON asks (asker, state)",
+    ]),
+    ("0003_livestate", [
+        """CREATE TABLE livestate (
+            key TEXT PRIMARY KEY, intent TEXT NOT NULL, progress TEXT NOT NULL, delegation TEXT NOT NULL,
+            status TEXT NOT NULL, revision {big} NOT NULL, writer TEXT, updated {float} NOT NULL)""",
+        "CREATE INDEX livestate_updated ON livestate (updated)",
+    ]),
+]
+
+
+def render(dialect: str, statements: list[str]) -> list[str]:
+    tokens = _TOKENS[dialect]
+    return [" ".join(s.format(**tokens).split()) for s in statements]
+
+
+def migration_names() -> list[str]:
+    return [name for name, _ in MIGRATIONS]

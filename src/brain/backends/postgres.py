@@ -1,0 +1,157 @@
+"""The team backend: PostgreSQL through psycopg 3.
+
+Writers serialise on one transaction-level advisory lock, so the rows a writer reads
+are exactly the rows every earlier writer committed (claims, fences and signal ids
+are then gap-free in commit order, like on SQLite). ``LISTEN/NOTIFY`` is only a
+wake-up: a waiter always re-reads the rows, and polls at a bounded interval in case a
+notification is lost. Tables live in the connection's ``search_path``, so a URL with
+``options=-csearch_path%3Dname`` isolates one brain (the tests use a schema each).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
+
+from ..errors import BackendError
+from .migrations import MIGRATIONS, render
+
+__all__ = ["PostgresBackend"]
+
+WRITE_LOCK_KEY = 0x6272_6169_6E  # "brain": every writer of this database queues here
+POLL_SECONDS = 0.02
+
+
+def _redact(url: str) -> str:
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        return f"{scheme}://{creds.split(':', 1)[0]}@{host}"
+    return url
+
+
+class _Tx:
+    def __init__(self, cur) -> None:
+        self.cur = cur
+        self.channels: set[str] = set()
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        self.cur.execute(sql.replace("?", "%s"), tuple(params) if params else None)
+        return self.cur.fetchall() if self.cur.description else []
+
+    def rowcount(self) -> int:
+        return self.cur.rowcount
+
+    def notify(self, channel: str) -> None:
+        self.channels.add(channel)
+
+
+class PostgresBackend:
+    kind = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._local = threading.local()
+        self._conns: list[Any] = []
+        self._lock = threading.Lock()
+        self._migrated = False
+
+    def __repr__(self) -> str:
+        return f"PostgresBackend({_redact(self.url)!r})"
+
+    def _connect(self):
+        import psycopg
+
+        try:
+            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise BackendError(f"cannot reach PostgreSQL at {_redact(self.url)}: {type(exc).__name__}",
+                               hint="check the backend URL in brain.local.yml or BRAIN_BACKEND") from None
+        with self._lock:
+            self._conns.append(conn)
+        return conn
+
+    def _conn(self, name: str = "conn"):
+        conn = getattr(self._local, name, None)
+        if conn is None or conn.closed:
+            conn = self._connect()
+            setattr(self._local, name, conn)
+        return conn
+
+    @contextmanager
+    def _raw(self, write: bool, lock: bool = True) -> Iterator[_Tx]:
+        import psycopg
+
+        conn = self._conn()
+        try:
+            with conn.transaction():
+                with conn.cursor() as cur:
+                    tx = _Tx(cur)
+                    if write and lock:
+                        cur.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+                    yield tx
+                    for channel in sorted(tx.channels):
+                        cur.execute("SELECT pg_notify(%s, '')", (channel,))
+        except psycopg.OperationalError as exc:
+            self._local.conn = None  # a broken connection is reopened by the next call
+            raise BackendError(f"PostgreSQL error: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+        except psycopg.Error as exc:
+            raise BackendError(f"PostgreSQL error: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+
+    @contextmanager
+    def transaction(self, write: bool = True) -> Iterator[_Tx]:
+        if not self._migrated:
+            self.migrate()
+        with self._raw(write) as tx:
+            yield tx
+
+    def wait(self, channels: Sequence[str], timeout: float) -> None:
+        if timeout <= 0:
+            return
+        conn = self._conn("listen")
+        listening: set[str] = getattr(self._local, "listening", set())
+        for channel in channels:
+            if channel not in listening:
+                conn.execute(f'LISTEN "{channel}"')
+                listening.add(channel)
+        self._local.listening = listening
+        try:
+            for _ in conn.notifies(timeout=min(timeout, POLL_SECONDS), stop_after=1):
+                break
+        except Exception:  # a wake-up is only a hint: on any trouble the caller polls
+            self._local.listen = None
+            self._local.listening = set()
+
+    def applied_migrations(self) -> list[str]:
+        with self._raw(False) as tx:
+            rows = tx.execute("SELECT to_regclass('brain_migrations') IS NOT NULL")
+            if not rows[0][0]:
+                return []
+            return [r[0] for r in tx.execute("SELECT name FROM brain_migrations ORDER BY name")]
+
+    def migrate(self) -> list[str]:
+        applied: list[str] = []
+        with self._raw(True) as tx:
+            tx.execute("CREATE TABLE IF NOT EXISTS brain_migrations (name TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)")
+            done = {r[0] for r in tx.execute("SELECT name FROM brain_migrations")}
+            for name, statements in MIGRATIONS:
+                if name in done:
+                    continue
+                for sql in render("postgresql", statements):
+                    tx.execute(sql)
+                tx.execute("INSERT INTO brain_migrations (name, applied) VALUES (?, ?)", (name, time.time()))
+                applied.append(name)
+        self._migrated = True
+        return applied
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            try:
+                conn.close()
+            except Exception:
+                pass
+        self._local = threading.local()

@@ -1,0 +1,157 @@
+"""The embedded backend: one SQLite file in WAL mode.
+
+Writers use ``BEGIN IMMEDIATE`` so they queue on the database lock (with a busy
+timeout) instead of failing half-way; readers use plain deferred transactions and
+never block writers. Each thread gets its own connection. Wake-ups: waiters in this
+process are woken by a condition variable at commit; waiters in other processes
+poll at a short interval (the rows are the truth either way).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+from ..errors import BackendError
+from .migrations import MIGRATIONS, render
+
+__all__ = ["SqliteBackend"]
+
+POLL_SECONDS = 0.005
+BUSY_TIMEOUT_MS = 30000
+
+
+class _Tx:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._rowcount = 0
+        self.channels: set[str] = set()
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        cur = self.conn.execute(sql, tuple(params))
+        rows = cur.fetchall()
+        self._rowcount = cur.rowcount
+        return rows
+
+    def rowcount(self) -> int:
+        return self._rowcount
+
+    def notify(self, channel: str) -> None:
+        self.channels.add(channel)
+
+
+class SqliteBackend:
+    kind = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._migrated = False
+
+    def __repr__(self) -> str:
+        return f"SqliteBackend({str(self.path)!r})"
+
+    # -- connections ---------------------------------------------------------
+    def _conn(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                       check_same_thread=False)
+                conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+            except (sqlite3.Error, OSError) as exc:
+                raise BackendError(f"cannot open the SQLite database {self.path}: {exc}",
+                                   hint="check that .brain/runtime/ is writable") from None
+            self._local.conn = conn
+            with self._lock:
+                self._conns.append(conn)
+        return conn
+
+    @contextmanager
+    def _raw(self, write: bool) -> Iterator[_Tx]:
+        conn = self._conn()
+        tx = _Tx(conn)
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite could not start a transaction: {exc}") from None
+        try:
+            yield tx
+        except BaseException:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise BackendError(f"SQLite commit failed: {exc}") from None
+        if tx.channels:
+            with self._cond:
+                self._cond.notify_all()
+
+    @contextmanager
+    def transaction(self, write: bool = True) -> Iterator[_Tx]:
+        if not self._migrated:
+            self.migrate()
+        try:
+            with self._raw(write) as tx:
+                yield tx
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite error: {exc}") from None
+
+    # -- wake-ups --------------------------------------------------------------
+    def wait(self, channels: Sequence[str], timeout: float) -> None:
+        if timeout <= 0:
+            return
+        with self._cond:
+            self._cond.wait(min(timeout, POLL_SECONDS))
+
+    # -- schema ----------------------------------------------------------------
+    def applied_migrations(self) -> list[str]:
+        with self._raw(False) as tx:
+            tx.execute("CREATE TABLE IF NOT EXISTS brain_migrations (name TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)")
+            return [r[0] for r in tx.execute("SELECT name FROM brain_migrations ORDER BY name")]
+
+    def migrate(self) -> list[str]:
+        applied: list[str] = []
+        try:
+            with self._raw(True) as tx:
+                tx.execute("CREATE TABLE IF NOT EXISTS brain_migrations (name TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)")
+                done = {r[0] for r in tx.execute("SELECT name FROM brain_migrations")}
+                for name, statements in MIGRATIONS:
+                    if name in done:
+                        continue
+                    for sql in render("sqlite", statements):
+                        tx.execute(sql)
+                    tx.execute("INSERT INTO brain_migrations (name, applied) VALUES (?, ?)", (name, time.time()))
+                    applied.append(name)
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite migration failed: {exc}") from None
+        self._migrated = True
+        return applied
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+        self._local = threading.local()

@@ -1,0 +1,112 @@
+"""Pure coordination rules: session ids, liveness, lease expiry, ask timeouts.
+
+Kept free of I/O so they are tested directly (and with hypothesis) and so both
+backends apply exactly the same rules to the rows they read.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass
+
+from ..errors import InvalidInput, SettingsError
+
+__all__ = [
+    "CoordConfig", "ALIVE", "STALLED", "GONE", "liveness", "claim_live", "session_id", "clean_role",
+    "resolve_ask_timeout", "resolve_turn_timeout", "check_text", "DEFAULT_ASK_TIMEOUT",
+]
+
+ALIVE, STALLED, GONE = "alive", "stalled", "gone"
+DEFAULT_ASK_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class CoordConfig:
+    """Windows and bounds of the coordination store (settings `coord.*`)."""
+
+    stall_seconds: float = 120.0      # no heartbeat for this long: Stalled
+    gone_seconds: float = 900.0       # no heartbeat for this long: Gone
+    claim_ttl: float = 1800.0         # default claim lease
+    max_claim_ttl: float = 7 * 86400.0
+    signal_ttl: float = 7 * 86400.0
+    signal_max: int = 500             # per recipient
+    ask_timeout: float = DEFAULT_ASK_TIMEOUT
+    text_max: int = 8000              # question, answer, signal body, checkpoint note
+    item_max: int = 400
+
+
+def liveness(now: float, last_seen: float, ended: float | None, waiting_until: float | None,
+             config: CoordConfig) -> str:
+    """Alive -> Stalled -> Gone from the last heartbeat.
+
+    A session blocked in an ask (``waiting_until`` in the future) is idle but waiting,
+    not stalled: it stays Alive until the Gone window, so a long ask never makes the
+    asker look dead; a process killed mid-wait still ends Gone.
+    """
+    if ended is not None:
+        return GONE
+    age = now - last_seen
+    if age <= config.stall_seconds:
+        return ALIVE
+    if age <= config.gone_seconds:
+        return ALIVE if waiting_until is not None and waiting_until > now else STALLED
+    return GONE
+
+
+def claim_live(state: str, expires: float, now: float) -> bool:
+    """A lease counts only while held and not past its expiry; nothing revives it after."""
+    return state == "held" and expires > now
+
+
+def clean_role(role: str) -> str:
+    if not isinstance(role, str) or not role.strip():
+        raise InvalidInput("a session needs a role, e.g. `--role build`", field="role")
+    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", role.strip()).strip("-")
+    if not cleaned or len(cleaned) > 40:
+        raise InvalidInput(f"role {role!r} must be 1-40 letters, digits, '-' or '_'", field="role")
+    return cleaned
+
+
+def session_id(now: float, role: str, machine: str, n: int = 1) -> str:
+    """``sess-YYYYMMDD-HHMM-<role>@<machine>``; the n-th session of one minute gets ``.n`` on the role."""
+    stamp = time.strftime("%Y%m%d-%H%M", time.gmtime(now))
+    suffix = "" if n <= 1 else f".{n}"
+    return f"sess-{stamp}-{role}{suffix}@{machine}"
+
+
+def resolve_ask_timeout(env_value: str | None, default: float = DEFAULT_ASK_TIMEOUT) -> float:
+    """The absolute ask timeout: BRAIN_ASK_TIMEOUT when set and > 0, else the default; never infinite."""
+    if env_value is None or not str(env_value).strip():
+        return default
+    try:
+        value = float(env_value)
+    except ValueError:
+        raise SettingsError("BRAIN_ASK_TIMEOUT", None, "a number of seconds", repr(env_value)) from None
+    if math.isnan(value) or math.isinf(value) or value < 0:
+        raise SettingsError("BRAIN_ASK_TIMEOUT", None, "a finite number of seconds >= 0", repr(env_value))
+    return default if value == 0 else value
+
+
+def resolve_turn_timeout(requested: float | None, absolute: float) -> float:
+    """One wait turn's bound: finite, positive, never above the absolute timeout."""
+    if requested is None:
+        return absolute
+    if isinstance(requested, bool) or not isinstance(requested, (int, float)) or math.isnan(requested) \
+            or math.isinf(requested) or requested <= 0:
+        raise InvalidInput(f"a timeout must be a finite number of seconds above 0, not {requested!r}", field="timeout")
+    return min(float(requested), absolute)
+
+
+def check_text(value, field: str, limit: int, *, allow_empty: bool = False) -> str:
+    from ..errors import TooLarge
+
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be text", field=field)
+    if not allow_empty and not value.strip():
+        raise InvalidInput(f"{field} is empty", field=field)
+    size = len(value.encode("utf-8"))
+    if size > limit:
+        raise TooLarge(field, size, limit)
+    return value

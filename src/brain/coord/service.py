@@ -1,0 +1,396 @@
+"""The coordination API: sessions, claims, signals, checkpoints, audit (asks in asks.py).
+
+Every public method is one short transaction on the backend, written once in
+portable SQL. Every call that names a session is also that session's heartbeat.
+Time comes from an injectable clock, so expiry, stall windows and timeouts are
+tested without sleeping. Pure rules (overlap, liveness, lease expiry) live in
+``overlap.py`` and ``rules.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Callable
+
+from ..errors import ClaimLost, InvalidInput, NotFound
+from ..livestate.store import LiveLimits, LiveState
+from .asks import AsksMixin
+from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent
+from .overlap import item_kind, items_overlap, normalize_item
+from .rules import ALIVE, GONE, CoordConfig, check_text, claim_live, clean_role, liveness, session_id
+
+__all__ = ["Coordinator"]
+
+log = logging.getLogger("brain.coord")
+
+_SESSION_COLS = "id, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until"
+_CLAIM_COLS = "id, session, item, fence, granted, expires, state"
+
+
+class Coordinator(AsksMixin):
+    """Coordination of the sessions of one brain on one backend."""
+
+    def __init__(self, backend, *, brain_name: str = "brain", machine: str = "localhost",
+                 clock: Callable[[], float] = time.time, config: CoordConfig = CoordConfig(),
+                 live_limits: LiveLimits = LiveLimits()) -> None:
+        self.backend = backend
+        self.brain_name = brain_name
+        self.machine = machine
+        self.clock = clock
+        self.config = config
+        self.livestate = LiveState(backend, clock=clock, limits=live_limits)
+
+    @property
+    def broadcast_address(self) -> str:
+        return f"{self.brain_name}@{self.machine}"
+
+    # -- audit -------------------------------------------------------------------
+    def _audit(self, tx, session: str | None, action: str, subject: str, **detail) -> None:
+        tx.execute("INSERT INTO audit (at, session, action, subject, detail) VALUES (?, ?, ?, ?, ?)",
+                   (self.clock(), session, action, subject, json.dumps(detail, sort_keys=True, default=str)))
+
+    def history(self, *, limit: int = 100, subject: str | None = None, session: str | None = None,
+                action: str | None = None) -> list[AuditEvent]:
+        """Audit events, newest first."""
+        sql, params = "SELECT id, at, session, action, subject, detail FROM audit WHERE 1 = 1", []
+        for column, value in (("subject", subject), ("session", session), ("action", action)):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                params.append(value)
+        with self.backend.transaction(write=False) as tx:
+            rows = tx.execute(sql + " ORDER BY id DESC LIMIT ?", (*params, int(limit)))
+        return [AuditEvent(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
+
+    # -- sessions ------------------------------------------------------------------
+    def start_session(self, role: str, *, pid: int | None = None) -> SessionInfo:
+        """A new live session; its id is unique even when several start in the same minute."""
+        role = clean_role(role)
+        now = self.clock()
+        with self.backend.transaction() as tx:
+            n = 1
+            while True:
+                sid = session_id(now, role, self.machine, n)
+                tx.execute("INSERT INTO sessions (id, role, machine, brain, pid, started, last_seen) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                           (sid, role, self.machine, self.brain_name, pid, now, now))
+                if tx.rowcount() == 1:
+                    break
+                n += 1
+            self._audit(tx, sid, "session_start", sid, role=role, pid=pid)
+        log.debug("session %s started", sid)
+        return SessionInfo(sid, role, self.machine, self.brain_name, now, now, ALIVE)
+
+    def _touch(self, tx, session: str) -> None:
+        """The heartbeat carried by every call naming a session."""
+        if not isinstance(session, str) or not session:
+            raise InvalidInput("a session id is required (`brain session start --role R` gives one)", field="session")
+        tx.execute("UPDATE sessions SET last_seen = ? WHERE id = ? AND ended IS NULL", (self.clock(), session))
+        if tx.rowcount() != 1:
+            raise NotFound(f"live session {session}", hint="start one with `brain session start --role R`")
+
+    def heartbeat(self, session: str) -> None:
+        with self.backend.transaction() as tx:
+            self._touch(tx, session)
+
+    def end_session(self, session: str) -> list[int]:
+        """End a session: its claims are released, asks waiting on it resolve as silent."""
+        with self.backend.transaction() as tx:
+            self._touch(tx, session)
+            released = self._release_in(tx, session, None, None, reason="session_end")
+            tx.execute("UPDATE sessions SET ended = ? WHERE id = ?", (self.clock(), session))
+            self._audit(tx, session, "session_end", session)
+            tx.notify("brain_ask")
+        return released
+
+    def _session_info(self, row, now: float) -> SessionInfo:
+        sid, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until = row
+        return SessionInfo(sid, role, machine, brain, started, last_seen,
+                           liveness(now, last_seen, ended, waiting_until, self.config),
+                           waiting_ticket if waiting_until else None)
+
+    def session(self, session: str) -> SessionInfo:
+        with self.backend.transaction(write=False) as tx:
+            rows = tx.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE id = ?", (session,))
+        if not rows:
+            raise NotFound(f"session {session}")
+        return self._session_info(rows[0], self.clock())
+
+    def sessions(self, *, include_gone: bool = False) -> list[SessionInfo]:
+        now = self.clock()
+        with self.backend.transaction(write=False) as tx:
+            rows = tx.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE ended IS NULL OR ? = 1 "
+                              "ORDER BY started, id", (1 if include_gone else 0,))
+        infos = [self._session_info(r, now) for r in rows]
+        return infos if include_gone else [s for s in infos if s.liveness != GONE]
+
+    # -- claims --------------------------------------------------------------------
+    def _ttl(self, ttl: float | None) -> float:
+        if ttl is None:
+            return self.config.claim_ttl
+        if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl <= self.config.max_claim_ttl:
+            raise InvalidInput(f"ttl must be 1 to {int(self.config.max_claim_ttl)} seconds, not {ttl!r}", field="ttl")
+        return float(ttl)
+
+    def _expire_in(self, tx, now: float) -> list[int]:
+        rows = tx.execute("SELECT id, session, item FROM claims WHERE state = 'held' AND expires <= ?", (now,))
+        for cid, session, item in rows:
+            tx.execute("UPDATE claims SET state = 'expired', ended = ? WHERE id = ?", (now, cid))
+            self._audit(tx, session, "expire", f"claim:{cid}", item=item)
+        return [r[0] for r in rows]
+
+    def _live_claims(self, tx, now: float) -> list[ClaimInfo]:
+        rows = tx.execute(f"SELECT {_CLAIM_COLS} FROM claims WHERE state = 'held' AND expires > ? ORDER BY id", (now,))
+        return [ClaimInfo(*r) for r in rows]
+
+    def claim(self, session: str, item: str, *, ttl: float | None = None) -> Grant:
+        """Grant a claim on a path (glob-aware) or ``name:ITEM``; overlapping claims come back with it."""
+        if not isinstance(item, str) or not normalize_item(item) or normalize_item(item) == "name:":
+            raise InvalidInput("a claim needs an item: a path, a glob, or name:ITEM", field="item")
+        item = normalize_item(item)
+        check_text(item, "item", self.config.item_max)
+        lease = self._ttl(ttl)
+        with self.backend.transaction() as tx:
+            self._touch(tx, session)
+            now = self.clock()
+            self._expire_in(tx, now)
+            overlaps = [Overlap(c.session, c.item, c.claim) for c in self._live_claims(tx, now)
+                        if c.session != session and items_overlap(c.item, item)]
+            fence = self._next_fence(tx)
+            rows = tx.execute("INSERT INTO claims (session, item, kind, fence, granted, expires) "
+                              "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                              (session, item, item_kind(item), fence, now, now + lease))
+            cid = rows[0][0]
+            self._audit(tx, session, "grant", f"claim:{cid}", item=item, fence=fence, ttl=lease,
+                        overlaps=[o.to_dict() for o in overlaps])
+            tx.notify("brain_claims")
+        return Grant(cid, fence, item, session, now + lease, overlaps)
+
+    def _next_fence(self, tx) -> int:
+        tx.execute("INSERT INTO counters (name, value) VALUES ('fence', 1) "
+                   "ON CONFLICT (name) DO UPDATE SET value = counters.value + 1")
+        return int(tx.execute("SELECT value FROM counters WHERE name = 'fence'")[0][0])
+
+    def renew(self, session: str, claim: int, *, ttl: float | None = None) -> Grant:
+        """Extend a held claim; an expired or released claim is never revived (ClaimLost)."""
+        lease = self._ttl(ttl)
+        with self.backend.transaction() as tx:
+            self._touch(tx, session)
+            now = self.clock()
+            self._expire_in(tx, now)
+            rows = tx.execute(f"SELECT {_CLAIM_COLS} FROM claims WHERE id = ?", (int(claim),))
+            if not rows or rows[0][1] != session:
+                raise NotFound(f"claim {claim} of {session}")
+            info = ClaimInfo(*rows[0])
+            if not claim_live(info.state, info.expires, now):
+                raise ClaimLost(info.claim, info.state)
+            tx.execute("UPDATE claims SET expires = ? WHERE id = ?", (now + lease, info.claim))
+            overlaps = [Overlap(c.session, c.item, c.claim) for c in self._live_claims(tx, now)
+                        if c.session != session and items_overlap(c.item, info.item)]
+            self._audit(tx, session, "renew", f"claim:{info.claim}", item=info.item, fence=info.fence, ttl=lease)
+        return Grant(info.claim, info.fence, info.item, session, now + lease, overlaps)
+
+    def check_fence(self, claim: int, fence: int) -> bool:
+        """True while ``claim`` is held with this fencing number; a holder checks before acting."""
+        now = self.clock()
+        with self.backend.transaction(write=False) as tx:
+            rows = tx.execute(f"SELECT {_CLAIM_COLS} FROM claims WHERE id = ?", (int(claim),))
+        if not rows:
+            return False
+        info = ClaimInfo(*rows[0])
+        return info.fence == fence and claim_live(info.state, info.expires, now)
+
+    def _release_in(self, tx, session: str, claim: int | None, item: str | None, reason: str = "release") -> list[int]:
+        sql, params = "SELECT id, item FROM claims WHERE session = ? AND state = 'held'", [session]
+        if claim is not None:
+            sql += " AND id = ?"
+            params.append(int(claim))
+        if item is not None:
+            sql += " AND item = ?"
+            params.append(normalize_item(item))
+        now = self.clock()
+        self._expire_in(tx, now)
+        rows = tx.execute(sql, params)
+        for cid, citem in rows:
+            tx.execute("UPDATE claims SET state = 'released', ended = ? WHERE id = ?", (now, cid))
+            self._audit(tx, session, "release", f"claim:{cid}", item=citem, reason=reason)
+        if rows:
+            tx.notify("brain_claims")
+        return [r[0] for r in rows]
+
+    def release(self, session: str, claim: int | None = None, *, item: str | None = None,
+                all_claims: bool = False) -> list[int]:
+        """Release one claim (by id or item) or, with ``all_claims``, every claim of the session."""
+        if claim is None and item is None and not all_claims:
+            raise InvalidInput("say what to release: a claim id, --item ITEM, or --all", field="claim")
+        with self.backend.transaction() as tx:
+            self._touch(tx, session)
+            if claim is not None:
+                rows = tx.execute("SELECT session, state FROM claims WHERE id = ?", (int(claim),))
+                if not rows or rows[0][0] != session:
+                    raise NotFound(f"claim {claim} of {session}")
+            return self._release_in(tx, session, claim, item)
+
+    def claims(self, *, session: str | None = None, include_ended: bool = False) -> list[ClaimInfo]:
+        """Claims (held ones by default), expiring the overdue ones first."""
+        with self.backend.transaction() as tx:
+            now = self.clock()
+            self._expire_in(tx, now)
+            sql, params = f"SELECT {_CLAIM_COLS} FROM claims WHERE 1 = 1", []
+            if not include_ended:
+                sql += " AND state = 'held'"
+            if session is not None:
+                sql += " AND session = ?"
+                params.append(session)
+            rows = tx.execute(sql + " ORDER BY id", params)
+        return [ClaimInfo(*r) for r in rows]
+
+    def overlaps(self) -> list[OverlapReport]:
+        """Every pair of live claims of different sessions that overlap, with any recorded decision."""
+        with self.backend.transaction() as tx:
+            now = self.clock()
+            self._expire_in(tx, now)
+            live = self._live_claims(tx, now)
+            decisions = {}
+            for a, b, decision, by in tx.execute("SELECT claim_a, claim_b, decision, decided_by FROM overlap_decisions "
+                                                 "ORDER BY id"):
+                decisions[(a, b)] = (decision, by)
+        reports = []
+        for i, a in enumerate(live):
+            for b in live[i + 1:]:
+                if a.session != b.session and items_overlap(a.item, b.item):
+                    decision, by = decisions.get((a.claim, b.claim), (None, None))
+                    reports.append(OverlapReport(a, b, decision, by))
+        return reports
+
+    def decide_overlap(self, claim_a: int, claim_b: int, decision: str, *, by: str = "human") -> dict:
+        """Record a human decision on an overlap (the watchdog shows it next to the pair)."""
+        decision = check_text(decision, "decision", 1000)
+        a, b = sorted((int(claim_a), int(claim_b)))
+        with self.backend.transaction() as tx:
+            found = {r[0] for r in tx.execute("SELECT id FROM claims WHERE id IN (?, ?)", (a, b))}
+            if found != {a, b}:
+                raise NotFound(f"claims {a} and {b}")
+            tx.execute("INSERT INTO overlap_decisions (claim_a, claim_b, decision, decided_by, at) VALUES (?, ?, ?, ?, ?)",
+                       (a, b, decision, by, self.clock()))
+            self._audit(tx, None, "decide", f"overlap:{a}:{b}", decision=decision, by=by)
+        return {"claim_a": a, "claim_b": b, "decision": decision, "decided_by": by}
+
+    # -- signals -------------------------------------------------------------------
+    def signal(self, session: str, target: str, body: str, *, kind: str = "note") -> dict:
+        """Send to one session, or broadcast to ``<brain>@<machine>`` (its live sessions, not the sender)."""
+        body = check_text(body, "body", self.config.text_max)
+        kind = check_text(kind, "kind", 40)
+        with self.backend.transaction() as tx:
+            self._touch(tx, session)
+            now = self.clock()
+            if not isinstance(target, str) or not target:
+                raise InvalidInput("a signal needs a target session or <brain>@<machine>", field="target")
+            if target.startswith("sess-"):
+                if not tx.execute("SELECT 1 FROM sessions WHERE id = ?", (target,)):
+                    raise NotFound(f"session {target}")
+                recipients = [target]
+            else:
+                brain, _, machine = target.partition("@")
+                if not brain or not machine:
+                    raise InvalidInput(f"target {target!r} is neither a session id nor <brain>@<machine>",
+                                       field="target")
+                rows = tx.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE brain = ? AND machine = ? "
+                                  "AND ended IS NULL ORDER BY id", (brain, machine))
+                recipients = [r[0] for r in rows if r[0] != session
+                              and liveness(now, r[5], r[6], r[8], self.config) != GONE]
+            ids = []
+            for recipient in recipients:
+                rows = tx.execute("INSERT INTO signals (recipient, sender, target, kind, body, created, expires) "
+                                  "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                                  (recipient, session, target, kind, body, now, now + self.config.signal_ttl))
+                ids.append(rows[0][0])
+                self._prune_signals(tx, recipient, now)
+            self._audit(tx, session, "signal", f"signal:{target}", kind=kind, recipients=recipients, ids=ids)
+            tx.notify("brain_signals")
+        return {"signals": ids, "recipients": recipients}
+
+    def _prune_signals(self, tx, recipient: str, now: float) -> None:
+        tx.execute("DELETE FROM signals WHERE recipient = ? AND expires <= ?", (recipient, now))
+        tx.execute("DELETE FROM signals WHERE recipient = ? AND id NOT IN (SELECT id FROM signals WHERE recipient = ? "
+                   "ORDER BY id DESC LIMIT ?)", (recipient, recipient, self.config.signal_max))
+
+    def signals(self, session: str, *, include_acked: bool = False, limit: int = 100, ack: bool = False) -> list[Signal]:
+        """Signals for ``session`` in order: those after its cursor (or all kept ones); ``ack`` moves the cursor."""
+        with self.backend.transaction() as tx:
+            self._touch(tx, session)
+            now = self.clock()
+            cursor = self._cursor(tx, session)
+            rows = tx.execute("SELECT id, sender, recipient, target, kind, body, created FROM signals "
+                              "WHERE recipient = ? AND id > ? AND expires > ? ORDER BY id LIMIT ?",
+                              (session, -1 if include_acked else cursor, now, int(limit)))
+            if ack and rows:
+                self._set_cursor(tx, session, max(cursor, rows[-1][0]))
+        return [Signal(*r) for r in rows]
+
+    def _cursor(self, tx, session: str) -> int:
+        rows = tx.execute("SELECT acked FROM signal_cursors WHERE session = ?", (session,))
+        return int(rows[0][0]) if rows else 0
+
+    def _set_cursor(self, tx, session: str, value: int) -> None:
+        tx.execute("INSERT INTO signal_cursors (session, acked) VALUES (?, ?) ON CONFLICT (session) "
+                   "DO UPDATE SET acked = excluded.acked", (session, value))
+
+    def ack(self, session: str, upto: int) -> int:
+        """Acknowledge every signal of ``session`` up to id ``upto``; the cursor never moves back."""
+        with self.backend.transaction() as tx:
+            self._touch(tx, session)
+            cursor = self._cursor(tx, session)
+            top = tx.execute("SELECT MAX(id) FROM signals WHERE recipient = ?", (session,))[0][0] or 0
+            new = max(cursor, min(int(upto), int(top)))
+            self._set_cursor(tx, session, new)
+            self._audit(tx, session, "ack", f"signal_cursor:{session}", upto=new)
+        return new
+
+    # -- checkpoints ------------------------------------------------------------------
+    def checkpoint(self, session: str, step: str, *, note: str = "") -> Checkpoint:
+        """Snapshot the session: step, open claims, pending asks, signal cursor, free text."""
+        step = check_text(step, "step", 400)
+        note = check_text(note, "note", self.config.text_max, allow_empty=True)
+        with self.backend.transaction() as tx:
+            self._touch(tx, session)
+            now = self.clock()
+            self._expire_in(tx, now)
+            role, machine = tx.execute("SELECT role, machine FROM sessions WHERE id = ?", (session,))[0]
+            claims = [{"claim": c[0], "item": c[1], "fence": c[2], "expires": c[3]} for c in tx.execute(
+                "SELECT id, item, fence, expires FROM claims WHERE session = ? AND state = 'held' ORDER BY id", (session,))]
+            asks = [{"ticket": a[0], "asker": a[1], "target": a[2], "question": a[3][:200]} for a in tx.execute(
+                "SELECT ticket, asker, target, question FROM asks WHERE state = 'pending' AND (asker = ? OR target = ?) "
+                "ORDER BY created, ticket", (session, session))]
+            cursor = self._cursor(tx, session)
+            tx.execute("INSERT INTO checkpoints (session, role, machine, step, claims, asks, signal_cursor, note, created) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET step = excluded.step, "
+                       "claims = excluded.claims, asks = excluded.asks, signal_cursor = excluded.signal_cursor, "
+                       "note = excluded.note, created = excluded.created",
+                       (session, role, machine, step, json.dumps(claims), json.dumps(asks), cursor, note, now))
+            self._audit(tx, session, "checkpoint", f"checkpoint:{session}", step=step)
+        return Checkpoint(session, role, machine, step, claims, asks, cursor, note, now)
+
+    def read_checkpoint(self, session: str) -> Checkpoint | None:
+        """The session's own checkpoint, else its predecessor's (same role and machine, no longer alive)."""
+        now = self.clock()
+        cols = "c.session, c.role, c.machine, c.step, c.claims, c.asks, c.signal_cursor, c.note, c.created"
+        with self.backend.transaction(write=False) as tx:
+            rows = tx.execute(f"SELECT {cols} FROM checkpoints c WHERE c.session = ?", (session,))
+            inherited = False
+            if not rows:
+                me = tx.execute("SELECT role, machine, started FROM sessions WHERE id = ?", (session,))
+                if not me:
+                    return None
+                role, machine, started = me[0]
+                candidates = tx.execute(
+                    f"SELECT {cols}, s.last_seen, s.ended, s.waiting_until FROM checkpoints c "
+                    "JOIN sessions s ON s.id = c.session WHERE c.role = ? AND c.machine = ? AND c.session <> ? "
+                    "AND s.started <= ? ORDER BY c.created DESC", (role, machine, session, started))
+                rows = [r[:9] for r in candidates if liveness(now, r[9], r[10], r[11], self.config) != ALIVE][:1]
+                inherited = True
+        if not rows:
+            return None
+        r = rows[0]
+        return Checkpoint(r[0], r[1], r[2], r[3], json.loads(r[4]), json.loads(r[5]), int(r[6]), r[7], r[8], inherited)

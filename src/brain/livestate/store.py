@@ -1,0 +1,166 @@
+"""The live-state store over a coordination backend.
+
+Why LWW with an optional expected revision: live state is a dashboard, not a log;
+the newest write is the truth, and a writer that must not clobber a concurrent one
+passes the revision it read. Fields are bounded (a write over a bound is refused,
+never truncated silently) and the table is pruned by TTL and max-N on every write.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+from ..errors import InvalidInput, NotFound, RevisionConflict, TooLarge
+
+__all__ = ["LiveState", "LiveEntry", "LiveLimits", "STATUSES", "render_lean"]
+
+STATUSES = ("idle", "working", "done", "blocked", "stalled")
+_FIELDS = ("intent", "progress", "delegation")
+
+
+@dataclass(frozen=True)
+class LiveLimits:
+    intent: int = 200
+    progress: int = 400
+    delegation: int = 300
+    key: int = 120
+    ttl: float = 7 * 86400.0
+    max_keys: int = 200
+
+
+@dataclass
+class LiveEntry:
+    key: str
+    intent: str
+    progress: str
+    delegation: str
+    status: str
+    revision: int
+    writer: str | None
+    updated: float
+    busy: bool = False   # computed: asks are waiting on this key
+    queue: int = 0       # computed: how many
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _bounded(value: str, field: str, limit: int) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field} must be text", field=field)
+    value = " ".join(value.split())  # one line: live state is lean by construction
+    size = len(value.encode("utf-8"))
+    if size > limit:
+        raise TooLarge(f"live-state {field}", size, limit)
+    return value
+
+
+class LiveState:
+    def __init__(self, backend, *, clock: Callable[[], float] = time.time, limits: LiveLimits = LiveLimits()) -> None:
+        self.backend = backend
+        self.clock = clock
+        self.limits = limits
+
+    # -- writes ------------------------------------------------------------------
+    def set(self, key: str, *, intent: str | None = None, progress: str | None = None,
+            delegation: str | None = None, status: str | None = None, expected_revision: int | None = None,
+            writer: str | None = None) -> LiveEntry:
+        """Write the given fields of ``key`` (others keep their value); last writer wins."""
+        values = self._validate(key, intent, progress, delegation, status)
+        with self.backend.transaction() as tx:
+            entry = self.set_in(tx, key, values, expected_revision=expected_revision, writer=writer)
+        return entry
+
+    def _validate(self, key, intent, progress, delegation, status) -> dict:
+        if not isinstance(key, str) or not key.strip():
+            raise InvalidInput("a live-state key is required", field="key")
+        _bounded(key, "key", self.limits.key)
+        values: dict = {}
+        for name, value in (("intent", intent), ("progress", progress), ("delegation", delegation)):
+            if value is not None:
+                values[name] = _bounded(value, name, getattr(self.limits, name))
+        if status is not None:
+            if status not in STATUSES:
+                raise InvalidInput(f"status must be one of {', '.join(STATUSES)}", field="status")
+            values["status"] = status
+        if not values:
+            raise InvalidInput("nothing to write: give --intent, --progress, --delegation or --status", field="intent")
+        return values
+
+    def set_in(self, tx, key: str, values: dict, *, expected_revision: int | None = None,
+               writer: str | None = None) -> LiveEntry:
+        """The one write path, inside a caller's transaction (asks use it to set Working/Done)."""
+        now = self.clock()
+        rows = tx.execute("SELECT intent, progress, delegation, status, revision FROM livestate WHERE key = ?", (key,))
+        current = rows[0] if rows else None
+        actual = current[4] if current else None
+        if expected_revision is not None and expected_revision != (actual or 0):
+            raise RevisionConflict(key, expected_revision, actual)
+        merged = {"intent": "", "progress": "", "delegation": "", "status": "idle"}
+        if current:
+            merged.update(zip(("intent", "progress", "delegation", "status"), current[:4]))
+        merged.update(values)
+        revision = (actual or 0) + 1
+        tx.execute(
+            "INSERT INTO livestate (key, intent, progress, delegation, status, revision, writer, updated) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET intent = excluded.intent, "
+            "progress = excluded.progress, delegation = excluded.delegation, status = excluded.status, "
+            "revision = excluded.revision, writer = excluded.writer, updated = excluded.updated",
+            (key, merged["intent"], merged["progress"], merged["delegation"], merged["status"], revision, writer, now))
+        self._prune(tx, now)
+        tx.notify("brain_live")
+        return LiveEntry(key, merged["intent"], merged["progress"], merged["delegation"], merged["status"],
+                         revision, writer, now)
+
+    def _prune(self, tx, now: float) -> None:
+        tx.execute("DELETE FROM livestate WHERE updated < ?", (now - self.limits.ttl,))
+        tx.execute("DELETE FROM livestate WHERE key NOT IN (SELECT key FROM livestate ORDER BY updated DESC, key "
+                   "LIMIT ?)", (self.limits.max_keys,))
+
+    def delete(self, key: str) -> bool:
+        with self.backend.transaction() as tx:
+            tx.execute("DELETE FROM livestate WHERE key = ?", (key,))
+            return tx.rowcount() > 0
+
+    # -- reads -------------------------------------------------------------------
+    def read(self, key: str | None = None) -> list[LiveEntry]:
+        """Entries (newest first) not past their TTL, with busy/queue computed from pending asks."""
+        now = self.clock()
+        with self.backend.transaction(write=False) as tx:
+            sql = ("SELECT key, intent, progress, delegation, status, revision, writer, updated FROM livestate "
+                   "WHERE updated >= ?")
+            params: list = [now - self.limits.ttl]
+            if key is not None:
+                sql += " AND key = ?"
+                params.append(key)
+            rows = tx.execute(sql + " ORDER BY updated DESC, key LIMIT ?", (*params, self.limits.max_keys))
+            queues = dict(tx.execute("SELECT target, COUNT(*) FROM asks WHERE state = 'pending' AND deadline > ? "
+                                     "GROUP BY target", (now,)))
+        entries = [LiveEntry(*row) for row in rows]
+        for entry in entries:
+            entry.queue = int(queues.get(entry.key, 0))
+            entry.busy = entry.queue > 0
+        if key is not None and not entries:
+            raise NotFound(f"live state {key!r}")
+        return entries
+
+
+def render_lean(entries: list[LiveEntry], now: float, limit: int = 12) -> str:
+    """A few lines for the boot: who intends what, how far, who is waited on."""
+    lines = []
+    for e in entries[:limit]:
+        bits = [f"**{e.key}** [{e.status}{', busy: ' + str(e.queue) + ' waiting' if e.busy else ''}]"]
+        if e.intent:
+            bits.append(f"intent: {e.intent}")
+        if e.progress:
+            bits.append(f"progress: {e.progress}")
+        if e.delegation:
+            bits.append(f"last delegation: {e.delegation}")
+        age = max(0, int(now - e.updated))
+        bits.append(f"({age // 60} min ago)" if age >= 60 else f"({age} s ago)")
+        lines.append("- " + " — ".join(bits))
+    if len(entries) > limit:
+        lines.append(f"- … {len(entries) - limit} more: `brain workstate`")
+    return "\n".join(lines)
