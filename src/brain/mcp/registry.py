@@ -104,6 +104,11 @@ class ToolRegistry:
             params = list(inspect.signature(fn).parameters)
             if not params or params[0] != "brain":
                 raise TypeError(f"MCP tool {tool_name!r}: the first parameter must be `brain`")
+            try:
+                typing.get_type_hints(fn, include_extras=True)
+            except NameError as exc:
+                raise TypeError(f"MCP tool {tool_name!r}: its annotations cannot be resolved ({exc}); import the "
+                                "names they use (Annotated, Field...) at module level") from None
             text = inspect.cleandoc(description or fn.__doc__ or "")
             if not text:
                 raise ValueError(f"MCP tool {tool_name!r} needs a description (a docstring)")
