@@ -158,8 +158,7 @@ def render_lean(entries: list[LiveEntry], now: float, limit: int = 12) -> str:
             bits.append(f"progress: {e.progress}")
         if e.delegation:
             bits.append(f"last delegation: {e.delegation}")
-        age = max(0, int(now - e.updated))
-        bits.append(f"({age // 60} min ago)" if age >= 60 else f"({age} s ago)")
+        bits.append(time.strftime("(updated %Y-%m-%d %H:%M UTC)", time.gmtime(e.updated)))
         lines.append("- " + " — ".join(bits))
     if len(entries) > limit:
         lines.append(f"- … {len(entries) - limit} more: `brain workstate`")

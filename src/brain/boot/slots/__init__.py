@@ -28,11 +28,13 @@ class Slot:
 
 
 def _default_slots() -> list[Slot]:
-    from . import focus, now, profiles, workflows
+    from . import checkpoint, focus, livestate, now, profiles, workflows
 
     return [
         Slot("now", now.collect),
-        # checkpoint, live state and handoff slots join here (coordination and log issues)
+        Slot("checkpoint", checkpoint.collect),
+        Slot("livestate", livestate.collect),
+        # handoff slot joins here (log issue)
         Slot("focus", focus.collect),
         # task module card, dependencies, decisions and search hits join here (cards and search issues)
         Slot("workflows", workflows.collect),

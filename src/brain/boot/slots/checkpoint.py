@@ -1,0 +1,45 @@
+"""The session's checkpoint, right after now.md: where it (or its predecessor) stopped.
+
+Read only when the boot names a session and a coordination store exists; a backend
+that cannot be reached costs the boot this slot, never the boot itself.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..parts import Part
+
+__all__ = ["collect", "render"]
+
+log = logging.getLogger("brain.boot")
+
+
+def render(cp) -> str:
+    who = f"predecessor {cp.session}" if cp.inherited else cp.session
+    lines = [f"Checkpoint of {who}: **{cp.step}**"]
+    for c in cp.claims[:20]:
+        lines.append(f"- claim {c['claim']} on `{c['item']}` (fence {c['fence']})"
+                     + (" — claimed by the predecessor: claim it again if you continue" if cp.inherited else ""))
+    for a in cp.asks[:10]:
+        lines.append(f"- pending ask {a['ticket']}: {a['asker']} -> {a['target']}: {a['question']}")
+    lines.append(f"- signal cursor: {cp.signal_cursor}")
+    if cp.note.strip():
+        lines += ["", cp.note.strip()]
+    return "\n".join(lines)
+
+
+def collect(brain, request) -> list[Part]:
+    if not request.session or not brain.has_coordination_store():
+        return []
+    from ...errors import BrainError
+
+    try:
+        cp = brain.coord.read_checkpoint(request.session)
+    except BrainError as exc:
+        log.debug("checkpoint slot skipped: %s", exc)
+        return []
+    if cp is None:
+        return []
+    return [Part("checkpoint", f"checkpoint:{cp.session}", "Checkpoint", render(cp),
+                 f"brain checkpoint --session {request.session}")]
