@@ -76,7 +76,7 @@ class Brain:
             lock_path=self.runtime / "write.lock",
         )
         self.layers = Layers(settings.home)
-        self._write_listeners: list[Callable[[str], None]] = []
+        self._write_listeners: list[Callable[[str], None]] = [self._index_on_write]
 
     @property
     def name(self) -> str:
@@ -169,6 +169,46 @@ class Brain:
         from .doctor import run_checks
 
         return run_checks(self)
+
+    # -- search index, graph and task localization (lazy: brain.search) ----------
+    @property
+    def index(self):
+        """The derived search index and graph in runtime/index.db (brain.search.SearchIndex)."""
+        if getattr(self, "_index", None) is None:
+            from .search import SearchIndex
+
+            self._index = SearchIndex(self.dir, self.repo, self.runtime, self.settings.get("decisions.dir"))
+        return self._index
+
+    def _index_on_write(self, path: str) -> None:
+        # only an index that exists is kept up to date; a write never creates one
+        if self.settings.get("search.enabled") and (self.runtime / "index.db").is_file():
+            try:
+                self.index.update_memory(path)
+            except Exception as exc:  # the index is derived: a failure must not fail the write
+                _debug("index update of %s failed: %s", path, exc)
+
+    def reindex(self, *, rebuild: bool = False, code: bool = True) -> dict:
+        """Bring runtime/index.db up to date with the files (or rebuild it from nothing)."""
+        return self.index.rebuild() if rebuild else self.index.refresh(code=code)
+
+    def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[dict]:
+        """Bounded search hits (path, kind, title, snippet, score) over memory and code symbols."""
+        from .search.service import search
+
+        return search(self, query, kind=kind, limit=limit)
+
+    def related(self, target: str, *, limit: int = 30) -> dict:
+        """What the graph links to ``target`` (a file, module, card, decision or contract)."""
+        from .search.service import related
+
+        return related(self, target, limit=limit)
+
+    def locate(self, task: str | None, *, module: str | None = None, session: str | None = None, limit: int = 20):
+        """The files (and modules) a task text is about, most likely first (brain.search.locate.Localization)."""
+        from .search.service import locate
+
+        return locate(self, task, module=module, session=session, limit=limit)
 
     # -- coordination (lazy: sqlite3/psycopg are imported on first use) -----------
     @property

@@ -28,12 +28,14 @@ class Slot:
 
 
 def _default_slots() -> list[Slot]:
-    from . import checkpoint, focus, livestate, now, profiles, workflows
+    from . import checkpoint, focus, livestate, now, profiles, task_files, workflows
 
     return [
         Slot("now", now.collect),
         Slot("checkpoint", checkpoint.collect),
         Slot("livestate", livestate.collect),
+        # ranked files for the task, early so they lead BootResult.files (search issue)
+        Slot("task_files", task_files.collect),
         # handoff slot joins here (log issue)
         Slot("focus", focus.collect),
         # task module card, dependencies, decisions and search hits join here (cards and search issues)

@@ -1,0 +1,240 @@
+"""The code side of the derived index: source files, their symbols and imports.
+
+Built from the repository itself (Python through ``ast``, other languages through a
+light regular-expression pass), stored in ``runtime/index.db`` and refreshed
+incrementally: a file is re-read only when its size or modification time changed,
+and removed files are dropped. Test files are listed (so a path naming one still
+resolves) but never parsed: they are not what a task is about.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .tokenize import token_text
+
+__all__ = ["transaction", "CODE_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
+           "CODE_SCHEMA", "refresh_code", "module_name_for"]
+
+@contextlib.contextmanager
+def transaction(db: sqlite3.Connection):
+    """One write transaction on an autocommit connection (BEGIN IMMEDIATE ... COMMIT or ROLLBACK)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+CODE_EXTENSIONS = {
+    ".py": "python", ".pyi": "python",
+    ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js", ".ts": "ts", ".tsx": "ts",
+    ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".php": "php",
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp", ".swift": "swift",
+    ".scala": "scala", ".sh": "shell",
+}
+SKIP_DIRS = {"node_modules", "__pycache__", "build", "dist", "venv", "env", "site-packages", "target",
+             "vendor", "bower_components", "coverage", "htmlcov"}
+MAX_FILE_BYTES = 1_000_000
+TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e"}
+
+
+def is_test_path(path: str) -> bool:
+    """True for test files: `tests/` folders, a top-level `test/`, test_*.py, *_test.go, *.spec.ts..."""
+    parts = path.split("/")
+    name = parts[-1]
+    stem = name.split(".", 1)[0]
+    if any(p in TEST_DIRS and p != "test" for p in parts[:-1]) or (len(parts) > 1 and parts[0] == "test"):
+        return True
+    if stem.startswith("test_") or stem.endswith(("_test", "_tests")) or stem in ("tests", "conftest", "test"):
+        return True
+    return ".test." in name or ".spec." in name
+
+
+def scan_files(repo: Path) -> dict[str, tuple[int, int]]:
+    """Every source file under ``repo`` -> (mtime_ns, size), skipping hidden and build folders."""
+    found: dict[str, tuple[int, int]] = {}
+    root = str(repo)
+    cut = len(root) + 1
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and not d.endswith(".egg-info"))
+        rel_folder = folder[cut:]
+        for name in files:
+            ext = os.path.splitext(name)[1]
+            if ext not in CODE_EXTENSIONS or name.startswith("."):
+                continue
+            full = os.path.join(folder, name)
+            try:
+                st = os.stat(full)
+            except OSError:
+                continue
+            if st.st_size > MAX_FILE_BYTES:
+                continue
+            rel = f"{rel_folder}/{name}".replace(os.sep, "/") if rel_folder else name
+            found[rel] = (st.st_mtime_ns, st.st_size)
+    return found
+
+
+def module_name_for(path: str, package_dirs: set[str]) -> str:
+    """Dotted module of a Python file: climb while the folder is a package (has __init__.py)."""
+    parts = path[: path.rfind(".")].split("/")
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    # the folders of this file from the deepest up; stop below the first non-package folder
+    folders = path.split("/")[:-1]
+    start = len(folders)
+    while start > 0 and "/".join(folders[:start]) in package_dirs:
+        start -= 1
+    return ".".join(parts[start:]) if parts[start:] else path
+
+
+@dataclass
+class FileFacts:
+    """What one source file defines and imports."""
+
+    symbols: list[tuple[str, str, str, int]] = field(default_factory=list)  # (name, kind, qualname, line)
+    imports: list[str] = field(default_factory=list)  # dotted targets, absolute
+    doc: str = ""
+
+
+def _resolve_relative(module: str, is_package: bool, level: int, target: str | None) -> str:
+    base = module.split(".")
+    if not is_package:
+        base = base[:-1]
+    if level > 1:
+        base = base[: len(base) - (level - 1)] if level - 1 <= len(base) else []
+    return ".".join([*base, target] if target else base)
+
+
+def _python_facts(text: str, module: str, is_package: bool) -> FileFacts:
+    facts = FileFacts()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return _regex_facts(text, "python")
+    facts.doc = (ast.get_docstring(tree) or "").strip().split("\n\n")[0][:300]
+
+    def visit(body, prefix: str, in_class: bool) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = f"{prefix}{node.name}"
+                facts.symbols.append((node.name, "method" if in_class else "function", qual, node.lineno))
+                if not in_class:
+                    # nested helpers are part of the file's vocabulary, but not its API
+                    for inner in node.body:
+                        if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                            facts.symbols.append((inner.name, "inner", f"{qual}.{inner.name}", inner.lineno))
+            elif isinstance(node, ast.ClassDef):
+                qual = f"{prefix}{node.name}"
+                facts.symbols.append((node.name, "class", qual, node.lineno))
+                visit(node.body, qual + ".", True)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        facts.symbols.append((t.id, "attr" if in_class else "var", f"{prefix}{t.id}", node.lineno))
+            elif isinstance(node, ast.Import) and not in_class:
+                facts.imports.extend(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and not in_class:
+                target = node.module if not node.level else _resolve_relative(module, is_package, node.level, node.module)
+                if target:
+                    facts.imports.append(target)
+                    facts.imports.extend(f"{target}.{alias.name}" for alias in node.names if alias.name != "*")
+            elif isinstance(node, (ast.If, ast.Try)) and not in_class:
+                visit(node.body, prefix, in_class)
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body, prefix, in_class)
+                visit(node.orelse, prefix, in_class)
+
+    visit(tree.body, "", False)
+    return facts
+
+
+_REGEX_DEFS = re.compile(
+    r"^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:abstract\s+)?"
+    r"(?:(class|interface|struct|enum|trait|type|def|function\*?|func|fn|module)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"
+    r"|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=)",
+    re.MULTILINE,
+)
+
+
+def _regex_facts(text: str, lang: str) -> FileFacts:
+    facts = FileFacts()
+    for match in _REGEX_DEFS.finditer(text):
+        kind, name, const = match.group(1), match.group(2), match.group(3)
+        line = text.count("\n", 0, match.start()) + 1
+        if name:
+            facts.symbols.append((name, "class" if kind in ("class", "interface", "struct", "enum", "trait", "type") else "function", name, line))
+        elif const:
+            facts.symbols.append((const, "var", const, line))
+    for match in re.finditer(r"""(?:import\s[^'"]*?from\s+|require\(\s*|import\s+)['"]([^'"]+)['"]""", text):
+        facts.imports.append(match.group(1))
+    return facts
+
+
+def extract(text: str, lang: str, module: str = "", is_package: bool = False) -> FileFacts:
+    """Symbols and imports of one file's text (pure)."""
+    if lang == "python":
+        return _python_facts(text, module, is_package)
+    return _regex_facts(text, lang)
+
+
+CODE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS code_files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,
+    module TEXT, lang TEXT, is_test INTEGER, doc TEXT);
+CREATE TABLE IF NOT EXISTS code_symbols(path TEXT, name TEXT, lname TEXT, kind TEXT, qual TEXT, line INTEGER);
+CREATE INDEX IF NOT EXISTS code_symbols_lname ON code_symbols(lname);
+CREATE INDEX IF NOT EXISTS code_symbols_path ON code_symbols(path);
+CREATE TABLE IF NOT EXISTS code_imports(path TEXT, target TEXT);
+CREATE INDEX IF NOT EXISTS code_imports_path ON code_imports(path);
+CREATE INDEX IF NOT EXISTS code_imports_target ON code_imports(target);
+CREATE VIRTUAL TABLE IF NOT EXISTS code_fts USING fts5(path UNINDEXED, names, body,
+    tokenize = "unicode61 remove_diacritics 0 tokenchars '_./-:'");
+"""
+
+
+def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
+    """Bring the code tables up to date with the files under ``repo``; return counts."""
+    current = scan_files(repo)
+    known = {row[0]: (row[1], row[2]) for row in db.execute("SELECT path, mtime_ns, size FROM code_files")}
+    removed = [p for p in known if p not in current]
+    changed = sorted(p for p, stamp in current.items() if known.get(p) != stamp)
+    package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in current if p.endswith("/__init__.py") or p == "__init__.py"}
+    if not removed and not changed:
+        return {"files": len(current), "changed": 0, "removed": 0}
+    with transaction(db):
+        for path in removed + [p for p in changed if p in known]:
+            db.execute("DELETE FROM code_files WHERE path = ?", (path,))
+            db.execute("DELETE FROM code_symbols WHERE path = ?", (path,))
+            db.execute("DELETE FROM code_imports WHERE path = ?", (path,))
+            db.execute("DELETE FROM code_fts WHERE path = ?", (path,))
+        for path in changed:
+            mtime, size = current[path]
+            lang = CODE_EXTENSIONS[os.path.splitext(path)[1]]
+            test = is_test_path(path)
+            module = module_name_for(path, package_dirs) if lang == "python" else path.rsplit(".", 1)[0]
+            facts = FileFacts()
+            if not test:
+                try:
+                    text = (repo / path).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                facts = extract(text, lang, module, path.endswith("__init__.py"))
+                names = " ".join([token_text(path), token_text(module),
+                                  token_text(" ".join(sorted({s[0] for s in facts.symbols if s[1] != "inner"})))])
+                db.execute("INSERT INTO code_fts(path, names, body) VALUES (?, ?, ?)", (path, names, token_text(text)))
+                db.executemany("INSERT INTO code_symbols(path, name, lname, kind, qual, line) VALUES (?,?,?,?,?,?)",
+                               [(path, n, n.lower(), k, q, ln) for n, k, q, ln in facts.symbols])
+                db.executemany("INSERT INTO code_imports(path, target) VALUES (?, ?)",
+                               [(path, t) for t in dict.fromkeys(facts.imports)])
+            db.execute("INSERT INTO code_files(path, mtime_ns, size, module, lang, is_test, doc) VALUES (?,?,?,?,?,?,?)",
+                       (path, mtime, size, module, lang, int(test), facts.doc))
+    return {"files": len(current), "changed": len(changed), "removed": len(removed)}

@@ -1,0 +1,153 @@
+"""The derived graph: modules, files, cards, decisions and contracts, and how they relate.
+
+Nodes are ``file:<path>``, ``module:<folder>``, ``card:<name>``, ``decision:<id>``
+and ``contract:<name>``. Edges: a file is ``in`` its module, ``imports`` another
+file; a module ``depends`` on another (from its files' imports); a card
+``describes`` its module; a contract ``declares`` for its module; a decision
+``decides-about`` the files, modules and cards it names and ``supersedes`` an
+earlier one. Everything is rebuilt from the index's code tables and the memory
+documents, so it is as derived as the rest of index.db.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+__all__ = ["GRAPH_SCHEMA", "rebuild_graph", "related", "resolve_node"]
+
+GRAPH_SCHEMA = """
+CREATE TABLE IF NOT EXISTS nodes(id TEXT PRIMARY KEY, kind TEXT, label TEXT, path TEXT);
+CREATE TABLE IF NOT EXISTS edges(src TEXT, dst TEXT, kind TEXT, PRIMARY KEY(src, dst, kind));
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
+"""
+
+_DECISION_ID = re.compile(r"^(\d{1,6})")
+_SUPERSEDES = re.compile(r"supersedes?\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
+_SUPERSEDED_BY = re.compile(r"superseded\s+by\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
+_PATHISH = re.compile(r"[\w.\-]+(?:/[\w.\-]+)+|`([\w.\-/]+)`")
+
+
+def _module_of(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else "."
+
+
+def rebuild_graph(index) -> dict[str, int]:
+    """Recompute nodes and edges from the code tables and memory documents of ``index``."""
+    db = index.db
+    nodes: dict[str, tuple[str, str, str]] = {}
+    edges: set[tuple[str, str, str]] = set()
+    files = {p: m for p, m in db.execute("SELECT path, module FROM code_files WHERE is_test = 0")}
+    by_module = {m: p for p, m in sorted(files.items())}
+    for path in files:
+        mod = _module_of(path)
+        nodes[f"file:{path}"] = ("file", path, path)
+        nodes[f"module:{mod}"] = ("module", mod, mod)
+        edges.add((f"file:{path}", f"module:{mod}", "in"))
+    for path, target in db.execute("SELECT path, target FROM code_imports"):
+        if path not in files:
+            continue
+        dst = by_module.get(target) or by_module.get(target.rsplit(".", 1)[0])
+        if not dst and target.startswith("."):
+            dst = None
+        if dst and dst != path:
+            edges.add((f"file:{path}", f"file:{dst}", "imports"))
+            a, b = _module_of(path), _module_of(dst)
+            if a != b:
+                edges.add((f"module:{a}", f"module:{b}", "depends"))
+    modules = {_module_of(p) for p in files}
+    decisions: dict[str, str] = {}
+    for rel, text in db.execute("SELECT path, text FROM docs WHERE kind IN ('card', 'contract', 'decision')"):
+        name = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        if rel.startswith("modules/"):
+            nid = f"card:{name}"
+            nodes[nid] = ("card", name, rel)
+            for mod in _named_modules(text, name, modules):
+                edges.add((nid, f"module:{mod}", "describes"))
+        elif rel.startswith("contracts/"):
+            nid = f"contract:{name}"
+            nodes[nid] = ("contract", name, rel)
+            edges.add((nid, f"card:{name}", "declares"))
+        elif rel != "decisions.md":
+            m = _DECISION_ID.match(name)
+            did = str(int(m.group(1))) if m else name
+            decisions[did] = rel
+            nid = f"decision:{did}"
+            nodes[nid] = ("decision", name, rel)
+            for target in _SUPERSEDES.findall(text):
+                edges.add((nid, f"decision:{int(target)}", "supersedes"))
+            for target in _SUPERSEDED_BY.findall(text):
+                edges.add((f"decision:{int(target)}", nid, "supersedes"))
+            for found in _PATHISH.finditer(text):
+                ref = (found.group(1) or found.group(0)).strip("`./")
+                if ref in files:
+                    edges.add((nid, f"file:{ref}", "decides-about"))
+                elif ref in modules:
+                    edges.add((nid, f"module:{ref}", "decides-about"))
+            for card in re.findall(r"modules/([\w.\-]+)\.md", text):
+                edges.add((nid, f"card:{card}", "decides-about"))
+    # edges may point at nodes that are not (yet) known, e.g. a decision number not on disk
+    from .code import transaction
+
+    with transaction(db):
+        db.execute("DELETE FROM nodes")
+        db.execute("DELETE FROM edges")
+        db.executemany("INSERT INTO nodes(id, kind, label, path) VALUES (?,?,?,?)",
+                       [(k, *v) for k, v in sorted(nodes.items())])
+        db.executemany("INSERT OR IGNORE INTO edges(src, dst, kind) VALUES (?,?,?)", sorted(edges))
+    return {"nodes": len(nodes), "edges": len(edges)}
+
+
+def _named_modules(text: str, name: str, modules: set[str]) -> set[str]:
+    """Modules a card is about: its name as a folder, or folders it lists."""
+    found = {m for m in modules if m == name or m.endswith("/" + name) or m.replace("/", ".") == name}
+    for match in _PATHISH.finditer(text[:20000]):
+        ref = (match.group(1) or match.group(0)).strip("`./")
+        if ref in modules:
+            found.add(ref)
+        elif _module_of(ref) in modules and "." in ref.rsplit("/", 1)[-1]:
+            found.add(_module_of(ref))
+    return found if len(found) <= 20 else {m for m in found if m == name or m.endswith("/" + name)}
+
+
+def resolve_node(db, target: str) -> list[str]:
+    """Node ids a user's ``X`` names: an id, a file path, a module folder or dotted path, a card, a decision."""
+    target = target.strip().strip("/")
+    candidates = [target] if ":" in target else []
+    candidates += [f"file:{target}", f"module:{target}", f"module:{target.replace('.', '/')}", f"card:{target}",
+                   f"contract:{target}"]
+    if target.isdigit():
+        candidates.append(f"decision:{int(target)}")
+    m = _DECISION_ID.match(target.rsplit("/", 1)[-1])
+    if m:
+        candidates.append(f"decision:{int(m.group(1))}")
+    found = []
+    for cid in candidates:
+        if db.execute("SELECT 1 FROM nodes WHERE id = ?", (cid,)).fetchone() and cid not in found:
+            found.append(cid)
+    if not found:
+        row = db.execute("SELECT path FROM code_files WHERE module = ? AND is_test = 0", (target,)).fetchone()
+        if row:
+            found.append(f"file:{row[0]}")
+    return found
+
+
+def related(db, target: str, limit: int = 30) -> dict:
+    """The neighbours of ``target`` in both directions, grouped by edge kind, bounded."""
+    ids = resolve_node(db, target)
+    out: dict[str, list[dict]] = defaultdict(list)
+    count = 0
+    for nid in ids:
+        rows = db.execute(
+            "SELECT 'out', kind, dst FROM edges WHERE src = ? UNION ALL SELECT 'in', kind, src FROM edges WHERE dst = ? "
+            "ORDER BY 1, 2, 3", (nid, nid)).fetchall()
+        for direction, kind, other in rows:
+            if kind == "in" and direction == "in" and nid.startswith("module:") and count >= limit // 2:
+                continue
+            if count >= limit:
+                break
+            label = kind if direction == "out" else f"{kind} (from)"
+            out[label].append({"node": other, "via": nid})
+            count += 1
+    total = sum(db.execute("SELECT COUNT(*) FROM edges WHERE src = ? OR dst = ?", (n, n)).fetchone()[0] for n in ids)
+    return {"target": target, "nodes": ids, "related": dict(out), "shown": count, "total": total}

@@ -1,0 +1,333 @@
+"""The derived search index: ``runtime/index.db``, rebuildable from the files at any time.
+
+One SQLite database holds three derived things: the memory documents (every
+markdown store under ``.brain/`` and the decision records) in an FTS5 table, the
+code tables (files, symbols, imports, and their FTS5 table; see ``code``), and the
+graph (see ``graph``). Nothing in it is canonical: deleting ``runtime/`` loses
+nothing, ``refresh`` brings it up to date incrementally (memory by content hash,
+code by size and modification time) and ``rebuild`` starts from an empty file.
+Tokens are computed in Python (``tokenize``) because this SQLite cannot load a
+custom tokenizer; the FTS5 tables only split on spaces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .code import CODE_SCHEMA, refresh_code
+from .tokenize import token_text, tokens
+
+__all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet"]
+
+INDEX_FILE = "index.db"
+SCHEMA_VERSION = "3"
+MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
+SNIPPET_CHARS = 240
+
+DOCS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS docs(path TEXT PRIMARY KEY, kind TEXT, title TEXT, hash TEXT, text TEXT);
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(path UNINDEXED, kind UNINDEXED, title, body,
+    tokenize = "unicode61 remove_diacritics 0 tokenchars '_./-:'");
+"""
+
+
+def kind_of(path: str) -> str:
+    """The memory kind of a path relative to .brain/ (decision records may live elsewhere)."""
+    top = path.split("/", 1)[0]
+    return {
+        "now.md": "now", "focus.md": "focus", "notes": "note", "workflows": "workflow", "modules": "card",
+        "decisions": "decision", "decisions.md": "decision", "handoffs": "handoff", "contracts": "contract",
+        "agents": "profile", "@decisions": "decision",
+    }.get(top, "memory")
+
+
+def _title(path: str, text: str) -> str:
+    for line in text.splitlines()[:20]:
+        if line.startswith("#"):
+            return line.lstrip("#").strip()[:120]
+    return path
+
+
+def snippet(text: str, query_tokens: set[str], width: int = SNIPPET_CHARS) -> str:
+    """The most query-dense line of ``text`` with some context, at most ``width`` characters."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    best, best_score = 0, -1
+    for i, line in enumerate(lines[:2000]):
+        got = len(set(tokens(line)) & query_tokens)
+        if got > best_score:
+            best, best_score = i, got
+    out = lines[best]
+    j = best + 1
+    while len(out) < width and j < len(lines):
+        out += " / " + lines[j]
+        j += 1
+    out = re.sub(r"\s+", " ", out)
+    return out if len(out) <= width else out[: width - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    path: str
+    kind: str
+    title: str
+    snippet: str
+    score: float
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "kind": self.kind, "title": self.title, "snippet": self.snippet,
+                "score": round(self.score, 4)}
+
+
+class SearchIndex:
+    """The index of one brain. Opened lazily; every method is safe on a missing file."""
+
+    def __init__(self, brain_dir: Path, repo: Path, runtime: Path, decisions_dir: str | None = None) -> None:
+        self.brain_dir = brain_dir
+        self.repo = repo
+        self.path = runtime / INDEX_FILE
+        self.decisions_dir = decisions_dir
+        self._db: sqlite3.Connection | None = None
+
+    # -- connection ----------------------------------------------------------------
+    @property
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            version = None
+            try:
+                version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            except sqlite3.OperationalError:
+                pass
+            if version is not None and version[0] != SCHEMA_VERSION:
+                db.close()
+                self._remove_files()
+                db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+                db.execute("PRAGMA journal_mode=WAL")
+            from .graph import GRAPH_SCHEMA
+
+            db.executescript(DOCS_SCHEMA + CODE_SCHEMA + GRAPH_SCHEMA)
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            self._db = db
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _remove_files(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(str(self.path) + suffix)
+            except FileNotFoundError:
+                pass
+
+    # -- memory documents ----------------------------------------------------------
+    def memory_files(self) -> dict[str, Path]:
+        """Every markdown store: .brain/**/*.md (runtime excluded) and the decision records folder."""
+        found: dict[str, Path] = {}
+        for path in sorted(self.brain_dir.rglob("*.md")):
+            rel = path.relative_to(self.brain_dir).as_posix()
+            if rel.split("/", 1)[0] == "runtime" or any(p.startswith(".") for p in rel.split("/")):
+                continue
+            found[rel] = path
+        for path in sorted(self.brain_dir.glob("contracts/*.yml")):
+            found[path.relative_to(self.brain_dir).as_posix()] = path
+        if self.decisions_dir:
+            folder = (self.repo / self.decisions_dir).resolve()
+            if folder.is_dir() and folder != (self.brain_dir / "decisions").resolve():
+                for path in sorted(folder.glob("*.md")):
+                    found[f"@decisions/{path.name}"] = path
+        return found
+
+    def _put_doc(self, rel: str, text: str) -> bool:
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        row = self.db.execute("SELECT hash FROM docs WHERE path = ?", (rel,)).fetchone()
+        if row and row[0] == digest:
+            return False
+        kind, title = kind_of(rel), _title(rel, text)
+        self.db.execute("DELETE FROM docs WHERE path = ?", (rel,))
+        self.db.execute("DELETE FROM docs_fts WHERE path = ?", (rel,))
+        self.db.execute("INSERT INTO docs(path, kind, title, hash, text) VALUES (?,?,?,?,?)", (rel, kind, title, digest, text))
+        self.db.execute("INSERT INTO docs_fts(path, kind, title, body) VALUES (?,?,?,?)",
+                        (rel, kind, token_text(title + " " + rel), token_text(text)))
+        return True
+
+    def _drop_doc(self, rel: str) -> None:
+        self.db.execute("DELETE FROM docs WHERE path = ?", (rel,))
+        self.db.execute("DELETE FROM docs_fts WHERE path = ?", (rel,))
+
+    def update_memory(self, rel: str) -> None:
+        """Re-index one memory path after a write (the Brain.on_write listener)."""
+        files = self.memory_files()
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if rel in files:
+                self._put_doc(rel, files[rel].read_text(encoding="utf-8", errors="replace"))
+            else:
+                self._drop_doc(rel)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        if rel.split("/", 1)[0] in ("modules", "decisions", "contracts", "@decisions") or rel == "decisions.md":
+            from .graph import rebuild_graph
+
+            rebuild_graph(self)
+
+    def refresh_memory(self) -> dict[str, int]:
+        files = self.memory_files()
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            known = {r[0] for r in db.execute("SELECT path FROM docs")}
+            removed = sorted(known - set(files))
+            for rel in removed:
+                self._drop_doc(rel)
+            changed = 0
+            for rel, path in files.items():
+                try:
+                    text = path.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                changed += self._put_doc(rel, text)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return {"documents": len(files), "changed": changed, "removed": len(removed)}
+
+    def add_documents(self, docs: Iterable[tuple[str, str, str]]) -> int:
+        """Bulk-index (path, kind, text) documents in one transaction (imports, benchmarks)."""
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        count = 0
+        try:
+            rows, fts = [], []
+            for rel, kind, text in docs:
+                title = _title(rel, text)
+                rows.append((rel, kind, title, hashlib.sha256(text.encode("utf-8")).hexdigest(), text))
+                fts.append((rel, kind, token_text(title + " " + rel), token_text(text)))
+                count += 1
+            db.executemany("INSERT OR REPLACE INTO docs(path, kind, title, hash, text) VALUES (?,?,?,?,?)", rows)
+            db.executemany("INSERT INTO docs_fts(path, kind, title, body) VALUES (?,?,?,?)", fts)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return count
+
+    # -- everything ----------------------------------------------------------------
+    def refresh(self, *, code: bool = True) -> dict:
+        """Bring memory, code and graph up to date; return what changed."""
+        from .graph import rebuild_graph
+
+        stats = {"memory": self.refresh_memory()}
+        if code:
+            stats["code"] = refresh_code(self.db, self.repo)
+        stats["graph"] = rebuild_graph(self)
+        return stats
+
+    def refresh_code(self) -> dict[str, int]:
+        return refresh_code(self.db, self.repo)
+
+    def rebuild(self) -> dict:
+        self.close()
+        self._remove_files()
+        return self.refresh()
+
+    # -- queries -----------------------------------------------------------------
+    def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[SearchHit]:
+        """Memory documents and code files matching ``query``, best first, with bounded snippets."""
+        words = list(dict.fromkeys(tokens(query, stop=True) or tokens(query)))[:32]
+        if not words or limit <= 0:
+            return []
+        hits: list[SearchHit] = []
+        if kind != "code":
+            hits += self._search_docs(words, kind, limit)
+        if kind in (None, "code"):
+            hits += self._search_code(words, limit)
+        if kind is None:
+            hits.sort(key=lambda h: (-h.score, h.path))
+        return hits[:limit]
+
+    def _match(self, table: str, words: list[str], extra: str, params: tuple, limit: int, weights: str):
+        quoted = ['"' + w.replace('"', '""') + '"' for w in words]
+        for op in (" AND ", " OR "):
+            sql = (f"SELECT path, bm25({table}, {weights}) AS s FROM {table} WHERE {table} MATCH ? {extra} "
+                   f"ORDER BY s LIMIT ?")
+            try:
+                rows = self.db.execute(sql, (op.join(quoted), *params, limit)).fetchall()
+            except sqlite3.OperationalError:
+                rows = []
+            if rows or len(quoted) == 1:
+                return rows, op == " AND "
+        return [], False
+
+    def _search_docs(self, words: list[str], kind: str | None, limit: int) -> list[SearchHit]:
+        extra, params = ("AND kind = ?", (kind,)) if kind else ("", ())
+        rows, _ = self._match("docs_fts", words, extra, params, limit, "0.0, 0.0, 3.0, 1.0")
+        if not rows:
+            return []
+        top = -rows[0][1] or 1.0
+        wanted = set(words)
+        hits = []
+        for path, s in rows:
+            doc = self.db.execute("SELECT kind, title, text FROM docs WHERE path = ?", (path,)).fetchone()
+            if doc:
+                hits.append(SearchHit(path if not path.startswith("@decisions/") else f"{self.decisions_dir}/{path[11:]}",
+                                      doc[0], doc[1], snippet(doc[2], wanted), -s / top))
+        return hits
+
+    def _search_code(self, words: list[str], limit: int) -> list[SearchHit]:
+        rows, _ = self._match("code_fts", words, "", (), limit, "0.0, 3.0, 1.0")
+        if not rows:
+            return []
+        top = -rows[0][1] or 1.0
+        wanted = set(words)
+        hits = []
+        for path, s in rows:
+            syms = [f"{q} (line {ln})" for q, ln in self.db.execute(
+                "SELECT qual, line FROM code_symbols WHERE path = ? ORDER BY line", (path,))
+                if wanted & set(tokens(q))][:6]
+            module = self.db.execute("SELECT module, doc FROM code_files WHERE path = ?", (path,)).fetchone()
+            text = ("defines " + ", ".join(syms)) if syms else (module[1] if module and module[1] else "")
+            hits.append(SearchHit(path, "code", module[0] if module else path,
+                                  text[:SNIPPET_CHARS], 0.9 * -s / top))
+        return hits
+
+    def code_view(self):
+        from .locate import CodeView
+
+        return CodeView(self.db)
+
+    def dump(self) -> dict:
+        """A canonical, order-independent picture of the index (tests compare rebuild and incremental)."""
+        db = self.db
+        return {
+            "docs": sorted(db.execute("SELECT path, kind, title, hash FROM docs").fetchall()),
+            "docs_fts": sorted(db.execute("SELECT path, kind, title, body FROM docs_fts").fetchall()),
+            "code_files": sorted(db.execute("SELECT path, module, lang, is_test, doc FROM code_files").fetchall()),
+            "code_symbols": sorted(db.execute("SELECT path, name, kind, qual, line FROM code_symbols").fetchall()),
+            "code_imports": sorted(db.execute("SELECT path, target FROM code_imports").fetchall()),
+            "code_fts": sorted(db.execute("SELECT path, names, body FROM code_fts").fetchall()),
+            "nodes": sorted(db.execute("SELECT id, kind, label, path FROM nodes").fetchall()),
+            "edges": sorted(db.execute("SELECT src, dst, kind FROM edges").fetchall()),
+        }

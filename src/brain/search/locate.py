@@ -1,0 +1,349 @@
+"""Task localization: which files (and modules) a task text is about.
+
+No model, only evidence a reader would use, each kind weighed by how specific it is:
+
+1. paths the text names (``django/forms/fields.py``, ``src/app/x.ts:12``), traceback
+   frames (``File ".../pkg/mod.py", line 3, in f``: the deepest frame inside the
+   repository weighs most);
+2. dotted module paths (``pkg.sub.mod`` or ``pkg.sub.Name``, followed through a
+   package's re-exports to the module that defines the name);
+3. identifiers that match symbols the code defines (``Class.method`` pairs most, then
+   classes and functions, then methods and attributes), weighted by how few files
+   define them, how code-like the word looks, and whether the title names it;
+   identifiers that equal a file's name (``makemigrations`` -> ``.../makemigrations.py``);
+4. full-text BM25 over the files' identifier tokens, as the tie-breaker and the
+   fallback when the text names no code at all;
+5. the session's claims and the working tree's changed files, when present.
+
+Test files are never the answer: they are demoted below every other file. The
+signal extraction is pure (``extract_signals``); scoring reads a ``CodeView``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from .tokenize import STOPWORDS, tokens
+
+__all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", "locate", "MAX_TASK_CHARS"]
+
+MAX_TASK_CHARS = 60_000  # a huge task text is read at its head and tail (tracebacks end texts)
+
+_EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sh)"
+_PATH = re.compile(r"(?<![\w.])((?:[A-Za-z]:)?(?:[\w.\-~]+[/\\])*[\w\-]+\." + _EXT + r")(?![\w])")
+_FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
+_DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w])")
+_IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w{2,}(?![\w])|(?<=\.)[A-Za-z_]\w{2,}(?![\w])")
+_BACKTICK = re.compile(r"`([^`\n]{1,120})`")
+
+W_PATH = 8.0
+W_FRAME = 4.0
+W_FRAME_LAST = 7.0
+W_MODULE = 5.0
+W_QUAL = 5.0
+W_SYMBOL = 3.0
+W_STEM = 2.5
+W_BM25 = 3.0
+W_CHANGED = 1.5
+W_CLAIMED = 2.0
+TEST_FACTOR = 0.02
+KIND_FACTOR = {"class": 1.0, "function": 1.0, "var": 0.8, "method": 0.7, "attr": 0.45, "inner": 0.3}
+
+
+@dataclass
+class Signals:
+    """What a task text says about code, before looking at any repository."""
+
+    paths: list[tuple[str, float]] = field(default_factory=list)  # (path as written, weight)
+    frames: list[tuple[str, str]] = field(default_factory=list)  # (path, function) of traceback frames in order
+    dotted: list[str] = field(default_factory=list)
+    idents: dict[str, float] = field(default_factory=dict)  # identifier -> code-likeness x title x mentions
+    words: list[str] = field(default_factory=list)  # query tokens for full text
+
+
+def _codeness(word: str, marked: bool) -> float:
+    if marked:
+        return 1.0
+    inner = word.strip("_")
+    if "_" in inner or re.search(r"[a-z][A-Z]", inner) or re.search(r"\d", inner):
+        return 1.0
+    if word.startswith("_") or word.endswith("_"):
+        return 1.0
+    if inner.isupper() and len(inner) > 3:
+        return 0.6
+    if inner[:1].isupper():
+        return 0.5
+    return 0.2
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_TASK_CHARS:
+        return text
+    half = MAX_TASK_CHARS // 2
+    return text[:half] + "\n" + text[-half:]
+
+
+def extract_signals(text: str | None) -> Signals:
+    """Paths, traceback frames, dotted names, identifiers and query words of a task text (pure)."""
+    sig = Signals()
+    if not text or not text.strip():
+        return sig
+    text = _clip(text)
+    title = text.strip().split("\n", 1)[0]
+    for match in _FRAME.finditer(text):
+        sig.frames.append((match.group(1).replace("\\", "/"), match.group(3) or ""))
+    framed = {f for f, _ in sig.frames}
+    for match in _PATH.finditer(text):
+        path = match.group(1).replace("\\", "/")
+        if path not in framed:
+            sig.paths.append((path, 2.0 if match.start() < len(title) else 1.0))
+    marked: set[str] = set()
+    for match in _BACKTICK.finditer(text):
+        marked.update(re.findall(r"[A-Za-z_]\w+", match.group(1)))
+    for match in re.finditer(r"([A-Za-z_]\w+)\s*\(", text):
+        marked.add(match.group(1))
+    for match in _DOTTED.finditer(text):
+        dotted = match.group(1)
+        if not re.search(r"\." + _EXT + r"$", dotted) and dotted.count(".") < 12:
+            sig.dotted.append(dotted)
+    counts = Counter(m.group() for m in _IDENT.finditer(text))
+    in_title = set(_IDENT.findall(title)) | {m.group() for m in re.finditer(r"[A-Za-z_]\w{2,}", title)}
+    for word, count in counts.items():
+        if word.lower() in STOPWORDS:
+            continue
+        weight = _codeness(word, word in marked) * (1.0 + 0.4 * math.log(count))
+        if word in in_title:
+            weight *= 2.0
+        sig.idents[word] = weight
+    sig.words = tokens(text, stop=True)
+    return sig
+
+
+# -- the repository side ----------------------------------------------------------
+
+
+class CodeView:
+    """Read-only lookups over the code tables of index.db, loaded once per use."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.files: dict[str, tuple[str, bool]] = {}
+        self.by_module: dict[str, str] = {}
+        self.by_suffix: dict[str, list[str]] = defaultdict(list)
+        self.by_stem: dict[str, list[str]] = defaultdict(list)
+        for path, module, is_test in db.execute("SELECT path, module, is_test FROM code_files"):
+            self.files[path] = (module, bool(is_test))
+            if not is_test:
+                self.by_module.setdefault(module, path)
+                stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+                if stem != "__init__":
+                    self.by_stem[stem.lower()].append(path)
+            parts = path.split("/")
+            for i in range(len(parts)):
+                self.by_suffix["/".join(parts[i:])].append(path)
+
+    def is_test(self, path: str) -> bool:
+        return self.files.get(path, ("", False))[1]
+
+    def resolve_path(self, written: str) -> list[str]:
+        """Repository files a written path (absolute, relative, or a tail) points to."""
+        parts = [p for p in written.split("/") if p not in ("", ".")]
+        for i in range(len(parts)):
+            hits = self.by_suffix.get("/".join(parts[i:]))
+            if hits:
+                return hits if len(parts) - i > 1 or len(hits) <= 3 else []
+        return []
+
+    def definitions(self, names: list[str]) -> dict[str, list[tuple[str, str, str]]]:
+        """name -> [(path, kind, qualname)] for exact (case-sensitive) names, test files excluded."""
+        found: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        names = list(dict.fromkeys(names))
+        for i in range(0, len(names), 500):
+            chunk = names[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for path, name, kind, qual in self.db.execute(
+                f"SELECT path, name, kind, qual FROM code_symbols WHERE lname IN ({marks})", [n.lower() for n in chunk]
+            ):
+                found[name].append((path, kind, qual))
+        return found
+
+    def imports_of(self, path: str) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT target FROM code_imports WHERE path = ?", (path,))]
+
+    def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False) -> list[tuple[str, float]]:
+        """Files ranked by BM25 over their identifier tokens (non-test files only)."""
+        terms = [w for w in dict.fromkeys(words) if len(w) > 1][:200]
+        if not terms:
+            return []
+        query = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        weights = "0.0, 0.0, 1.0" if body_only else "0.0, 2.0, 1.0"
+        try:
+            rows = self.db.execute(f"SELECT path, bm25(code_fts, {weights}) AS s FROM code_fts WHERE code_fts MATCH ? "
+                                   f"ORDER BY s LIMIT ?", (query, limit)).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [(path, -score) for path, score in rows]
+
+
+@dataclass
+class FileHit:
+    path: str
+    score: float
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Localization:
+    files: list[FileHit]
+    modules: list[tuple[str, float]]
+
+    @property
+    def paths(self) -> list[str]:
+        return [h.path for h in self.files]
+
+
+def _module_of(view: CodeView, path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else "."
+
+
+def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed: list[str] = (),
+           module: str | None = None, limit: int = 20) -> Localization:
+    """Rank the repository's files for a task text; most likely first."""
+    sig = extract_signals(text)
+    score: dict[str, float] = defaultdict(float)
+    why: dict[str, list[tuple[float, str]]] = defaultdict(list)
+
+    def add(path: str, weight: float, reason: str) -> None:
+        if weight <= 0:
+            return
+        score[path] += weight
+        why[path].append((weight, reason))
+
+    # 1. traceback frames and written paths
+    inside = [(f, fn, view.resolve_path(f)) for f, fn in sig.frames]
+    inside = [(f, fn, hits) for f, fn, hits in inside if hits]
+    for i, (_, fn, hits) in enumerate(inside):
+        last = i == len(inside) - 1
+        for path in hits:
+            add(path, (W_FRAME_LAST if last else W_FRAME) / len(hits), f"traceback frame{f' in {fn}' if fn else ''}")
+    for written, weight in sig.paths:
+        hits = view.resolve_path(written)
+        for path in hits:
+            add(path, W_PATH * weight / 2 / len(hits), f"path `{written}` in the task")
+
+    # 2. dotted module paths and Class.member pairs
+    names: set[str] = set(sig.idents)
+    for dotted in sig.dotted:
+        names.update(dotted.split("."))
+    defs = view.definitions(sorted(names))
+    class_files: dict[str, set[str]] = defaultdict(set)
+    for name, rows in defs.items():
+        for path, kind, _ in rows:
+            if kind == "class":
+                class_files[name].add(path)
+    quals: dict[str, set[str]] = defaultdict(set)
+    for rows in defs.values():
+        for path, kind, qual in rows:
+            quals[qual].add(path)
+    seen_dotted: set[str] = set()
+    for dotted in sig.dotted:
+        if dotted in seen_dotted:
+            continue
+        seen_dotted.add(dotted)
+        parts = dotted.split(".")
+        resolved = False
+        for k in range(len(parts), 1, -1):
+            path = view.by_module.get(".".join(parts[:k]))
+            if path is None:
+                continue
+            rest = parts[k:]
+            resolved = True
+            if not rest:
+                add(path, W_MODULE * (0.5 if path.endswith("__init__.py") else 1.0), f"module `{dotted}` named")
+            else:
+                target = _follow(view, path, rest[0], defs)
+                if target:
+                    add(target, W_MODULE, f"`{dotted}` defined here")
+                else:
+                    add(path, W_MODULE * 0.4, f"module of `{dotted}`")
+            break
+        if resolved:
+            continue
+        for a, b in zip(parts, parts[1:]):
+            hits = quals.get(f"{a}.{b}", set()) - {p for p in quals.get(f"{a}.{b}", set()) if view.is_test(p)}
+            if hits and len(hits) <= 5:
+                for path in hits:
+                    add(path, W_QUAL / len(hits) ** 0.5, f"`{a}.{b}` defined here")
+
+    # 3. identifiers matching definitions, and file names
+    for word, weight in sig.idents.items():
+        rows = [r for r in defs.get(word, []) if not view.is_test(r[0])]
+        per_file: dict[str, float] = {}
+        for path, kind, _ in rows:
+            per_file[path] = max(per_file.get(path, 0.0), KIND_FACTOR.get(kind, 0.5))
+        if per_file and len(per_file) <= 40:
+            idf = 1.0 / len(per_file) ** 0.8
+            for path, kind_factor in per_file.items():
+                add(path, W_SYMBOL * weight * idf * kind_factor, f"defines `{word}`")
+        stems = view.by_stem.get(word.lower(), [])
+        if stems and len(stems) <= 10 and (weight >= 0.5 or word.lower() == word):
+            for path in stems:
+                add(path, W_STEM * min(weight, 2.0) / len(stems) ** 0.8, f"file named `{word}`")
+
+    # 4. full text
+    ranked = view.bm25(sig.words, 60)
+    if ranked:
+        top = ranked[0][1] or 1.0
+        for path, s in ranked:
+            add(path, W_BM25 * s / top, "full-text match")
+
+    # 5. working state
+    for path in changed:
+        if path in view.files and not view.is_test(path):
+            add(path, W_CHANGED, "changed in the working tree")
+    for path in claimed:
+        for hit in view.resolve_path(path) if path in view.files or "/" in path else []:
+            add(hit, W_CLAIMED, "claimed by this session")
+    if module:
+        prefix = module.replace(".", "/").strip("/") + "/"
+        for path in list(score):
+            if path.startswith(prefix):
+                add(path, 2.0, f"in module `{module}`")
+
+    for path in list(score):
+        if view.is_test(path):
+            score[path] *= TEST_FACTOR
+    order = sorted(score, key=lambda p: (-score[p], p))[:limit]
+    hits = []
+    for path in order:
+        reasons = []
+        for _, reason in sorted(why[path], key=lambda r: -r[0]):
+            if reason not in reasons:
+                reasons.append(reason)
+        hits.append(FileHit(path, round(score[path], 4), reasons[:3]))
+    modules: dict[str, float] = defaultdict(float)
+    for hit in hits:
+        modules[_module_of(view, hit.path)] += hit.score
+    return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _follow(view: CodeView, path: str, name: str, defs: dict) -> str | None:
+    """The file defining ``name`` as seen from module file ``path`` (following re-exports)."""
+    for _ in range(4):
+        rows = defs.get(name)
+        if rows and any(p == path for p, _, _ in rows):
+            return path
+        nxt = None
+        for target in view.imports_of(path):
+            if target.endswith("." + name):
+                nxt = view.by_module.get(target[: -len(name) - 1])
+                if nxt:
+                    break
+        if not nxt or nxt == path:
+            return None
+        path = nxt
+    return None

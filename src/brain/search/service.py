@@ -1,0 +1,121 @@
+"""The library calls behind `Brain.search`, `Brain.related` and `Brain.locate`.
+
+Input checks live here (one place for CLI, MCP and boot); the index is created on
+first need and refreshed incrementally, and a brain with search disabled answers
+with nothing rather than an error.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+from ..errors import InvalidInput
+from .index import MEMORY_KINDS
+from .locate import Localization, locate as rank_files
+
+__all__ = ["search", "related", "locate", "ensure_index", "changed_files", "SEARCH_KINDS", "MAX_LIMIT"]
+
+SEARCH_KINDS = (*MEMORY_KINDS, "code")
+MAX_LIMIT = 100
+MAX_QUERY_CHARS = 2000
+
+
+def _check_limit(limit) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, not {limit!r}", field="limit")
+    return limit
+
+
+def ensure_index(brain, *, code: bool = True):
+    """The brain's index, built when missing; memory (and code, when asked) brought up to date."""
+    index = brain.index
+    if not index.exists:
+        index.refresh(code=code)
+        return index
+    memory = index.refresh_memory()
+    code_stats = index.refresh_code() if code else {"changed": 0, "removed": 0}
+    if memory["changed"] or memory["removed"] or code_stats["changed"] or code_stats["removed"]:
+        from .graph import rebuild_graph
+
+        rebuild_graph(index)
+    return index
+
+
+def search(brain, query: str, *, kind: str | None = None, limit: int = 10) -> list[dict]:
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidInput("the search query is empty", field="query")
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidInput(f"the search query is longer than {MAX_QUERY_CHARS} characters", field="query")
+    if kind is not None and kind not in SEARCH_KINDS:
+        raise InvalidInput(f"unknown kind {kind!r}; use one of {', '.join(SEARCH_KINDS)}", field="kind")
+    _check_limit(limit)
+    if not brain.settings.get("search.enabled"):
+        return []
+    index = ensure_index(brain, code=kind in (None, "code"))
+    return [hit.to_dict() for hit in index.search(query, kind=kind, limit=limit)]
+
+
+def related(brain, target: str, *, limit: int = 30) -> dict:
+    from ..errors import NotFound
+    from .graph import related as graph_related
+
+    if not isinstance(target, str) or not target.strip():
+        raise InvalidInput("name a file, module, card, decision or contract", field="target")
+    _check_limit(limit)
+    index = ensure_index(brain)
+    found = graph_related(index.db, target, limit=limit)
+    if not found["nodes"]:
+        raise NotFound(f"{target!r} in the graph", hint="give a file path, a module folder, a card name or a decision number")
+    return found
+
+
+def changed_files(repo) -> list[str]:
+    """Files changed in the working tree (modified, added, untracked), repository-relative."""
+    if not (repo / ".git").exists():
+        return []
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "-z"], cwd=repo,
+                             capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if out.returncode != 0:
+        return []
+    paths = []
+    items = out.stdout.split("\0")
+    i = 0
+    while i < len(items):
+        item = items[i]
+        if len(item) > 3:
+            status, path = item[:2], item[3:]
+            if "R" in status or "C" in status:
+                i += 1  # the rename's source follows
+            if "D" not in status and not path.startswith(".brain/"):
+                paths.append(path)
+        i += 1
+    return sorted(paths)
+
+
+def _claimed(brain, session: str | None) -> list[str]:
+    if not session or not brain.has_coordination_store():
+        return []
+    try:
+        return [c.item for c in brain.coord.claims(session=session)]
+    except Exception:  # coordination trouble must not cost the boot its files
+        return []
+
+
+def locate(brain, task: str | None, *, module: str | None = None, session: str | None = None,
+           limit: int = 20) -> Localization:
+    if task is not None and not isinstance(task, str):
+        raise InvalidInput("task must be text", field="task")
+    _check_limit(limit)
+    if not brain.settings.get("search.enabled"):
+        return Localization([], [])
+    if not (task and task.strip()) and not module:
+        return Localization([], [])  # a boot without a task stays cheap: no git, no index
+    changed = changed_files(brain.repo)
+    claimed = _claimed(brain, session)
+    index = brain.index
+    if not index.exists or brain.settings.get("search.refresh_on_boot"):
+        index = ensure_index(brain)
+    return rank_files(index.code_view(), task, changed=changed, claimed=claimed, module=module, limit=limit)

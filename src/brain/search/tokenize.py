@@ -1,0 +1,92 @@
+"""Identifier-aware tokens, computed in Python on both sides of the index.
+
+SQLite here cannot load a custom FTS5 tokenizer, so the index is fed text that is
+already split: every word is lowercased, and an identifier yields itself whole plus
+its parts (``parseHTTPResponse`` -> parsehttpresponse, parse, http, response;
+``bulk_create`` -> bulk_create, bulk, create; ``django.db.models`` -> django.db.models,
+django, db, models). The same function runs on queries, so a search for either the
+whole name or one of its parts finds the document.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["tokens", "token_text", "split_identifier", "WORD", "STOPWORDS"]
+
+# a run of identifier characters, optionally joined by dots, slashes or dashes
+WORD = re.compile(r"[^\W_][\w]*(?:[./\-:][^\W_][\w]*)*|_+[^\W_]\w*", re.UNICODE)
+_CASE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+STOPWORDS = frozenset(
+    "a an and are as at be but by for from has have i if in into is it its of on or so such that the their "
+    "then there these this to was were will with not no can do does did should would could when which while "
+    "we you he she they them my me our your self cls def return none true false".split()
+)
+
+MAX_TOKEN = 80
+
+
+def split_identifier(word: str) -> list[str]:
+    """Parts of one identifier, lowercased, without the whole (see ``tokens``)."""
+    parts: list[str] = []
+    for chunk in re.split(r"[./\-:_]+", word):
+        if not chunk:
+            continue
+        found = _CASE.findall(chunk) if chunk.isascii() else [chunk]
+        if len(found) > 1 or chunk.lower() not in parts:
+            parts.extend(p.lower() for p in found)
+    return parts
+
+
+def tokens(text: str, *, parts: bool = True, stop: bool = False) -> list[str]:
+    """Lowercased tokens of ``text``: each identifier whole, then its parts.
+
+    ``stop`` drops common English and keyword stop words (used for queries built
+    from long free text, never for the indexed side).
+    """
+    out: list[str] = []
+    cache = _CACHE[(parts, stop)]
+    for word in WORD.findall(text):
+        got = cache.get(word)
+        if got is None:
+            got = _word_tokens(word, parts, stop)
+            if len(cache) > 200_000:
+                cache.clear()
+            cache[word] = got
+        out.extend(got)
+    return out
+
+
+_CACHE: dict[tuple[bool, bool], dict[str, tuple[str, ...]]] = {(a, b): {} for a in (True, False) for b in (True, False)}
+
+
+def _word_tokens(word: str, parts: bool, stop: bool) -> tuple[str, ...]:
+    word = word.strip("_")
+    if not word:
+        return ()
+    if any(c in word for c in "./-:"):
+        # a dotted or slashed path: the whole path, each identifier in it, and their parts
+        whole = word.lower()[:MAX_TOKEN]
+        out = [] if stop and whole in STOPWORDS else [whole]
+        for piece in re.split(r"[./\-:]+", word):
+            piece = piece.strip("_")
+            if piece:
+                out.extend(_ident(piece, parts, stop))
+        return tuple(out)
+    return tuple(_ident(word, parts, stop))
+
+
+def _ident(word: str, parts: bool, stop: bool) -> list[str]:
+    whole = word.lower()[:MAX_TOKEN]
+    got = [] if stop and whole in STOPWORDS else [whole]
+    if parts and not word.isalpha() or (parts and not word.islower() and not word.isupper()):
+        pieces = split_identifier(word)
+        if len(pieces) > 1:
+            got.extend(p for p in pieces if not (stop and p in STOPWORDS))
+    return got
+
+
+def token_text(text: str) -> str:
+    """The space-joined token string stored in an FTS5 column."""
+    return " ".join(tokens(text))
