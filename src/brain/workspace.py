@@ -170,6 +170,56 @@ class Brain:
 
         return run_checks(self)
 
+    # -- module cards and decisions (lazy: brain.cards, brain.decisions) ---------
+    def map(self, module: str | None = None, *, check: bool = False, force: bool = False, progress=None):
+        """Build or refresh the module cards (brain.cards.MapReport); ``check`` writes nothing."""
+        from .cards import build_map
+
+        return build_map(self, module, check=check, force=force, progress=progress)
+
+    def card(self, module: str, *, check_stale: bool = True):
+        """The parsed card of ``module`` (brain.cards.Card) with its staleness, or None."""
+        from .cards import load_card
+
+        return load_card(self, module, check_stale=check_stale)
+
+    def module_of_path(self, path: str) -> str | None:
+        """The module (card name) a file belongs to, or None."""
+        from .cards import module_of_path
+
+        return module_of_path(self, path)
+
+    def report_done(self, module: str, *, how_to_use: str | None = None, summary: str | None = None) -> dict:
+        """Refresh ``module``'s card; replace only its How to use section when ``how_to_use`` is given."""
+        from .cards import report_done
+
+        return report_done(self, module, how_to_use=how_to_use, summary=summary)
+
+    def decisions(self, query: str | None = None, module: str | None = None, *, include_inactive: bool = False) -> list[dict]:
+        """Decision records as dicts (number, title, status, current, modules, path, line), filtered.
+
+        ``"\n".join(d["line"] for d in ...)`` is the filtered one-line index (MCP `brain_decisions`)."""
+        from .decisions import list_decisions
+
+        return list_decisions(self, query=query, module=module, include_inactive=include_inactive)
+
+    def new_decision(self, title: str, *, status: str = "proposed", modules: list[str] | None = None,
+                     supersedes: str | int | None = None, body: str | None = None) -> dict:
+        from .decisions import new_decision
+
+        return new_decision(self, title, status=status, modules=modules or [], supersedes=supersedes, body=body)
+
+    def set_decision_status(self, number: str | int, status: str) -> dict:
+        from .decisions import set_status
+
+        return set_status(self, number, status)
+
+    def reindex_decisions(self) -> str:
+        """Rewrite decisions.md from the records; returns its path relative to the repository."""
+        from .decisions import write_index
+
+        return write_index(self)
+
     # -- search index, graph and task localization (lazy: brain.search) ----------
     @property
     def index(self):

@@ -1,0 +1,195 @@
+"""Module cards: one markdown file per module, generated mechanically, read at boot.
+
+Public functions (the boot, the search and the MCP surfaces call these):
+
+* ``build_map(brain, module=None, check=False, force=False, progress=None) -> MapReport``
+* ``load_card(brain, module, check_stale=True) -> Card | None``
+* ``module_of_path(brain, path) -> str | None``: the module a file belongs to
+* ``list_modules(brain) -> list[Module]``
+* ``report_done(brain, module, how_to_use=None, summary=None) -> dict``
+
+See docs/cards.md for the card format and the discovery rules.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InvalidInput
+from .discovery import Module, card_rel_path
+from .markers import BEGIN, END, PLACEHOLDER, SOURCE_RE, join_card, parse_card
+from .mapper import MapReport, Mapper
+
+__all__ = ["Card", "MapReport", "Module", "build_map", "load_card", "module_of_path", "list_modules", "report_done",
+           "card_rel_path", "integration_text", "card_body"]
+
+_DEP_LINE = re.compile(r"^- `([^`]+)` \((\d+) files?:", re.M)
+
+
+@dataclass
+class Card:
+    module: str
+    path: str                     # relative to .brain/
+    text: str
+    sections: dict[str, str]
+    human: str                    # the How to use text ("" when not written yet)
+    source_hash: str | None
+    stale: bool | None = None     # None: not checked
+    files: tuple[str, ...] = ()   # repository-relative source files
+    dependencies: list[str] = field(default_factory=list)   # internal modules, most imported first
+    intact: bool = True
+
+    def section(self, name: str) -> str:
+        return self.sections.get(name, "")
+
+
+def _mapper(brain) -> Mapper:
+    return Mapper(brain)
+
+
+def build_map(brain, module: str | None = None, *, check: bool = False, force: bool = False, progress=None) -> MapReport:
+    """Build or refresh the cards (all, or one module's); with ``check``, only report what is stale."""
+    return _mapper(brain).build(module, check=check, force=force, progress=progress)
+
+
+def list_modules(brain) -> list[Module]:
+    mapper = _mapper(brain)
+    if not mapper.load_layout():
+        mapper.modules()
+    return list(mapper.modules())
+
+
+def _normalize_module(name: str) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput("a module name is required", field="module")
+    name = name.strip().strip("/")
+    if name.endswith(".md"):
+        name = name[:-3]
+    if name.startswith("modules/"):
+        name = name[len("modules/"):]
+    if name in ("", "_root"):
+        return "."
+    if ".." in name.split("/") or name.startswith("~") or "\\" in name:
+        raise InvalidInput(f"module name {name!r} is not a repository folder", field="module")
+    return name
+
+
+def module_of_path(brain, path: str) -> str | None:
+    """The module a file or folder belongs to (absolute or repository-relative path), or None."""
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            path = p.resolve().relative_to(brain.repo).as_posix()
+        except ValueError:
+            return None
+    path = path.strip().lstrip("./") if path not in (".", "./") else ""
+    mapper = _mapper(brain)
+    if not mapper.load_layout():
+        mapper.modules()
+    if (brain.repo / path).is_dir():
+        path = path.rstrip("/") + "/__probe__"
+    return mapper.owner(path)
+
+
+def load_card(brain, module: str, *, check_stale: bool = True) -> Card | None:
+    """The card of ``module`` parsed, with its staleness when ``check_stale``; None when no card exists."""
+    name = _normalize_module(module)
+    rel = card_rel_path(name)
+    doc = brain.memory.read_or_none(rel)
+    if doc is None:
+        return None
+    parsed = parse_card(doc.text)
+    deps = [m.group(1) for m in _DEP_LINE.finditer(parsed.sections.get("Dependencies", ""))]
+    card = Card(name, rel, doc.text, parsed.sections, parsed.human if parsed.human_written else "", parsed.source_hash,
+                None, (), deps, parsed.intact)
+    mapper = _mapper(brain)
+    if not mapper.load_layout():
+        mapper.modules()
+    mod = next((m for m in mapper.modules() if m.name == name), None)
+    if mod is not None:
+        card.files = mod.files
+    if check_stale:
+        if mod is None or not parsed.intact:
+            card.stale = True
+        else:
+            card.stale = mapper.module_hash(mod) != parsed.source_hash
+        mapper.save_caches()
+    return card
+
+
+def card_body(card: Card) -> str:
+    """The card as the boot shows it: markers and the title dropped, headings one level down."""
+    lines = []
+    for line in card.text.splitlines():
+        if line in (BEGIN, END) or SOURCE_RE.match(line) or line.startswith("# Module `"):
+            continue
+        lines.append(_demote(line))
+    text = "\n".join(lines).strip("\n") + "\n"
+    if not card.human:
+        text = text.replace(PLACEHOLDER.rstrip("\n"), "_Not written yet._")
+    return text
+
+
+def _demote(line: str) -> str:
+    return "#" + line if line.startswith("## ") or line.startswith("### ") else line
+
+
+def integration_text(card: Card) -> str:
+    """What a dependent module needs to integrate: Exposes, How to use, Contract."""
+    parts = []
+    for name in ("Exposes", "Entry points"):
+        if card.section(name) and name == "Exposes":
+            parts.append("### Exposes\n\n" + "\n".join(_demote(x) for x in card.section(name).splitlines()))
+    if card.human:
+        parts.append("### How to use\n\n" + card.human.strip("\n"))
+    if card.section("Contract"):
+        parts.append("### Contract\n\n" + card.section("Contract"))
+    return "\n\n".join(parts) + "\n"
+
+
+def report_done(brain, module: str, *, how_to_use: str | None = None, summary: str | None = None) -> dict:
+    """Refresh ``module``'s card now (so it lands in the same commit as the code) and, when
+    ``how_to_use`` is given, replace only its How to use section. ``summary`` is appended to
+    runtime/reports.jsonl for the audit and returned."""
+    name = _normalize_module(module)
+    if how_to_use is not None and not isinstance(how_to_use, str):
+        raise InvalidInput("how_to_use must be text", field="how_to_use")
+    if summary is not None and not isinstance(summary, str):
+        raise InvalidInput("summary must be text", field="summary")
+    if how_to_use is not None and not how_to_use.strip():
+        raise InvalidInput("the How to use text is empty", field="how_to_use",
+                           hint="pass the text of the section, or leave it out to keep the current one")
+    mapper = _mapper(brain)
+    mapper.module(name)  # raises NotFound before anything is written
+    report = mapper.build(name)
+    rel = card_rel_path(name)
+    replaced = False
+    if how_to_use is not None:
+        text = how_to_use if how_to_use.endswith("\n") else how_to_use + "\n"
+        doc = brain.memory.read(rel)
+        parsed = parse_card(doc.text)
+        if not parsed.intact:
+            raise InvalidInput(f"{rel} has damaged markers; run `brain map --module {name} --force` first", field="module")
+        new = join_card(parsed.generated, text)
+        if new != doc.text:
+            brain.write(rel, new, expected_hash=doc.hash)
+        replaced = True
+    result = {"module": name, "card": ".brain/" + rel, "refreshed": bool(report.written), "how_to_use_replaced": replaced,
+              "summary": summary or None}
+    if summary:
+        try:
+            brain.runtime.mkdir(parents=True, exist_ok=True)
+            line = json.dumps({"at": time.time(), "module": name, "summary": summary}, ensure_ascii=False) + "\n"
+            fd = os.open(brain.runtime / "reports.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line.encode("utf-8"))
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+    return result

@@ -1,0 +1,486 @@
+"""Module discovery: which folders of a repository get a card, and which files each card covers.
+
+A module is a folder; its name is the folder's repository-relative POSIX path (``"."`` for
+the root), so `django/db/models` names the card `.brain/modules/django/db/models.md`.
+
+Defaults, in order of precedence:
+
+* Python: every top-level package (a folder with ``__init__.py`` whose parent is not a
+  package) is a module; a large package is split: each subpackage whose source reaches
+  ``SPLIT_MIN_BYTES`` becomes a module of its own while the parent's subtree is above
+  ``SPLIT_BYTES``, recursively. Folders of loose ``.py`` files outside packages are
+  modules too (scripts, flat layouts). ``migrations`` and ``tests`` subpackages stay
+  inside their parent.
+* TypeScript/Node: every folder with a ``package.json`` (workspaces included) is a
+  module, split by the same size rule over its source folders; loose TS/JS folders
+  outside any package become modules of their own.
+* Other languages: files are grouped by their top-level folder; they get the file list.
+
+``modules:`` globs in brain.yml replace all of this: each folder matching a glob is a
+module. In every case a file belongs to the deepest module folder that contains it.
+
+Discovery is pure over a file listing (``FileInfo`` list), so it is tested without
+a file system; ``scan`` produces that listing from disk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "FileInfo", "Module", "scan", "discover", "python_names", "file_language", "card_rel_path", "glob_to_regex",
+    "PY_EXT", "TS_EXT", "OTHER_EXT", "SPECIAL_NAMES", "SPLIT_BYTES", "SPLIT_MIN_BYTES",
+]
+
+PY_EXT = frozenset({".py", ".pyi"})
+TS_EXT = frozenset({".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"})
+OTHER_EXT = frozenset({
+    ".go", ".rs", ".java", ".kt", ".kts", ".rb", ".php", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs",
+    ".swift", ".scala", ".sh", ".sql", ".lua", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart",
+    ".r", ".zig", ".vue", ".svelte",
+})
+# files that change what a card says even though they are not code
+SPECIAL_NAMES = frozenset({
+    "package.json", "openapi.json", "openapi.yaml", "openapi.yml", "swagger.json", "swagger.yaml",
+    "swagger.yml", "alembic.ini",
+})
+
+# folders never scanned, wherever they are
+SKIP_DIRS = frozenset({
+    "node_modules", "__pycache__", "site-packages", "venv", "env", "build", "dist", "out", "coverage",
+    "htmlcov", "target", "vendor", "bower_components", "egg-info",
+})
+# folders that are not modules unless they are packages themselves or a glob names them
+NON_MODULE_DIRS = frozenset({"tests", "test", "testing", "docs", "doc", "benchmarks", "bench"})
+# loose files that are project plumbing, not a module
+PLUMBING = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "dodo.py"})
+# subpackages that always stay in their parent's card
+NEVER_SPLIT = frozenset({"migrations", "tests", "test", "versions"})
+
+SPLIT_BYTES = 160_000      # a package whose source is bigger than this is split...
+SPLIT_MIN_BYTES = 12_000   # ...into subpackages at least this big
+SMALL_OWN_BYTES = 1_000    # a split package with less code of its own folds into its parent
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str      # repository-relative POSIX path
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True)
+class Module:
+    """One card's worth of code."""
+
+    name: str                    # folder path relative to the repository, "." for the root
+    kind: str                    # python | node | other
+    files: tuple[str, ...]       # files read and hashed (source and special files), sorted
+    other: tuple[str, ...] = ()  # other files under the folder: listed by count, names hashed
+    package: str | None = None   # dotted Python name when the folder is a package
+
+    @property
+    def folder(self) -> str:
+        return "" if self.name == "." else self.name
+
+    def contains(self, path: str) -> bool:
+        return self.name == "." or path == self.name or path.startswith(self.name + "/")
+
+
+def _suffix(path: str) -> str:
+    name = path.rpartition("/")[2]
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > 0 else ""
+
+
+def file_language(path: str) -> str | None:
+    suffix = _suffix(path)
+    if suffix in PY_EXT:
+        return "python"
+    if suffix in TS_EXT:
+        return "node"
+    if suffix in OTHER_EXT:
+        return "other"
+    return None
+
+
+def card_rel_path(module: str) -> str:
+    """The card's path relative to `.brain/`: modules/<module>.md (the root is modules/_root.md)."""
+    return "modules/_root.md" if module in (".", "") else f"modules/{module}.md"
+
+
+# -- scanning --------------------------------------------------------------------------
+
+
+def _skip_dir(name: str) -> bool:
+    return name.startswith(".") or name in SKIP_DIRS or name.endswith(".egg-info")
+
+
+def _git_listing(repo: Path) -> list[str] | None:
+    """Tracked and untracked-but-not-ignored files, when ``repo`` is itself a git work tree's top."""
+    if not (repo / ".git").exists():
+        return None
+    try:
+        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             cwd=repo, capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode != 0:
+        return None
+    names = out.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+    return sorted({n for n in names if n})
+
+
+def _wanted(name: str) -> bool:
+    """Files whose size and mtime matter (they are read); the others are only named."""
+    suffix = _suffix(name)
+    return suffix in PY_EXT or suffix in TS_EXT or suffix in OTHER_EXT or name in SPECIAL_NAMES
+
+
+def scan(repo: Path, *, prune: bool = True) -> list[FileInfo]:
+    """List the repository's files, skipping hidden, vendored and build folders.
+
+    Only files that can be read into a card are stat'ed (size, mtime); the rest are
+    named with zeros. With ``prune``, tests/docs-like folders that are not Python
+    packages are not descended into (default discovery never makes modules there).
+    """
+    repo = Path(repo)
+    infos: list[FileInfo] = []
+    listing = _git_listing(repo)
+    if listing is not None:
+        skip_cache: dict[str, bool] = {}
+        for rel in listing:
+            folder, _, name = rel.rpartition("/")
+            skipped = skip_cache.get(folder)
+            if skipped is None:
+                parts = folder.split("/") if folder else []
+                skipped = any(_skip_dir(p) for p in parts) or (
+                    prune and any(p in NON_MODULE_DIRS and not (repo / "/".join(parts[: i + 1]) / "__init__.py").is_file()
+                                  for i, p in enumerate(parts)))
+                skip_cache[folder] = skipped
+            if skipped:
+                continue
+            if _wanted(name):
+                try:
+                    st = os.lstat(repo / rel)
+                except OSError:
+                    continue  # deleted but still in the index
+                if not _is_regular(st.st_mode):
+                    continue
+                infos.append(FileInfo(rel, st.st_size, st.st_mtime_ns))
+            else:
+                infos.append(FileInfo(rel, 0, 0))
+        return infos
+
+    def walk(path: str, prefix: str) -> None:
+        try:
+            entries = sorted(os.scandir(path), key=lambda e: e.name)
+        except OSError:
+            return
+        names = {e.name for e in entries}
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if _skip_dir(name):
+                    continue
+                if prune and name in NON_MODULE_DIRS and not os.path.isfile(os.path.join(entry.path, "__init__.py")):
+                    continue
+                walk(entry.path, prefix + name + "/")
+            elif _wanted(name):
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if _is_regular(st.st_mode):
+                    infos.append(FileInfo(prefix + name, st.st_size, st.st_mtime_ns))
+            elif entry.is_file(follow_symlinks=False):
+                infos.append(FileInfo(prefix + name, 0, 0))
+        del names
+
+    walk(str(repo), "")
+    infos.sort(key=lambda f: f.path)
+    return infos
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
+
+
+# -- discovery -------------------------------------------------------------------------
+
+
+def _parent(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _ancestors(folder: str):
+    """``a/b/c`` -> ``a/b/c``, ``a/b``, ``a``, ``""``."""
+    while True:
+        yield folder
+        if not folder:
+            return
+        folder = _parent(folder)
+
+
+def glob_to_regex(pattern: str) -> re.Pattern:
+    """A folder glob: ``*`` stays inside one path segment, ``**`` crosses segments."""
+    pattern = pattern.strip().strip("/")
+    out = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+@dataclass
+class _Tree:
+    """Per-folder facts computed once from the listing."""
+
+    files: list[FileInfo]
+    folders: dict[str, list[FileInfo]] = field(default_factory=dict)   # folder -> its own files
+    py_packages: set[str] = field(default_factory=set)
+    node_roots: set[str] = field(default_factory=set)
+    py_bytes: dict[str, int] = field(default_factory=dict)     # subtree bytes of Python per folder
+    ts_bytes: dict[str, int] = field(default_factory=dict)     # subtree bytes of TS/JS per folder
+    own_py: dict[str, int] = field(default_factory=dict)       # a folder's own Python bytes
+    children: dict[str, set[str]] = field(default_factory=dict)
+    _non_module: dict[str, bool] = field(default_factory=dict)
+
+    def non_module(self, folder: str) -> bool:
+        """True when a folder sits under a tests/docs-like folder that is not itself a package."""
+        cached = self._non_module.get(folder)
+        if cached is None:
+            if not folder:
+                cached = False
+            else:
+                name = folder.rsplit("/", 1)[-1]
+                cached = (name in NON_MODULE_DIRS and folder not in self.py_packages) or self.non_module(_parent(folder))
+            self._non_module[folder] = cached
+        return cached
+
+
+def _build_tree(files: list[FileInfo]) -> _Tree:
+    tree = _Tree(files)
+    for f in files:
+        folder, _, name = f.path.rpartition("/")
+        tree.folders.setdefault(folder, []).append(f)
+        if name == "__init__.py":
+            tree.py_packages.add(folder)
+        elif name == "package.json":
+            tree.node_roots.add(folder)
+    for folder, own in tree.folders.items():
+        py = sum(f.size for f in own if file_language(f.path) == "python")
+        ts = sum(f.size for f in own if file_language(f.path) == "node")
+        tree.own_py[folder] = py
+        for anc in _ancestors(folder):
+            if py:
+                tree.py_bytes[anc] = tree.py_bytes.get(anc, 0) + py
+            if ts:
+                tree.ts_bytes[anc] = tree.ts_bytes.get(anc, 0) + ts
+        child = folder
+        while child:
+            parent = _parent(child)
+            kids = tree.children.setdefault(parent, set())
+            if child in kids:
+                break
+            kids.add(child)
+            child = parent
+    return tree
+
+
+def _split(root: str, sizes: dict[str, int], children: dict[str, set[str]], eligible,
+           limits: tuple[int, int] = (SPLIT_BYTES, SPLIT_MIN_BYTES)) -> list[str]:
+    """Module folders under ``root`` by the size rule (``root`` included)."""
+    found = [root]
+    if sizes.get(root, 0) <= limits[0]:
+        return found
+    for child in sorted(children.get(root, ())):
+        name = child.rsplit("/", 1)[-1]
+        if name in NEVER_SPLIT or not eligible(child):
+            continue
+        if sizes.get(child, 0) >= limits[1]:
+            found.extend(_split(child, sizes, children, eligible, limits))
+    return found
+
+
+def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
+    """Folder ("." for the root) -> kind, for the default discovery."""
+    roots: dict[str, str] = {}
+    packages = tree.py_packages
+    # Python packages, split by size
+    for pkg in sorted(packages):
+        if not pkg or _parent(pkg) in packages or tree.non_module(pkg):
+            continue
+        split = _split(pkg, tree.py_bytes, tree.children, lambda c: c in packages, limits)
+        for folder in split:
+            roots[folder] = "python"
+        # a split package with (almost) no code of its own is a folder of modules: each of
+        # its subpackages gets a card and the folder itself none (its files go to the parent)
+        for folder in split:
+            if folder == pkg or tree.own_py.get(folder, 0) >= SMALL_OWN_BYTES or tree.py_bytes.get(folder, 0) <= limits[0]:
+                continue
+            del roots[folder]
+            for child in sorted(tree.children.get(folder, ())):
+                if child in packages and child not in roots and child.rsplit("/", 1)[-1] not in NEVER_SPLIT:
+                    roots[child] = "python"
+    # Node packages (folders with package.json), split by size over their source folders
+    for node_root in sorted(tree.node_roots):
+        if tree.non_module(node_root) or any(a in packages for a in _ancestors(node_root)):
+            continue
+
+        def eligible(child: str) -> bool:
+            return child not in tree.node_roots and child not in packages and not tree.non_module(child)
+
+        for folder in _split(node_root, tree.ts_bytes, tree.children, eligible, limits):
+            roots.setdefault(folder or ".", "node")
+    # loose files: Python and TS/JS outside packages; other languages by their top folder
+    owner_cache: dict[str, str | None] = {}
+    for folder in sorted(tree.folders):
+        if tree.non_module(folder):
+            continue
+        langs = {file_language(f.path) for f in tree.folders[folder]} - {None}
+        if not langs:
+            continue
+        in_package = folder in packages
+        if "python" in langs and not in_package:
+            if any(f.path.rpartition("/")[2] not in PLUMBING for f in tree.folders[folder]
+                   if file_language(f.path) == "python"):
+                roots.setdefault(folder or ".", "python")
+        owner = _owner(folder, roots, owner_cache)
+        if owner is None and "node" in langs:
+            roots[folder or "."] = "node"
+            owner_cache.clear()
+        elif owner is None and "other" in langs:
+            top = folder.split("/", 1)[0] if folder else "."
+            roots.setdefault(top, "other")
+            owner_cache.clear()
+    return roots
+
+
+def _owner(folder: str, roots: dict[str, str], cache: dict[str, str | None]) -> str | None:
+    """The deepest module folder containing ``folder`` ("." for the root), or None."""
+    if folder in cache:
+        return cache[folder]
+    key = folder or "."
+    if key in roots:
+        found: str | None = key
+    elif not folder:
+        found = None
+    else:
+        found = _owner(_parent(folder), roots, cache)
+    cache[folder] = found
+    return found
+
+
+def _glob_roots(tree: _Tree, globs: list[str]) -> dict[str, str]:
+    folders: set[str] = set()
+    for folder in tree.folders:
+        for anc in _ancestors(folder):
+            folders.add(anc)
+    patterns = [glob_to_regex(g) for g in globs]
+    roots: dict[str, str] = {}
+    for folder in sorted(folders):
+        if any(p.match(folder or ".") for p in patterns):
+            roots[folder or "."] = ""  # kind decided by the files it gets
+    return roots
+
+
+def _dotted(folder: str, packages: set[str]) -> str | None:
+    """Dotted Python name of a package folder (its chain of packages from the top one)."""
+    if folder not in packages:
+        return None
+    parts = []
+    cur = folder
+    while cur in packages and cur:
+        parts.append(cur.rsplit("/", 1)[-1])
+        cur = _parent(cur)
+    return ".".join(reversed(parts))
+
+
+def discover(files: list[FileInfo], globs: list[str] | None = None, *, split_bytes: int = SPLIT_BYTES,
+             split_min_bytes: int = SPLIT_MIN_BYTES) -> list[Module]:
+    """The modules of a repository from its file listing (sorted by name)."""
+    tree = _build_tree(files)
+    roots = _glob_roots(tree, globs) if globs else _default_roots(tree, (split_bytes, split_min_bytes))
+    if not roots:
+        return []
+    own: dict[str, list[str]] = {name: [] for name in roots}
+    other: dict[str, list[str]] = {name: [] for name in roots}
+    langs: dict[str, set[str]] = {name: set() for name in roots}
+    owner_cache: dict[str, str | None] = {}
+    for folder in sorted(tree.folders):
+        owner = _owner(folder, roots, owner_cache)
+        if owner is None or (not globs and tree.non_module(folder)):
+            continue
+        kind = roots[owner]
+        for f in tree.folders[folder]:
+            lang = file_language(f.path)
+            name = f.path.rpartition("/")[2]
+            readable = lang is not None and (not kind or lang == kind)
+            if name in SPECIAL_NAMES and (kind != "python" or name != "package.json"):
+                readable = True
+            if readable:
+                own[owner].append(f.path)
+                if lang:
+                    langs[owner].add(lang)
+            else:
+                other[owner].append(f.path)
+    modules = []
+    for name in sorted(roots):
+        if not own[name]:
+            continue
+        kind = roots[name]
+        if not kind:
+            found = langs[name]
+            kind = "python" if "python" in found else "node" if ("node" in found or any(p.endswith("package.json") for p in own[name])) else "other"
+        folder = "" if name == "." else name
+        modules.append(Module(name, kind, tuple(sorted(own[name])), tuple(sorted(other[name])), _dotted(folder, tree.py_packages)))
+    return modules
+
+
+def python_names(files: list[FileInfo] | list[str]) -> dict[str, str]:
+    """Dotted module name of every Python file: its chain of packages, or its stem when loose."""
+    paths = [f if isinstance(f, str) else f.path for f in files]
+    packages = {p.rpartition("/")[0] for p in paths if p.rpartition("/")[2] == "__init__.py"}
+    cache: dict[str, str | None] = {}
+    names: dict[str, str] = {}
+    for path in paths:
+        if file_language(path) != "python":
+            continue
+        folder, _, name = path.rpartition("/")
+        if folder not in cache:
+            cache[folder] = _dotted(folder, packages)
+        pkg = cache[folder]
+        stem = name.rsplit(".", 1)[0]
+        if not stem.isidentifier():
+            continue
+        if stem == "__init__":
+            if pkg:
+                names[path] = pkg
+        else:
+            names[path] = f"{pkg}.{stem}" if pkg else stem
+    return names

@@ -1,0 +1,475 @@
+"""`brain map`: build or refresh module cards, incrementally, with the truth kept in the cards.
+
+Each card carries the sha256 of everything it was built from (its files' bytes, the
+names of its other files, its contract, the project files, the module layout and the
+extractor version). A run recomputes that hash per module and rebuilds only the cards
+whose hash differs. ``runtime/cards/`` holds derived caches (file hashes keyed by size
+and mtime, per-file facts keyed by content hash, the last layout): deleting it makes the
+next run slower, never wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..errors import NotFound
+from .contracts import Contract, contract_rel_path, parse_contract
+from .discovery import FileInfo, Module, card_rel_path, discover, python_names, scan
+from .markers import join_card, parse_card
+from .project import PROJECT_FILES, ProjectInfo, load_project
+
+__all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
+
+EXTRACTOR_VERSION = "1"
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class MapReport:
+    modules: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)       # cards that differ from the code (check mode: not written)
+    missing: list[str] = field(default_factory=list)     # modules without a card yet
+    orphans: list[str] = field(default_factory=list)     # cards whose module no longer exists
+    removed: list[str] = field(default_factory=list)     # orphan cards deleted (they had no human text)
+    unread: dict[str, list[list[str]]] = field(default_factory=dict)
+    seconds: float = 0.0
+    checked: bool = False
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("modules", "written", "unchanged", "stale", "missing", "orphans", "removed",
+                                              "unread", "seconds", "checked")}
+
+    @property
+    def ok(self) -> bool:
+        """For --check: no card is stale, missing or orphaned."""
+        return not (self.stale or self.missing or self.orphans)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Mapper:
+    """One repository's module cards. Created per run; holds the caches of that run."""
+
+    def __init__(self, brain) -> None:
+        self.brain = brain
+        self.repo: Path = brain.repo
+        self.cards_dir: Path = brain.dir / "modules"
+        self.cache_dir: Path = brain.runtime / "cards"
+        settings = brain.settings
+        self.globs: list[str] = list(settings.get("modules") or [])
+        self.exposes_budget: int = settings.get("cards.exposes_tokens")
+        self.max_file_bytes: int = settings.get("cards.max_file_bytes")
+        self.split = (settings.get("cards.split_bytes"), settings.get("cards.split_min_bytes"))
+        self._files: list[FileInfo] | None = None
+        self._modules: list[Module] | None = None
+        self._stat_cache: dict[str, list] | None = None
+        self._stat_dirty = False
+        self._project: ProjectInfo | None = None
+        self._global_sig: str | None = None
+        self._dotted: dict[str, str] | None = None
+        self._dotted_to_module: dict[str, str] | None = None
+        self._owner_cache: dict[str, str | None] = {}
+
+    # -- layout ------------------------------------------------------------------------
+    def files(self) -> list[FileInfo]:
+        if self._files is None:
+            self._files = scan(self.repo, prune=not self.globs)
+        return self._files
+
+    def modules(self) -> list[Module]:
+        if self._modules is None:
+            self._modules = discover(self.files(), self.globs, split_bytes=self.split[0], split_min_bytes=self.split[1])
+        return self._modules
+
+    def module(self, name: str) -> Module:
+        name = name.strip().strip("/") or "."
+        for module in self.modules():
+            if module.name == name:
+                return module
+        names = [m.name for m in self.modules()]
+        close = [n for n in names if name in n or n in name][:5]
+        raise NotFound(f"module {name!r}", hint=("did you mean " + ", ".join(f"`{c}`" for c in close) + "? ")
+                       if close else f"`brain map --json` lists the {len(names)} modules")
+
+    def owner(self, path: str) -> str | None:
+        """The module a repository-relative path belongs to (deepest module folder containing it)."""
+        folders = {m.folder: m.name for m in self.modules()}
+        folder = path.rpartition("/")[0] if not path.endswith("/") else path.rstrip("/")
+        probe = folder
+        while True:
+            if probe in self._owner_cache:
+                return self._owner_cache[probe]
+            if probe in folders:
+                found = folders[probe]
+                break
+            if not probe:
+                found = None
+                break
+            probe = probe.rpartition("/")[0]
+        self._owner_cache[folder] = found
+        return found
+
+    def project(self) -> ProjectInfo:
+        if self._project is None:
+            self._project = load_project(self.repo)
+            self._project.top_packages = {d.split(".")[0] for d in self.dotted().values()}
+        return self._project
+
+    def dotted(self) -> dict[str, str]:
+        if self._dotted is None:
+            self._dotted = python_names(self.files())
+        return self._dotted
+
+    def resolve(self, dotted: str) -> str | None:
+        """The module that defines a dotted Python name (longest known prefix)."""
+        if self._dotted_to_module is None:
+            table: dict[str, str] = {}
+            by_path = {p: m.name for m in self.modules() if m.kind == "python" for p in m.files}
+            for path, name in self.dotted().items():
+                module = by_path.get(path)
+                if module is not None:
+                    table[name] = module
+            self._dotted_to_module = table
+        table = self._dotted_to_module
+        probe = dotted
+        while probe:
+            if probe in table:
+                return table[probe]
+            probe = probe.rpartition(".")[0]
+        return None
+
+    def node_packages(self) -> dict[str, str]:
+        """npm package name -> module, from the package.json of each module."""
+        out: dict[str, str] = {}
+        for module in self.modules():
+            path = f"{module.folder}/package.json" if module.folder else "package.json"
+            if path in module.files:
+                try:
+                    data = json.loads((self.repo / path).read_bytes())
+                except (OSError, ValueError):
+                    continue
+                if isinstance(data, dict) and isinstance(data.get("name"), str):
+                    out.setdefault(data["name"], module.name)
+        return out
+
+    def resolve_node(self, spec: str, from_path: str) -> str | None:
+        if spec.startswith("."):
+            base = from_path.rpartition("/")[0]
+            parts = [p for p in (base.split("/") if base else [])]
+            for piece in spec.split("/"):
+                if piece in ("", "."):
+                    continue
+                if piece == "..":
+                    if not parts:
+                        return None
+                    parts.pop()
+                else:
+                    parts.append(piece)
+            target = "/".join(parts)
+            return self.owner(target + "/x") if (self.repo / target).is_dir() else self.owner(target)
+        if self._node_packages is None:
+            self._node_packages = self.node_packages()
+        name = "/".join(spec.split("/")[:2]) if spec.startswith("@") else spec.split("/")[0]
+        return self._node_packages.get(name)
+
+    _node_packages: dict[str, str] | None = None
+
+    # -- hashing -----------------------------------------------------------------------
+    def _stat(self) -> dict[str, list]:
+        if self._stat_cache is None:
+            try:
+                self._stat_cache = json.loads((self.cache_dir / "files.json").read_bytes())
+                if not isinstance(self._stat_cache, dict):
+                    self._stat_cache = {}
+            except (OSError, ValueError):
+                self._stat_cache = {}
+        return self._stat_cache
+
+    def file_hash(self, info: FileInfo, data: bytes | None = None) -> tuple[str, bytes | None]:
+        """(sha256, bytes if they were read) of a file, skipping the read when size and mtime match."""
+        cache = self._stat()
+        hit = cache.get(info.path)
+        if data is None and hit and hit[0] == info.size and hit[1] == info.mtime_ns:
+            return hit[2], None
+        if data is None:
+            try:
+                data = (self.repo / info.path).read_bytes()
+            except OSError:
+                data = b""
+        sha = _sha(data)
+        cache[info.path] = [info.size, info.mtime_ns, sha]
+        self._stat_dirty = True
+        return sha, data
+
+    def global_signature(self) -> str:
+        """What every card depends on besides its own files."""
+        if self._global_sig is None:
+            h = hashlib.sha256()
+            h.update(f"extractor {EXTRACTOR_VERSION}\nbudget {self.exposes_budget}\nmax {self.max_file_bytes}\n".encode())
+            for name in PROJECT_FILES:
+                try:
+                    h.update(name.encode() + b"\0" + (self.repo / name).read_bytes() + b"\0")
+                except OSError:
+                    h.update(name.encode() + b"\0-\0")
+            for module in self.modules():
+                h.update(f"module {module.name} {module.kind}\n".encode())
+            self._global_sig = h.hexdigest()
+        return self._global_sig
+
+    def contract(self, module: Module) -> tuple[Contract | None, bytes]:
+        rel = contract_rel_path(module.name)
+        try:
+            data = (self.brain.dir / rel).read_bytes()
+        except OSError:
+            return None, b""
+        return parse_contract(data), data
+
+    def module_hash(self, module: Module, data: dict[str, bytes] | None = None) -> str:
+        infos = self._infos()
+        h = hashlib.sha256()
+        h.update(self.global_signature().encode() + b"\n")
+        h.update(f"{module.name}\n{module.kind}\n".encode())
+        for path in module.files:
+            sha, raw = self.file_hash(infos[path])
+            if data is not None and raw is not None:
+                data[path] = raw
+            h.update(f"f {path} {sha}\n".encode())
+        for path in module.other:
+            h.update(f"o {path}\n".encode())
+        _contract, raw_contract = self.contract(module)
+        if raw_contract:
+            h.update(b"contract " + _sha(raw_contract).encode() + b"\n")
+        return h.hexdigest()
+
+    _info_map: dict[str, FileInfo] | None = None
+
+    def _infos(self) -> dict[str, FileInfo]:
+        if self._info_map is None:
+            self._info_map = {f.path: f for f in self.files()}
+        return self._info_map
+
+    # -- facts -------------------------------------------------------------------------
+    def _facts_cache_path(self, module: Module) -> Path:
+        return self.cache_dir / "facts" / (hashlib.sha1(module.name.encode()).hexdigest()[:20] + ".pkl")
+
+    def facts(self, module: Module, data: dict[str, bytes]) -> dict[str, dict]:
+        """Facts of every file of ``module``, re-extracting only files whose content changed."""
+        from .extract import extract_file
+
+        cache_path = self._facts_cache_path(module)
+        try:
+            with open(cache_path, "rb") as handle:
+                cached = pickle.load(handle)
+            if not isinstance(cached, dict) or cached.get("version") != EXTRACTOR_VERSION:
+                cached = {"version": EXTRACTOR_VERSION, "files": {}}
+        except Exception:  # noqa: BLE001 - any broken cache is just a miss
+            cached = {"version": EXTRACTOR_VERSION, "files": {}}
+        infos = self._infos()
+        dotted = self.dotted()
+        out: dict[str, dict] = {}
+        fresh: dict[str, tuple] = {}
+        changed = False
+        for path in module.files:
+            info = infos[path]
+            sha, raw = self.file_hash(info, data.get(path))
+            key = (sha, dotted.get(path), self.max_file_bytes)
+            hit = cached["files"].get(path)
+            if hit and hit[0] == key:
+                out[path] = hit[1]
+            else:
+                if raw is None:
+                    raw = data.get(path)
+                if raw is None:
+                    try:
+                        raw = (self.repo / path).read_bytes()
+                    except OSError:
+                        raw = b""
+                out[path] = extract_file(path, raw, dotted=dotted.get(path), max_bytes=self.max_file_bytes)
+                changed = True
+            fresh[path] = (key, out[path])
+        if changed or set(fresh) != set(cached["files"]):
+            try:
+                cache_path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache_path.with_suffix(".tmp")
+                with open(tmp, "wb") as handle:
+                    pickle.dump({"version": EXTRACTOR_VERSION, "files": fresh}, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, cache_path)
+            except OSError:
+                pass
+        return out
+
+    # -- cards -------------------------------------------------------------------------
+    def card_path(self, module_name: str) -> Path:
+        return self.brain.dir / card_rel_path(module_name)
+
+    def read_card(self, module_name: str) -> str | None:
+        try:
+            return self.card_path(module_name).read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def render(self, module: Module, source_hash: str, data: dict[str, bytes]) -> str:
+        from .render import RenderInput, render_generated
+
+        facts = self.facts(module, data)
+        contract, _raw = self.contract(module)
+        node_declared = {}
+        for path in module.files:
+            pkg = (facts.get(path) or {}).get("package")
+            if pkg:
+                node_declared.update(pkg.get("declared") or {})
+        inp = RenderInput(module=module, source_hash=source_hash, facts=facts, dotted=self.dotted(), resolve=self.resolve,
+                          resolve_node=self.resolve_node, project=self.project(), contract=contract,
+                          contract_path=".brain/" + contract_rel_path(module.name), exposes_budget=self.exposes_budget,
+                          node_declared=node_declared)
+        return render_generated(inp)
+
+    def existing_cards(self) -> list[str]:
+        """Module names of the card files on disk."""
+        names = []
+        if not self.cards_dir.is_dir():
+            return names
+        for path in self.cards_dir.rglob("*.md"):
+            rel = path.relative_to(self.cards_dir).as_posix()[:-3]
+            names.append("." if rel == "_root" else rel)
+        return sorted(names)
+
+    def build(self, module: str | None = None, *, check: bool = False, force: bool = False,
+              progress: Progress | None = None) -> MapReport:
+        started = time.perf_counter()
+        report = MapReport(checked=check)
+        modules = [self.module(module)] if module else self.modules()
+        report.modules = [m.name for m in self.modules()] if not module else [modules[0].name]
+        total = len(modules)
+        for index, mod in enumerate(modules):
+            if progress:
+                progress(index, total, mod.name)
+            data: dict[str, bytes] = {}
+            source_hash = self.module_hash(mod, data)
+            old = self.read_card(mod.name)
+            parsed = parse_card(old) if old is not None else None
+            if parsed is not None and parsed.intact and parsed.source_hash == source_hash and not force:
+                report.unchanged.append(mod.name)
+                continue
+            if old is None:
+                report.missing.append(mod.name)
+            else:
+                report.stale.append(mod.name)
+            if check:
+                continue
+            generated = self.render(mod, source_hash, data)
+            text = join_card(generated, parsed.human if parsed is not None else "")
+            if text != old:
+                self.brain.write(card_rel_path(mod.name), text)
+            report.written.append(mod.name)
+        if progress:
+            progress(total, total, "")
+        if not module:
+            known = set(report.modules)
+            for name in self.existing_cards():
+                if name in known:
+                    continue
+                report.orphans.append(name)
+                if check:
+                    continue
+                text = self.read_card(name) or ""
+                if not parse_card(text).human_written and parse_card(text).intact:
+                    self.card_path(name).unlink()
+                    report.removed.append(name)
+        for mod in modules:
+            unread = self._unread(mod)
+            if unread:
+                report.unread[mod.name] = unread
+        self.save_caches()
+        report.seconds = round(time.perf_counter() - started, 3)
+        return report
+
+    def _unread(self, module: Module) -> list[list[str]]:
+        try:
+            with open(self._facts_cache_path(module), "rb") as handle:
+                cached = pickle.load(handle)
+        except Exception:  # noqa: BLE001
+            return []
+        out = []
+        for path, (_key, facts) in sorted(cached.get("files", {}).items()):
+            if facts.get("status") == "unread":
+                out.append([path, facts.get("reason", "")])
+        return out
+
+    def save_caches(self) -> None:
+        try:
+            self.cache_dir.mkdir(parents=True, exist_ok=True)
+            if self._stat_dirty and self._stat_cache is not None:
+                keep = {f.path for f in self.files()} if self._files is not None else None
+                cache = {k: v for k, v in self._stat_cache.items() if keep is None or k in keep}
+                tmp = self.cache_dir / "files.json.tmp"
+                tmp.write_text(json.dumps(cache, separators=(",", ":"), sort_keys=True))
+                os.replace(tmp, self.cache_dir / "files.json")
+                self._stat_dirty = False
+            if self._modules is not None:
+                self._save_layout()
+        except OSError:
+            pass
+
+    # -- the last layout, for fast staleness checks at boot --------------------------------
+    def _save_layout(self) -> None:
+        folders: dict[str, int] = {"": os.stat(self.repo).st_mtime_ns}
+        for module in self._modules or []:
+            for path in module.files + module.other:
+                folder = path.rpartition("/")[0]
+                if folder not in folders:
+                    try:
+                        folders[folder] = os.stat(self.repo / folder if folder else self.repo).st_mtime_ns
+                    except OSError:
+                        folders[folder] = 0
+        layout = {
+            "version": EXTRACTOR_VERSION,
+            "globs": self.globs,
+            "split": list(self.split),
+            "folders": folders,
+            "modules": {m.name: {"kind": m.kind, "files": list(m.files), "other": list(m.other), "package": m.package}
+                        for m in self._modules or []},
+        }
+        tmp = self.cache_dir / "layout.json.tmp"
+        tmp.write_text(json.dumps(layout, separators=(",", ":"), sort_keys=True))
+        os.replace(tmp, self.cache_dir / "layout.json")
+
+    def load_layout(self) -> bool:
+        """Adopt the last saved layout when no folder changed since; False means discover again."""
+        try:
+            layout = json.loads((self.cache_dir / "layout.json").read_bytes())
+        except (OSError, ValueError):
+            return False
+        if layout.get("version") != EXTRACTOR_VERSION or layout.get("globs") != self.globs or layout.get("split") != list(self.split):
+            return False
+        for folder, mtime in layout.get("folders", {}).items():
+            try:
+                if os.stat(self.repo / folder if folder else self.repo).st_mtime_ns != mtime:
+                    return False
+            except OSError:
+                return False
+        modules = []
+        files: list[FileInfo] = []
+        for name, item in sorted(layout.get("modules", {}).items()):
+            modules.append(Module(name, item["kind"], tuple(item["files"]), tuple(item["other"]), item.get("package")))
+            for path in item["files"]:
+                try:
+                    st = os.stat(self.repo / path)
+                except OSError:
+                    return False
+                files.append(FileInfo(path, st.st_size, st.st_mtime_ns))
+            files.extend(FileInfo(p, 0, 0) for p in item["other"])
+        self._modules = modules
+        self._files = sorted(files, key=lambda f: f.path)
+        return True

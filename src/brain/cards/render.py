@@ -1,0 +1,480 @@
+"""Card rendering: pure functions from extracted facts to the generated markdown block.
+
+Same facts, same bytes: every list is sorted or kept in file order, nothing depends
+on time, the machine or the order files were read. The Exposes section is held to a
+token budget by lowering its detail level step by step (docs, then method
+signatures, then methods, then signatures), and says so when it did.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..tokens import estimate_tokens
+from .contracts import Contract, divergence
+from .discovery import Module
+from .markers import BEGIN, END, sanitize
+from .project import STDLIB, ProjectInfo
+
+__all__ = ["RenderInput", "render_generated", "python_exposes", "exposed_names", "exposed_routes", "NODE_BUILTINS"]
+
+MAX_ROUTES = 60
+MAX_FILES_LISTED = 200
+MAX_IMPORT_NAMES = 4
+
+NODE_BUILTINS = frozenset({
+    "assert", "async_hooks", "buffer", "child_process", "cluster", "console", "constants", "crypto", "dgram", "dns",
+    "domain", "events", "fs", "http", "http2", "https", "inspector", "module", "net", "os", "path", "perf_hooks",
+    "process", "punycode", "querystring", "readline", "repl", "stream", "string_decoder", "timers", "tls", "tty",
+    "url", "util", "v8", "vm", "wasi", "worker_threads", "zlib", "test",
+})
+
+
+@dataclass
+class RenderInput:
+    module: Module
+    source_hash: str
+    facts: dict[str, dict]                       # path -> facts of a file
+    dotted: dict[str, str]                       # python path -> dotted module name
+    resolve: Callable[[str], str | None]         # dotted python module -> brain module
+    resolve_node: Callable[[str, str], str | None] = lambda spec, path: None  # import spec, from file -> module
+    project: ProjectInfo = field(default_factory=ProjectInfo)
+    contract: Contract | None = None
+    contract_path: str = ""
+    exposes_budget: int = 2500
+    node_declared: dict[str, str] = field(default_factory=dict)   # npm name -> "name@version"
+
+
+def _rel(module: Module, path: str) -> str:
+    return path[len(module.folder) + 1:] if module.folder else path
+
+
+def _skip_for_exposes(dotted: str, path: str) -> bool:
+    """Test files, migrations, `__main__` and private modules expose nothing."""
+    name = path.rpartition("/")[2]
+    if name in ("__main__.py", "conftest.py", "setup.py") or name.startswith(("test_", "tests_")) or name.endswith("_test.py"):
+        return True
+    parts = dotted.split(".")
+    if any(p.startswith("_") and not (p.startswith("__") and p.endswith("__")) for p in parts):
+        return True
+    return any(p in ("migrations", "tests") for p in parts[1:])
+
+
+# -- Python Exposes -----------------------------------------------------------------------
+
+
+def _py_file_entries(facts: dict, dotted: str, is_init: bool, own_tops: set[str]) -> tuple[list[dict], list[tuple[str, str]]]:
+    """(defined entries, [(name, source module)] re-exports) a Python file exposes."""
+    defs = {d["name"]: d for d in facts.get("defs", [])}
+    imported = {}
+    for name, source, _orig in facts.get("reexports", []):
+        if name != "*":
+            imported.setdefault(name, source)
+    entries: list[dict] = []
+    reexports: list[tuple[str, str]] = []
+    if facts.get("all") is not None:
+        for name in dict.fromkeys(facts["all"]):
+            if name in defs:
+                entries.append(defs[name])
+            elif name in imported:
+                reexports.append((name, imported[name]))
+            else:
+                reexports.append((name, ""))
+        return entries, reexports
+    for entry in facts.get("defs", []):
+        if entry["name"].startswith("_"):
+            continue
+        if entry["kind"] == "var" and not (entry.get("upper") or entry.get("annotated")):
+            continue
+        entries.append(entry)
+    if is_init:
+        for name, source, _orig in facts.get("reexports", []):
+            if name == "*" or name.startswith("_"):
+                continue
+            if source.split(".")[0] in own_tops:
+                reexports.append((name, source))
+    return entries, reexports
+
+
+def _entry_line(entry: dict, level: int) -> list[str]:
+    kind = entry["kind"]
+    prefix = {"class": "class ", "def": "", "async def": "async ", "var": ""}.get(kind, "")
+    text = f"- `{prefix}{entry['sig']}`" if level < 4 else f"`{entry['name']}`"
+    if level <= 2 and entry.get("doc"):
+        text += f" — {entry['doc']}"
+    lines = [text]
+    methods = entry.get("methods") or []
+    if kind == "class" and methods and level < 3:
+        if level == 0:
+            for m in methods:
+                tag = "" if m["kind"] in ("def",) else f" ({m['kind']})"
+                line = f"  - `{m['sig']}`{tag}"
+                if m.get("doc"):
+                    line += f" — {m['doc']}"
+                lines.append(line)
+        elif level == 1:
+            for m in methods:
+                tag = "" if m["kind"] in ("def",) else f" ({m['kind']})"
+                lines.append(f"  - `{m['sig']}`{tag}")
+        else:
+            lines.append("  - methods: " + ", ".join(f"`{m['name']}`" for m in methods))
+    return lines
+
+
+def python_exposes(inp: RenderInput, level: int) -> str:
+    blocks: list[str] = []
+    own_tops = inp.project.top_packages
+    files = [p for p in inp.module.files if p in inp.dotted]
+    for path in sorted(files, key=lambda p: (inp.dotted[p], p)):
+        facts = inp.facts.get(path) or {}
+        dotted = inp.dotted[path]
+        if facts.get("status") != "ok" or _skip_for_exposes(dotted, path):
+            continue
+        is_init = path.endswith("__init__.py")
+        entries, reexports = _py_file_entries(facts, dotted, is_init, own_tops)
+        if not entries and not reexports:
+            continue
+        head = f"### `{dotted}`" + (f" — {facts['doc']}" if facts.get("doc") and level <= 2 else "")
+        if level >= 4:
+            names = [e["name"] for e in entries] + [n for n, _ in reexports]
+            blocks.append(f"- `{dotted}`: " + ", ".join(f"`{n}`" for n in names))
+            continue
+        lines = [head, ""]
+        for entry in entries:
+            lines.extend(_entry_line(entry, level))
+        if reexports:
+            by_source: dict[str, list[str]] = {}
+            for name, source in reexports:
+                by_source.setdefault(source, []).append(name)
+            for source in sorted(by_source):
+                names = ", ".join(f"`{n}`" for n in by_source[source])
+                lines.append(f"- re-exports {names}" + (f" (from `{source}`)" if source else ""))
+        blocks.append("\n".join(lines))
+    sep = "\n" if level >= 4 else "\n\n"
+    return sep.join(blocks)
+
+
+# -- TypeScript / Node Exposes ------------------------------------------------------------------
+
+
+def node_exposes(inp: RenderInput, level: int) -> str:
+    blocks: list[str] = []
+    entry_files = set()
+    for path in inp.module.files:
+        facts = inp.facts.get(path) or {}
+        pkg = facts.get("package")
+        if pkg:
+            entry_files.update(pkg.get("entry_files", []))
+    def order(path: str) -> tuple:
+        return (0 if path in entry_files else 1, path)
+    for path in sorted(inp.module.files, key=order):
+        facts = inp.facts.get(path) or {}
+        if facts.get("status") != "ok":
+            continue
+        pkg = facts.get("package")
+        if pkg:
+            lines = []
+            if pkg.get("name"):
+                lines.append(f"- package `{pkg['name']}`" + (f" {pkg['version']}" if pkg.get("version") else "")
+                             + (f" — {sanitize(pkg['description'])[:110]}" if pkg.get("description") and level <= 2 else ""))
+            for key in ("main", "module", "types", "bin"):
+                if pkg.get(key):
+                    lines.append(f"- `{key}`: {pkg[key]}")
+            if pkg.get("exports"):
+                lines.append("- `exports`: " + ", ".join(f"`{e}`" for e in pkg["exports"]))
+            if lines:
+                blocks.append(f"### `{_rel(inp.module, path)}`\n\n" + "\n".join(lines))
+            continue
+        exports = facts.get("exports") or []
+        name = path.rpartition("/")[2]
+        if not exports or ".test." in name or ".spec." in name:
+            continue
+        rel = _rel(inp.module, path)
+        if level >= 4:
+            blocks.append(f"- `{rel}`: " + ", ".join(f"`{e['name']}`" for e in exports))
+            continue
+        lines = [f"### `{rel}`" + (" (entry point)" if path in entry_files else ""), ""]
+        for e in exports:
+            if e["kind"] == "reexport":
+                lines.append(f"- re-exports `{e['name']}`" + (f" from `{e['from']}`" if e.get("from") else ""))
+                continue
+            sig = e["sig"] if level < 3 else e["name"]
+            text = f"- `{e['kind']} {sig}`" if e["kind"] not in ("default",) else f"- `export default {sig}`"
+            if level <= 2 and e.get("doc"):
+                text += f" — {e['doc']}"
+            lines.append(text)
+            if e.get("members") and level < 2:
+                lines.append("  - members: " + ", ".join(f"`{m}`" for m in e["members"]))
+        blocks.append("\n".join(lines))
+    sep = "\n" if level >= 4 else "\n\n"
+    return sep.join(blocks)
+
+
+def exposes_section(inp: RenderInput) -> tuple[str, int]:
+    """(Exposes body, detail level used): the most detailed rendering within the budget."""
+    fn = python_exposes if inp.module.kind == "python" else node_exposes if inp.module.kind == "node" else None
+    if fn is None:
+        return "_No extractor for this language: see the files below and the How to use section._", 0
+    body = ""
+    for level in range(5):
+        body = fn(inp, level)
+        if estimate_tokens(body) <= inp.exposes_budget:
+            break
+    if not body.strip():
+        return "_Nothing public found (no `__all__`, no public top-level names)._", 0
+    if level:
+        body += (f"\n\n_Detail lowered (level {level} of 4) to fit {inp.exposes_budget} tokens: "
+                 "read the files for full signatures._")
+    return body, level
+
+
+def exposed_names(inp: RenderInput) -> set[str]:
+    """Every public name the module's files expose (for contracts)."""
+    names: set[str] = set()
+    if inp.module.kind == "python":
+        for path in inp.module.files:
+            facts = inp.facts.get(path) or {}
+            dotted = inp.dotted.get(path)
+            if dotted is None or facts.get("status") != "ok" or _skip_for_exposes(dotted, path):
+                continue
+            entries, reexports = _py_file_entries(facts, dotted, path.endswith("__init__.py"), inp.project.top_packages)
+            names.update(e["name"] for e in entries)
+            names.update(n for n, _ in reexports)
+    else:
+        for path in inp.module.files:
+            for e in (inp.facts.get(path) or {}).get("exports") or []:
+                names.add(e["name"])
+    return names
+
+
+def exposed_routes(inp: RenderInput) -> list[tuple[str, str, str, str]]:
+    """(method, path, handler, file) for every route found in the module, sorted."""
+    routes = set()
+    for path in inp.module.files:
+        facts = inp.facts.get(path) or {}
+        for method, route, handler in facts.get("routes") or []:
+            routes.add((method, route, handler, _rel(inp.module, path)))
+    return sorted(routes, key=lambda r: (r[1], r[0], r[2], r[3]))
+
+
+# -- other sections ---------------------------------------------------------------------------
+
+
+def _entry_points(inp: RenderInput) -> list[str]:
+    lines = []
+    module = inp.module
+    for name, target, group in inp.project.entry_points:
+        target_mod = target.split(":", 1)[0].strip()
+        if inp.resolve(target_mod) == module.name:
+            lines.append(f"- `{name}` → `{target}` ({group})")
+    for path in module.files:
+        facts = inp.facts.get(path) or {}
+        if path.endswith("__main__.py") and path in inp.dotted:
+            pkg = inp.dotted[path].rpartition(".")[0]
+            lines.append(f"- `python -m {pkg}` (`{_rel(module, path)}`)")
+        elif facts.get("main"):
+            lines.append(f"- `{_rel(module, path)}` runs as a script (`if __name__ == \"__main__\"`)")
+        pkg = facts.get("package")
+        if pkg:
+            for script, command in sorted((pkg.get("scripts") or {}).items()):
+                lines.append(f"- `npm run {script}`: `{sanitize(str(command))[:120]}`")
+            for name, target in sorted((pkg.get("bin_map") or {}).items()):
+                lines.append(f"- `{name}` → `{target}` (bin)")
+    return lines
+
+
+def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
+    internal: dict[str, set[str]] = {}
+    counts: dict[str, int] = {}
+    external: set[str] = set()
+    module = inp.module
+    own_tops = inp.project.top_packages
+    for path in module.files:
+        facts = inp.facts.get(path) or {}
+        seen_here: set[str] = set()
+        if path.endswith((".py", ".pyi")):
+            for target, names in facts.get("imports") or []:
+                top = target.split(".")[0]
+                resolved = None
+                for name in names or [None]:
+                    resolved = inp.resolve(f"{target}.{name}") if name and name != "*" else None
+                    resolved = resolved or inp.resolve(target)
+                    if resolved:
+                        break
+                if resolved:
+                    if resolved != module.name:
+                        internal.setdefault(resolved, set()).add(target)
+                        if resolved not in seen_here:
+                            counts[resolved] = counts.get(resolved, 0) + 1
+                            seen_here.add(resolved)
+                elif top not in STDLIB and top not in own_tops and top:
+                    external.add(top)
+        else:
+            for spec in facts.get("imports") or []:
+                resolved = inp.resolve_node(spec, path)
+                if resolved:
+                    if resolved != module.name:
+                        internal.setdefault(resolved, set()).add(spec)
+                        if resolved not in seen_here:
+                            counts[resolved] = counts.get(resolved, 0) + 1
+                            seen_here.add(resolved)
+                elif not spec.startswith("."):
+                    bare = spec[5:] if spec.startswith("node:") else spec
+                    name = "/".join(bare.split("/")[:2]) if bare.startswith("@") else bare.split("/")[0]
+                    if spec.startswith("node:") or name in NODE_BUILTINS:
+                        continue
+                    external.add("npm:" + name)
+    internal_lines = []
+    for name in sorted(internal, key=lambda n: (-counts.get(n, 0), n)):
+        targets = sorted(internal[name])
+        shown = ", ".join(f"`{t}`" for t in targets[:MAX_IMPORT_NAMES])
+        more = f" and {len(targets) - MAX_IMPORT_NAMES} more" if len(targets) > MAX_IMPORT_NAMES else ""
+        n = counts.get(name, 0)
+        internal_lines.append(f"- `{name}` ({n} file{'s' if n != 1 else ''}: {shown}{more})")
+    external_lines = []
+    for top in sorted(external):
+        if top.startswith("npm:"):
+            name = top[4:]
+            req = inp.node_declared.get(name) or inp.project.declared.get(top)
+            external_lines.append(f"- `{name}` — " + (f"declared (`{req}`)" if req else "not declared in package.json"))
+        else:
+            dist, req = inp.project.dist_for_import(top)
+            external_lines.append(f"- `{top}` — " + (f"declared (`{req}`)" if req else f"not declared (distribution `{dist}`?)"))
+    return internal_lines, external_lines
+
+
+def _migrations(inp: RenderInput) -> list[str]:
+    module = inp.module
+    folders: dict[str, list[str]] = {}
+    for path in list(module.files) + list(module.other):
+        folder, _, name = path.rpartition("/")
+        parts = folder.split("/")
+        if "migrations" in parts or (parts and parts[-1] == "versions" and any(
+                p.startswith(folder.rpartition("/")[0] + "/") and p.endswith(("env.py", "alembic.ini", "script.py.mako"))
+                for p in module.files + module.other)):
+            idx = len(parts) - 1 - parts[::-1].index("migrations") if "migrations" in parts else len(parts) - 1
+            root = "/".join(parts[: idx + 1])
+            if name in ("__init__.py", ".gitkeep", "README", "README.md", "migration_lock.toml"):
+                continue
+            if name.endswith((".py", ".sql", ".js", ".ts", ".mjs", ".cjs")):
+                rest = path[len(root) + 1:]
+                folders.setdefault(root, []).append(rest)
+    lines = []
+    for root in sorted(folders):
+        items = sorted(folders[root])
+        lines.append(f"- `{_rel(module, root)}/`: {len(items)} migration{'s' if len(items) != 1 else ''}, "
+                     f"latest `{items[-1]}`")
+    return lines
+
+
+def _openapi_routes(inp: RenderInput) -> list[str]:
+    lines = []
+    for path in inp.module.files:
+        facts = inp.facts.get(path) or {}
+        for method, route in facts.get("openapi") or []:
+            lines.append(f"- `{method} {route}` ({_rel(inp.module, path)})")
+    return lines
+
+
+def _contract_section(inp: RenderInput) -> list[str]:
+    if inp.contract is None:
+        return []
+    c = inp.contract
+    lines = [f"Declared in `{inp.contract_path}`."]
+    if c.error:
+        lines.append(f"- **unreadable**: {sanitize(c.error)}")
+        return lines
+    if c.summary:
+        lines.append(sanitize(c.summary))
+    if c.exposes:
+        lines.append("- exposes: " + ", ".join(f"`{n}`" for n in c.exposes))
+    if c.routes:
+        lines.append("- routes: " + ", ".join(f"`{r}`" for r in c.routes))
+    div = divergence(c, exposed_names(inp), {f"{m} {p}" for m, p, _h, _f in exposed_routes(inp)})
+    if not any(div.values()):
+        lines.append("- code matches the contract.")
+    else:
+        if div["missing_names"]:
+            lines.append("- **declared but missing in code**: " + ", ".join(f"`{n}`" for n in div["missing_names"]))
+        if div["missing_routes"]:
+            lines.append("- **declared routes missing in code**: " + ", ".join(f"`{r}`" for r in div["missing_routes"]))
+        if div["undeclared_names"]:
+            lines.append("- **in code but undeclared**: " + ", ".join(f"`{n}`" for n in div["undeclared_names"]))
+        if div["undeclared_routes"]:
+            lines.append("- **routes in code but undeclared**: " + ", ".join(f"`{r}`" for r in div["undeclared_routes"]))
+    return lines
+
+
+def _files(inp: RenderInput) -> list[str]:
+    module = inp.module
+    read = []
+    unread = []
+    for path in module.files:
+        facts = inp.facts.get(path) or {}
+        if facts.get("status") == "unread":
+            unread.append(f"`{_rel(module, path)}` ({facts.get('reason', 'not read')})")
+        else:
+            read.append(_rel(module, path))
+    lines = [f"{len(read)} read, {len(unread)} not read, {len(module.other)} other files, "
+             f"in `{module.folder or '.'}/`."]
+    shown = read[:MAX_FILES_LISTED]
+    if shown:
+        more = f" and {len(read) - len(shown)} more" if len(read) > len(shown) else ""
+        lines.append("- " + ", ".join(f"`{p}`" for p in shown) + more)
+    if unread:
+        lines.append("- not read: " + ", ".join(unread))
+    if module.other:
+        groups: dict[str, int] = {}
+        for path in module.other:
+            rel = _rel(module, path)
+            key = rel.split("/", 1)[0] + "/" if "/" in rel else "(top)"
+            groups[key] = groups.get(key, 0) + 1
+        lines.append("- other: " + ", ".join(f"`{k}` {v}" for k, v in sorted(groups.items())))
+    return lines
+
+
+def render_generated(inp: RenderInput) -> str:
+    """The whole generated block, markers included, ending with the end marker line."""
+    module = inp.module
+    out = [BEGIN, f"# Module `{module.name}`", f"<!-- brain:source sha256:{inp.source_hash} files:{len(module.files)} -->", ""]
+    kind_text = {"python": "Python", "node": "TypeScript/Node", "other": "Source"}[module.kind]
+    desc = f"{kind_text} module in `{module.folder or '.'}/`"
+    if module.package:
+        desc = f"Python package `{module.package}`"
+        init = f"{module.folder}/__init__.py"
+        doc = (inp.facts.get(init) or {}).get("doc")
+        if doc:
+            desc += f": {doc}"
+    out += [sanitize(desc) + ("" if desc.endswith((".", "!", "?", "…")) else "."), ""]
+    exposes, _level = exposes_section(inp)
+    out += ["## Exposes", "", sanitize(exposes), ""]
+    entry_points = _entry_points(inp)
+    if entry_points:
+        out += ["## Entry points", ""] + [sanitize(x) for x in entry_points] + [""]
+    internal, external = _dependencies(inp)
+    out += ["## Dependencies", ""]
+    if not internal and not external:
+        out += ["None beyond the standard library.", ""]
+    if internal:
+        out += ["Internal modules (the boot follows these):"] + internal + [""]
+    if external:
+        out += ["External packages:"] + [sanitize(x) for x in external] + [""]
+    migrations = _migrations(inp)
+    if migrations:
+        out += ["## Migrations", ""] + migrations + [""]
+    routes = exposed_routes(inp)
+    openapi = _openapi_routes(inp)
+    if routes or openapi:
+        lines = [f"- `{m} {p}` → `{h}` ({f})" if h else f"- `{m} {p}` ({f})" for m, p, h, f in routes[:MAX_ROUTES]]
+        if len(routes) > MAX_ROUTES:
+            lines.append(f"- and {len(routes) - MAX_ROUTES} more")
+        if openapi:
+            lines += ["OpenAPI:"] + openapi[:MAX_ROUTES]
+        out += ["## Routes", ""] + [sanitize(x) for x in lines] + [""]
+    contract = _contract_section(inp)
+    if contract:
+        out += ["## Contract", ""] + contract + [""]
+    out += ["## Files", ""] + [sanitize(x) for x in _files(inp)]
+    out += [END, ""]
+    return "\n".join(out)
