@@ -28,7 +28,7 @@ class Slot:
 
 
 def _default_slots() -> list[Slot]:
-    from . import checkpoint, focus, livestate, now, profiles, task_files, workflows
+    from . import cards, checkpoint, decisions, focus, handoff, livestate, now, profiles, task_files, workflows
 
     return [
         Slot("now", now.collect),
@@ -36,9 +36,11 @@ def _default_slots() -> list[Slot]:
         Slot("livestate", livestate.collect),
         # ranked files for the task, early so they lead BootResult.files (search issue)
         Slot("task_files", task_files.collect),
-        # handoff slot joins here (log issue)
+        Slot("handoff", handoff.collect),
         Slot("focus", focus.collect),
-        # task module card, dependencies, decisions and search hits join here (cards and search issues)
+        Slot("cards", cards.collect),
+        Slot("decisions", decisions.collect),
+        # search hits join here (search issue)
         Slot("workflows", workflows.collect),
         Slot("profiles", profiles.collect),
     ]

@@ -1,0 +1,52 @@
+"""The task module's card, then what each module it depends on exposes.
+
+The task's module comes from ``request.module`` (given by the caller, or inferred
+upstream from the task text). Its full card is one Part; each internal dependency,
+most imported first, is a separate Part carrying only Exposes, How to use and Contract,
+so the packer keeps what fits and names the rest. A card whose code changed since it
+was built says so in its title.
+"""
+
+from __future__ import annotations
+
+from ..parts import Part
+
+__all__ = ["collect", "MAX_DEPENDENCIES"]
+
+MAX_DEPENDENCIES = 12
+
+
+def _stale_note(card) -> str:
+    if card.stale:
+        return f" — STALE: the code changed since this card was built (`brain map --module {card.module}`)"
+    return ""
+
+
+def collect(brain, request) -> list[Part]:
+    if not request.module:
+        return []
+    from ...cards import card_body, integration_text, load_card
+    from ...errors import BrainError
+
+    try:
+        card = load_card(brain, request.module)
+    except BrainError as exc:
+        return [Part("cards", f"module {request.module}", f"Module card: `{request.module}`",
+                     f"No card: {exc.message}", "brain map --list")]
+    if card is None:
+        return [Part("cards", f"module {request.module}", f"Module card: `{request.module}`",
+                     f"No card for `{request.module}` yet: run `brain map --module {request.module}` "
+                     "(or `brain map` for every module).", f"brain map --module {request.module}")]
+    parts = [Part("cards", f".brain/{card.path}", f"Module card: `{card.module}`{_stale_note(card)}", card_body(card),
+                  f"brain read {card.path}", files=tuple(card.files))]
+    for dep in card.dependencies[:MAX_DEPENDENCIES]:
+        try:
+            dep_card = load_card(brain, dep)
+        except BrainError:
+            continue
+        if dep_card is None:
+            continue
+        parts.append(Part("cards", f".brain/{dep_card.path}#integration",
+                          f"Dependency `{dep_card.module}`: exposes, how to use, contract{_stale_note(dep_card)}",
+                          integration_text(dep_card), f"brain read {dep_card.path}", files=tuple(dep_card.files)))
+    return parts
