@@ -45,12 +45,17 @@ W_FRAME = 4.0
 W_FRAME_LAST = 7.0
 W_MODULE = 5.0
 W_QUAL = 5.0
-W_SYMBOL = 3.0
+W_SYMBOL = 1.5
 W_STEM = 2.5
-W_BM25 = 3.0
+W_BM25 = 8.0
+W_BM25_TITLE = 10.0
 W_CHANGED = 1.5
 W_CLAIMED = 2.0
 TEST_FACTOR = 0.02
+GENERATED_FACTOR = 0.3
+_GENERATED = re.compile(r"(?:^|/)\d{3,}_\w*\.\w+$")
+SYMBOL_DECAY = 0.6
+NAMES_WEIGHT = 2.0  # BM25 column weight of a file's path and defined names against its body
 KIND_FACTOR = {"class": 1.0, "function": 1.0, "var": 0.8, "method": 0.7, "attr": 0.45, "inner": 0.3}
 
 
@@ -63,6 +68,7 @@ class Signals:
     dotted: list[str] = field(default_factory=list)
     idents: dict[str, float] = field(default_factory=dict)  # identifier -> code-likeness x title x mentions
     words: list[str] = field(default_factory=list)  # query tokens for full text
+    title_words: list[str] = field(default_factory=list)  # query tokens of the first line
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -96,11 +102,10 @@ def extract_signals(text: str | None) -> Signals:
     title = text.strip().split("\n", 1)[0]
     for match in _FRAME.finditer(text):
         sig.frames.append((match.group(1).replace("\\", "/"), match.group(3) or ""))
-    framed = {f for f, _ in sig.frames}
-    for match in _PATH.finditer(text):
+    unframed = _FRAME.sub(" ", text)
+    for match in _PATH.finditer(unframed):
         path = match.group(1).replace("\\", "/")
-        if path not in framed:
-            sig.paths.append((path, 2.0 if match.start() < len(title) else 1.0))
+        sig.paths.append((path, 2.0 if match.start() < len(title) else 1.0))
     marked: set[str] = set()
     for match in _BACKTICK.finditer(text):
         marked.update(re.findall(r"[A-Za-z_]\w+", match.group(1)))
@@ -119,7 +124,10 @@ def extract_signals(text: str | None) -> Signals:
         if word in in_title:
             weight *= 2.0
         sig.idents[word] = weight
+    for word in set(re.findall(r"(?<![\w])\d+_\w+", text)):
+        sig.idents.setdefault(word, 2.0 if word in title else 1.0)
     sig.words = tokens(text, stop=True)
+    sig.title_words = tokens(title, stop=True)
     return sig
 
 
@@ -155,7 +163,10 @@ class CodeView:
         for i in range(len(parts)):
             hits = self.by_suffix.get("/".join(parts[i:]))
             if hits:
-                return hits if len(parts) - i > 1 or len(hits) <= 3 else []
+                if len(parts) - i > 1:
+                    return hits
+                # only the file name matches: trust it when the text wrote a bare name, not someone else's path
+                return hits if len(parts) == 1 and len(hits) <= 3 else []
         return []
 
     def definitions(self, names: list[str]) -> dict[str, list[tuple[str, str, str]]]:
@@ -180,7 +191,7 @@ class CodeView:
         if not terms:
             return []
         query = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        weights = "0.0, 0.0, 1.0" if body_only else "0.0, 2.0, 1.0"
+        weights = "0.0, 0.0, 1.0" if body_only else f"0.0, {NAMES_WEIGHT}, 1.0"
         try:
             rows = self.db.execute(f"SELECT path, bm25(code_fts, {weights}) AS s FROM code_fts WHERE code_fts MATCH ? "
                                    f"ORDER BY s LIMIT ?", (query, limit)).fetchall()
@@ -217,23 +228,35 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     score: dict[str, float] = defaultdict(float)
     why: dict[str, list[tuple[float, str]]] = defaultdict(list)
 
-    def add(path: str, weight: float, reason: str) -> None:
+    named: set[str] = set()  # files the text names outright (path, module, file name)
+
+    def add(path: str, weight: float, reason: str, *, name: bool = False) -> None:
         if weight <= 0:
             return
         score[path] += weight
         why[path].append((weight, reason))
+        if name:
+            named.add(path)
 
     # 1. traceback frames and written paths
     inside = [(f, fn, view.resolve_path(f)) for f, fn in sig.frames]
     inside = [(f, fn, hits) for f, fn, hits in inside if hits]
+    frame_best: dict[str, float] = {}
     for i, (_, fn, hits) in enumerate(inside):
         last = i == len(inside) - 1
+        depth = (i + 1) / len(inside)  # later frames are closer to the fault
+        weight = W_FRAME_LAST if last else W_FRAME * (0.5 + 0.5 * depth)
         for path in hits:
-            add(path, (W_FRAME_LAST if last else W_FRAME) / len(hits), f"traceback frame{f' in {fn}' if fn else ''}")
+            # one file met in many frames counts once (plus a little), not once per frame
+            extra = 0.15 * weight if path in frame_best else weight
+            frame_best[path] = frame_best.get(path, 0.0) + extra
+            why[path].append((extra, f"traceback frame{f' in {fn}' if fn else ''}"))
+    for path, weight in frame_best.items():
+        score[path] += weight
     for written, weight in sig.paths:
         hits = view.resolve_path(written)
         for path in hits:
-            add(path, W_PATH * weight / 2 / len(hits), f"path `{written}` in the task")
+            add(path, W_PATH * weight / 2 / len(hits), f"path `{written}` in the task", name=True)
 
     # 2. dotted module paths and Class.member pairs
     names: set[str] = set(sig.idents)
@@ -263,7 +286,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             rest = parts[k:]
             resolved = True
             if not rest:
-                add(path, W_MODULE * (0.5 if path.endswith("__init__.py") else 1.0), f"module `{dotted}` named")
+                add(path, W_MODULE * (0.5 if path.endswith("__init__.py") else 1.0), f"module `{dotted}` named", name=True)
             else:
                 target = _follow(view, path, rest[0], defs)
                 if target:
@@ -280,6 +303,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
                     add(path, W_QUAL / len(hits) ** 0.5, f"`{a}.{b}` defined here")
 
     # 3. identifiers matching definitions, and file names
+    symbol_hits: dict[str, list[tuple[float, str]]] = defaultdict(list)
     for word, weight in sig.idents.items():
         rows = [r for r in defs.get(word, []) if not view.is_test(r[0])]
         per_file: dict[str, float] = {}
@@ -288,18 +312,24 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
         if per_file and len(per_file) <= 40:
             idf = 1.0 / len(per_file) ** 0.8
             for path, kind_factor in per_file.items():
-                add(path, W_SYMBOL * weight * idf * kind_factor, f"defines `{word}`")
-        stems = view.by_stem.get(word.lower(), [])
-        if stems and len(stems) <= 10 and (weight >= 0.5 or word.lower() == word):
+                symbol_hits[path].append((W_SYMBOL * weight * idf * kind_factor, f"defines `{word}`"))
+        stems = view.by_stem.get(word, [])
+        if stems and len(stems) <= 10:
             for path in stems:
-                add(path, W_STEM * min(weight, 2.0) / len(stems) ** 0.8, f"file named `{word}`")
+                add(path, W_STEM * min(weight, 2.0) / len(stems) ** 0.8, f"file named `{word}`", name=len(stems) == 1)
+    for path, found in symbol_hits.items():
+        # each further matched symbol adds less: a big file defining many named things must not win by bulk
+        for i, (weight, reason) in enumerate(sorted(found, key=lambda f: -f[0])):
+            add(path, weight * SYMBOL_DECAY ** i, reason)
 
-    # 4. full text
-    ranked = view.bm25(sig.words, 60)
-    if ranked:
-        top = ranked[0][1] or 1.0
-        for path, s in ranked:
-            add(path, W_BM25 * s / top, "full-text match")
+    # 4. full text: the whole text, and the title alone (the report's one-line summary)
+    for words, weight in ((sig.words, W_BM25), (sig.title_words, W_BM25_TITLE)):
+        ranked = view.bm25(words, 60) if weight else []
+        if ranked:
+            top = ranked[0][1] or 1.0
+            for path, s in ranked:
+                add(path, weight * s / top, "full-text match")
+
 
     # 5. working state
     for path in changed:
@@ -317,6 +347,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     for path in list(score):
         if view.is_test(path):
             score[path] *= TEST_FACTOR
+        elif _GENERATED.search(path) and path not in named:
+            score[path] *= GENERATED_FACTOR  # numbered migrations and the like: data, rarely the fix
     order = sorted(score, key=lambda p: (-score[p], p))[:limit]
     hits = []
     for path in order:
