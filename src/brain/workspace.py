@@ -90,7 +90,12 @@ class Brain:
                            lock_path=self.runtime / "write.lock")
 
     def read(self, path: str, *, layer: str | None = None) -> Document:
-        return self._store(layer).read(path)
+        store = self._store(layer)
+        if store is self.memory and (store.resolve(path) == self.runtime or self.runtime in store.resolve(path).parents):
+            # runtime/ holds the conversation logs: they never reach an agent (DESIGN §1, frontier rule)
+            raise InvalidInput("runtime/ holds logs and derived state, not memory, and is not readable here",
+                               field="path", hint="read the thread's distilled handoff instead: handoffs/<thread>.md")
+        return store.read(path)
 
     def write(self, path: str, text: str, *, expected_hash: str | None = None, layer: str | None = None) -> Document:
         if (layer in (None, "", "project")) and path.split("/", 1)[0] == "runtime":
@@ -287,6 +292,32 @@ class Brain:
     def has_coordination_store(self) -> bool:
         """Whether coordination was ever used here (the boot skips its slots otherwise, creating nothing)."""
         return self.settings.get("backend") != "sqlite" or (self.runtime / "brain.db").exists()
+
+    # -- conversation log and handoffs (lazy: brain.log) ---------------------------
+    @property
+    def conversations(self):
+        """Conversation logs (humans only) and their handoff summaries (brain.log.Conversations)."""
+        if getattr(self, "_conversations", None) is None:
+            from .log import open_conversations
+
+            self._conversations = open_conversations(self)
+        return self._conversations
+
+    def record_turn(self, thread: str | None, speaker: str, text: str, *, to: str | None = None,
+                    kind: str = "message", files=(), ref: str | None = None, at: float | None = None):
+        """Append one turn to a thread's log and fold it into `handoffs/<thread>.md`.
+
+        ``thread=None`` with ``to=`` names the thread of the two parties (thread_between).
+        Coordination records every ask (kind="ask") and reply (kind="reply", ref=ticket) here."""
+        conv = self.conversations
+        return conv.record(conv.make_turn(thread, speaker, text, to=to, kind=kind, files=files, ref=ref, at=at))
+
+    @staticmethod
+    def thread_between(a: str, b: str) -> str:
+        """The stable thread id of two parties (sessions, or a person and a session)."""
+        from .log.turns import thread_between
+
+        return thread_between(a, b)
 
 
 def open_brain(path: str | Path | None = None, *, env: dict[str, str] | None = None) -> Brain:

@@ -1,0 +1,28 @@
+"""Conversation log, handoff summaries and usage figures (DESIGN §3.8, §3.10).
+
+The log (`runtime/conversations/<thread>/log.jsonl`) is for humans only; agents
+get the distilled handoff (`handoffs/<thread>.md`) and nothing else of it.
+"""
+
+from __future__ import annotations
+
+from .fold import HandoffState, Limits, fold, render
+from .handoff import Conversations, Recorded, handoff_path
+from .store import ConversationLog, Page, ThreadInfo
+from .summarizer import AsyncSummarizer, HeuristicSummarizer, LLMSummarizer, Summarizer
+from .turns import Turn, thread_between
+
+__all__ = ["Conversations", "ConversationLog", "Recorded", "Page", "ThreadInfo", "Turn", "HandoffState", "Limits",
+           "fold", "render", "handoff_path", "thread_between", "Summarizer", "AsyncSummarizer",
+           "HeuristicSummarizer", "LLMSummarizer", "open_conversations"]
+
+
+def open_conversations(brain) -> Conversations:
+    """Wire the conversations of ``brain`` from its settings."""
+    settings = brain.settings
+    day = 86400
+    log = ConversationLog(brain.runtime / "conversations", rotate_bytes=settings["log.rotate_bytes"],
+                          rotate_seconds=settings["log.rotate_days"] * day,
+                          retention_seconds=settings["log.retention_days"] * day)
+    limits = Limits(max_bytes=max(settings["handoff.max_bytes"], 1024))
+    return Conversations(log, brain.memory, limits=limits)

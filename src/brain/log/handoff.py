@@ -1,0 +1,156 @@
+"""Recording a turn: append it to the thread's log, then fold it into the thread's handoff.
+
+``Conversations`` is the one write path for conversations. Under the thread's lock it
+loads the summary state, appends the turn (one O_APPEND line), folds the turn in and
+writes the handoff markdown `handoffs/<thread>.md` through the atomic ``MemoryStore``
+(it is memory: versioned, bounded, distilled). The state itself is kept beside the
+log in `runtime/conversations/<thread>/handoff.json`; it is derived (the fold is
+deterministic), so when it is missing it is rebuilt by replaying the log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+
+from ..errors import InvalidInput
+from ..memory.files import Document, MemoryStore
+from .fold import HandoffState, Limits, render
+from .store import ConversationLog, Page, ThreadInfo
+from .summarizer import AsyncSummarizer, HeuristicSummarizer, Summarizer
+from .turns import Turn, check_thread_id, thread_between
+
+__all__ = ["Conversations", "Recorded", "handoff_path"]
+
+STATE = "handoff.json"
+
+
+def handoff_path(thread: str) -> str:
+    return f"handoffs/{check_thread_id(thread)}.md"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    thread: str
+    bytes: int
+    turns: int  # turns folded into the handoff so far
+    handoff: str  # memory path of the handoff
+
+    def to_dict(self) -> dict:
+        return {"thread": self.thread, "bytes": self.bytes, "turns": self.turns, "handoff": self.handoff}
+
+
+class Conversations:
+    """The conversation log and the handoff summaries of one brain."""
+
+    def __init__(self, log: ConversationLog, memory: MemoryStore, summarizer: Summarizer | None = None,
+                 limits: Limits = Limits()) -> None:
+        self.log = log
+        self.memory = memory
+        self._heuristic = HeuristicSummarizer(limits)
+        self.summarizer: Summarizer = summarizer or self._heuristic
+
+    # -- recording -------------------------------------------------------------
+    def make_turn(self, thread: str | None, speaker: str, text: str, *, to: str | None = None, kind: str = "message",
+                  files=(), ref: str | None = None, at: float | None = None) -> Turn:
+        if not isinstance(speaker, str) or not speaker.strip():
+            raise InvalidInput("a turn needs a speaker", field="speaker")
+        if not isinstance(text, str):
+            raise InvalidInput("a turn's text must be a string", field="text")
+        if thread is None:
+            if not to:
+                raise InvalidInput("give a thread, or the other party (to=) to name the thread", field="thread")
+            thread = thread_between(speaker, to)
+        check_thread_id(thread)
+        return Turn(thread=thread, speaker=speaker, text=text, at=time.time() if at is None else at, to=to,
+                    kind=kind or "message", files=tuple(files or ()), ref=ref)
+
+    def record(self, turn: Turn) -> Recorded:
+        with self.log.lock(turn.thread):
+            state = self.state(turn.thread)
+            written = self.log.append(turn)
+            state = self.summarizer.fold(state, turn)
+            self._save(turn.thread, state)
+        return Recorded(turn.thread, written, state.turns, handoff_path(turn.thread))
+
+    async def arecord(self, turn: Turn, summarizer: AsyncSummarizer | None = None) -> Recorded:
+        """Record with an asynchronous (e.g. LLM) summarizer; the append never waits on it.
+
+        If another turn was folded while the model was thinking, the heuristic fold is used
+        instead, so no turn is ever lost from the handoff.
+        """
+        if summarizer is None and isinstance(self.summarizer, AsyncSummarizer):
+            summarizer = self.summarizer
+        with self.log.lock(turn.thread):
+            before = self.state(turn.thread)
+            self._write_state(turn.thread, before)  # so the state is not replayed with our turn in it
+            written = self.log.append(turn)
+        folded = await summarizer.afold(before, turn) if summarizer is not None else None
+        with self.log.lock(turn.thread):
+            current = self.state(turn.thread)
+            if folded is None or current.turns != before.turns:
+                folded = self._heuristic.fold(current, turn)  # folded out of order, but never lost
+            self._save(turn.thread, folded)
+        return Recorded(turn.thread, written, folded.turns, handoff_path(turn.thread))
+
+    # -- state -----------------------------------------------------------------
+    def state(self, thread: str) -> HandoffState:
+        path = self.log.folder(thread) / STATE
+        try:
+            return HandoffState.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, TypeError, KeyError, IndexError):
+            pass  # a damaged cache: rebuild it
+        state = HandoffState(thread=thread)
+        for turn in self.log.iter_turns(thread):
+            state = self.summarizer.fold(state, turn)
+        return state
+
+    def _write_state(self, thread: str, state: HandoffState) -> None:
+        folder = self.log.folder(thread)
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{STATE}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(state.to_dict(), ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, folder / STATE)
+
+    def _save(self, thread: str, state: HandoffState) -> None:
+        self._write_state(thread, state)
+        text = render(state)
+        rel = handoff_path(thread)
+        current = self.memory.read_or_none(rel)
+        if current is None or current.text != text:
+            self.memory.write(rel, text)
+
+    def rebuild(self, thread: str) -> HandoffState:
+        """Recompute a handoff from what is left of the log (after a summarizer change, say)."""
+        with self.log.lock(thread):
+            (self.log.folder(thread) / STATE).unlink(missing_ok=True)
+            state = self.state(thread)
+            self._save(thread, state)
+        return state
+
+    # -- reading (human surface, except the handoff) ---------------------------
+    def page(self, thread: str, page: int | None = None, size: int = 50) -> Page:
+        return self.log.page(thread, page, size)
+
+    def threads(self) -> list[ThreadInfo]:
+        return self.log.threads()
+
+    def handoff(self, thread: str) -> Document | None:
+        return self.memory.read_or_none(handoff_path(thread))
+
+    def handoffs_for(self, party: str) -> list[Document]:
+        """The handoffs of every thread ``party`` takes part in, most recently updated first."""
+        docs = []
+        for thread in self.log.threads_of(party):
+            doc = self.handoff(thread)
+            if doc is not None:
+                try:
+                    mtime = self.memory.resolve(doc.path).stat().st_mtime
+                except OSError:
+                    mtime = 0.0
+                docs.append((-mtime, doc.path, doc))
+        return [doc for _, _, doc in sorted(docs, key=lambda d: (d[0], d[1]))]

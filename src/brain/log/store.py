@@ -1,0 +1,343 @@
+"""The conversation log: `runtime/conversations/<thread>/log.jsonl`, append-only.
+
+Every turn is one whole JSON line written with a single ``write()`` on a file
+opened with O_APPEND, so concurrent writers never interleave and a crash leaves at
+worst one torn last line. Readers skip (and count) torn or foreign lines; a writer
+that finds the file not ending in a newline starts its line on a fresh one, so a
+torn fragment never swallows the next turn.
+
+The log is for humans only (DESIGN §1, the frontier rule): nothing here is ever
+handed to an agent; only the distilled handoff (see ``handoff``) is.
+
+Rotation: when the live segment passes ``rotate_bytes`` or its first turn is older
+than ``rotate_seconds``, it is renamed `log.<seq>.<UTC stamp>.jsonl` and a new one starts.
+Rotated segments whose last write is older than ``retention_seconds`` are deleted
+(0 keeps them forever).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from ..errors import InvalidInput, NotFound
+from .turns import Turn, check_thread_id, decode_turn, encode_turn
+
+__all__ = ["ConversationLog", "Page", "ThreadInfo", "ReadStats"]
+
+LIVE = "log.jsonl"
+
+
+@dataclass
+class ReadStats:
+    turns: int = 0
+    skipped: int = 0  # torn or foreign lines
+
+
+@dataclass
+class Page:
+    thread: str
+    page: int
+    pages: int
+    size: int
+    total: int
+    turns: list[Turn]
+    skipped: int
+
+    def to_dict(self) -> dict:
+        return {"thread": self.thread, "page": self.page, "pages": self.pages, "size": self.size,
+                "total": self.total, "skipped": self.skipped, "turns": [t.to_dict() for t in self.turns]}
+
+
+@dataclass
+class ThreadInfo:
+    thread: str
+    parties: list[str] = field(default_factory=list)
+    bytes: int = 0
+    segments: int = 0
+    updated: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"thread": self.thread, "parties": self.parties, "bytes": self.bytes, "segments": self.segments,
+                "updated": self.updated}
+
+
+class ConversationLog:
+    """All conversation logs of one brain (a folder of thread folders)."""
+
+    def __init__(self, root: Path, *, rotate_bytes: int = 8 * 1024 * 1024, rotate_seconds: float = 30 * 86400,
+                 retention_seconds: float = 90 * 86400, clock=time.time) -> None:
+        self.root = Path(root)
+        self.rotate_bytes = rotate_bytes
+        self.rotate_seconds = rotate_seconds
+        self.retention_seconds = retention_seconds
+        self.clock = clock
+        self._made: set[str] = set()
+        self._started: dict[tuple[int, int], float] = {}  # (dev, inode) of a live segment -> its first turn's time
+        self._parties: dict[str, set[str]] = {}
+        self._guard = threading.Lock()
+        self._locks: dict[str, threading.RLock] = {}
+        self._depth: dict[str, int] = {}
+
+    # -- paths -----------------------------------------------------------------
+    def folder(self, thread: str) -> Path:
+        return self.root / check_thread_id(thread)
+
+    def segments(self, thread: str) -> list[Path]:
+        """The thread's segments, oldest first; the live `log.jsonl` last."""
+        folder = self.folder(thread)
+        if not folder.is_dir():
+            return []
+        rotated = sorted((p for p in folder.glob("log.*.jsonl") if p.name != LIVE), key=lambda p: (_segment_seq(p), p.name))
+        live = folder / LIVE
+        return rotated + ([live] if live.exists() else [])
+
+    @contextlib.contextmanager
+    def lock(self, thread: str):
+        """Serialize rotation and the handoff fold of one thread (appends themselves need no lock).
+
+        Re-entrant within a process (an in-process RLock, then one flock per process), so a
+        fold that holds it can append and rotate without deadlocking on its own flock.
+        """
+        folder = self.folder(thread)
+        with self._guard:
+            rlock = self._locks.setdefault(thread, threading.RLock())
+        with rlock:
+            depth = self._depth.get(thread, 0)
+            if depth:
+                self._depth[thread] = depth + 1
+                try:
+                    yield
+                finally:
+                    self._depth[thread] -= 1
+                return
+            self._mkdir(folder)
+            with open(folder / ".lock", "a+b") as handle:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                self._depth[thread] = 1
+                try:
+                    yield
+                finally:
+                    self._depth[thread] = 0
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def _mkdir(self, folder: Path) -> None:
+        key = str(folder)
+        if key not in self._made:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._made.add(key)
+
+    # -- writing ---------------------------------------------------------------
+    def append(self, turn: Turn) -> int:
+        """Append one turn as one whole line; returns the bytes written."""
+        data = encode_turn(turn)
+        folder = self.folder(turn.thread)
+        self._mkdir(folder)
+        path = folder / LIVE
+        self._maybe_rotate(turn.thread, path)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # a torn fragment before us stays a line of its own
+            written = os.write(fd, data)
+        finally:
+            os.close(fd)
+        self._note_parties(turn)
+        return written
+
+    def _segment_start(self, path: Path, st: os.stat_result) -> float | None:
+        key = (st.st_dev, st.st_ino)
+        if key not in self._started:
+            try:
+                with open(path, "rb") as handle:
+                    for raw in handle:
+                        turn = decode_turn(raw)
+                        if turn is not None:
+                            self._started[key] = turn.at
+                            break
+                        if handle.tell() > 65536:
+                            break
+            except FileNotFoundError:
+                return None
+        return self._started.get(key)
+
+    def _needs_rotation(self, path: Path) -> bool:
+        try:
+            st = path.stat()
+        except FileNotFoundError:
+            return False
+        if st.st_size == 0:
+            return False
+        if self.rotate_bytes and st.st_size >= self.rotate_bytes:
+            return True
+        if self.rotate_seconds:
+            start = self._segment_start(path, st)
+            return start is not None and self.clock() - start >= self.rotate_seconds
+        return False
+
+    def _maybe_rotate(self, thread: str, path: Path) -> None:
+        if not self._needs_rotation(path):
+            return
+        with self.lock(thread):
+            if not self._needs_rotation(path):  # another writer rotated it meanwhile
+                return
+            stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(self.clock()))
+            seq = 1 + max((_segment_seq(p) for p in self.segments(thread) if p.name != LIVE), default=0)
+            target = path.with_name(f"log.{seq:08d}.{stamp}.jsonl")
+            os.replace(path, target)
+            self.prune(thread)
+
+    def prune(self, thread: str) -> list[str]:
+        """Delete rotated segments older than the retention; returns their names."""
+        if not self.retention_seconds:
+            return []
+        removed = []
+        cutoff = self.clock() - self.retention_seconds
+        for seg in self.segments(thread):
+            if seg.name == LIVE:
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                if seg.stat().st_mtime < cutoff:
+                    seg.unlink()
+                    removed.append(seg.name)
+        return removed
+
+    # -- parties ---------------------------------------------------------------
+    def _note_parties(self, turn: Turn) -> None:
+        """Remember who talks in a thread (rarely changes: written only when a new party appears)."""
+        new = {p for p in (turn.speaker, turn.to) if p}
+        known = self._parties.get(turn.thread)
+        if known is None:
+            known = set(self.parties(turn.thread))
+            self._parties[turn.thread] = known
+        if new <= known:
+            return
+        with self.lock(turn.thread):
+            known |= set(self.parties(turn.thread)) | new
+            _write_json(self.folder(turn.thread) / "parties.json", sorted(known))
+        with _file_lock(self.root / ".index.lock"):
+            index_path = self.root / "index.json"
+            index = _read_json(index_path, {})
+            if not isinstance(index, dict):
+                index = {}
+            for party in known:
+                index[party] = sorted(set(index.get(party, [])) | {turn.thread})
+            _write_json(index_path, index)
+
+    def parties(self, thread: str) -> list[str]:
+        data = _read_json(self.folder(thread) / "parties.json", [])
+        return [p for p in data if isinstance(p, str)] if isinstance(data, list) else []
+
+    def threads_of(self, party: str) -> list[str]:
+        """Threads in which ``party`` spoke or was spoken to."""
+        index = _read_json(self.root / "index.json", {})
+        threads = index.get(party, []) if isinstance(index, dict) else []
+        return [t for t in threads if isinstance(t, str)]
+
+    # -- reading ---------------------------------------------------------------
+    def iter_turns(self, thread: str, stats: ReadStats | None = None) -> Iterator[Turn]:
+        """Every readable turn, oldest first, skipping (and counting) torn or foreign lines."""
+        stats = stats if stats is not None else ReadStats()
+        for seg in self.segments(thread):
+            try:
+                handle = open(seg, "rb")
+            except FileNotFoundError:  # pruned while we read
+                continue
+            with handle:
+                for raw in handle:
+                    if not raw.strip():
+                        continue
+                    turn = decode_turn(raw) if raw.endswith(b"\n") else None
+                    if turn is None:
+                        stats.skipped += 1
+                        continue
+                    stats.turns += 1
+                    yield turn
+
+    def page(self, thread: str, page: int | None = None, size: int = 50) -> Page:
+        """Page ``page`` (1 = oldest; negative counts from the end; None = the last) of ``size`` turns."""
+        if not isinstance(size, int) or size < 1 or size > 10000:
+            raise InvalidInput("page size must be between 1 and 10000", field="size")
+        if not self.segments(thread):
+            raise NotFound(f"conversation {thread}", hint="`brain log` lists the conversations")
+        counted = ReadStats()
+        for _ in self.iter_turns(thread, counted):
+            pass
+        total = counted.turns
+        pages = max(1, -(-total // size))
+        number = pages if page is None else (pages + 1 + page if page < 0 else page)
+        if number < 1 or number > pages:
+            raise InvalidInput(f"page {page} is out of range 1..{pages}", field="page")
+        start = (number - 1) * size
+        turns: list[Turn] = []
+        stats = ReadStats()
+        for index, turn in enumerate(self.iter_turns(thread, stats)):
+            if index >= start + size:
+                break
+            if index >= start:
+                turns.append(turn)
+        return Page(thread, number, pages, size, total, turns, counted.skipped)
+
+    def threads(self) -> list[ThreadInfo]:
+        """Every conversation, most recently updated first."""
+        if not self.root.is_dir():
+            return []
+        found = []
+        for folder in self.root.iterdir():
+            if not folder.is_dir():
+                continue
+            try:
+                check_thread_id(folder.name)
+            except InvalidInput:
+                continue
+            info = ThreadInfo(folder.name, self.parties(folder.name))
+            for seg in self.segments(folder.name):
+                with contextlib.suppress(FileNotFoundError):
+                    st = seg.stat()
+                    info.bytes += st.st_size
+                    info.segments += 1
+                    info.updated = max(info.updated, st.st_mtime)
+            if info.segments:
+                found.append(info)
+        found.sort(key=lambda i: (-i.updated, i.thread))
+        return found
+
+
+def _segment_seq(path: Path) -> int:
+    """The rotation number of `log.<seq>.<stamp>.jsonl` (0 for a name brain did not write)."""
+    part = path.name.split(".")[1] if path.name.count(".") >= 2 else ""
+    return int(part) if part.isdigit() else 0
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _read_json(path: Path, default):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return default
+
+
+def _write_json(path: Path, data) -> None:
+    """Replace a small runtime file atomically (old or new, never torn; derived, so no fsync)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, path)
