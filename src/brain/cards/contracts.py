@@ -21,6 +21,8 @@ class Contract:
     routes: list[str] = field(default_factory=list)
     summary: str = ""
     error: str | None = None   # the file could not be read: shown in the card
+    has_exposes: bool = False  # the key is present (an empty list promises nothing public)
+    has_routes: bool = False
 
 
 def contract_rel_path(module: str) -> str:
@@ -61,7 +63,8 @@ def parse_contract(data: bytes) -> Contract:
     if not isinstance(summary, str):
         return Contract(error="`summary` must be text")
     return Contract(sorted(dict.fromkeys(x.strip() for x in exposes if x.strip())),
-                    sorted(dict.fromkeys(normalize_route(r) for r in routes)), " ".join(summary.split()))
+                    sorted(dict.fromkeys(normalize_route(r) for r in routes)), " ".join(summary.split()),
+                    has_exposes="exposes" in raw, has_routes="routes" in raw)
 
 
 def _route_matches(declared: str, present: set[str]) -> bool:
@@ -76,18 +79,18 @@ def _route_matches(declared: str, present: set[str]) -> bool:
 def divergence(contract: Contract, names: set[str], routes: set[str]) -> dict[str, list[str]]:
     """Both directions: declared-but-missing and present-but-undeclared, for names and routes.
 
-    Routes are compared only when the contract declares some (a module without declared
-    routes promises none, and listing all of them as undeclared would be noise).
+    Each kind is compared only when the contract has its key (`exposes:` / `routes:`): a
+    contract about routes alone says nothing about names, and the reverse.
     """
     declared_names = set(contract.exposes)
     routes = {normalize_route(r) for r in routes}
     out = {
         "missing_names": sorted(declared_names - names),
-        "undeclared_names": sorted(names - declared_names) if contract.exposes else [],
+        "undeclared_names": sorted(names - declared_names) if (contract.has_exposes or contract.exposes) else [],
         "missing_routes": sorted(r for r in contract.routes if not _route_matches(r, routes)),
         "undeclared_routes": [],
     }
-    if contract.routes:
+    if contract.has_routes or contract.routes:
         declared = set(contract.routes)
         out["undeclared_routes"] = sorted(r for r in routes if not _route_matches(r, declared))
     return out

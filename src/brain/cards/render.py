@@ -387,10 +387,10 @@ def _contract_section(inp: RenderInput) -> list[str]:
         return lines
     if c.summary:
         lines.append(sanitize(c.summary))
-    if c.exposes:
-        lines.append("- exposes: " + ", ".join(f"`{n}`" for n in c.exposes))
-    if c.routes:
-        lines.append("- routes: " + ", ".join(f"`{r}`" for r in c.routes))
+    if c.exposes or c.has_exposes:
+        lines.append("- exposes: " + (", ".join(f"`{n}`" for n in c.exposes) or "nothing"))
+    if c.routes or c.has_routes:
+        lines.append("- routes: " + (", ".join(f"`{r}`" for r in c.routes) or "none"))
     div = divergence(c, exposed_names(inp), {f"{m} {p}" for m, p, _h, _f in exposed_routes(inp)})
     if not any(div.values()):
         lines.append("- code matches the contract.")

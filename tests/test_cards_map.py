@@ -1,0 +1,191 @@
+"""`brain map` on real files: determinism, incrementality, human sections, contracts, report-done."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from brain.cards import load_card, module_of_path
+from brain.cards.markers import END, BEGIN, join_card, parse_card
+from brain.errors import InvalidInput, NotFound
+
+
+def write(repo, rel, text):
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def project(brain):
+    repo = brain.repo
+    write(repo, "pyproject.toml", '[project]\nname = "shop"\ndependencies = ["requests>=2"]\n'
+                                  '[project.scripts]\nshop = "shop.cli:main"\n')
+    write(repo, "shop/__init__.py", '"""The shop."""\nfrom .orders import place_order\n__all__ = ["place_order"]\n')
+    write(repo, "shop/orders.py", '"""Orders."""\nimport requests\nfrom billing import charge\n\n'
+                                  'def place_order(item: str, qty: int = 1) -> dict:\n    """Place an order."""\n    return charge(qty)\n')
+    write(repo, "shop/cli.py", "def main():\n    pass\n")
+    write(repo, "shop/broken.py", "def nope(:\n")
+    write(repo, "billing/__init__.py", '"""Billing."""\n\ndef charge(amount: int) -> int:\n    """Charge money."""\n    return amount\n')
+    write(repo, "billing/api.py", 'from starlette.routing import Route\nroutes = [Route("/invoices", endpoint=lambda r: r, methods=["GET"])]\n')
+    return brain
+
+
+def card_text(brain, module):
+    return (brain.dir / "modules" / f"{module}.md").read_text()
+
+
+def test_map_writes_cards_with_sections(project):
+    report = project.map()
+    assert sorted(report.written) == ["billing", "shop"]
+    shop = card_text(project, "shop")
+    assert shop.startswith(BEGIN)
+    assert "`place_order(item: str, qty: int = 1) -> dict` — Place an order." in shop
+    assert "- `billing` (1 file: `billing`)" in shop
+    assert "`requests` — declared (`requests>=2`)" in shop
+    assert "`shop` → `shop.cli:main` (console script)" in shop
+    assert "not read: `broken.py` (syntax error line 1)" in shop
+    assert "`GET /invoices`" in card_text(project, "billing")
+    assert report.unread == {"shop": [["shop/broken.py", "syntax error line 1"]]}
+
+
+def test_same_code_same_bytes_even_without_runtime(project):
+    project.map()
+    first = {m: card_text(project, m) for m in ("shop", "billing")}
+    shutil.rmtree(project.runtime)
+    for m in ("shop", "billing"):
+        (project.dir / "modules" / f"{m}.md").unlink()
+    project.map()
+    assert {m: card_text(project, m) for m in ("shop", "billing")} == first
+    shutil.rmtree(project.runtime)  # deleting runtime/ loses nothing: the cards still know they are fresh
+    report = project.map(check=True)
+    assert report.ok and report.unchanged == ["billing", "shop"]
+
+
+def test_incremental_rebuilds_only_the_changed_module(project):
+    project.map()
+    assert project.map().written == []
+    path = project.repo / "billing/__init__.py"
+    path.write_text(path.read_text() + "\ndef refund(amount: int) -> int:\n    return -amount\n")
+    check = project.map(check=True)
+    assert check.stale == ["billing"] and not check.ok
+    report = project.map()
+    assert report.written == ["billing"] and report.unchanged == ["shop"]
+    assert "`refund(amount: int) -> int`" in card_text(project, "billing")
+
+
+def test_check_cli_exits_non_zero_and_names_stale_cards(project):
+    env = {**os.environ, "BRAIN_HOME": str(project.settings.home)}
+    run = lambda *a: subprocess.run([sys.executable, "-m", "brain", *a], cwd=project.repo, capture_output=True, text=True, env=env)
+    assert run("map", "--check").returncode == 1  # no cards yet
+    assert run("map").returncode == 0
+    ok = run("map", "--check", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["stale"] == []
+    (project.repo / "shop/cli.py").write_text("def main():\n    return 1\n")
+    bad = run("map", "--check")
+    assert bad.returncode == 1 and "stale: shop" in bad.stdout
+    assert run("map", "--module", "nope").returncode == 5
+
+
+def test_human_section_survives_regeneration(project):
+    project.map()
+    path = project.dir / "modules/shop.md"
+    human = "Call `place_order` first.\n\n" + END + "\n## How to use\n" + BEGIN + "\n<!-- brain:source sha256:" + "0" * 64 + " files:1 -->\n"
+    path.write_text(parse_card(path.read_text()).generated + "\n## How to use\n\n" + human)
+    (project.repo / "shop/cli.py").write_text("def main(argv=None):\n    pass\n")
+    assert project.map().written == ["shop"]
+    assert parse_card(path.read_text()).human == human
+    assert "`main(argv=None)`" in path.read_text()
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(human=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1).map(lambda s: s) |
+       st.lists(st.sampled_from([BEGIN, END, "## How to use", "<!-- brain:source sha256:" + "a" * 64 + " files:2 -->",
+                                 "\n", "text", "## Exposes", "\r\n", ""]), min_size=1).map("".join).filter(bool))
+def test_any_human_text_round_trips_byte_for_byte(human):
+    generated = BEGIN + "\n# Module `m`\n## Exposes\n\nx\n" + END + "\n"
+    card = join_card(generated, human)
+    parsed = parse_card(card)
+    assert parsed.intact and parsed.generated == generated
+    assert parsed.human == human
+    # and regeneration with a different generated block keeps it
+    again = parse_card(join_card(BEGIN + "\n# Module `m`\nother\n" + END + "\n", parsed.human))
+    assert again.human == human
+
+
+def test_damaged_markers_lose_no_human_text(project):
+    project.map()
+    path = project.dir / "modules/shop.md"
+    path.write_text("my own notes, markers deleted\n")
+    project.map(force=True)
+    text = path.read_text()
+    assert text.startswith(BEGIN) and "my own notes, markers deleted" in parse_card(text).human
+
+
+def test_contract_divergence_both_ways(project):
+    write(project.dir, "contracts/billing.yml", 'exposes: [charge, refund]\nroutes: ["GET /invoices", "POST /invoices"]\n')
+    write(project.dir, "contracts/shop.yml", "exposes: [place_order, main]\n")
+    project.map()
+    billing = card_text(project, "billing")
+    assert "**declared but missing in code**: `refund`" in billing
+    assert "**declared routes missing in code**: `POST /invoices`" in billing
+    assert "code matches the contract." in card_text(project, "shop")
+    write(project.dir, "contracts/shop.yml", "exposes: []\n")  # a contract change makes the card stale
+    assert project.map(check=True).stale == ["shop"]
+    project.map()
+    assert "**in code but undeclared**: `main`, `place_order`" in card_text(project, "shop")
+    write(project.dir, "contracts/shop.yml", "exposes: {bad\n")
+    project.map()
+    assert "**unreadable**" in card_text(project, "shop")
+
+
+def test_report_done_replaces_only_how_to_use(project):
+    project.map()
+    before = parse_card(card_text(project, "shop")).generated
+    result = project.report_done("shop", how_to_use="Use `place_order`.\n", summary="added orders")
+    assert result["how_to_use_replaced"] and result["summary"] == "added orders"
+    parsed = parse_card(card_text(project, "shop"))
+    assert parsed.human == "Use `place_order`.\n" and parsed.generated == before
+    assert "added orders" in (project.runtime / "reports.jsonl").read_text()
+    # a code change is picked up, the human section stays
+    write(project.repo, "shop/extra.py", "def extra() -> None:\n    pass\n")
+    assert project.report_done("shop")["refreshed"]
+    parsed = parse_card(card_text(project, "shop"))
+    assert parsed.human == "Use `place_order`.\n" and "`extra() -> None`" in parsed.generated
+    with pytest.raises(NotFound):
+        project.report_done("nope", how_to_use="x")
+    with pytest.raises(InvalidInput):
+        project.report_done("shop", how_to_use="   ")
+    assert not (project.dir / "modules/nope.md").exists()
+
+
+def test_orphan_cards_removed_unless_human_written(project):
+    project.map()
+    project.report_done("billing", how_to_use="keep me\n")
+    shutil.rmtree(project.repo / "billing")
+    shutil.rmtree(project.repo / "shop")
+    write(project.repo, "other/__init__.py", "X = 1\n")
+    report = project.map()
+    assert sorted(report.orphans) == ["billing", "shop"] and report.removed == ["shop"]
+    assert (project.dir / "modules/billing.md").exists() and not (project.dir / "modules/shop.md").exists()
+
+
+def test_load_card_staleness_and_module_of_path(project):
+    project.map()
+    card = load_card(project, "shop")
+    assert card.stale is False and card.dependencies == ["billing"]
+    assert "shop/orders.py" in card.files and card.human == ""
+    assert module_of_path(project, "shop/orders.py") == "shop"
+    assert module_of_path(project, str(project.repo / "billing" / "api.py")) == "billing"
+    assert module_of_path(project, "README.md") is None
+    (project.repo / "shop/orders.py").write_text("def place_order():\n    pass\n")
+    assert load_card(project, "shop").stale is True
+    assert load_card(project, "missing") is None
