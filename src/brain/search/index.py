@@ -26,7 +26,7 @@ from .tokenize import token_text, tokens
 __all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet"]
 
 INDEX_FILE = "index.db"
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 SNIPPET_CHARS = 240
 

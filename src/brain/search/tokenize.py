@@ -28,14 +28,11 @@ MAX_TOKEN = 80
 
 
 def split_identifier(word: str) -> list[str]:
-    """Parts of one identifier, lowercased, without the whole (see ``tokens``)."""
+    """Parts of one identifier, lowercased, in order, without the whole (see ``tokens``)."""
     parts: list[str] = []
     for chunk in re.split(r"[./\-:_]+", word):
-        if not chunk:
-            continue
-        found = _CASE.findall(chunk) if chunk.isascii() else [chunk]
-        if len(found) > 1 or chunk.lower() not in parts:
-            parts.extend(p.lower() for p in found)
+        if chunk:
+            parts.extend(p.lower() for p in (_CASE.findall(chunk) if chunk.isascii() else [chunk]))
     return parts
 
 
@@ -82,8 +79,8 @@ def _ident(word: str, parts: bool, stop: bool) -> list[str]:
     got = [] if stop and whole in STOPWORDS else [whole]
     if parts and not word.isalpha() or (parts and not word.islower() and not word.isupper()):
         pieces = split_identifier(word)
-        if len(pieces) > 1:
-            got.extend(p for p in pieces if not (stop and p in STOPWORDS))
+        if pieces != [whole]:
+            got.extend(p for p in dict.fromkeys(pieces) if not (stop and p in STOPWORDS))
     return got
 
 
