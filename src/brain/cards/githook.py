@@ -1,0 +1,145 @@
+"""The git pre-commit hook: refresh the cards of the staged modules and stage them.
+
+``install_git_hook`` writes `<hooks dir>/pre-commit` (honouring core.hooksPath). A hook
+that is already there and is not ours is never overwritten: the install refuses with a
+clear error, or with ``chain=True`` keeps it as `pre-commit.local` and runs it first
+(its failure stops the commit, as before). ``refresh_staged`` is what the hook runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import InvalidInput
+from .discovery import card_rel_path
+
+__all__ = ["install_git_hook", "uninstall_git_hook", "refresh_staged", "HOOK_MARKER", "hook_script"]
+
+HOOK_MARKER = "# brain:pre-commit-hook"
+CHAINED = "pre-commit.local"
+
+
+def _git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        raise InvalidInput(f"git {' '.join(args)} failed: {out.stderr.strip()[:200]}", field="repo",
+                           hint="run this inside a git repository")
+    return out.stdout
+
+
+def hooks_dir(repo: Path) -> Path:
+    path = Path(_git(repo, "rev-parse", "--git-path", "hooks").strip())
+    return path if path.is_absolute() else (repo / path)
+
+
+def hook_script(python: str | None = None) -> str:
+    python = python or sys.executable
+    return f"""#!/bin/sh
+{HOOK_MARKER}
+# Installed by `brain install git-hook`: refreshes the module cards of the staged files
+# and stages them, so each card lands in the same commit as its code.
+hook_dir=$(dirname "$0")
+if [ -x "$hook_dir/{CHAINED}" ]; then
+    "$hook_dir/{CHAINED}" "$@" || exit $?
+fi
+if [ -n "$BRAIN_SKIP_HOOK" ]; then
+    exit 0
+fi
+if {shlex.quote(python)} -c "import brain" >/dev/null 2>&1; then
+    exec {shlex.quote(python)} -m brain map --staged
+elif command -v brain >/dev/null 2>&1; then
+    exec brain map --staged
+else
+    echo "brain pre-commit hook: brain is not installed; cards not refreshed" >&2
+    exit 0
+fi
+"""
+
+
+def install_git_hook(brain, *, chain: bool = False, force: bool = False) -> dict:
+    """Install the pre-commit hook; refuse (Conflict-like InvalidInput) to replace a foreign hook unless chained."""
+    folder = hooks_dir(brain.repo)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "pre-commit"
+    chained = None
+    if path.exists():
+        current = path.read_bytes().decode("utf-8", errors="replace")
+        if HOOK_MARKER not in current:
+            if chain:
+                target = folder / CHAINED
+                if target.exists():
+                    raise InvalidInput(f"{target} already exists: cannot chain the current pre-commit hook", field="hook",
+                                       hint="merge the two hooks by hand, then run `brain install git-hook` again")
+                os.replace(path, target)
+                target.chmod(target.stat().st_mode | 0o111)
+                chained = str(target)
+            elif not force:
+                raise HookExists(str(path))
+    tmp = folder / ".pre-commit.brain.tmp"
+    tmp.write_text(hook_script())
+    tmp.chmod(0o755)
+    os.replace(tmp, path)
+    if chained is None and (folder / CHAINED).exists():
+        chained = str(folder / CHAINED)
+    return {"hook": str(path), "chained": chained}
+
+
+def uninstall_git_hook(brain) -> dict:
+    folder = hooks_dir(brain.repo)
+    path = folder / "pre-commit"
+    if not path.exists() or HOOK_MARKER not in path.read_text(errors="replace"):
+        return {"hook": str(path), "removed": False, "restored": None}
+    path.unlink()
+    restored = None
+    if (folder / CHAINED).exists():
+        os.replace(folder / CHAINED, path)
+        restored = str(path)
+    return {"hook": str(path), "removed": True, "restored": restored}
+
+
+class HookExists(InvalidInput):
+    """A pre-commit hook that brain did not write is in the way."""
+
+    kind = "hook_exists"
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} exists and was not written by brain; not replacing it", field="hook",
+                         hint="`brain install git-hook --chain` keeps it and runs it first; --force replaces it")
+        self.path = path
+
+
+def refresh_staged(brain, *, check: bool = False) -> dict:
+    """Refresh the cards of the modules that own the staged files, then `git add` those cards."""
+    from . import _mapper
+
+    repo = brain.repo
+    staged = [p for p in _git(repo, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRD").split("\0") if p]
+    mapper = _mapper(brain)
+    brain_rel = brain.dir.relative_to(repo).as_posix() if brain.dir.is_relative_to(repo) else None
+    contract_prefix = f"{brain_rel}/contracts/" if brain_rel else None
+    modules: set[str] = set()
+    for path in staged:
+        if contract_prefix and path.startswith(contract_prefix) and path.endswith(".yml"):
+            name = path[len(contract_prefix):-4]
+            modules.add("." if name == "_root" else name)
+            continue
+        if brain_rel and path.startswith(brain_rel + "/"):
+            continue
+        owner = mapper.owner(path)
+        if owner is not None:
+            modules.add(owner)
+    known = {m.name for m in mapper.modules()}
+    stale, written, to_stage = [], [], []
+    for name in sorted(modules & known):
+        report = mapper.build(name, check=check)
+        stale.extend(report.stale + report.missing)
+        written.extend(report.written)
+        if not check:
+            to_stage.append(str((brain.dir / card_rel_path(name)).relative_to(repo)))
+    if to_stage:
+        _git(repo, "add", "--", *to_stage)
+    return {"modules": sorted(modules & known), "written": written, "stale": stale, "staged": to_stage}
