@@ -1,0 +1,87 @@
+"""Boot slots for cards and decisions: the task module's card, its dependencies, staleness, cuts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+
+def write(repo, rel, text):
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def make(brain):
+    repo = brain.repo
+    write(repo, "api/__init__.py", "from core import load\nfrom util import fmt\nfrom util import pad\n\ndef serve(port: int) -> None:\n    load(); fmt()\n")
+    write(repo, "api/views.py", "import core\n\ndef index():\n    return core.load()\n")
+    write(repo, "core/__init__.py", '"""Core."""\n\ndef load() -> dict:\n    """Load everything."""\n    return {}\n')
+    write(repo, "util/__init__.py", "def fmt(x: str) -> str:\n    return x\n\ndef pad(x: str) -> str:\n    return x\n")
+    brain.map()
+    brain.report_done("core", how_to_use="Call load() once at start.\n")
+    write(brain.dir, "contracts/core.yml", "exposes: [load, save]\n")
+    brain.map()
+
+
+def test_boot_serves_full_card_and_dependency_integration_parts(brain):
+    make(brain)
+    result = brain.boot("add a route", module="api", record=False)
+    text = result.text
+    assert "## Module card: `api`" in text and "`serve(port: int) -> None`" in text
+    assert "STALE" not in text
+    dep = text[text.index("## Dependency `core`"):]
+    assert "`load() -> dict` — Load everything." in dep
+    assert "Call load() once at start." in dep
+    assert "**declared but missing in code**: `save`" in dep
+    assert "### Files" not in dep  # dependencies carry only exposes, how to use, contract
+    sources = [s["source"] for s in result.sections if s["slot"] == "cards"]
+    assert sources == [".brain/modules/api.md", ".brain/modules/core.md#integration", ".brain/modules/util.md#integration"]
+    assert "api/views.py" in result.files and "core/__init__.py" in result.files
+    assert "<!-- brain:" not in text
+
+
+def test_stale_card_is_marked(brain):
+    make(brain)
+    write(brain.repo, "core/__init__.py", "def load(fast: bool) -> dict:\n    return {}\n")
+    text = brain.boot(module="api", record=False).text
+    assert "## Module card: `api`" in text and "## Module card: `api` — STALE" not in text
+    assert "## Dependency `core`: exposes, how to use, contract — STALE" in text
+
+
+def test_dependencies_cut_by_budget_are_declared(brain):
+    make(brain)
+    write(brain.repo, "util/__init__.py", "".join(f"def helper_{i}(value_{i}: str, other_{i}: int = {i}) -> str:\n"
+                                                  f"    '''Helper number {i} does things.'''\n    return value_{i}\n"
+                                                  for i in range(120)))
+    brain.map()
+    full = brain.boot(module="api", record=False, budget=100000)
+    small = brain.boot(module="api", record=False, budget=1500)
+    assert any(s["source"] == ".brain/modules/util.md#integration" for s in full.sections)
+    omitted = {o.source for o in small.omitted}
+    assert ".brain/modules/util.md#integration" in omitted
+    assert "brain read modules/util.md" in small.text and small.tokens <= 1500
+
+
+def test_missing_card_and_unknown_module(brain):
+    write(brain.repo, "lib/__init__.py", "X = 1\n")
+    text = brain.boot(module="lib", record=False).text
+    assert "No card for `lib` yet" in text
+    assert "## Module card" not in brain.boot(record=False).text
+
+
+def test_decisions_slot_and_cli(brain):
+    make(brain)
+    brain.new_decision("Cache core loads in memory", modules=["core"], status="accepted")
+    brain.new_decision("Serve the api with uvicorn", modules=["api"])
+    brain.new_decision("Unrelated logging policy")
+    text = brain.boot("speed up core loading", module="api", record=False).text
+    part = text[text.index("## Decisions that bear on this task"):]
+    assert "Serve the api with uvicorn" in part and "Unrelated logging policy" not in part
+    env = {**os.environ}
+    out = subprocess.run([sys.executable, "-m", "brain", "decisions", "--module", "core", "--json"], cwd=brain.repo,
+                         capture_output=True, text=True, env=env)
+    assert out.returncode == 0
+    assert [d["number"] for d in json.loads(out.stdout)] == [1]
