@@ -71,6 +71,8 @@ def test_liveness_windows():
     assert liveness(300, 85, None, 400, c) == "gone"      # even waiting, a silent process ends gone
     assert liveness(100, 99, 99, None, c) == "gone"       # ended
     assert liveness(200, 85, None, None, c) == "gone"
+    assert liveness(100, 99, None, None, c, process_alive=False) == "gone"  # its process was killed
+    assert liveness(100, 99, None, None, c, process_alive=True) == "alive"
 
 
 def test_lease_expiry():

@@ -152,7 +152,7 @@ def register(sub) -> None:
 
 def cmd_session_start(args) -> int:
     brain = open_from_args(args)
-    info = brain.coord.start_session(args.role, pid=os.getppid())
+    info = brain.coord.start_session(args.role)  # no pid: a CLI process is gone right after
     emit({"session": info.id}, args.json, lambda d: d["session"])
     return 0
 

@@ -17,7 +17,7 @@ import secrets
 
 from ..errors import NotFound, ReplyRefused, WaitCycle
 from .model import Ask, AskResult
-from .rules import ALIVE, check_text, liveness, resolve_turn_timeout
+from .rules import ALIVE, check_text, resolve_turn_timeout
 
 __all__ = ["AsksMixin", "OUTCOMES"]
 
@@ -129,10 +129,10 @@ class AsksMixin:
 
     def _liveness_of(self, session: str, now: float) -> str:
         with self.backend.transaction(write=False) as tx:
-            rows = tx.execute("SELECT last_seen, ended, waiting_until FROM sessions WHERE id = ?", (session,))
+            rows = tx.execute("SELECT last_seen, ended, waiting_until, pid, machine FROM sessions WHERE id = ?", (session,))
         if not rows:
             return "gone"
-        return liveness(now, rows[0][0], rows[0][1], rows[0][2], self.config)
+        return self._liveness(now, *rows[0])
 
     def _finish(self, ticket: str, state: str) -> AskResult:
         """Resolve a pending ticket as ``state`` unless something else resolved it first."""
@@ -191,16 +191,17 @@ class AsksMixin:
         with self.backend.transaction() as tx:
             now = self.clock()
             self._expire_in(tx, now)
-            rows = tx.execute("SELECT a.ticket, a.deadline, t.last_seen, t.ended, t.waiting_until, "
-                              "s.last_seen, s.ended, s.waiting_until FROM asks a "
+            rows = tx.execute("SELECT a.ticket, a.deadline, t.last_seen, t.ended, t.waiting_until, t.pid, t.machine, "
+                              "s.last_seen, s.ended, s.waiting_until, s.pid, s.machine FROM asks a "
                               "LEFT JOIN sessions t ON t.id = a.target LEFT JOIN sessions s ON s.id = a.asker "
                               "WHERE a.state = 'pending'")
-            for ticket, deadline, t_seen, t_end, t_wait, s_seen, s_end, s_wait in rows:
+            for row in rows:
+                ticket, deadline, target, asker = row[0], row[1], row[2:7], row[7:12]
                 if now >= deadline:
                     state = "timeout"
-                elif t_seen is None or liveness(now, t_seen, t_end, t_wait, self.config) != ALIVE:
+                elif target[0] is None or self._liveness(now, *target) != ALIVE:
                     state = "stalled"
-                elif s_seen is None or liveness(now, s_seen, s_end, s_wait, self.config) == "gone":
+                elif asker[0] is None or self._liveness(now, *asker) == "gone":
                     state = "abandoned"
                 else:
                     continue

@@ -38,14 +38,15 @@ class CoordConfig:
 
 
 def liveness(now: float, last_seen: float, ended: float | None, waiting_until: float | None,
-             config: CoordConfig) -> str:
+             config: CoordConfig, process_alive: bool | None = None) -> str:
     """Alive -> Stalled -> Gone from the last heartbeat.
 
     A session blocked in an ask (``waiting_until`` in the future) is idle but waiting,
     not stalled: it stays Alive until the Gone window, so a long ask never makes the
-    asker look dead; a process killed mid-wait still ends Gone.
+    asker look dead; a process killed mid-wait still ends Gone. ``process_alive``
+    False (the session's recorded process is known dead on this machine) is Gone at once.
     """
-    if ended is not None:
+    if ended is not None or process_alive is False:
         return GONE
     age = now - last_seen
     if age <= config.stall_seconds:

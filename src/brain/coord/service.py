@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from typing import Callable
 
@@ -21,12 +22,23 @@ from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, Session
 from .overlap import item_kind, items_overlap, normalize_item
 from .rules import ALIVE, GONE, CoordConfig, check_text, claim_live, clean_role, liveness, session_id
 
-__all__ = ["Coordinator"]
+__all__ = ["Coordinator", "pid_alive"]
 
 log = logging.getLogger("brain.coord")
 
-_SESSION_COLS = "id, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until"
+_SESSION_COLS = "id, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid"
 _CLAIM_COLS = "id, session, item, fence, granted, expires, state"
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process id exists on this machine (a SIGKILLed session process does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
 
 
 class Coordinator(AsksMixin):
@@ -41,6 +53,11 @@ class Coordinator(AsksMixin):
         self.clock = clock
         self.config = config
         self.livestate = LiveState(backend, clock=clock, limits=live_limits)
+
+    def _liveness(self, now: float, last_seen: float, ended, waiting_until, pid=None, machine=None) -> str:
+        """Liveness from heartbeats, plus a dead-process check for sessions of this machine that gave a pid."""
+        alive = pid_alive(int(pid)) if pid and machine == self.machine and ended is None else None
+        return liveness(now, last_seen, ended, waiting_until, self.config, alive)
 
     @property
     def broadcast_address(self) -> str:
@@ -105,9 +122,9 @@ class Coordinator(AsksMixin):
         return released
 
     def _session_info(self, row, now: float) -> SessionInfo:
-        sid, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until = row
+        sid, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid = row
         return SessionInfo(sid, role, machine, brain, started, last_seen,
-                           liveness(now, last_seen, ended, waiting_until, self.config),
+                           self._liveness(now, last_seen, ended, waiting_until, pid, machine),
                            waiting_ticket if waiting_until else None)
 
     def session(self, session: str) -> SessionInfo:
@@ -299,7 +316,7 @@ class Coordinator(AsksMixin):
                 rows = tx.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE brain = ? AND machine = ? "
                                   "AND ended IS NULL ORDER BY id", (brain, machine))
                 recipients = [r[0] for r in rows if r[0] != session
-                              and liveness(now, r[5], r[6], r[8], self.config) != GONE]
+                              and self._liveness(now, r[5], r[6], r[8], r[9], r[2]) != GONE]
             ids = []
             for recipient in recipients:
                 rows = tx.execute("INSERT INTO signals (recipient, sender, target, kind, body, created, expires) "
@@ -385,10 +402,10 @@ class Coordinator(AsksMixin):
                     return None
                 role, machine, started = me[0]
                 candidates = tx.execute(
-                    f"SELECT {cols}, s.last_seen, s.ended, s.waiting_until FROM checkpoints c "
+                    f"SELECT {cols}, s.last_seen, s.ended, s.waiting_until, s.pid, s.machine FROM checkpoints c "
                     "JOIN sessions s ON s.id = c.session WHERE c.role = ? AND c.machine = ? AND c.session <> ? "
                     "AND s.started <= ? ORDER BY c.created DESC", (role, machine, session, started))
-                rows = [r[:9] for r in candidates if liveness(now, r[9], r[10], r[11], self.config) != ALIVE][:1]
+                rows = [r[:9] for r in candidates if self._liveness(now, *r[9:14]) != ALIVE][:1]
                 inherited = True
         if not rows:
             return None
