@@ -158,14 +158,35 @@ def python_exposes(inp: RenderInput, level: int) -> str:
 # -- TypeScript / Node Exposes ------------------------------------------------------------------
 
 
+def _node_entry_files(inp: RenderInput) -> set[str]:
+    """Source files behind package.json main/module/exports/bin (dist/x.js is looked up as src/x.ts too)."""
+    import posixpath
+
+    files = set(inp.module.files)
+    found: set[str] = set()
+    for path in inp.module.files:
+        pkg = (inp.facts.get(path) or {}).get("package")
+        if not pkg:
+            continue
+        base = path.rpartition("/")[0]
+        for target in pkg.get("entry_targets", []):
+            norm = posixpath.normpath(posixpath.join(base, target)) if base else posixpath.normpath(target)
+            stem = norm.rsplit(".", 1)[0] if "." in norm.rpartition("/")[2] else norm
+            stems = {stem}
+            for built in ("dist/", "build/", "lib/", "out/"):
+                if f"/{built}" in f"/{stem}":
+                    stems.add(("/" + stem).replace(f"/{built}", "/src/", 1).lstrip("/"))
+            for cand_stem in stems:
+                for cand in (norm, *(cand_stem + ext for ext in (".ts", ".tsx", ".mts", ".js", ".mjs", ".cjs", ".jsx")),
+                             *(cand_stem + "/index" + ext for ext in (".ts", ".tsx", ".js"))):
+                    if cand in files:
+                        found.add(cand)
+    return found
+
+
 def node_exposes(inp: RenderInput, level: int) -> str:
     blocks: list[str] = []
-    entry_files = set()
-    for path in inp.module.files:
-        facts = inp.facts.get(path) or {}
-        pkg = facts.get("package")
-        if pkg:
-            entry_files.update(pkg.get("entry_files", []))
+    entry_files = _node_entry_files(inp)
     def order(path: str) -> tuple:
         return (0 if path in entry_files else 1, path)
     for path in sorted(inp.module.files, key=order):
@@ -188,7 +209,7 @@ def node_exposes(inp: RenderInput, level: int) -> str:
             continue
         exports = facts.get("exports") or []
         name = path.rpartition("/")[2]
-        if not exports or ".test." in name or ".spec." in name:
+        if not exports or ".test." in name or ".spec." in name or "/__tests__/" in f"/{path}" or name.endswith(".d.ts") and level > 1:
             continue
         rel = _rel(inp.module, path)
         if level >= 4:
