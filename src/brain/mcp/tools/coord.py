@@ -1,0 +1,227 @@
+"""Coordination MCP tools: claims, signals, checkpoints, ask/reply, live state.
+
+The connection's session is created at the MCP handshake (``on_initialize``), not at
+the first tool call: from that moment other sessions see it live and can ask it
+questions. Its id is ``sess-YYYYMMDD-HHMM-<role>@<machine>``, the role coming from
+BRAIN_ROLE or the client's name. Every tool defaults to that session; each call is
+its heartbeat. The session ends (claims released) when the server stops.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from ...errors import InvalidInput
+from ..registry import ClientHello, ToolOutput, ToolRegistry
+
+__all__ = ["register", "connection_session", "start_connection_session"]
+
+_lock = threading.Lock()
+
+Session = Annotated[str | None, Field(description="Your session id; leave empty to use the one this connection "
+                                                  "got at the handshake.")]
+
+
+def start_connection_session(brain, hello: ClientHello | None = None) -> str:
+    """Start the session of this MCP connection (idempotent per Brain object)."""
+    with _lock:
+        existing = getattr(brain, "_mcp_session", None)
+        if existing:
+            return existing
+        role = brain.env.get("BRAIN_ROLE") or (hello.client_name if hello and hello.client_name else "agent")
+        role = re.sub(r"[^A-Za-z0-9_-]+", "-", role).strip("-")[:40] or "agent"
+        info = brain.coord.start_session(role, pid=os.getpid())  # the server process is the session's life
+        brain._mcp_session = info.id
+        return info.id
+
+
+def connection_session(brain, session: str | None = None) -> str:
+    if session:
+        return session
+    return getattr(brain, "_mcp_session", None) or start_connection_session(brain)
+
+
+def register(tools: ToolRegistry) -> None:
+    @tools.on_initialize
+    def _session_live_at_handshake(brain, hello: ClientHello) -> None:
+        start_connection_session(brain, hello)
+
+    @tools.on_close
+    def _end_session(brain) -> None:
+        sid = getattr(brain, "_mcp_session", None)
+        if sid:
+            brain.coord.end_session(sid)
+
+    @tools.tool(title="Sessions", read_only=True)
+    def brain_sessions(brain, include_gone: Annotated[bool, Field(description="Also list gone and ended sessions.")]
+                       = False) -> ToolOutput:
+        """List coordination sessions with their liveness (alive / stalled / gone) and which one is you.
+        Use it to find the session id to ask (ask_agent) or signal (brain_signal)."""
+        me = connection_session(brain)
+        items = [s.to_dict() | {"you": s.id == me} for s in brain.coord.sessions(include_gone=include_gone)]
+        text = "\n".join(f"{s['id']} {s['liveness']}{' (you)' if s['you'] else ''}" for s in items)
+        return ToolOutput(text or "no sessions", {"you": me, "sessions": items})
+
+    @tools.tool(title="Claim a path or item")
+    def brain_claim(
+        brain,
+        item: Annotated[str, Field(description="A repository path, a glob (src/auth/**/*.py), or name:ITEM for a "
+                                               "named resource. A folder claims everything below it.")],
+        ttl: Annotated[float | None, Field(description="Lease in seconds (default 1800). Renew before it ends.")] = None,
+        renew: Annotated[int | None, Field(description="A claim id of yours to renew instead of claiming item.")] = None,
+        session: Session = None,
+    ) -> ToolOutput:
+        """Declare that you are working on a path or item. Always granted: claims of other sessions that
+        overlap are returned so you can coordinate (signal them or ask). Returns the claim id and a fencing
+        number; renewing a lost (expired or released) claim fails with claim_lost — then claim it again.
+        Structured content: {claim, fence, item, session, expires, overlaps: [{session, item, claim}]}."""
+        sid = connection_session(brain, session)
+        grant = brain.coord.renew(sid, renew, ttl=ttl) if renew is not None else brain.coord.claim(sid, item, ttl=ttl)
+        data = grant.to_dict()
+        text = f"claim {grant.claim} on {grant.item} (fence {grant.fence})"
+        if grant.overlaps:
+            text += "\noverlaps: " + "; ".join(f"{o.item} held by {o.session}" for o in grant.overlaps)
+        return ToolOutput(text, data)
+
+    @tools.tool(title="Release claims", destructive=False, idempotent=True)
+    def brain_release(
+        brain,
+        claim: Annotated[int | None, Field(description="The claim id to release.")] = None,
+        item: Annotated[str | None, Field(description="Release your claims on exactly this item.")] = None,
+        all_claims: Annotated[bool, Field(description="Release every claim of your session.")] = False,
+        session: Session = None,
+    ) -> dict:
+        """Release a claim when you are done with a path or item (by id, by item, or all of yours).
+        Structured content: {released: [claim ids]}."""
+        return {"released": brain.coord.release(connection_session(brain, session), claim, item=item,
+                                                all_claims=all_claims)}
+
+    @tools.tool(title="Send a signal")
+    def brain_signal(
+        brain,
+        target: Annotated[str, Field(description="A session id, or <brain>@<machine> to broadcast to every live "
+                                                 "session of this brain on that machine.")],
+        text: Annotated[str, Field(description="The message.")],
+        kind: Annotated[str, Field(description="A short label: note, warning, handoff...")] = "note",
+        session: Session = None,
+    ) -> dict:
+        """Send a short message to another session or broadcast it; it does not wait for an answer
+        (use ask_agent for that). Structured content: {signals: [ids], recipients: [session ids]}."""
+        return brain.coord.signal(connection_session(brain, session), target, text, kind=kind)
+
+    @tools.tool(title="Read your signals")
+    def brain_signals(
+        brain,
+        ack: Annotated[bool, Field(description="Mark the returned signals as read (moves your cursor).")] = True,
+        include_acked: Annotated[bool, Field(description="Also return signals already read and still kept.")] = False,
+        limit: Annotated[int, Field(description="At most this many, oldest first.", ge=1, le=500)] = 50,
+        session: Session = None,
+    ) -> dict:
+        """Read the signals sent to you, in order, after your read cursor.
+        Structured content: {items: [{id, sender, recipient, target, kind, body, created}]}."""
+        items = brain.coord.signals(connection_session(brain, session), include_acked=include_acked, limit=limit,
+                                    ack=ack)
+        return {"items": [s.to_dict() for s in items]}
+
+    @tools.tool(title="Checkpoint")
+    def brain_checkpoint(
+        brain,
+        step: Annotated[str | None, Field(description="Your current step, to snapshot now. Leave empty to read your "
+                                                      "checkpoint (or your predecessor's) instead.")] = None,
+        note: Annotated[str, Field(description="Free text for whoever resumes: next action, open questions.")] = "",
+        session: Session = None,
+    ) -> ToolOutput:
+        """Snapshot yourself before a context compaction or a handoff: step, open claims, pending asks,
+        signal cursor and a note. brain_boot with your session id reads it back right after now.md.
+        Without step: returns the checkpoint to resume from."""
+        sid = connection_session(brain, session)
+        cp = brain.coord.checkpoint(sid, step, note=note) if step else brain.coord.read_checkpoint(sid)
+        if cp is None:
+            return ToolOutput("no checkpoint", {"checkpoint": None})
+        from ...boot.slots.checkpoint import render
+
+        return ToolOutput(render(cp), cp.to_dict())
+
+    @tools.tool(title="Ask another agent and wait")
+    def ask_agent(
+        brain,
+        target: Annotated[str | None, Field(description="The session id to ask (see brain_sessions).")] = None,
+        question: Annotated[str | None, Field(description="The question, self-contained.")] = None,
+        timeout: Annotated[float | None, Field(description="Give up sooner than the absolute timeout (600 s by "
+                                                           "default), in seconds.")] = None,
+        ticket: Annotated[str | None, Field(description="Keep waiting on an earlier ask that came back pending, "
+                                                        "instead of asking again.")] = None,
+        wait_seconds: Annotated[float | None, Field(description="Bound of this call's wait; when it passes first "
+                                                                "the outcome is pending (call again with ticket).")]
+        = None,
+        session: Session = None,
+    ) -> ToolOutput:
+        """Ask another session a question and block until exactly one of: its reply (outcome reply); the
+        target seen stalled (outcome stalled: target silent, no reply); the absolute timeout (outcome
+        timeout). Every path returns in bounded time. Asking a session that is waiting on you is refused
+        (wait_cycle): answer your inbox first. Structured content: {outcome, answer, ticket}."""
+        coord = brain.coord
+        sid = connection_session(brain, session)
+        if ticket is None:
+            if not target or not question:
+                raise InvalidInput("ask_agent needs target and question (or ticket to keep waiting)", field="target")
+            ticket = coord.arm(sid, target, question, timeout=timeout).ticket
+        result = coord.wait(ticket, turn_timeout=wait_seconds)
+        text = {"reply": result.answer or "", "stalled": "target silent, no reply",
+                "timeout": "timed out, no reply",
+                "pending": f"still waiting: call ask_agent with ticket={ticket} to keep waiting"}[result.outcome]
+        return ToolOutput(f"[{result.outcome}] {text}", result.to_dict())
+
+    @tools.tool(title="Reply to an ask")
+    def reply(
+        brain,
+        ticket: Annotated[str, Field(description="The ticket from inbox.")],
+        answer: Annotated[str, Field(description="Your answer.")],
+        session: Session = None,
+    ) -> dict:
+        """Answer a question another session asked you (see inbox). A second reply, or a reply after the ask
+        resolved (timeout, stalled), is refused with reply_refused. Structured content: {ticket, replied}."""
+        result = brain.coord.reply(connection_session(brain, session), ticket, answer)
+        return {"ticket": result.ticket, "replied": True}
+
+    @tools.tool(title="Asks waiting on you", read_only=True)
+    def inbox(brain, session: Session = None) -> dict:
+        """The questions other sessions are waiting on you to answer, oldest first; answer each with reply.
+        Structured content: {items: [{ticket, from, question}]}."""
+        items = brain.coord.inbox(connection_session(brain, session))
+        return {"items": [{"ticket": i["ticket"], "from": i["from"], "question": i["question"]} for i in items]}
+
+    @tools.tool(title="Read live state", read_only=True)
+    def workstate_read(brain, key: Annotated[str | None, Field(description="Only this key.")] = None) -> ToolOutput:
+        """The lean project state: per key (a session, a role, a workstream) its intent, progress, last
+        delegation and status, with busy/queue computed from the asks waiting on it.
+        Structured content: {items: [...]}."""
+        from ...livestate.store import render_lean
+
+        entries = brain.livestate.read(key)
+        brain.coord.heartbeat(connection_session(brain))  # a read is also this connection's heartbeat
+        return ToolOutput(render_lean(entries, brain.coord.clock(), limit=50) or "no live state",
+                          {"items": [e.to_dict() for e in entries]})
+
+    @tools.tool(title="Set live state")
+    def workstate_set(
+        brain,
+        key: Annotated[str | None, Field(description="The key; default: your session id.")] = None,
+        intent: Annotated[str | None, Field(description="What you intend to do (≤ 200 bytes).")] = None,
+        progress: Annotated[str | None, Field(description="How far you are (≤ 400 bytes).")] = None,
+        delegation: Annotated[str | None, Field(description="The last thing you delegated (≤ 300 bytes).")] = None,
+        status: Annotated[Literal["idle", "working", "done", "blocked", "stalled"] | None,
+                          Field(description="Your status.")] = None,
+        expected_revision: Annotated[int | None, Field(description="Write only if the key is still at this "
+                                                                   "revision (0: a new key).")] = None,
+    ) -> dict:
+        """Record your intent / progress / last delegation (last writer wins; never a log). Keep it to one
+        line each: it goes into every session's boot. Structured content: the entry with its revision."""
+        sid = connection_session(brain)
+        return brain.livestate.set(key or sid, intent=intent, progress=progress, delegation=delegation,
+                                   status=status, expected_revision=expected_revision, writer=sid).to_dict()
