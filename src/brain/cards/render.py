@@ -17,7 +17,7 @@ from .discovery import Module
 from .markers import BEGIN, END, sanitize
 from .project import STDLIB, ProjectInfo
 
-__all__ = ["RenderInput", "render_generated", "python_exposes", "exposed_names", "exposed_routes", "NODE_BUILTINS"]
+__all__ = ["RenderInput", "render_generated", "python_blocks", "node_blocks", "exposes_section", "exposed_names", "exposed_routes", "NODE_BUILTINS"]
 
 MAX_ROUTES = 60
 MAX_FILES_LISTED = 200
@@ -122,37 +122,63 @@ def _entry_line(entry: dict, level: int) -> list[str]:
     return lines
 
 
-def python_exposes(inp: RenderInput, level: int) -> str:
-    blocks: list[str] = []
+def _python_block(dotted: str, facts: dict, entries: list[dict], reexports: list[tuple[str, str]], level: int,
+                  count: int = 1) -> str:
+    label = f"`{dotted}`" + (f" ({count} modules alike)" if count > 1 else "")
+    if level >= 4:
+        names = [e["name"] for e in entries] + [n for n, _ in reexports]
+        return f"- {label}: " + ", ".join(f"`{n}`" for n in names)
+    head = f"### {label}" + (f" — {facts['doc']}" if facts.get("doc") and level <= 2 and count == 1 else "")
+    lines = [head, ""]
+    for entry in entries:
+        lines.extend(_entry_line(entry, level))
+    if reexports:
+        by_source: dict[str, list[str]] = {}
+        for name, source in reexports:
+            by_source.setdefault(source, []).append(name)
+        for source in sorted(by_source):
+            names = ", ".join(f"`{n}`" for n in by_source[source])
+            lines.append(f"- re-exports {names}" + (f" (from `{source}`)" if source else ""))
+    return "\n".join(lines)
+
+
+def _pattern(names: list[str]) -> str:
+    """``a.x.f``, ``a.y.f`` -> ``a.*.f``."""
+    split = [n.split(".") for n in names]
+    if len({len(p) for p in split}) != 1:
+        return names[0] + ", …"
+    return ".".join(parts[0] if len(set(parts)) == 1 else "*" for parts in zip(*split))
+
+
+def python_blocks(inp: RenderInput) -> list[tuple[str, Callable[[int], str]]]:
+    """(key, render at a detail level) per Python file that exposes something; look-alike files grouped."""
     own_tops = inp.project.top_packages
     files = [p for p in inp.module.files if p in inp.dotted]
+    found = []
     for path in sorted(files, key=lambda p: (inp.dotted[p], p)):
         facts = inp.facts.get(path) or {}
         dotted = inp.dotted[path]
         if facts.get("status") != "ok" or _skip_for_exposes(dotted, path):
             continue
-        is_init = path.endswith("__init__.py")
-        entries, reexports = _py_file_entries(facts, dotted, is_init, own_tops)
-        if not entries and not reexports:
+        entries, reexports = _py_file_entries(facts, dotted, path.endswith("__init__.py"), own_tops)
+        if entries or reexports:
+            found.append((path, dotted, facts, entries, reexports))
+    groups: dict[tuple, list[int]] = {}
+    for i, (path, dotted, _facts, entries, reexports) in enumerate(found):
+        key = (path.rpartition("/")[2], tuple(e["name"] for e in entries), tuple(n for n, _ in reexports))
+        groups.setdefault(key, []).append(i)
+    blocks = []
+    done: set[int] = set()
+    for i, (path, dotted, facts, entries, reexports) in enumerate(found):
+        if i in done:
             continue
-        head = f"### `{dotted}`" + (f" — {facts['doc']}" if facts.get("doc") and level <= 2 else "")
-        if level >= 4:
-            names = [e["name"] for e in entries] + [n for n, _ in reexports]
-            blocks.append(f"- `{dotted}`: " + ", ".join(f"`{n}`" for n in names))
-            continue
-        lines = [head, ""]
-        for entry in entries:
-            lines.extend(_entry_line(entry, level))
-        if reexports:
-            by_source: dict[str, list[str]] = {}
-            for name, source in reexports:
-                by_source.setdefault(source, []).append(name)
-            for source in sorted(by_source):
-                names = ", ".join(f"`{n}`" for n in by_source[source])
-                lines.append(f"- re-exports {names}" + (f" (from `{source}`)" if source else ""))
-        blocks.append("\n".join(lines))
-    sep = "\n" if level >= 4 else "\n\n"
-    return sep.join(blocks)
+        key = (path.rpartition("/")[2], tuple(e["name"] for e in entries), tuple(n for n, _ in reexports))
+        members = groups[key] if len(groups[key]) >= 3 else [i]
+        done.update(members)
+        label = _pattern([found[j][1] for j in members]) if len(members) > 1 else dotted
+        blocks.append((path, lambda level, label=label, facts=facts, entries=entries, reexports=reexports, n=len(members):
+                       _python_block(label, facts, entries, reexports, level, n)))
+    return blocks
 
 
 # -- TypeScript / Node Exposes ------------------------------------------------------------------
@@ -184,70 +210,101 @@ def _node_entry_files(inp: RenderInput) -> set[str]:
     return found
 
 
-def node_exposes(inp: RenderInput, level: int) -> str:
-    blocks: list[str] = []
+def _node_block(inp: RenderInput, path: str, facts: dict, entry: bool, level: int) -> str:
+    rel = _rel(inp.module, path)
+    pkg = facts.get("package")
+    if pkg:
+        lines = []
+        if pkg.get("name"):
+            lines.append(f"- package `{pkg['name']}`" + (f" {pkg['version']}" if pkg.get("version") else "")
+                         + (f" — {sanitize(pkg['description'])[:110]}" if pkg.get("description") and level <= 2 else ""))
+        for key in ("main", "module", "types", "bin"):
+            if pkg.get(key):
+                lines.append(f"- `{key}`: {pkg[key]}")
+        if pkg.get("exports"):
+            lines.append("- `exports`: " + ", ".join(f"`{e}`" for e in pkg["exports"]))
+        return f"### `{rel}`\n\n" + "\n".join(lines)
+    exports = facts.get("exports") or []
+    if level >= 4:
+        return f"- `{rel}`: " + ", ".join(f"`{e['name']}`" for e in exports)
+    lines = [f"### `{rel}`" + (" (entry point)" if entry else ""), ""]
+    for e in exports:
+        if e["kind"] == "reexport":
+            lines.append(f"- re-exports `{e['name']}`" + (f" from `{e['from']}`" if e.get("from") else ""))
+            continue
+        sig = e["sig"] if level < 3 else e["name"]
+        text = f"- `{e['kind']} {sig}`" if e["kind"] != "default" else f"- `export default {sig}`"
+        if level <= 2 and e.get("doc"):
+            text += f" — {e['doc']}"
+        lines.append(text)
+        if e.get("members") and level < 2:
+            lines.append("  - members: " + ", ".join(f"`{m}`" for m in e["members"]))
+    return "\n".join(lines)
+
+
+def node_blocks(inp: RenderInput) -> list[tuple[str, Callable[[int], str]]]:
     entry_files = _node_entry_files(inp)
-    def order(path: str) -> tuple:
-        return (0 if path in entry_files else 1, path)
-    for path in sorted(inp.module.files, key=order):
+    blocks = []
+    for path in sorted(inp.module.files, key=lambda p: (0 if p in entry_files or p.endswith("package.json") else 1, p)):
         facts = inp.facts.get(path) or {}
         if facts.get("status") != "ok":
             continue
-        pkg = facts.get("package")
-        if pkg:
-            lines = []
-            if pkg.get("name"):
-                lines.append(f"- package `{pkg['name']}`" + (f" {pkg['version']}" if pkg.get("version") else "")
-                             + (f" — {sanitize(pkg['description'])[:110]}" if pkg.get("description") and level <= 2 else ""))
-            for key in ("main", "module", "types", "bin"):
-                if pkg.get(key):
-                    lines.append(f"- `{key}`: {pkg[key]}")
-            if pkg.get("exports"):
-                lines.append("- `exports`: " + ", ".join(f"`{e}`" for e in pkg["exports"]))
-            if lines:
-                blocks.append(f"### `{_rel(inp.module, path)}`\n\n" + "\n".join(lines))
-            continue
-        exports = facts.get("exports") or []
         name = path.rpartition("/")[2]
-        if not exports or ".test." in name or ".spec." in name or "/__tests__/" in f"/{path}" or name.endswith(".d.ts") and level > 1:
-            continue
-        rel = _rel(inp.module, path)
-        if level >= 4:
-            blocks.append(f"- `{rel}`: " + ", ".join(f"`{e['name']}`" for e in exports))
-            continue
-        lines = [f"### `{rel}`" + (" (entry point)" if path in entry_files else ""), ""]
-        for e in exports:
-            if e["kind"] == "reexport":
-                lines.append(f"- re-exports `{e['name']}`" + (f" from `{e['from']}`" if e.get("from") else ""))
+        pkg = facts.get("package")
+        if pkg is not None:
+            if not any(pkg.get(k) for k in ("name", "main", "module", "types", "bin", "exports")):
                 continue
-            sig = e["sig"] if level < 3 else e["name"]
-            text = f"- `{e['kind']} {sig}`" if e["kind"] not in ("default",) else f"- `export default {sig}`"
-            if level <= 2 and e.get("doc"):
-                text += f" — {e['doc']}"
-            lines.append(text)
-            if e.get("members") and level < 2:
-                lines.append("  - members: " + ", ".join(f"`{m}`" for m in e["members"]))
-        blocks.append("\n".join(lines))
-    sep = "\n" if level >= 4 else "\n\n"
-    return sep.join(blocks)
+        elif not facts.get("exports") or ".test." in name or ".spec." in name or "/__tests__/" in f"/{path}":
+            continue
+        blocks.append((path, lambda level, path=path, facts=facts, entry=path in entry_files:
+                       _node_block(inp, path, facts, entry, level)))
+    return blocks
 
 
 def exposes_section(inp: RenderInput) -> tuple[str, int]:
-    """(Exposes body, detail level used): the most detailed rendering within the budget."""
-    fn = python_exposes if inp.module.kind == "python" else node_exposes if inp.module.kind == "node" else None
-    if fn is None:
+    """(Exposes body, files whose detail was lowered): the most detail that fits the budget.
+
+    Every file starts fully detailed; while the section is over budget, the costliest
+    file drops one level (docs, method signatures, methods, signatures, names only).
+    Files that still do not fit at the lowest level are named at the end.
+    """
+    make = python_blocks if inp.module.kind == "python" else node_blocks if inp.module.kind == "node" else None
+    if make is None:
         return "_No extractor for this language: see the files below and the How to use section._", 0
-    body = ""
-    for level in range(5):
-        body = fn(inp, level)
-        if estimate_tokens(body) <= inp.exposes_budget:
-            break
-    if not body.strip():
+    blocks = make(inp)
+    if not blocks:
         return "_Nothing public found (no `__all__`, no public top-level names)._", 0
-    if level:
-        body += (f"\n\n_Detail lowered (level {level} of 4) to fit {inp.exposes_budget} tokens: "
-                 "read the files for full signatures._")
-    return body, level
+    levels = [0] * len(blocks)
+    texts = [render(0) for _key, render in blocks]
+    costs = [estimate_tokens(t) + 1 for t in texts]
+    total = sum(costs)
+    budget = inp.exposes_budget
+    while total > budget:
+        candidates = [i for i in range(len(blocks)) if levels[i] < 4]
+        if not candidates:
+            break
+        i = max(candidates, key=lambda j: (-levels[j], costs[j], -j))
+        levels[i] += 1
+        texts[i] = blocks[i][1](levels[i])
+        new = estimate_tokens(texts[i]) + 1
+        total += new - costs[i]
+        costs[i] = new
+    shown = len(blocks)
+    while total > budget and shown > 1:
+        shown -= 1
+        total -= costs[shown]
+    body = "\n\n".join(texts[:shown])
+    lowered = sum(1 for lv in levels[:shown] if lv)
+    notes = []
+    if lowered:
+        notes.append(f"detail lowered in {lowered} of {shown} files to fit {budget} tokens: read the files for full signatures")
+    if shown < len(blocks):
+        rest = [blocks[i][0] for i in range(shown, len(blocks))]
+        notes.append(f"{len(rest)} more files not shown: " + ", ".join(f"`{_rel(inp.module, p)}`" for p in rest[:20])
+                     + (" …" if len(rest) > 20 else ""))
+    if notes:
+        body += "\n\n_" + "; ".join(notes) + "._"
+    return body, lowered
 
 
 def exposed_names(inp: RenderInput) -> set[str]:
