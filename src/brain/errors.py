@@ -21,6 +21,7 @@ __all__ = [
     "ReplyRefused",
     "WaitCycle",
     "RevisionConflict",
+    "IntegrationConflict",
 ]
 
 
@@ -202,3 +203,16 @@ class RevisionConflict(BrainError):
         self.key = key
         self.expected = expected
         self.actual = actual
+
+
+class IntegrationConflict(BrainError):
+    """A client config already holds an entry brain would write, and it is not brain's: left untouched."""
+
+    exit_code = 6
+    kind = "integration_conflict"
+
+    def __init__(self, file: str, key: str) -> None:
+        super().__init__(f"{file} already has a {key!r} entry that brain did not write; nothing was changed",
+                         hint="remove or rename that entry yourself, then install again")
+        self.file = file
+        self.key = key

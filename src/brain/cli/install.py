@@ -45,7 +45,15 @@ def _cmd_git_hook(args) -> int:
 # target name -> function adding its subparser
 TARGETS = {
     "git-hook": _register_git_hook,
+    "claude-code": lambda sub: _clients().register_install_claude_code(sub),
+    "codex": lambda sub: _clients().register_install_codex(sub),
 }
+
+
+def _clients():
+    from . import log  # the client integrations live with the log and hooks (issue 6)
+
+    return log
 
 
 def register(sub) -> None:

@@ -1,0 +1,279 @@
+"""Conversation log, handoffs, usage figures and client hooks: `brain log`, `brain handoff`,
+`brain record-turn`, `brain stats`, `brain hook`, `brain uninstall`, and the `claude-code` and
+`codex` targets of `brain install`.
+
+`brain log` is a human viewer: the log never goes to an agent (no MCP tool wraps it).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .common import add_json, open_from_args
+from .output import emit, read_input_text
+
+__all__ = ["register", "register_install_claude_code", "register_install_codex"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("log", help="list conversations, or read one page by page (humans only)",
+                       description="Without THREAD, list the conversations (threads between two parties) with their "
+                                   "parties and size. With THREAD, print one page of its turns, oldest first across "
+                                   "rotated segments. Torn or foreign lines are skipped and counted. The log is for "
+                                   "people: no agent-facing surface ever returns it.")
+    p.add_argument("thread", nargs="?", metavar="THREAD")
+    p.add_argument("--page", type=int, metavar="N", help="page number, 1 = oldest; negative counts from the end "
+                                                         "(default: the last page)")
+    p.add_argument("--size", type=int, default=50, metavar="K", help="turns per page (default 50)")
+    add_json(p)
+    p.set_defaults(handler=cmd_log)
+
+    p = sub.add_parser("handoff", help="print a thread's handoff summary, or list them",
+                       description="Print handoffs/THREAD.md, the bounded summary folded turn by turn (open questions, "
+                                   "answers, decisions, files touched, next step). Without THREAD, list the handoffs. "
+                                   "--rebuild recomputes it from what is left of the log.")
+    p.add_argument("thread", nargs="?", metavar="THREAD")
+    p.add_argument("--rebuild", action="store_true", help="recompute the handoff from the log")
+    add_json(p)
+    p.set_defaults(handler=cmd_handoff)
+
+    p = sub.add_parser("record-turn", help="append one turn to a thread and fold it into its handoff",
+                       description="Record a turn said by SPEAKER in THREAD (or, with --to and no THREAD, in the "
+                                   "thread of the two parties): appended to the log, folded into the handoff. The "
+                                   "text comes from --text, --file F, or standard input.")
+    p.add_argument("thread", nargs="?", metavar="THREAD")
+    p.add_argument("--speaker", required=True, metavar="S")
+    p.add_argument("--to", metavar="P", help="the other party")
+    p.add_argument("--kind", default="message", choices=["message", "ask", "reply", "prompt", "answer", "note"])
+    p.add_argument("--ref", metavar="TICKET", help="what this turn answers (an ask ticket)")
+    p.add_argument("--text", metavar="TEXT")
+    p.add_argument("-f", "--file", metavar="F")
+    add_json(p)
+    p.set_defaults(handler=cmd_record_turn)
+
+    p = sub.add_parser("stats", help="usage figures from Claude Code and Codex transcripts",
+                       description="Read this project's client transcripts (Claude Code: ~/.claude/projects/<slug>/; "
+                                   "Codex: ~/.codex/sessions/ whose cwd is in the project; CLAUDE_CONFIG_DIR and "
+                                   "CODEX_HOME are honoured) and report per session and per task (a task runs from one "
+                                   "prompt to the next): file-read tool calls, context tokens per model call "
+                                   "(p50/p95/max), compactions, and the trend before/after brain was installed. "
+                                   "Transcripts are streamed; torn or foreign lines are skipped and counted.")
+    p.add_argument("files", nargs="*", metavar="FILE", help="transcript files to read as well")
+    p.add_argument("--no-discover", action="store_true", help="read only the FILEs given")
+    p.add_argument("--installed", metavar="YYYY-MM-DD", help="split before/after at this date instead of the "
+                                                              "detected install date")
+    p.add_argument("--svg", metavar="F", help="also write a small SVG chart to F")
+    p.add_argument("--tasks", type=int, default=20, metavar="N", help="task rows in the table (default 20)")
+    add_json(p)
+    p.set_defaults(handler=cmd_stats)
+
+    p = sub.add_parser("hook", help="entry points the client hooks call (reads the hook JSON on stdin)",
+                       description="Run by the hooks `brain install claude-code` writes: reads the event JSON on "
+                                   "standard input and prints what the client expects. Never fails the client: errors "
+                                   "go to stderr and the exit code stays 0.")
+    p.add_argument("client", choices=["claude-code"])
+    p.add_argument("event", choices=["session-start", "pre-compact", "stop", "session-end"])
+    p.set_defaults(handler=cmd_hook)
+
+    p = sub.add_parser("uninstall", help="remove exactly what `brain install` added for a client",
+                       description="Remove brain's entries from the client's settings; a file brain did not change "
+                                   "otherwise is restored byte for byte, anything else of the user's is kept.")
+    p.add_argument("target", choices=["claude-code", "codex"])
+    add_json(p)
+    p.set_defaults(handler=cmd_uninstall)
+
+
+# -- install targets (registered by cli/install.py) ---------------------------------------------------------------
+def _add_command_option(p) -> None:
+    p.add_argument("--command", dest="brain_command", metavar="CMD",
+                   help="how the client starts brain (default: `brain` if it is on PATH, else this Python's -m brain)")
+
+
+def register_install_claude_code(sub) -> None:
+    p = sub.add_parser("claude-code", help="MCP server entry and session hooks for Claude Code",
+                       description="Merge into .mcp.json the `brain serve` MCP server and into .claude/settings.json "
+                                   "the hooks: SessionStart injects a compact boot, PreCompact writes a checkpoint, Stop "
+                                   "and SessionEnd import the turns into the log (Stop asks once to update now.md). "
+                                   "The user's own entries are kept as they are; `brain uninstall claude-code` "
+                                   "removes exactly what this added.")
+    p.add_argument("--local", action="store_true", help="write .claude/settings.local.json (not committed) instead")
+    _add_command_option(p)
+    add_json(p)
+    p.set_defaults(handler=cmd_install_claude_code)
+
+
+def register_install_codex(sub) -> None:
+    p = sub.add_parser("codex", help="MCP server entry in ~/.codex/config.toml and the AGENTS.md pointer",
+                       description="Append a [mcp_servers.brain] block to $CODEX_HOME/config.toml (default "
+                                   "~/.codex/config.toml) between marker comments, and make sure AGENTS.md has the "
+                                   "pointer line. `brain uninstall codex` removes exactly that.")
+    _add_command_option(p)
+    add_json(p)
+    p.set_defaults(handler=cmd_install_codex)
+
+
+def _argv(args) -> list[str]:
+    import shlex
+
+    from ..hooks import default_brain_argv
+
+    return shlex.split(args.brain_command) if getattr(args, "brain_command", None) else default_brain_argv()
+
+
+def cmd_install_claude_code(args) -> int:
+    from ..hooks.claude import install
+
+    data = install(open_from_args(args), _argv(args), local=args.local)
+    emit(data, args.json, lambda d: "wrote " + ", ".join(d["files"]) + "\nhooks: " + ", ".join(d["hooks"]))
+    return 0
+
+
+def cmd_install_codex(args) -> int:
+    import os
+
+    from ..hooks.codex import install
+
+    data = install(open_from_args(args), _argv(args), dict(os.environ))
+    emit(data, args.json, lambda d: f"wrote [mcp_servers.brain] in {d['config']}"
+         + ("; added the AGENTS.md pointer" if d["agents_md"] else ""))
+    return 0
+
+
+def cmd_uninstall(args) -> int:
+    import os
+
+    brain = open_from_args(args)
+    if args.target == "claude-code":
+        from ..hooks.claude import uninstall
+
+        data = uninstall(brain)
+        emit(data, args.json, lambda d: ("removed brain from " + ", ".join(d["files"])) if d["files"]
+             else "nothing of brain's to remove")
+    else:
+        from ..hooks.codex import uninstall
+
+        data = uninstall(brain, dict(os.environ))
+        emit(data, args.json, lambda d: f"{'removed' if d['removed_config'] else 'no'} brain block in {d['config']}"
+             + ("; removed the AGENTS.md pointer" if d["agents_md"] else ""))
+    return 0
+
+
+# -- log, handoff, record-turn -------------------------------------------------------------------------------------
+def _when(at: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(at)) if at else "?"
+
+
+def cmd_log(args) -> int:
+    brain = open_from_args(args)
+    conv = brain.conversations
+    if not args.thread:
+        data = {"threads": [t.to_dict() for t in conv.threads()]}
+        emit(data, args.json, lambda d: "\n".join(
+            f"{t['thread']}  {', '.join(t['parties'])}  {t['bytes']} bytes  {t['segments']} segment(s)  "
+            f"updated {_when(t['updated'])}" for t in d["threads"]) or "no conversation recorded yet")
+        return 0
+    page = conv.page(args.thread, args.page, args.size)
+
+    def render(d) -> str:
+        out = [f"{d['thread']}: page {d['page']}/{d['pages']} ({d['total']} turns"
+               + (f", {d['skipped']} torn or foreign lines skipped" if d["skipped"] else "") + ")", ""]
+        for t in d["turns"]:
+            arrow = f" -> {t['to']}" if t.get("to") else ""
+            out.append(f"[{_when(t['at'])}] {t['speaker']}{arrow} ({t['kind']}):")
+            out.extend("    " + line for line in t["text"].splitlines() or [""])
+            if t.get("files"):
+                out.append("    files: " + ", ".join(t["files"]))
+        return "\n".join(out)
+
+    emit(page.to_dict(), args.json, render)
+    return 0
+
+
+def cmd_handoff(args) -> int:
+    from ..errors import NotFound
+
+    brain = open_from_args(args)
+    conv = brain.conversations
+    if not args.thread:
+        names = [p[len("handoffs/"):-3] for p in brain.memory.list("handoffs")]
+        emit({"handoffs": names}, args.json, lambda d: "\n".join(d["handoffs"]) or "no handoff yet")
+        return 0
+    if args.rebuild:
+        if not conv.log.segments(args.thread):
+            raise NotFound(f"conversation {args.thread}")
+        conv.rebuild(args.thread)
+    doc = conv.handoff(args.thread)
+    if doc is None:
+        raise NotFound(f"handoff of {args.thread}", hint="`brain handoff` lists them")
+    emit({"thread": args.thread, "path": doc.path, "text": doc.text, "hash": doc.hash}, args.json, lambda d: d["text"])
+    return 0
+
+
+def cmd_record_turn(args) -> int:
+    brain = open_from_args(args)
+    text = args.text if args.text is not None else read_input_text(args.file, "turn text")
+    rec = brain.record_turn(args.thread, args.speaker, text, to=args.to, kind=args.kind, ref=args.ref)
+    emit(rec.to_dict(), args.json, lambda d: f"recorded turn {d['turns']} of {d['thread']} ({d['handoff']})")
+    return 0
+
+
+# -- stats ---------------------------------------------------------------------------------------------------------
+def cmd_stats(args) -> int:
+    import calendar
+    import os
+    import time
+    from pathlib import Path
+
+    from ..errors import InvalidInput, NotFound, NotInitialized
+    from ..log.stats import compute, discover, installed_at, render_svg, render_text
+    from ..log.transcripts import detect_format
+
+    try:
+        brain = open_from_args(args)
+        repo = brain.repo
+    except NotInitialized:
+        brain, repo = None, Path(getattr(args, "dir", None) or os.getcwd()).resolve()
+    paths = []
+    for name in args.files:
+        path = Path(name)
+        if not path.is_file():
+            raise NotFound(f"transcript {name}")
+        paths.append((path, detect_format(path)))
+    if not args.no_discover:
+        paths += [p for p in discover(repo) if p[0] not in {q for q, _ in paths}]
+    installed = installed_at(brain) if brain is not None else (None, None)
+    if args.installed:
+        try:
+            installed = (float(calendar.timegm(time.strptime(args.installed, "%Y-%m-%d"))), "--installed")
+        except ValueError:
+            raise InvalidInput(f"--installed {args.installed!r} is not a YYYY-MM-DD date", field="installed") from None
+    if args.tasks < 0:
+        raise InvalidInput("--tasks must be 0 or more", field="tasks")
+    report = compute(paths, installed)
+    if args.svg:
+        Path(args.svg).write_text(render_svg(report), encoding="utf-8")
+    emit(report.to_dict(), args.json, lambda _: render_text(report, task_rows=args.tasks))
+    return 0
+
+
+# -- hooks -----------------------------------------------------------------------------------------------------------
+def cmd_hook(args) -> int:
+    import json
+    import os
+
+    try:
+        raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
+        payload = json.loads(raw or b"{}")
+        if not isinstance(payload, dict):
+            raise ValueError("the hook input is not a JSON object")
+        from ..hooks.claude import handle
+
+        out, code = handle(args.event, payload, dict(os.environ))
+    except Exception as exc:  # noqa: BLE001 - a hook must never break the client's session
+        sys.stderr.write(f"brain hook {args.event}: {type(exc).__name__}: {exc}\n")
+        return 0
+    if out:
+        sys.stdout.write(out + "\n")
+    return code

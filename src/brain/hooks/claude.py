@@ -1,0 +1,325 @@
+"""Claude Code: install brain into a project, and answer the hook events it sends.
+
+Install writes, merging into whatever the user has:
+- `.mcp.json`: ``mcpServers.brain`` = `brain serve` (the MCP tools, `brain_boot` first);
+- `.claude/settings.json` (or settings.local.json): hooks that run `brain hook claude-code EVENT`:
+  SessionStart (startup|resume|clear|compact) injects a compact boot (under ~10,000 characters, the
+  part of hook output Claude Code keeps) that points to `brain_boot` for the rest; PreCompact writes
+  a checkpoint of the session; Stop imports the new turns into the log and, once per session, asks
+  the agent to update now.md if it edited files but not now.md; SessionEnd imports the last turns
+  and ends the brain session.
+
+A hook never breaks the client: any failure is reported on stderr and the hook exits 0
+with no output. Hook output carries the boot and short instructions only — never log
+content (the frontier rule).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import time
+from pathlib import Path
+
+from ..errors import IntegrationConflict, InvalidInput
+from .jsonfile import read_json_file, sha256_text, write_json_file
+
+__all__ = ["install", "uninstall", "handle", "HOOK_EVENTS", "MAX_CONTEXT_CHARS", "hook_command"]
+
+CLIENT = "claude-code"
+MARK = "hook claude-code"
+MAX_CONTEXT_CHARS = 9500  # Claude Code keeps about 10,000 characters of hook output
+BOOT_BUDGET = 2200  # tokens: ~8,800 characters of boot, leaving room for the header
+HOOK_EVENTS = {  # event -> (matcher or None, subcommand, timeout seconds)
+    "SessionStart": ("startup|resume|clear|compact", "session-start", 30),
+    "PreCompact": ("manual|auto", "pre-compact", 30),
+    "Stop": (None, "stop", 30),
+    "SessionEnd": (None, "session-end", 60),
+}
+EVENT_OF = {sub: event for event, (_, sub, _) in HOOK_EVENTS.items()}
+
+
+def hook_command(brain_argv: list[str], sub: str) -> str:
+    return " ".join(shlex.quote(a) for a in brain_argv) + f" {MARK} {sub}"
+
+
+def _is_ours(group) -> bool:
+    return isinstance(group, dict) and any(isinstance(h, dict) and MARK in str(h.get("command", ""))
+                                           for h in group.get("hooks", []) if isinstance(group.get("hooks"), list))
+
+
+def _strip_hooks(settings: dict) -> dict:
+    """``settings`` without brain's hook groups (empty containers brain leaves behind go too)."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return settings
+    new_hooks = {}
+    for event, groups in hooks.items():
+        if isinstance(groups, list) and any(_is_ours(g) for g in groups):
+            kept = [g for g in groups if not _is_ours(g)]
+            if kept:
+                new_hooks[event] = kept
+        else:
+            new_hooks[event] = groups
+    out = dict(settings)
+    if new_hooks or not hooks:
+        out["hooks"] = new_hooks if hooks else hooks
+    else:
+        del out["hooks"]
+    return out
+
+
+def _add_hooks(settings: dict, brain_argv: list[str]) -> dict:
+    out = dict(settings)
+    hooks = dict(out.get("hooks") or {})
+    if "hooks" in out and not isinstance(out["hooks"], dict):
+        raise InvalidInput("the `hooks` of the Claude Code settings is not an object; nothing was changed", field="hooks")
+    for event, (matcher, sub, timeout) in HOOK_EVENTS.items():
+        group: dict = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": hook_command(brain_argv, sub), "timeout": timeout}]
+        existing = hooks.get(event, [])
+        if not isinstance(existing, list):
+            raise InvalidInput(f"hooks.{event} in the Claude Code settings is not a list; nothing was changed",
+                               field="hooks")
+        hooks[event] = [*existing, group]
+    out["hooks"] = hooks
+    return out
+
+
+def _server_entry(brain_argv: list[str]) -> dict:
+    return {"type": "stdio", "command": brain_argv[0], "args": [*brain_argv[1:], "serve"], "env": {}}
+
+
+def _is_our_server(entry) -> bool:
+    return isinstance(entry, dict) and isinstance(entry.get("args"), list) and entry["args"][-1:] == ["serve"] and (
+        "brain" in str(entry.get("command", "")) or "brain" in entry["args"])
+
+
+def _manifest_path(brain) -> Path:
+    return brain.runtime / "installs" / f"{CLIENT}.json"
+
+
+def _read_manifest(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def install(brain, brain_argv: list[str], *, local: bool = False) -> dict:
+    """Add the MCP entry and the hooks; idempotent; refuses (writing nothing) on a foreign `brain` server."""
+    settings_rel = ".claude/settings.local.json" if local else ".claude/settings.json"
+    targets = {".mcp.json": brain.repo / ".mcp.json", settings_rel: brain.repo / settings_rel}
+    manifest_path = _manifest_path(brain)
+    manifest = _read_manifest(manifest_path)
+    files = manifest.get("files", {})
+    planned = {}
+    mcp, mcp_text = read_json_file(targets[".mcp.json"])
+    servers = mcp.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InvalidInput(".mcp.json `mcpServers` is not an object; nothing was changed", field="mcpServers")
+    if "brain" in servers and not _is_our_server(servers["brain"]):
+        raise IntegrationConflict(".mcp.json", "mcpServers.brain")
+    planned[".mcp.json"] = ({**mcp, "mcpServers": {**servers, "brain": _server_entry(brain_argv)}}, mcp_text)
+    settings, settings_text = read_json_file(targets[settings_rel])
+    planned[settings_rel] = (_add_hooks(_strip_hooks(settings), brain_argv), settings_text)
+    written = {}
+    for rel, (data, original) in planned.items():  # everything was validated: now write
+        text = write_json_file(targets[rel], data, original)
+        entry = files.get(rel) or {"original": original}
+        entry["written"] = sha256_text(text)
+        written[rel] = entry
+    manifest = {"client": CLIENT, "at": manifest.get("at", time.time()), "command": brain_argv,
+                "files": {**files, **written}}
+    manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return {"client": CLIENT, "files": sorted(written), "command": brain_argv,
+            "hooks": {e: hook_command(brain_argv, sub) for e, (_, sub, _) in HOOK_EVENTS.items()}}
+
+
+def uninstall(brain) -> dict:
+    """Remove exactly what install added: original bytes back when the file is as brain left it."""
+    manifest_path = _manifest_path(brain)
+    manifest = _read_manifest(manifest_path)
+    files = manifest.get("files") or {".mcp.json": {}, ".claude/settings.json": {}, ".claude/settings.local.json": {}}
+    changed = []
+    for rel, entry in files.items():
+        path = brain.repo / rel
+        data, text = read_json_file(path)
+        if text is None:
+            continue
+        original = entry.get("original") if "original" in entry else text
+        if entry.get("written") and sha256_text(text) == entry["written"]:
+            if original is None:
+                path.unlink()
+            else:
+                path.write_bytes(original.encode("utf-8"))
+            changed.append(rel)
+            continue
+        if rel == ".mcp.json":
+            servers = data.get("mcpServers")
+            if isinstance(servers, dict) and _is_our_server(servers.get("brain")):
+                rest = {k: v for k, v in servers.items() if k != "brain"}
+                had_servers = bool(original and original.strip() and '"mcpServers"' in original)
+                if rest or had_servers:
+                    data = {**data, "mcpServers": rest}
+                else:
+                    data = {k: v for k, v in data.items() if k != "mcpServers"}
+            else:
+                continue
+        else:
+            stripped = _strip_hooks(data)
+            if stripped == data:
+                continue
+            data = stripped
+        if not data and original is None:
+            path.unlink()
+        else:
+            write_json_file(path, data, text)
+        changed.append(rel)
+    manifest_path.unlink(missing_ok=True)
+    return {"client": CLIENT, "files": sorted(changed)}
+
+
+# -- hook events ---------------------------------------------------------------------------------------------------
+def _state_path(brain, sid: str) -> Path:
+    return brain.runtime / "hooks" / f"claude-{re.sub(r'[^A-Za-z0-9_-]+', '-', sid)[:80] or 'unknown'}.json"
+
+
+def _load_state(brain, sid: str) -> dict:
+    return _read_manifest(_state_path(brain, sid))
+
+
+def _save_state(brain, sid: str, state: dict) -> None:
+    path = _state_path(brain, sid)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(state), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _now_hash(brain) -> str | None:
+    doc = brain.memory.read_or_none("now.md")
+    return doc.hash if doc else None
+
+
+def _agent_party(brain, sid: str, state: dict, *, start: bool) -> str:
+    """The brain session standing for this Claude session (a coordination session when possible)."""
+    if state.get("party"):
+        return state["party"]
+    party = f"claude-{sid}"
+    if start:
+        try:
+            party = brain.coord.start_session("claude-code", pid=os.getppid()).id
+            state["coord"] = True
+        except Exception as exc:  # noqa: BLE001 - coordination unavailable: the log and boot still work
+            state["coord_error"] = type(exc).__name__
+    state["party"] = party
+    return party
+
+
+def _import(brain, payload: dict, state: dict, party: str) -> dict:
+    from ..log.importer import import_transcript
+
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not Path(path).is_file():
+        return {"turns": 0}
+    if state.get("transcript") != path:
+        state["transcript"], state["offset"] = path, 0
+    result = import_transcript(brain.conversations, Path(path), thread=brain.thread_between("person", party),
+                               person="person", agent=party, offset=int(state.get("offset", 0)), fmt="claude",
+                               root=brain.repo)
+    state["offset"] = result.offset
+    state["edited"] = sorted(set(state.get("edited", [])) | set(result.edited))[:200]
+    return result.to_dict()
+
+
+def compact_boot(brain, party: str | None) -> str:
+    """The boot for a hook: within MAX_CONTEXT_CHARS, pointing to `brain_boot` for the rest."""
+    session_arg = f' with session="{party}"' if party else ""
+    head = (f"[brain] Project memory for this session (compact boot). Your brain session id: {party or 'none'}. "
+            f"Call the MCP tool `brain_boot`{session_arg} for the full context, and update .brain/now.md "
+            f"(tool `brain_write`) before you stop.\n\n")
+    result = brain.boot(session=party, budget=max(BOOT_BUDGET, brain.settings["boot.min_budget"]))
+    text = result.text
+    room = MAX_CONTEXT_CHARS - len(head)
+    if len(text) > room:
+        tail = "\n\n[cut to fit the hook output limit: call `brain_boot` for the rest]"
+        cut = text[: room - len(tail)]
+        cut = cut[: cut.rfind("\n")] if "\n" in cut else cut
+        text = cut + tail
+    return head + text
+
+
+def handle(event: str, payload: dict, env: dict[str, str]) -> tuple[str, int]:
+    """Answer one hook event; returns (stdout, exit code). Raises nothing the caller must handle."""
+    from ..workspace import open_brain
+
+    where = env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or os.getcwd()
+    brain = open_brain(where, env=env)
+    sid = str(payload.get("session_id") or "unknown")
+    state = _load_state(brain, sid)
+    if event == "session-start":
+        party = _agent_party(brain, sid, state, start=True)
+        state.setdefault("started", time.time())
+        if payload.get("source") in ("startup", "clear") or "now_hash" not in state:
+            state["now_hash"] = _now_hash(brain)
+        state["source"] = payload.get("source")
+        _save_state(brain, sid, state)
+        context = compact_boot(brain, party)
+        return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}), 0
+    party = _agent_party(brain, sid, state, start=event == "pre-compact")
+    if event == "pre-compact":
+        _import(brain, payload, state, party)
+        _checkpoint(brain, party, state, payload)
+        _save_state(brain, sid, state)
+        return "", 0
+    if event == "stop":
+        _import(brain, payload, state, party)
+        ask = (not payload.get("stop_hook_active") and not state.get("asked") and state.get("edited")
+               and _now_hash(brain) == state.get("now_hash"))
+        if ask:
+            state["asked"] = True
+        _save_state(brain, sid, state)
+        if ask:
+            reason = ("[brain] You edited files this session but .brain/now.md still describes the state before it. "
+                      "Update it now (MCP tool `brain_write` with path \"now.md\", or `brain write now`): the current "
+                      "step, the very next action, and any context a new session must know. Then stop.")
+            return json.dumps({"decision": "block", "reason": reason}), 0
+        return "", 0
+    if event == "session-end":
+        _import(brain, payload, state, party)
+        if state.get("coord"):
+            try:
+                brain.coord.end_session(party)
+            except Exception:  # noqa: BLE001
+                pass
+        state["ended"] = time.time()
+        _save_state(brain, sid, state)
+        return "", 0
+    raise InvalidInput(f"unknown Claude Code hook {event!r}", field="event")
+
+
+def _checkpoint(brain, party: str, state: dict, payload: dict) -> None:
+    """Before compaction: the session's step and distilled context, so it resumes after the compaction."""
+    thread = brain.thread_between("person", party)
+    hstate = brain.conversations.state(thread)
+    step = hstate.next_step.text if hstate.next_step else "context compaction"
+    note_lines = [f"Written before a {payload.get('trigger') or 'context'} compaction.",
+                  f"Thread handoff: .brain/handoffs/{thread}.md"]
+    if state.get("edited"):
+        note_lines.append("Files edited this session: " + ", ".join(state["edited"][:30]))
+    note = "\n".join(note_lines)
+    if state.get("coord"):
+        try:
+            brain.coord.checkpoint(party, step[:400], note=note)
+            state["checkpoint"] = "coord"
+            return
+        except Exception as exc:  # noqa: BLE001 - fall back to a memory note
+            state["coord_error"] = type(exc).__name__
+    brain.write(f"notes/checkpoint-{re.sub(r'[^A-Za-z0-9_-]+', '-', party)[:80]}.md",
+                f"# Checkpoint of {party}\n\nStep: {step}\n\n{note}\n")
+    state["checkpoint"] = "note"

@@ -1,0 +1,149 @@
+"""`brain install claude-code|codex` and `brain uninstall`: merge, never clobber, remove exactly what was added."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from brain.errors import IntegrationConflict, InvalidInput
+from brain.hooks import claude, codex
+
+ARGV = [sys.executable, "-m", "brain"]
+
+USER_SETTINGS = """{
+    "permissions": {
+        "allow": ["Bash(npm run test:*)"],
+        "deny": []
+    },
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}
+        ],
+        "SessionStart": [
+            {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}
+        ]
+    },
+    "env": {"FOO": "bär"}
+}
+"""
+USER_MCP = '{\n  "mcpServers": {\n    "other": {"command": "other-server", "args": []}\n  }\n}\n'
+
+
+def test_install_merges_and_uninstall_restores_the_users_files_byte_for_byte(brain):
+    settings = brain.repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(USER_SETTINGS, encoding="utf-8")
+    (brain.repo / ".mcp.json").write_text(USER_MCP, encoding="utf-8")
+    result = claude.install(brain, ARGV)
+    assert sorted(result["files"]) == [".claude/settings.json", ".mcp.json"]
+    data = json.loads(settings.read_text())
+    user = json.loads(USER_SETTINGS)
+    assert data["permissions"] == user["permissions"] and data["env"] == user["env"]
+    assert data["hooks"]["PreToolUse"] == user["hooks"]["PreToolUse"]
+    starts = data["hooks"]["SessionStart"]
+    assert starts[0] == user["hooks"]["SessionStart"][0] and len(starts) == 2
+    assert starts[1]["matcher"] == "startup|resume|clear|compact"
+    assert starts[1]["hooks"][0]["command"].endswith("hook claude-code session-start")
+    for event in ("PreCompact", "Stop", "SessionEnd"):
+        assert data["hooks"][event][0]["hooks"][0]["command"].endswith(claude.HOOK_EVENTS[event][1])
+    mcp = json.loads((brain.repo / ".mcp.json").read_text())
+    assert mcp["mcpServers"]["other"] == {"command": "other-server", "args": []}
+    assert mcp["mcpServers"]["brain"]["args"][-1] == "serve"
+    claude.install(brain, ARGV)  # idempotent: still one brain group per event
+    data = json.loads(settings.read_text())
+    assert len(data["hooks"]["SessionStart"]) == 2 and len(data["hooks"]["Stop"]) == 1
+    claude.uninstall(brain)
+    assert settings.read_text(encoding="utf-8") == USER_SETTINGS
+    assert (brain.repo / ".mcp.json").read_text(encoding="utf-8") == USER_MCP
+
+
+def test_uninstall_after_the_user_edited_keeps_their_edits_and_removes_only_brains(brain):
+    claude.install(brain, ARGV)  # no settings at all before
+    settings = brain.repo / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["model"] = "opus"
+    data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "say done"}]})
+    settings.write_text(json.dumps(data, indent=2) + "\n")
+    claude.uninstall(brain)
+    left = json.loads(settings.read_text())
+    assert left == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}, "model": "opus"}
+    assert not (brain.repo / ".mcp.json").exists()  # created by install, untouched since: removed
+
+
+def test_a_foreign_brain_server_or_a_broken_file_is_refused_and_nothing_is_written(brain):
+    (brain.repo / ".mcp.json").write_text('{"mcpServers": {"brain": {"command": "someone-elses"}}}')
+    with pytest.raises(IntegrationConflict) as info:
+        claude.install(brain, ARGV)
+    assert info.value.key == "mcpServers.brain"
+    assert not (brain.repo / ".claude").exists()
+    (brain.repo / ".mcp.json").unlink()
+    (brain.repo / ".claude").mkdir()
+    (brain.repo / ".claude" / "settings.json").write_text("{ not json")
+    with pytest.raises(InvalidInput):
+        claude.install(brain, ARGV)
+    assert not (brain.repo / ".mcp.json").exists()
+    assert (brain.repo / ".claude" / "settings.json").read_text() == "{ not json"
+
+
+USER_TOML = '''model = "gpt-5-codex"  # my model
+
+[mcp_servers.other]
+command = "other"
+args = ["--x"]
+'''
+
+
+def test_codex_install_appends_a_block_and_uninstall_restores_exactly(brain, tmp_path):
+    home = tmp_path / "home"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(USER_TOML)
+    env = {"HOME": str(home)}
+    agents_before = (brain.repo / "AGENTS.md").read_text()
+    result = codex.install(brain, ["brain"], env)
+    assert result["agents_md"] is False  # `brain init` already put the pointer there
+    parsed = tomllib.loads(config.read_text())
+    assert parsed["mcp_servers"]["brain"] == {"command": "brain", "args": ["serve"]}
+    assert parsed["mcp_servers"]["other"] == {"command": "other", "args": ["--x"]} and parsed["model"] == "gpt-5-codex"
+    assert config.read_text().startswith(USER_TOML)
+    codex.install(brain, ["brain"], env)  # idempotent
+    assert config.read_text().count("[mcp_servers.brain]") == 1
+    codex.uninstall(brain, env)
+    assert config.read_text() == USER_TOML
+    assert (brain.repo / "AGENTS.md").read_text() == agents_before
+
+
+def test_codex_pointer_added_and_removed_and_user_block_refused(brain, tmp_path):
+    env = {"HOME": str(tmp_path / "h")}
+    (brain.repo / "AGENTS.md").write_text("# Rules\n\nBe nice.\n")
+    result = codex.install(brain, ["brain"], env)
+    assert result["agents_md"] is True and "brain_boot" in (brain.repo / "AGENTS.md").read_text()
+    codex.uninstall(brain, env)
+    assert (brain.repo / "AGENTS.md").read_text() == "# Rules\n\nBe nice.\n"
+    assert not codex.config_path(env).exists()
+    codex.config_path(env).write_text('[mcp_servers.brain]\ncommand = "mine"\n')
+    with pytest.raises(IntegrationConflict):
+        codex.install(brain, ["brain"], env)
+    assert codex.config_path(env).read_text() == '[mcp_servers.brain]\ncommand = "mine"\n'
+
+
+def test_cli_install_and_uninstall(brain, tmp_path):
+    env = {**os.environ, "HOME": str(tmp_path / "h")}
+    env.pop("CODEX_HOME", None)
+    run = lambda *a: subprocess.run([sys.executable, "-m", "brain", *a], cwd=brain.repo, env=env,  # noqa: E731
+                                    capture_output=True, text=True, timeout=60)
+    out = run("install", "claude-code", "--json", "--command", "brain")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["command"] == ["brain"]
+    assert run("install", "codex").returncode == 0
+    assert (tmp_path / "h" / ".codex" / "config.toml").exists()
+    assert run("uninstall", "claude-code").returncode == 0
+    assert run("uninstall", "codex").returncode == 0
+    assert not (brain.repo / ".mcp.json").exists() and not (brain.repo / ".claude" / "settings.json").exists()
+    assert not (tmp_path / "h" / ".codex" / "config.toml").exists()
+    assert "claude-code" in run("install", "--help").stdout
