@@ -66,6 +66,9 @@ class PostgresBackend:
 
         try:
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            # the durability trade of SQLite's WAL + synchronous=NORMAL: a crash of the whole server may lose
+            # the last few milliseconds of coordination writes, never corrupt them; an app crash loses nothing
+            conn.execute("SET synchronous_commit = off")
         except psycopg.Error as exc:
             raise BackendError(f"cannot reach PostgreSQL at {_redact(self.url)}: {type(exc).__name__}",
                                hint="check the backend URL in brain.local.yml or BRAIN_BACKEND") from None

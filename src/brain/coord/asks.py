@@ -108,13 +108,13 @@ class AsksMixin:
         started = self.clock()
         last_beat = started
         while True:
-            ask = self.get_ask(ticket)
+            ask, target_row = self._ask_and_target(ticket)
             if ask.state != "pending":
                 return AskResult(OUTCOMES[ask.state], ask.answer, ticket)
             now = self.clock()
             if now >= ask.deadline:
                 return self._finish(ticket, "timeout")
-            target_state = self._liveness_of(ask.target, now)
+            target_state = "gone" if target_row[0] is None else self._liveness(now, *target_row)
             if target_state != ALIVE:
                 return self._finish(ticket, "stalled")
             if turn is not None and now - started >= turn:
@@ -126,6 +126,16 @@ class AsksMixin:
                 except NotFound:
                     pass
             self.backend.wait(("brain_ask",), max(0.0, ask.deadline - now))
+
+    def _ask_and_target(self, ticket: str) -> tuple[Ask, tuple]:
+        """One read per wait turn: the ticket row and its target's liveness inputs."""
+        cols = ", ".join("a." + c.strip() for c in _ASK_COLS.split(","))
+        with self.backend.transaction(write=False) as tx:
+            rows = tx.execute(f"SELECT {cols}, t.last_seen, t.ended, t.waiting_until, t.pid, t.machine FROM asks a "
+                              "LEFT JOIN sessions t ON t.id = a.target WHERE a.ticket = ?", (ticket,))
+        if not rows:
+            raise NotFound(f"ask {ticket}")
+        return Ask(*rows[0][:9]), tuple(rows[0][9:])
 
     def _liveness_of(self, session: str, now: float) -> str:
         with self.backend.transaction(write=False) as tx:

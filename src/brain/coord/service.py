@@ -19,7 +19,7 @@ from ..errors import ClaimLost, InvalidInput, NotFound
 from ..livestate.store import LiveLimits, LiveState
 from .asks import AsksMixin
 from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent
-from .overlap import item_kind, items_overlap, normalize_item
+from .overlap import item_kind, normalize_item, normalized_overlap as items_overlap
 from .rules import ALIVE, GONE, CoordConfig, check_text, claim_live, clean_role, liveness, session_id
 
 __all__ = ["Coordinator", "pid_alive"]
@@ -172,8 +172,9 @@ class Coordinator(AsksMixin):
             self._touch(tx, session)
             now = self.clock()
             self._expire_in(tx, now)
-            overlaps = [Overlap(c.session, c.item, c.claim) for c in self._live_claims(tx, now)
-                        if c.session != session and items_overlap(c.item, item)]
+            overlaps = [Overlap(s, i, cid) for cid, s, i in tx.execute(
+                "SELECT id, session, item FROM claims WHERE state = 'held' AND expires > ? AND session <> ? "
+                "AND kind = ? ORDER BY id", (now, session, item_kind(item))) if items_overlap(i, item)]
             fence = self._next_fence(tx)
             rows = tx.execute("INSERT INTO claims (session, item, kind, fence, granted, expires) "
                               "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
@@ -185,9 +186,8 @@ class Coordinator(AsksMixin):
         return Grant(cid, fence, item, session, now + lease, overlaps)
 
     def _next_fence(self, tx) -> int:
-        tx.execute("INSERT INTO counters (name, value) VALUES ('fence', 1) "
-                   "ON CONFLICT (name) DO UPDATE SET value = counters.value + 1")
-        return int(tx.execute("SELECT value FROM counters WHERE name = 'fence'")[0][0])
+        return int(tx.execute("INSERT INTO counters (name, value) VALUES ('fence', 1) "
+                              "ON CONFLICT (name) DO UPDATE SET value = counters.value + 1 RETURNING value")[0][0])
 
     def renew(self, session: str, claim: int, *, ttl: float | None = None) -> Grant:
         """Extend a held claim; an expired or released claim is never revived (ClaimLost)."""

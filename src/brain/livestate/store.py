@@ -115,9 +115,8 @@ class LiveState:
                          revision, writer, now)
 
     def _prune(self, tx, now: float) -> None:
-        tx.execute("DELETE FROM livestate WHERE updated < ?", (now - self.limits.ttl,))
-        tx.execute("DELETE FROM livestate WHERE key NOT IN (SELECT key FROM livestate ORDER BY updated DESC, key "
-                   "LIMIT ?)", (self.limits.max_keys,))
+        tx.execute("DELETE FROM livestate WHERE updated < ? OR key NOT IN (SELECT key FROM livestate "
+                   "ORDER BY updated DESC, key LIMIT ?)", (now - self.limits.ttl, self.limits.max_keys))
 
     def delete(self, key: str) -> bool:
         with self.backend.transaction() as tx:

@@ -1,0 +1,225 @@
+"""Coordination throughput and ask->reply release latency, on SQLite and PostgreSQL.
+
+Operations per second through the library for claim, signal and live-state writes;
+ask->reply release latency p50/p99 (target p99 <= 50 ms) both in one process (threads)
+and across processes (the asker in a child process, as two agents would be). The
+same operations through the MCP server (stdio, official SDK client) with --mcp.
+
+    python bench/bench_coord.py                       # SQLite only
+    BRAIN_TEST_POSTGRES=postgresql://postgres@127.0.0.1:5432/test python bench/bench_coord.py --mcp
+
+Writes bench/results/coord.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+ASKER = r"""
+import json, sys, time
+from brain.backends import open_backend
+from brain.coord import Coordinator
+spec, me, target, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+c = Coordinator(open_backend(spec), brain_name="bench", machine="box")
+for i in range(n):
+    res = c.ask(me, target, "q%d" % i, timeout=60)
+    print(json.dumps({"ticket": res.ticket, "released": time.time(), "outcome": res.outcome}), flush=True)
+"""
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def rate(n: int, seconds: float) -> float:
+    return round(n / seconds, 1)
+
+
+def bench_library(spec: str, n: int) -> dict:
+    from brain.backends import open_backend
+    from brain.coord import Coordinator
+
+    b = open_backend(spec)
+    b.migrate()
+    c = Coordinator(b, brain_name="bench", machine="box")
+    a, r = c.start_session("bench").id, c.start_session("peer").id
+    for i in range(50):  # a realistic board: 50 live claims of another session
+        c.claim(r, f"pkg{i}/module")
+    t = time.perf_counter()
+    for i in range(n):
+        c.claim(a, f"src/area{i % 200}/file{i}.py")
+    claim = rate(n, time.perf_counter() - t)
+    t = time.perf_counter()
+    for i in range(n):
+        c.signal(a, r, f"message {i}")
+    signal = rate(n, time.perf_counter() - t)
+    t = time.perf_counter()
+    for i in range(n):
+        c.livestate.set(f"key{i % 50}", progress=f"step {i}")
+    live = rate(n, time.perf_counter() - t)
+    b.close()
+    return {"claim_ops_s": claim, "signal_ops_s": signal, "livestate_write_ops_s": live}
+
+
+def _replier(c, me: str, n: int, stamps: dict, done: threading.Event) -> None:
+    answered = 0
+    while answered < n and not done.is_set():
+        pending = [x for x in c.asks(session=me) if x.target == me]
+        if not pending:
+            c.backend.wait(("brain_ask",), 0.05)
+            continue
+        for x in pending:
+            stamps[x.ticket] = time.time()
+            c.reply(me, x.ticket, "a")
+            answered += 1
+
+
+def bench_latency_threads(spec: str, n: int) -> dict:
+    from brain.backends import open_backend
+    from brain.coord import Coordinator
+
+    b = open_backend(spec)
+    c = Coordinator(b, brain_name="bench", machine="box")
+    asker, target = c.start_session("asker").id, c.start_session("target").id
+    stamps: dict[str, float] = {}
+    done = threading.Event()
+    th = threading.Thread(target=_replier, args=(c, target, n, stamps, done), daemon=True)
+    th.start()
+    lat = []
+    for i in range(n):
+        res = c.ask(asker, target, f"q{i}", timeout=60)
+        released = time.time()
+        assert res.outcome == "reply", res
+        lat.append((released - stamps[res.ticket]) * 1000)
+    done.set()
+    th.join(10)
+    b.close()
+    return {"p50_ms": round(pct(lat, 50), 2), "p99_ms": round(pct(lat, 99), 2), "n": n}
+
+
+def bench_latency_processes(spec: str, n: int) -> dict:
+    from brain.backends import open_backend
+    from brain.coord import Coordinator
+
+    b = open_backend(spec)
+    c = Coordinator(b, brain_name="bench", machine="box")
+    asker, target = c.start_session("asker").id, c.start_session("target").id
+    stamps: dict[str, float] = {}
+    done = threading.Event()
+    th = threading.Thread(target=_replier, args=(c, target, n, stamps, done), daemon=True)
+    th.start()
+    out = subprocess.run([sys.executable, "-c", ASKER, spec, asker, target, str(n)], capture_output=True, text=True,
+                         timeout=600)
+    done.set()
+    th.join(10)
+    b.close()
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr[-2000:])
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    lat = [(row["released"] - stamps[row["ticket"]]) * 1000 for row in rows if row["outcome"] == "reply"]
+    return {"p50_ms": round(pct(lat, 50), 2), "p99_ms": round(pct(lat, 99), 2), "n": len(lat)}
+
+
+def bench_mcp(spec: str | None, n: int) -> dict:
+    """The same writes through `brain serve` (stdio) driven by the official SDK client."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    import brain as brainlib
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "proj"
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        env = {k: v for k, v in os.environ.items() if k.startswith(("BRAIN_", "PATH", "HOME"))}
+        env["BRAIN_HOME"] = str(Path(tmp) / "home")
+        if spec and not spec.startswith("sqlite"):
+            env["BRAIN_BACKEND"] = spec
+        else:
+            env.pop("BRAIN_BACKEND", None)
+        brainlib.init(repo, env=env)
+        params = StdioServerParameters(command=sys.executable, args=["-m", "brain", "serve"], cwd=str(repo), env=env)
+
+        async def main():
+            async with Client(params) as client:
+                await client.call_tool("brain_sessions", {})
+                out = {}
+                for key, tool, args in (("claim_ops_s", "brain_claim", lambda i: {"item": f"src/f{i}.py"}),
+                                        ("signal_ops_s", "brain_signal", lambda i: {"target": "proj@box", "text": f"m{i}"}),
+                                        ("livestate_write_ops_s", "workstate_set",
+                                         lambda i: {"key": f"k{i % 50}", "progress": f"p{i}"})):
+                    t = time.perf_counter()
+                    for i in range(n):
+                        result = await client.call_tool(tool, args(i))
+                        assert not result.is_error, result
+                    out[key] = rate(n, time.perf_counter() - t)
+                return out
+
+        return anyio.run(main)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", type=int, default=1000, help="operations per measurement (default 1000)")
+    parser.add_argument("--asks", type=int, default=300, help="ask/reply round trips per latency measurement")
+    parser.add_argument("--postgres", default=os.environ.get("BRAIN_TEST_POSTGRES"),
+                        help="PostgreSQL URL (default $BRAIN_TEST_POSTGRES); measured in a temporary schema")
+    parser.add_argument("--mcp", action="store_true", help="also measure through the MCP server (stdio)")
+    parser.add_argument("--out", default=str(HERE / "results" / "coord.json"))
+    args = parser.parse_args()
+
+    results: dict = {"ops": args.ops, "asks": args.asks, "python": sys.version.split()[0], "cpus": os.cpu_count()}
+    with ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
+        specs = {"sqlite": f"sqlite:{Path(tmp) / 'brain.db'}"}
+        if args.postgres:
+            from brain.backends.testing import isolated_postgres
+
+            specs["postgresql"] = stack.enter_context(isolated_postgres(args.postgres, prefix="brain_bench"))
+        for name, spec in specs.items():
+            row = {"library": bench_library(spec, args.ops),
+                   "ask_reply_threads": bench_latency_threads(spec, args.asks),
+                   "ask_reply_processes": bench_latency_processes(spec, args.asks)}
+            if args.mcp:
+                if name == "sqlite":
+                    row["mcp"] = bench_mcp(None, max(50, args.ops // 5))
+                else:
+                    with isolated_postgres(args.postgres, prefix="brain_bench_mcp") as mcp_spec:
+                        row["mcp"] = bench_mcp(mcp_spec, max(50, args.ops // 5))
+            results[name] = row
+
+    print(f"{'backend':<11} {'surface':<8} {'claim/s':>9} {'signal/s':>9} {'live/s':>9}")
+    for name in ("sqlite", "postgresql"):
+        if name not in results:
+            continue
+        for surface in ("library", "mcp"):
+            if surface in results[name]:
+                r = results[name][surface]
+                print(f"{name:<11} {surface:<8} {r['claim_ops_s']:>9} {r['signal_ops_s']:>9} {r['livestate_write_ops_s']:>9}")
+    print(f"\n{'backend':<11} {'ask->reply release':<22} {'p50 ms':>8} {'p99 ms':>8}")
+    for name in ("sqlite", "postgresql"):
+        if name not in results:
+            continue
+        for kind in ("threads", "processes"):
+            r = results[name][f"ask_reply_{kind}"]
+            print(f"{name:<11} {kind:<22} {r['p50_ms']:>8} {r['p99_ms']:>8}")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
