@@ -77,6 +77,7 @@ class Brain:
         )
         self.layers = Layers(settings.home)
         self._write_listeners: list[Callable[[str], None]] = [self._index_on_write]
+        self._profiles: tuple[list, list[AgentProfile]] | None = None
 
     @property
     def name(self) -> str:
@@ -134,16 +135,32 @@ class Brain:
         self._write_listeners.append(listener)
 
     def profiles(self) -> list[AgentProfile]:
-        """Agent profiles of the kernel layer, overridden by name by the project's .brain/agents/."""
+        """Agent profiles of the kernel layer, overridden by name by the project's .brain/agents/.
+
+        Parsed once and kept while no profile file changes (a long-lived server boots often).
+        """
+        sources = [(f"kernel:agents/{p.name}", p) for p in self.layers.kernel_profile_files()]
+        sources += [(rel, self.dir / rel) for rel in self.memory.list("agents")]
+        stamp = []
+        for source, path in sources:
+            try:
+                st = path.stat()
+            except FileNotFoundError:
+                continue
+            stamp.append((source, st.st_mtime_ns, st.st_size))
+        if self._profiles is not None and self._profiles[0] == stamp:
+            return self._profiles[1]
         found: dict[str, AgentProfile] = {}
-        for path in self.layers.kernel_profile_files():
-            text = path.read_text(encoding="utf-8", errors="replace")
-            profile = AgentProfile.parse(text, f"kernel:agents/{path.name}", path.stem)
+        for source, path in sources:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except FileNotFoundError:
+                continue
+            profile = AgentProfile.parse(text, source, path.stem)
             found[profile.name] = profile
-        for rel in self.memory.list("agents"):
-            profile = AgentProfile.parse(self.memory.read(rel).text, rel, Path(rel).stem)
-            found[profile.name] = profile
-        return [found[name] for name in sorted(found)]
+        profiles = [found[name] for name in sorted(found)]
+        self._profiles = (stamp, profiles)
+        return profiles
 
     # -- boot ------------------------------------------------------------------
     def boot(self, task: str | None = None, *, module: str | None = None, role: str | None = None,

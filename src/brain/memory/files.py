@@ -123,10 +123,21 @@ class MemoryStore:
             return None
 
     def list(self, folder: str = "", pattern: str = "*.md") -> list[str]:
+        """Relative paths of the files directly in ``folder`` matching ``pattern``, sorted."""
         base = self.resolve(folder) if folder else self.root
-        if not base.is_dir():
+        prefix = "" if base == self.root else self.relative(base) + "/"
+        try:
+            with os.scandir(base) as entries:
+                names = [e.name for e in entries if not e.name.startswith(".") and e.is_file()]
+        except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(self.relative(p) for p in base.glob(pattern) if p.is_file() and not p.name.startswith("."))
+        if pattern.startswith("*") and "*" not in pattern[1:] and "?" not in pattern and "[" not in pattern:
+            names = [n for n in names if n.endswith(pattern[1:])]
+        else:
+            import fnmatch
+
+            names = [n for n in names if fnmatch.fnmatchcase(n, pattern)]
+        return sorted(prefix + n for n in names)
 
     # -- writing ---------------------------------------------------------------
     @contextlib.contextmanager

@@ -37,8 +37,10 @@ def collect(brain, request) -> list[Part]:
     task = (request.task or "").lower()
     chosen = [p for p in profiles if _wanted(p, request.role, task, tiers, brain)]
     chosen.sort(key=lambda p: (_TIER_ORDER[p.tier], p.name))
-    parts = [
-        Part("profiles", p.source, f"Agent profile: {p.name} ({p.tier})", p.body, f"brain read {p.source}")
-        for p in chosen
-    ]
-    return parts
+    return [Part("profiles", p.source, f"Agent profile: {p.name} ({p.tier})", p.body, _fetch(p.source)) for p in chosen]
+
+
+def _fetch(source: str) -> str:
+    if source.startswith("kernel:"):
+        return f"brain read --layer kernel {source.removeprefix('kernel:')}"
+    return f"brain read {source}"

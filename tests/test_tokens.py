@@ -1,0 +1,71 @@
+"""The offline estimate never undercounts a real BPE tokenizer (vocabulary shipped in a package)."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import importlib.resources
+import inspect
+import json
+import os
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from brain.tokens import estimate_tokens
+
+
+@functools.lru_cache(maxsize=1)
+def tokenizer():
+    tokenizers = pytest.importorskip("tokenizers")
+    return tokenizers.Tokenizer.from_file(str(importlib.resources.files("anthropic") / "tokenizer.json"))
+
+
+def real(text: str) -> int:
+    return len(tokenizer().encode(text).ids)
+
+
+def corpus() -> list[tuple[str, str]]:
+    rng = random.Random(7)
+    samples = [(m.__name__, inspect.getsource(m)) for m in (argparse_mod(), json, os, random)]
+    samples += [
+        ("prose", "The boot puts now.md first, then the checkpoint and the module card. " * 40),
+        ("french", "Le canal de push garanti est assuré par now.md, lu en slot prioritaire. " * 40),
+        ("cjk", "这是一个测试文本，用于检查中文的分词数量。" * 40),
+        ("emoji", "🚀✨🔥 done " * 80),
+        ("base64", base64.b64encode(rng.randbytes(3000)).decode()),
+        ("hex", rng.randbytes(2000).hex()),
+        ("json", json.dumps({f"key_{i}": [i, str(i) * 3, {"nested": True}] for i in range(200)})),
+        ("markdown-table", "| a | b | c |\n|---|---|---|\n" + "| `x_y` | 12 | zz |\n" * 100),
+    ]
+    return samples
+
+
+def argparse_mod():
+    import argparse
+
+    return argparse
+
+
+@pytest.mark.parametrize("name,text", corpus(), ids=[n for n, _ in corpus()])
+def test_estimate_is_an_upper_bound_on_varied_text(name, text):
+    assert estimate_tokens(text) >= real(text)
+
+
+WORDS = ["def", "parse_http_response", "HTTPServer", "ok", "42", "3.14159", "é", "über", "日本", "🙂", "a/b/c.py",
+         "x" * 30, "# note", "AbCdEf12", "==", "->", "self.cache[key]", "return None", "ValueError:", "sha256:9f86d08"]
+SEPARATORS = [" ", "\n", "\n    ", ", ", "(", ")", ": ", "\t", "."]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(SEPARATORS)), min_size=1, max_size=200))
+def test_estimate_bounds_code_and_prose_built_from_real_pieces(pairs):
+    """Words and identifiers separated the way code and prose separate them: the estimate holds."""
+    text = "".join(word + sep for word, sep in pairs)
+    assert estimate_tokens(text) >= real(text)
+
+
+def test_estimate_is_not_wildly_pessimistic_on_prose():
+    text = "Agents forget between sessions and after context compaction. " * 50
+    assert estimate_tokens(text) <= 2 * real(text)
