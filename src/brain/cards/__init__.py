@@ -58,10 +58,7 @@ def build_map(brain, module: str | None = None, *, check: bool = False, force: b
 
 
 def list_modules(brain) -> list[Module]:
-    mapper = _mapper(brain)
-    if not mapper.load_layout():
-        mapper.modules()
-    return list(mapper.modules())
+    return list(_mapper(brain).modules())
 
 
 def _normalize_module(name: str) -> str:
@@ -89,8 +86,6 @@ def module_of_path(brain, path: str) -> str | None:
             return None
     path = path.strip().lstrip("./") if path not in (".", "./") else ""
     mapper = _mapper(brain)
-    if not mapper.load_layout():
-        mapper.modules()
     if (brain.repo / path).is_dir():
         path = path.rstrip("/") + "/__probe__"
     return mapper.owner(path)
@@ -108,8 +103,6 @@ def load_card(brain, module: str, *, check_stale: bool = True) -> Card | None:
     card = Card(name, rel, doc.text, parsed.sections, parsed.human if parsed.human_written else "", parsed.source_hash,
                 None, (), deps, parsed.intact)
     mapper = _mapper(brain)
-    if not mapper.load_layout():
-        mapper.modules()
     mod = next((m for m in mapper.modules() if m.name == name), None)
     if mod is not None:
         card.files = mod.files

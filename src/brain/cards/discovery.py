@@ -141,12 +141,14 @@ def _wanted(name: str) -> bool:
     return suffix in PY_EXT or suffix in TS_EXT or suffix in OTHER_EXT or name in SPECIAL_NAMES
 
 
-def scan(repo: Path, *, prune: bool = True) -> list[FileInfo]:
+def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = None) -> list[FileInfo]:
     """List the repository's files, skipping hidden, vendored and build folders.
 
     Only files that can be read into a card are stat'ed (size, mtime); the rest are
     named with zeros. With ``prune``, tests/docs-like folders that are not Python
     packages are not descended into (default discovery never makes modules there).
+    When ``folders`` is given it receives the mtime of every folder looked at, so a
+    later run can tell, from folder mtimes alone, that no file was added or removed.
     """
     repo = Path(repo)
     infos: list[FileInfo] = []
@@ -162,6 +164,13 @@ def scan(repo: Path, *, prune: bool = True) -> list[FileInfo]:
                     prune and any(p in NON_MODULE_DIRS and not (repo / "/".join(parts[: i + 1]) / "__init__.py").is_file()
                                   for i, p in enumerate(parts)))
                 skip_cache[folder] = skipped
+                if folders is not None:
+                    for anc in _ancestors(folder):
+                        if anc not in folders:
+                            try:
+                                folders[anc] = os.stat(repo / anc if anc else repo).st_mtime_ns
+                            except OSError:
+                                folders[anc] = 0
             if skipped:
                 continue
             if _wanted(name):
@@ -174,14 +183,20 @@ def scan(repo: Path, *, prune: bool = True) -> list[FileInfo]:
                 infos.append(FileInfo(rel, st.st_size, st.st_mtime_ns))
             else:
                 infos.append(FileInfo(rel, 0, 0))
+        if folders is not None:
+            try:  # git's own view changes with the index (new tracked files, .gitignore edits)
+                folders[".git/index"] = os.stat(repo / ".git" / "index").st_mtime_ns
+            except OSError:
+                folders[".git/index"] = 0
         return infos
 
-    def walk(path: str, prefix: str) -> None:
+    def walk(path: str, prefix: str, mtime: int) -> None:
+        if folders is not None:
+            folders[prefix[:-1]] = mtime
         try:
-            entries = sorted(os.scandir(path), key=lambda e: e.name)
+            entries = list(os.scandir(path))
         except OSError:
             return
-        names = {e.name for e in entries}
         for entry in entries:
             name = entry.name
             try:
@@ -191,9 +206,15 @@ def scan(repo: Path, *, prune: bool = True) -> list[FileInfo]:
             if is_dir:
                 if _skip_dir(name):
                     continue
-                if prune and name in NON_MODULE_DIRS and not os.path.isfile(os.path.join(entry.path, "__init__.py")):
+                try:
+                    sub_mtime = entry.stat(follow_symlinks=False).st_mtime_ns if folders is not None else 0
+                except OSError:
                     continue
-                walk(entry.path, prefix + name + "/")
+                if prune and name in NON_MODULE_DIRS and not os.path.isfile(os.path.join(entry.path, "__init__.py")):
+                    if folders is not None:
+                        folders[prefix + name] = sub_mtime  # a new __init__.py there changes the layout
+                    continue
+                walk(entry.path, prefix + name + "/", sub_mtime)
             elif _wanted(name):
                 try:
                     st = entry.stat(follow_symlinks=False)
@@ -203,9 +224,12 @@ def scan(repo: Path, *, prune: bool = True) -> list[FileInfo]:
                     infos.append(FileInfo(prefix + name, st.st_size, st.st_mtime_ns))
             elif entry.is_file(follow_symlinks=False):
                 infos.append(FileInfo(prefix + name, 0, 0))
-        del names
 
-    walk(str(repo), "")
+    try:
+        root_mtime = os.stat(repo).st_mtime_ns
+    except OSError:
+        return []
+    walk(str(repo), "", root_mtime)
     infos.sort(key=lambda f: f.path)
     return infos
 

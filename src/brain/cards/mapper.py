@@ -22,7 +22,7 @@ from typing import Callable
 from ..errors import NotFound
 from .contracts import Contract, contract_rel_path, parse_contract
 from .discovery import FileInfo, Module, card_rel_path, discover, python_names, scan
-from .markers import join_card, parse_card
+from .markers import BEGIN, SOURCE_RE, join_card, parse_card
 from .project import PROJECT_FILES, ProjectInfo, load_project
 
 __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
@@ -80,16 +80,29 @@ class Mapper:
         self._dotted: dict[str, str] | None = None
         self._dotted_to_module: dict[str, str] | None = None
         self._owner_cache: dict[str, str | None] = {}
+        self._folders: dict[str, int] = {}
+        self._layout_dirty = False
+        self._unread_seen: dict[str, list[list[str]]] = {}
 
     # -- layout ------------------------------------------------------------------------
+    def _ensure_layout(self) -> None:
+        """Modules and files: from the saved layout when no folder changed since, else scanned and discovered."""
+        if self._modules is not None:
+            return
+        if self.load_layout():
+            return
+        folders: dict[str, int] = {}
+        self._files = scan(self.repo, prune=not self.globs, folders=folders)
+        self._folders = folders
+        self._modules = discover(self._files, self.globs, split_bytes=self.split[0], split_min_bytes=self.split[1])
+        self._layout_dirty = True
+
     def files(self) -> list[FileInfo]:
-        if self._files is None:
-            self._files = scan(self.repo, prune=not self.globs)
+        self._ensure_layout()
         return self._files
 
     def modules(self) -> list[Module]:
-        if self._modules is None:
-            self._modules = discover(self.files(), self.globs, split_bytes=self.split[0], split_min_bytes=self.split[1])
+        self._ensure_layout()
         return self._modules
 
     def module(self, name: str) -> Module:
@@ -298,6 +311,7 @@ class Mapper:
                 out[path] = extract_file(path, raw, dotted=dotted.get(path), max_bytes=self.max_file_bytes)
                 changed = True
             fresh[path] = (key, out[path])
+        self._unread_seen[module.name] = [[p, f.get("reason", "")] for p, f in sorted(out.items()) if f.get("status") == "unread"]
         if changed or set(fresh) != set(cached["files"]):
             try:
                 cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -318,6 +332,18 @@ class Mapper:
             return self.card_path(module_name).read_bytes().decode("utf-8", errors="replace")
         except OSError:
             return None
+
+    def _card_hash(self, module_name: str) -> str | None:
+        """The source hash in a card's head, without reading or parsing the whole card."""
+        try:
+            with open(self.card_path(module_name), "rb") as handle:
+                head = handle.read(512).decode("utf-8", errors="replace")
+        except OSError:
+            return None
+        if not head.startswith(BEGIN + "\n"):
+            return None
+        match = SOURCE_RE.search(head)
+        return match.group(1) if match else None
 
     def render(self, module: Module, source_hash: str, data: dict[str, bytes]) -> str:
         from .render import RenderInput, render_generated
@@ -357,6 +383,9 @@ class Mapper:
                 progress(index, total, mod.name)
             data: dict[str, bytes] = {}
             source_hash = self.module_hash(mod, data)
+            if not force and self._card_hash(mod.name) == source_hash:
+                report.unchanged.append(mod.name)
+                continue
             old = self.read_card(mod.name)
             parsed = parse_card(old) if old is not None else None
             if parsed is not None and parsed.intact and parsed.source_hash == source_hash and not force:
@@ -387,25 +416,10 @@ class Mapper:
                 if not parse_card(text).human_written and parse_card(text).intact:
                     self.card_path(name).unlink()
                     report.removed.append(name)
-        for mod in modules:
-            unread = self._unread(mod)
-            if unread:
-                report.unread[mod.name] = unread
+        report.unread = {name: items for name, items in sorted(self._unread_seen.items()) if items}
         self.save_caches()
         report.seconds = round(time.perf_counter() - started, 3)
         return report
-
-    def _unread(self, module: Module) -> list[list[str]]:
-        try:
-            with open(self._facts_cache_path(module), "rb") as handle:
-                cached = pickle.load(handle)
-        except Exception:  # noqa: BLE001
-            return []
-        out = []
-        for path, (_key, facts) in sorted(cached.get("files", {}).items()):
-            if facts.get("status") == "unread":
-                out.append([path, facts.get("reason", "")])
-        return out
 
     def save_caches(self) -> None:
         try:
@@ -417,27 +431,19 @@ class Mapper:
                 tmp.write_text(json.dumps(cache, separators=(",", ":"), sort_keys=True))
                 os.replace(tmp, self.cache_dir / "files.json")
                 self._stat_dirty = False
-            if self._modules is not None:
+            if self._modules is not None and self._layout_dirty:
                 self._save_layout()
+                self._layout_dirty = False
         except OSError:
             pass
 
     # -- the last layout, for fast staleness checks at boot --------------------------------
     def _save_layout(self) -> None:
-        folders: dict[str, int] = {"": os.stat(self.repo).st_mtime_ns}
-        for module in self._modules or []:
-            for path in module.files + module.other:
-                folder = path.rpartition("/")[0]
-                if folder not in folders:
-                    try:
-                        folders[folder] = os.stat(self.repo / folder if folder else self.repo).st_mtime_ns
-                    except OSError:
-                        folders[folder] = 0
         layout = {
             "version": EXTRACTOR_VERSION,
             "globs": self.globs,
             "split": list(self.split),
-            "folders": folders,
+            "folders": self._folders,
             "modules": {m.name: {"kind": m.kind, "files": list(m.files), "other": list(m.other), "package": m.package}
                         for m in self._modules or []},
         }
@@ -453,9 +459,13 @@ class Mapper:
             return False
         if layout.get("version") != EXTRACTOR_VERSION or layout.get("globs") != self.globs or layout.get("split") != list(self.split):
             return False
-        for folder, mtime in layout.get("folders", {}).items():
+        folders = layout.get("folders") or {}
+        if not folders:
+            return False
+        repo = str(self.repo)
+        for folder, mtime in folders.items():
             try:
-                if os.stat(self.repo / folder if folder else self.repo).st_mtime_ns != mtime:
+                if os.stat(os.path.join(repo, folder) if folder else repo).st_mtime_ns != mtime:
                     return False
             except OSError:
                 return False
@@ -465,11 +475,13 @@ class Mapper:
             modules.append(Module(name, item["kind"], tuple(item["files"]), tuple(item["other"]), item.get("package")))
             for path in item["files"]:
                 try:
-                    st = os.stat(self.repo / path)
+                    st = os.stat(os.path.join(repo, path))
                 except OSError:
                     return False
                 files.append(FileInfo(path, st.st_size, st.st_mtime_ns))
             files.extend(FileInfo(p, 0, 0) for p in item["other"])
         self._modules = modules
         self._files = sorted(files, key=lambda f: f.path)
+        self._folders = folders
+        self._layout_dirty = False
         return True
