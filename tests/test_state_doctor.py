@@ -99,3 +99,15 @@ def test_every_command_has_help():
         assert subparser.format_help().strip(), name
         out = cli(".", name, "--help")
         assert out.returncode == 0 and "usage: brain " + name in out.stdout, name
+
+
+def test_every_command_is_documented_in_readme():
+    from pathlib import Path
+
+    from brain.cli.main import build_parser
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+    missing = [name for name in sub.choices if f"`brain {name}" not in readme]
+    assert not missing, f"document these commands in README.md: {missing}"
