@@ -113,6 +113,9 @@ def test_ask_blocks_until_the_reply_from_another_process(repo, env):
     assert again.returncode == 6 and json.loads(again.stderr)["state"] == "replied"
     timed = js(repo, env, "ask", b, "anyone?", "--session", a, "--timeout", "0.3")
     assert timed["outcome"] == "timeout" and timed["answer"] is None
+    # waiting again on a resolved ticket (as after a restart) returns its one outcome at once
+    assert js(repo, env, "ask", "--ticket", timed["ticket"], "--session", a) == timed
+    assert run(repo, env, "ask", "--session", a, check=False).returncode == 2
 
 
 @pytest.mark.parametrize("command", ["session", "claim", "release", "claims", "signal", "signals", "checkpoint",

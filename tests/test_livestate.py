@@ -10,6 +10,7 @@ import sys
 import threading
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from brain.errors import InvalidInput, NotFound, RevisionConflict, TooLarge
 from brain.livestate import LiveLimits, LiveState
@@ -108,6 +109,28 @@ def test_concurrent_compare_and_set_lets_exactly_one_win(live):
         t.join(timeout=60)
     assert len(wins) == 1 and len(conflicts) == 7
     assert live.read("cas")[0].intent == f"v{wins[0]}"
+
+
+OPS = st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["intent", "progress", "delegation"]),
+                         st.text(alphabet="xyz ", max_size=8)), max_size=25)
+
+
+@settings(max_examples=40, deadline=None)
+@given(OPS)
+def test_lww_merge_matches_a_dictionary_model(tmp_path_factory, ops):
+    """Property: after any sequence of writes, each key holds the last value written to each field."""
+    from brain.backends.sqlite import SqliteBackend
+
+    b = SqliteBackend(tmp_path_factory.mktemp("lww") / "brain.db")
+    live = LiveState(b)
+    model: dict[str, dict[str, str]] = {}
+    for key, field, value in ops:
+        entry = live.set(key, **{field: value})
+        model.setdefault(key, {"intent": "", "progress": "", "delegation": ""})[field] = " ".join(value.split())
+        assert getattr(entry, field) == model[key][field]
+    got = {e.key: {"intent": e.intent, "progress": e.progress, "delegation": e.delegation} for e in live.read()}
+    assert got == model
+    b.close()
 
 
 def _brain(repo, *args, env=None):

@@ -107,11 +107,14 @@ def register(sub) -> None:
 
     p = sub.add_parser("ask", help="ask another session and wait for its reply (bounded)",
                        description="Ask TARGET a QUESTION and block until exactly one of: its reply; TARGET seen "
-                                   "stalled (no reply); the absolute timeout (600 s, BRAIN_ASK_TIMEOUT overrides).")
-    p.add_argument("target", metavar="TARGET")
-    p.add_argument("question", metavar="QUESTION")
+                                   "stalled (no reply); the absolute timeout (600 s, BRAIN_ASK_TIMEOUT overrides). "
+                                   "--ticket T waits again on an earlier ask (e.g. after a restart), still bounded by "
+                                   "the deadline stored when it was armed.")
+    p.add_argument("target", nargs="?", metavar="TARGET")
+    p.add_argument("question", nargs="?", metavar="QUESTION")
     _session_arg(p)
     p.add_argument("--timeout", type=float, metavar="S", help="a shorter bound for this ask (never above the absolute one)")
+    p.add_argument("--ticket", metavar="T", help="wait on this earlier ask instead of asking again")
     add_json(p)
     p.set_defaults(handler=cmd_ask)
 
@@ -299,7 +302,19 @@ def cmd_checkpoint(args) -> int:
 
 
 def cmd_ask(args) -> int:
-    result = open_from_args(args).coord.ask(args.session, args.target, args.question, timeout=args.timeout)
+    from ..errors import InvalidInput
+
+    coord = open_from_args(args).coord
+    if args.ticket:
+        if args.target or args.question:
+            raise InvalidInput("give TARGET QUESTION or --ticket T, not both", field="ticket")
+        coord.heartbeat(args.session)
+        result = coord.wait(args.ticket)
+    elif not (args.target and args.question):
+        raise InvalidInput("ask needs TARGET and QUESTION", field="target",
+                           hint="e.g. `brain ask sess-...-review@host \"is the API frozen?\" --session ID`")
+    else:
+        result = coord.ask(args.session, args.target, args.question, timeout=args.timeout)
     emit(result.to_dict(), args.json, lambda d: d["answer"] if d["outcome"] == "reply" else
          {"stalled": "target silent, no reply", "timeout": "timed out, no reply"}[d["outcome"]])
     return 0
