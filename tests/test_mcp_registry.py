@@ -8,13 +8,10 @@ from typing import Annotated
 
 import anyio
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from pydantic import Field
 
 from brain.errors import Conflict
 from brain.mcp.registry import ToolOutput, ToolRegistry
-from brain.mcp.tools.core import decision_lines
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -139,16 +136,3 @@ def test_the_cli_and_the_registry_do_not_import_the_sdk():
             "print('mcp' in sys.modules, 'pydantic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["False", "False"], out.stderr
-
-
-words = st.text(alphabet="abcXYZ 0-", max_size=12)
-
-
-@given(st.lists(words, max_size=12), words, st.one_of(st.none(), st.text(alphabet="abc", min_size=1, max_size=3)))
-def test_decision_lines_keeps_exactly_the_matching_lines(lines, query, module):
-    text = "# Decisions\n" + "\n".join(lines)
-    kept = decision_lines(text, query, module)
-    needles = [w.lower() for w in query.split()] + ([module.lower()] if module else [])
-    expected = [line for line in lines if line.strip() and not line.startswith("#")
-                and all(n in line.lower() for n in needles)]
-    assert kept == expected

@@ -23,8 +23,8 @@ def served(brain, repo):
     """The repository of an initialised brain, with a workflow and two decisions."""
     brain.write("now.md", "# Now\n\nShipping the MCP server.\n")
     brain.write("workflows/release.md", "# Release\n\n1. tag\n2. push\n")
-    brain.write("decisions.md", "# Decisions\n\n- 0001 accepted: use SQLite for the embedded backend\n"
-                                "- 0002 accepted: PostgreSQL advisory locks for claims (coord)\n")
+    brain.new_decision("Use SQLite for the embedded backend", status="accepted")
+    brain.new_decision("PostgreSQL advisory locks for claims", status="accepted", modules=["coord"])
     return repo
 
 
@@ -56,6 +56,7 @@ def test_every_core_tool_answers(served, brain):
             "workflows": ("brain_workflows", {}),
             "workflow": ("brain_workflows", {"name": "release"}),
             "decisions": ("brain_decisions", {"query": "postgresql locks"}),
+            "by_module": ("brain_decisions", {"module": "coord"}),
             "state": ("brain_state", {}),
             "write": ("brain_write", {"path": "notes/mcp.md", "text": "# MCP\n"}),
         }
@@ -74,8 +75,10 @@ def test_every_core_tool_answers(served, brain):
     assert results["focus"].structured_content["path"] == "focus.md"
     assert results["workflows"].structured_content == {"workflows": ["release"]}
     assert "1. tag" in text_of(results["workflow"])
-    assert results["decisions"].structured_content["decisions"] == [
-        "- 0002 accepted: PostgreSQL advisory locks for claims (coord)"]
+    decisions = results["decisions"].structured_content["decisions"]
+    assert [d["number"] for d in decisions] == [2]
+    assert decisions[0]["line"] in text_of(results["decisions"])
+    assert [d["number"] for d in results["by_module"].structured_content["decisions"]] == [2]
     assert results["state"].structured_content["git"]["branch"] == "main"
     assert brain.read("notes/mcp.md").text == "# MCP\n"
 

@@ -10,23 +10,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ...errors import NotFound
 from ..registry import ToolOutput, ToolRegistry
 
-__all__ = ["register", "decision_lines"]
+__all__ = ["register"]
 
 Layer = Literal["project", "kernel", "instance", "personal"]
-
-
-def decision_lines(text: str, query: str | None, module: str | None) -> list[str]:
-    """Lines of decisions.md matching every word of ``query`` and the module name (case-insensitive).
-
-    A stopgap until the decisions library offers ``Brain.decisions``; the tool
-    prefers that method as soon as it exists.
-    """
-    words = [w.lower() for w in (query or "").split()] + ([module.lower()] if module else [])
-    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    return [line for line in lines if all(w in line.lower() for w in words)]
 
 
 def _hash_note(path: str, digest: str) -> str:
@@ -117,24 +105,19 @@ def register(tools: ToolRegistry) -> None:
     def brain_decisions(
         brain,
         query: Annotated[str | None, Field(description="Words the decision must mention (all of them), e.g. "
-                                                       "'postgres locking'.")] = None,
-        module: Annotated[str | None, Field(description="Only decisions that name this module.")] = None,
-    ) -> ToolOutput | dict | str:
-        """Find the project's architecture decisions (one line each: number, status, title) before you change
-        how something is built, so you follow what was decided instead of reopening it. Read a full record with
-        brain_read decisions/NNNN-*.md."""
-        if callable(getattr(brain, "decisions", None)):
-            return brain.decisions(query=query, module=module)
-        try:
-            doc = brain.read("decisions.md")
-        except NotFound:  # a missing index means "no decisions", not a failure
-            return ToolOutput("No decision is recorded yet (.brain/decisions.md is absent).", {"decisions": []})
-        lines = decision_lines(doc.text, query, module)
-        if not lines:
+                                                       "'postgres locking'. Superseded decisions are included "
+                                                       "only when a query names them.")] = None,
+        module: Annotated[str | None, Field(description="Only decisions that concern this module.")] = None,
+    ) -> ToolOutput:
+        """Find the project's architecture decisions that stand (one line each: number, status, title) before you
+        change how something is built, so you follow what was decided instead of reopening it. Read a full record
+        with brain_read at the path each one gives."""
+        records = brain.decisions(query=query, module=module)
+        if not records:
             what = " ".join(x for x in (query, module) if x)
             return ToolOutput(f"No decision matches {what!r}." if what else "No decision is recorded yet.",
                               {"decisions": []})
-        return ToolOutput("\n".join(lines), {"decisions": lines})
+        return ToolOutput("\n".join(r["line"] for r in records), {"decisions": records})
 
     @tools.tool(title="Environment state", read_only=True)
     def brain_state(brain) -> ToolOutput:
