@@ -234,10 +234,37 @@ def _module_match(wanted: str, modules: list[str]) -> bool:
     return False
 
 
+def _index_only(brain, words: list[str], module: str | None) -> list[dict]:
+    """A project with a hand-kept decisions.md and no record files: its lines are the decisions."""
+    try:
+        text = brain.memory.read("decisions.md").text
+    except Exception:  # noqa: BLE001 - no index at all means no decision
+        return []
+    out = []
+    for line in text.splitlines():
+        line = line.rstrip()
+        if not line.lstrip().startswith(("-", "*")) or not line.strip("-* "):
+            continue
+        low = line.lower()
+        if words and not all(w in low for w in words):
+            continue
+        if module and module.lower() not in low:
+            continue
+        nums = re.findall(r"\d{1,5}", line)
+        out.append({"number": int(nums[0]) if nums else None, "title": line.strip("-* ").strip(), "status": "unknown",
+                    "superseded_by": None, "supersedes": [], "current": None, "modules": [], "date": "",
+                    "path": ".brain/decisions.md", "line": line})
+    return out
+
+
 def list_decisions(brain, *, query: str | None = None, module: str | None = None, include_inactive: bool = False) -> list[dict]:
-    """Filtered records as dicts; superseded/rejected ones only with ``include_inactive`` or when a query names them."""
+    """Filtered records as dicts; superseded/rejected ones only with ``include_inactive`` or when a query names them.
+
+    Without any record file, the lines of a hand-kept decisions.md stand in for records."""
     records = load_decisions(brain)
     words = [w.lower() for w in re.findall(r"\w+", query or "")]
+    if not records:
+        return _index_only(brain, words, module)
     out = []
     for record in records:
         if module and not _module_match(module, record.modules):
