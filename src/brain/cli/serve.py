@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from .common import open_from_args
 
-__all__ = ["register"]
+__all__ = ["register", "DEFAULT_PORT"]
+
+DEFAULT_PORT = 8765
 
 
 def register(sub) -> None:
@@ -17,20 +19,21 @@ def register(sub) -> None:
                     "of the current folder (or -C DIR); without .brain/ the command fails before serving.",
         epilog="Client config example: {\"command\": \"brain\", \"args\": [\"-C\", \"/path/to/repo\", \"serve\"]}")
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
-    p.add_argument("--host", default="127.0.0.1", help="HTTP address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765; 0 picks a free port, "
-                                                           "announced on stderr)")
+    p.add_argument("--host", help="HTTP address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, help="HTTP port (default 8765; 0 picks a free port, announced on stderr)")
     p.set_defaults(handler=cmd_serve)
 
 
 def cmd_serve(args) -> int:
     from ..errors import InvalidInput
 
-    if not args.http and (args.host != "127.0.0.1" or args.port != 8765):
+    if not args.http and (args.host is not None or args.port is not None):
         raise InvalidInput("--host and --port apply to --http only", field="http",
                            hint="add --http, or drop --host/--port to serve over stdio")
-    if not 0 <= args.port <= 65535:
-        raise InvalidInput(f"--port {args.port} is not a TCP port", field="port")
+    host = "127.0.0.1" if args.host is None else args.host
+    port = DEFAULT_PORT if args.port is None else args.port
+    if not 0 <= port <= 65535:
+        raise InvalidInput(f"--port {port} is not a TCP port", field="port")
     brain = open_from_args(args)  # no .brain/: NotInitialized on stderr, before any protocol
     try:
         import mcp  # noqa: F401 - the SDK, an optional extra
@@ -40,7 +43,7 @@ def cmd_serve(args) -> int:
     from ..mcp.transports import run_http, run_stdio
 
     if args.http:
-        run_http(brain, args.host, args.port)
+        run_http(brain, host, port)
     else:
         run_stdio(brain)
     return 0
