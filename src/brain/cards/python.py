@@ -27,7 +27,8 @@ def first_line(doc: str | None) -> str:
         if line:
             if len(line) > MAX_DOC:
                 line = line[: MAX_DOC - 1].rstrip() + "…"
-            return line.replace("<!--", "<!-").replace("-->", "->").replace("`", "'")
+            line = line.replace("<!--", "<!-").replace("-->", "->")
+            return line if line.count("`") % 2 == 0 else line.replace("`", "'")
     return ""
 
 

@@ -73,7 +73,8 @@ def _doc(src: bytes, node) -> str:
     for line in text[3:-2].splitlines():
         line = line.strip().lstrip("*").strip()
         if line and not line.startswith("@"):
-            line = line.replace("<!--", "<!-").replace("-->", "->").replace("`", "'")
+            line = line.replace("<!--", "<!-").replace("-->", "->")
+            line = line if line.count("`") % 2 == 0 else line.replace("`", "'")
             return line if len(line) <= 110 else line[:109] + "…"
     return ""
 
