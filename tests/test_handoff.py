@@ -79,8 +79,13 @@ def test_recording_a_turn_appends_and_folds_into_the_handoff_memory_file(brain):
     page = brain.conversations.page(rec.thread)
     assert [t.kind for t in page.turns] == ["ask", "reply"]
     # the state is derived: without it, the log is replayed to the same summary
-    (brain.runtime / "conversations" / rec.thread / "handoff.json").unlink()
+    cache = brain.runtime / "conversations" / rec.thread / "handoff.json"
+    good = cache.read_bytes()
+    cache.unlink()
     assert render(brain.conversations.state(rec.thread)) == doc.text
+    for damaged in (good[: len(good) // 2], good.replace(b"src/views.py", b"src/other.py"), b"", b"[]"):
+        cache.write_bytes(damaged)  # torn, tampered, empty, foreign: the checksum fails, the log is replayed
+        assert render(brain.conversations.state(rec.thread)) == doc.text
 
 
 def test_handoff_size_cap_comes_from_settings(brain):

@@ -161,18 +161,28 @@ def bound(state: HandoffState, limits: Limits) -> HandoffState:
         return replace(state, distilled=tuple(sorted(distilled.items())), **{k: tuple(v) for k, v in lists.items()})
 
     result = current()
-    while len(render(result).encode("utf-8")) > limits.max_bytes:
-        candidates = [(lists[k][0].seq, rank, k) for rank, k in enumerate(_KINDS) if lists[k]]
-        if candidates:
+    size = len(render(result).encode("utf-8"))
+    while size > limits.max_bytes:
+        # drop oldest items until their lines cover the excess (plus room for a longer distilled line),
+        # then render once to check: a few renders per fold instead of one per dropped item
+        excess, freed = size - limits.max_bytes + 48, 0
+        while freed < excess:
+            candidates = [(lists[k][0].seq, rank, k) for rank, k in enumerate(_KINDS) if lists[k]]
+            if not candidates:
+                break
             _, _, kind = min(candidates)
-            lists[kind].pop(0)
+            item = lists[kind].pop(0)
             _add_distilled(distilled, kind)
+            freed += len(item.text.encode("utf-8")) + len(item.by.encode("utf-8")) + 6
+        if freed:
             result = current()
+            size = len(render(result).encode("utf-8"))
             continue
         if result.next_step and len(result.next_step.text) > 20:  # last resort: shorten the one line left
             step = result.next_step
             result = replace(result, next_step=Item(step.seq, step.by, _clip(step.text, len(step.text) // 2)))
             state = replace(state, next_step=result.next_step)
+            size = len(render(result).encode("utf-8"))
             continue
         break
     return result
@@ -187,7 +197,7 @@ def render(state: HandoffState) -> str:
     """The handoff markdown (deterministic: no dates, stable order)."""
     shown = ", ".join(_clip(p, 30) for p in state.parties[:2]) or "—"
     more = f" (+{len(state.parties) - 2})" if len(state.parties) > 2 else ""
-    out = [f"# Handoff: {_clip(state.thread, 60)}", "", f"Between {shown}{more} · {state.turns} turns"]
+    out = [f"# Handoff: {_clip(state.thread, 60)}", "", f"Between {shown}{more}"]
     for kind in ("open_questions", "answers", "decisions"):
         items = getattr(state, kind)
         if items:

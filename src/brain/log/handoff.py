@@ -10,6 +10,7 @@ deterministic), so when it is missing it is rebuilt by replaying the log.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -99,10 +100,13 @@ class Conversations:
     def state(self, thread: str) -> HandoffState:
         path = self.log.folder(thread) / STATE
         try:
-            return HandoffState.from_dict(json.loads(path.read_text(encoding="utf-8")))
+            wrapper = json.loads(path.read_bytes())
+            body = wrapper["state"]
+            if hashlib.sha256(body.encode("utf-8")).hexdigest() == wrapper["sha256"]:
+                return HandoffState.from_dict(json.loads(body))
         except FileNotFoundError:
             pass
-        except (OSError, ValueError, TypeError, KeyError, IndexError):
+        except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
             pass  # a damaged cache: rebuild it
         state = HandoffState(thread=thread)
         for turn in self.log.iter_turns(thread):
@@ -110,11 +114,22 @@ class Conversations:
         return state
 
     def _write_state(self, thread: str, state: HandoffState) -> None:
+        """Overwrite the state cache in place, with a checksum.
+
+        Written under the thread's lock, without rename or truncation to zero (on ext4 both force
+        a flush that costs milliseconds): a crash mid-write leaves a file whose checksum fails,
+        and the state is then rebuilt from the log.
+        """
         folder = self.log.folder(thread)
         folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{STATE}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(state.to_dict(), ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, folder / STATE)
+        body = json.dumps(state.to_dict(), ensure_ascii=False, sort_keys=True)
+        data = json.dumps({"sha256": hashlib.sha256(body.encode("utf-8")).hexdigest(), "state": body}).encode("utf-8")
+        fd = os.open(folder / STATE, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            os.pwrite(fd, data, 0)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
 
     def _save(self, thread: str, state: HandoffState) -> None:
         self._write_state(thread, state)
