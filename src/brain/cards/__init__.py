@@ -3,7 +3,7 @@
 Public functions (the boot, the search and the MCP surfaces call these):
 
 * ``build_map(brain, module=None, check=False, force=False, progress=None) -> MapReport``
-* ``load_card(brain, module, check_stale=True) -> Card | None``
+* ``load_card(brain, module, check_stale=True) -> Card | None`` (``load_cards`` for several at once)
 * ``module_of_path(brain, path) -> str | None``: the module a file belongs to
 * ``list_modules(brain) -> list[Module]``
 * ``report_done(brain, module, how_to_use=None, summary=None) -> dict``
@@ -25,7 +25,7 @@ from .discovery import Module, card_rel_path
 from .markers import BEGIN, END, PLACEHOLDER, SOURCE_RE, join_card, parse_card
 from .mapper import MapReport, Mapper
 
-__all__ = ["Card", "MapReport", "Module", "build_map", "load_card", "module_of_path", "list_modules", "report_done",
+__all__ = ["Card", "MapReport", "Module", "build_map", "load_card", "load_cards", "module_of_path", "list_modules", "report_done",
            "card_rel_path", "integration_text", "card_body"]
 
 _DEP_LINE = re.compile(r"^- `([^`]+)` \((\d+) files?:", re.M)
@@ -91,7 +91,15 @@ def module_of_path(brain, path: str) -> str | None:
     return mapper.owner(path)
 
 
-def load_card(brain, module: str, *, check_stale: bool = True) -> Card | None:
+def load_cards(brain, modules: list[str], *, check_stale: bool = True) -> list[Card | None]:
+    """Several cards with one scan of the tree (the boot loads a module and its dependencies)."""
+    mapper = _mapper(brain)
+    cards = [load_card(brain, m, check_stale=check_stale, mapper=mapper) for m in modules]
+    mapper.save_caches()
+    return cards
+
+
+def load_card(brain, module: str, *, check_stale: bool = True, mapper: Mapper | None = None) -> Card | None:
     """The card of ``module`` parsed, with its staleness when ``check_stale``; None when no card exists."""
     name = _normalize_module(module)
     rel = card_rel_path(name)
@@ -102,7 +110,8 @@ def load_card(brain, module: str, *, check_stale: bool = True) -> Card | None:
     deps = [m.group(1) for m in _DEP_LINE.finditer(parsed.sections.get("Dependencies", ""))]
     card = Card(name, rel, doc.text, parsed.sections, parsed.human if parsed.human_written else "", parsed.source_hash,
                 None, (), deps, parsed.intact)
-    mapper = _mapper(brain)
+    own = mapper is None
+    mapper = mapper or _mapper(brain)
     mod = next((m for m in mapper.modules() if m.name == name), None)
     if mod is not None:
         card.files = mod.files
@@ -111,7 +120,8 @@ def load_card(brain, module: str, *, check_stale: bool = True) -> Card | None:
             card.stale = True
         else:
             card.stale = mapper.module_hash(mod) != parsed.source_hash
-        mapper.save_caches()
+        if own:
+            mapper.save_caches()
     return card
 
 

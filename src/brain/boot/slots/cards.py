@@ -25,11 +25,12 @@ def _stale_note(card) -> str:
 def collect(brain, request) -> list[Part]:
     if not request.module:
         return []
-    from ...cards import card_body, integration_text, load_card
+    from ...cards import _mapper, card_body, integration_text, load_card
     from ...errors import BrainError
 
+    mapper = _mapper(brain)  # one scan of the tree for the module and all its dependencies
     try:
-        card = load_card(brain, request.module)
+        card = load_card(brain, request.module, mapper=mapper)
     except BrainError as exc:
         return [Part("cards", f"module {request.module}", f"Module card: `{request.module}`",
                      f"No card: {exc.message}", "brain map --list")]
@@ -41,7 +42,7 @@ def collect(brain, request) -> list[Part]:
                   f"brain read {card.path}", files=tuple(card.files))]
     for dep in card.dependencies[:MAX_DEPENDENCIES]:
         try:
-            dep_card = load_card(brain, dep)
+            dep_card = load_card(brain, dep, mapper=mapper)
         except BrainError:
             continue
         if dep_card is None:
@@ -49,4 +50,5 @@ def collect(brain, request) -> list[Part]:
         parts.append(Part("cards", f".brain/{dep_card.path}#integration",
                           f"Dependency `{dep_card.module}`: exposes, how to use, contract{_stale_note(dep_card)}",
                           integration_text(dep_card), f"brain read {dep_card.path}", files=tuple(dep_card.files)))
+    mapper.save_caches()
     return parts
