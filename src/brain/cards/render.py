@@ -228,9 +228,10 @@ def _node_block(inp: RenderInput, path: str, facts: dict, entry: bool, level: in
     if level >= 4:
         return f"- `{rel}`: " + ", ".join(f"`{e['name']}`" for e in exports)
     lines = [f"### `{rel}`" + (" (entry point)" if entry else ""), ""]
+    reexports: dict[str, list[str]] = {}
     for e in exports:
         if e["kind"] == "reexport":
-            lines.append(f"- re-exports `{e['name']}`" + (f" from `{e['from']}`" if e.get("from") else ""))
+            reexports.setdefault(e.get("from") or "", []).append(e["name"])
             continue
         sig = e["sig"] if level < 3 else e["name"]
         text = f"- `{e['kind']} {sig}`" if e["kind"] != "default" else f"- `export default {sig}`"
@@ -239,6 +240,8 @@ def _node_block(inp: RenderInput, path: str, facts: dict, entry: bool, level: in
         lines.append(text)
         if e.get("members") and level < 2:
             lines.append("  - members: " + ", ".join(f"`{m}`" for m in e["members"]))
+    for source, names in reexports.items():
+        lines.append("- re-exports " + ", ".join(f"`{n}`" for n in names) + (f" from `{source}`" if source else ""))
     return "\n".join(lines)
 
 

@@ -60,6 +60,7 @@ def _text(src: bytes, node) -> str:
 
 def _squash(text: str, limit: int = MAX_SIG) -> str:
     text = " ".join(text.split())
+    text = text.replace("( ", "(").replace(", )", ")").replace(",)", ")").replace(" )", ")").replace("< ", "<").replace(", >", ">")
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
