@@ -94,6 +94,8 @@ def _package_json(raw: bytes) -> dict:
         workspaces = workspaces.get("packages")
     if isinstance(workspaces, list):
         pkg["workspaces"] = [str(w) for w in workspaces]
+    if not entry_targets:
+        entry_targets.append("index.js")  # Node's default main
     pkg["entry_targets"] = sorted(set(t for t in entry_targets if isinstance(t, str)))
     return {"status": "ok", "package": pkg}
 

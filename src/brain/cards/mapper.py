@@ -27,7 +27,7 @@ from .project import PROJECT_FILES, ProjectInfo, load_project
 
 __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
-EXTRACTOR_VERSION = "3"
+EXTRACTOR_VERSION = "4"
 Progress = Callable[[int, int, str], None]
 
 

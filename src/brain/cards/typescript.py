@@ -230,7 +230,11 @@ def extract(text: str, *, path: str = "<file>") -> dict:
                             {"kind": "default", "name": "module.exports", "sig": _squash(_text(src, right), 60), "doc": ""})
                 elif left.startswith("exports.") or left.startswith("module.exports."):
                     name = left.rsplit(".", 1)[1]
-                    exports.append({"kind": "const", "name": name, "sig": name, "doc": _doc(src, node)})
+                    if right is not None and right.type in ("function_expression", "arrow_function", "function"):
+                        exports.append({"kind": "function", "name": name, "sig": _params_sig(src, right, name),
+                                        "doc": _doc(src, node)})
+                    else:
+                        exports.append({"kind": "const", "name": name, "sig": name, "doc": _doc(src, node)})
     routes: list[list[str]] = []
     cursor = tree_sitter.QueryCursor(_query(dialect))
     for _pattern, caps in cursor.matches(root):
