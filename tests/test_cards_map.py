@@ -189,3 +189,33 @@ def test_load_card_staleness_and_module_of_path(project):
     (project.repo / "shop/orders.py").write_text("def place_order():\n    pass\n")
     assert load_card(project, "shop").stale is True
     assert load_card(project, "missing") is None
+
+
+def test_progress_bar_only_on_a_terminal():
+    import io
+
+    from brain.cli.cards import ProgressBar
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        bar = ProgressBar(stream, delay=0)
+        for i in range(3):
+            bar(i, 3, f"mod{i}")
+        bar(3, 3, "")
+    assert "[" in tty.getvalue() and "2/3 mod2" in tty.getvalue() and tty.getvalue().endswith("\r\033[K")
+    assert pipe.getvalue() == ""
+
+
+def test_map_cli_json_and_list(project):
+    env = {**os.environ}
+    out = subprocess.run([sys.executable, "-m", "brain", "map", "--list", "--json"], cwd=project.repo, capture_output=True,
+                         text=True, env=env)
+    assert out.returncode == 0
+    mods = {m["module"]: m for m in json.loads(out.stdout)}
+    assert set(mods) == {"billing", "shop"} and "shop/orders.py" in mods["shop"]["files"]
+    out = subprocess.run([sys.executable, "-m", "brain", "map"], cwd=project.repo, capture_output=True, text=True, env=env)
+    assert out.returncode == 0 and out.stderr == ""  # no progress bar when stderr is not a terminal
