@@ -58,8 +58,8 @@ class Conversations:
                   files=(), ref: str | None = None, at: float | None = None) -> Turn:
         if not isinstance(speaker, str) or not speaker.strip():
             raise InvalidInput("a turn needs a speaker", field="speaker")
-        if not isinstance(text, str):
-            raise InvalidInput("a turn's text must be a string", field="text")
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInput("a turn needs a non-empty text", field="text")
         if thread is None:
             if not to:
                 raise InvalidInput("give a thread, or the other party (to=) to name the thread", field="thread")
