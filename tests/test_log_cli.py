@@ -54,3 +54,26 @@ def test_errors_have_exit_codes_and_write_nothing(brain):
     assert run(repo, "log", "t", "--size", "0").returncode == 2
     for cmd in ("log", "handoff", "record-turn", "stats", "hook", "uninstall"):
         assert run(repo, cmd, "--help").returncode == 0
+
+
+def test_import_turns_from_codex_and_claude_transcripts_incrementally(brain, tmp_path):
+    from brain.log.samples import Call, Task, claude_lines, codex_lines
+
+    tasks = [Task("Add a --verbose flag to cli.py. Why is logging off?",
+                  [Call(1000, "Logging was off by default. Next: wire --verbose.", edits=("cli.py",))])]
+    codex = tmp_path / "rollout-1.jsonl"
+    codex.write_text("\n".join(codex_lines("cx-1", str(brain.repo), 1.7e9, tasks)) + "\n")
+    out = run(brain.repo, "import-turns", str(codex), "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["thread"] == "codex-cx-1+person" and data["turns"] == 2 and data["edited"] == ["cli.py"]
+    again = json.loads(run(brain.repo, "import-turns", str(codex), "--json").stdout)
+    assert again["turns"] == 0  # incremental: nothing new
+    assert "Next: wire --verbose." in brain.read("handoffs/codex-cx-1+person.md").text
+    claude = tmp_path / "s.jsonl"
+    claude.write_text("\n".join(claude_lines("cl-1", str(brain.repo), 1.7e9, tasks)) + "\n{torn")
+    data = json.loads(run(brain.repo, "import-turns", str(claude), "--agent", "sess-x@m", "--json").stdout)
+    assert data["thread"] == "person+sess-x@m" and data["turns"] == 2 and data["skipped"] == 1
+    foreign = tmp_path / "f.jsonl"
+    foreign.write_text('{"hello": 1}\n')
+    assert run(brain.repo, "import-turns", str(foreign)).returncode == 2

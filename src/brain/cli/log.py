@@ -1,5 +1,5 @@
 """Conversation log, handoffs, usage figures and client hooks: `brain log`, `brain handoff`,
-`brain record-turn`, `brain stats`, `brain hook`, `brain uninstall`, and the `claude-code` and
+`brain record-turn`, `brain import-turns`, `brain stats`, `brain hook`, `brain uninstall`, and the `claude-code` and
 `codex` targets of `brain install`.
 
 `brain log` is a human viewer: the log never goes to an agent (no MCP tool wraps it).
@@ -50,6 +50,17 @@ def register(sub) -> None:
     p.add_argument("-f", "--file", metavar="F")
     add_json(p)
     p.set_defaults(handler=cmd_record_turn)
+
+    p = sub.add_parser("import-turns", help="import a Claude Code or Codex transcript's turns into the log",
+                       description="Import the person's prompts and the agent's answers of a client transcript "
+                                   "(format detected) into the thread between --person and --agent (default: "
+                                   "`person` and the transcript's session id), folding each into the thread's "
+                                   "handoff. Incremental: a second run imports only what was added since.")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--agent", metavar="NAME", help="the agent party (default: <client>-<session id>)")
+    p.add_argument("--person", default="person", metavar="NAME")
+    add_json(p)
+    p.set_defaults(handler=cmd_import_turns)
 
     p = sub.add_parser("stats", help="usage figures from Claude Code and Codex transcripts",
                        description="Read this project's client transcripts (Claude Code: ~/.claude/projects/<slug>/; "
@@ -216,6 +227,46 @@ def cmd_record_turn(args) -> int:
     text = args.text if args.text is not None else read_input_text(args.file, "turn text")
     rec = brain.record_turn(args.thread, args.speaker, text, to=args.to, kind=args.kind, ref=args.ref)
     emit(rec.to_dict(), args.json, lambda d: f"recorded turn {d['turns']} of {d['thread']} ({d['handoff']})")
+    return 0
+
+
+def cmd_import_turns(args) -> int:
+    import hashlib
+    import json
+    from pathlib import Path
+
+    from ..errors import InvalidInput, NotFound
+    from ..log.importer import import_transcript
+    from ..log.transcripts import Counters, detect_format, read_transcript
+
+    brain = open_from_args(args)
+    path = Path(args.file).resolve()
+    if not path.is_file():
+        raise NotFound(f"transcript {args.file}")
+    fmt = detect_format(path)
+    if fmt is None:
+        raise InvalidInput(f"{args.file} is neither a Claude Code nor a Codex transcript", field="file")
+    agent = args.agent
+    if not agent:
+        counters = Counters()
+        for event in read_transcript(path, counters, fmt):
+            if event.kind == "session":
+                break
+        agent = f"{fmt}-{counters.session or path.stem}"
+    thread = brain.thread_between(args.person, agent)
+    marker = brain.runtime / "imports" / (hashlib.sha256(f"{path}|{thread}".encode()).hexdigest()[:24] + ".json")
+    try:
+        offset = int(json.loads(marker.read_text(encoding="utf-8")).get("offset", 0))
+    except (OSError, ValueError, AttributeError):
+        offset = 0
+    if offset > path.stat().st_size:
+        offset = 0  # the file was replaced: start over
+    result = import_transcript(brain.conversations, path, thread=thread, person=args.person, agent=agent,
+                               offset=offset, fmt=fmt, root=brain.repo)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"file": str(path), "thread": thread, "offset": result.offset}), encoding="utf-8")
+    emit(result.to_dict(), args.json, lambda d: f"imported {d['turns']} turn(s) into {d['thread']}"
+         + (f" ({d['skipped']} torn or foreign lines skipped)" if d["skipped"] else ""))
     return 0
 
 
