@@ -1,0 +1,83 @@
+"""`brain ui`: the web UI for humans (work state, claims, signals, threads, memory, usage)."""
+
+from __future__ import annotations
+
+from .common import open_from_args
+
+__all__ = ["register", "DEFAULT_PORT"]
+
+DEFAULT_PORT = 8766
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "ui", help="serve the web UI for humans (127.0.0.1 by default)",
+        description="Serve this project's brain to a browser: live sessions and who waits on whom, claims and "
+                    "their overlaps (record a decision), signals (send one), conversation threads replayed "
+                    "turn by turn with their handoff, the memory (now, focus, cards, decisions, notes, search) "
+                    "and the usage figures. Binds 127.0.0.1 unless --host says otherwise; write actions are "
+                    "protected against cross-site requests. Needs the `web` extra.",
+        epilog="Then open the printed address. Ctrl-C stops the server (and ends its human session).")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"port (default {DEFAULT_PORT}; 0 picks a free one, announced on stderr)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="also accept requests whose Host header names NAME (repeatable; needed when binding "
+                        "a non-loopback address and browsing by machine name or IP)")
+    p.add_argument("--poll", type=float, default=2.0, metavar="SECONDS",
+                   help="how often live panels refresh in the browser (default 2)")
+    p.set_defaults(handler=cmd_ui)
+
+
+def allowed_hosts(host: str, extra: list[str]) -> list[str]:
+    from ..web.security import LOOPBACK_HOSTS
+
+    names = set(LOOPBACK_HOSTS) | {h.strip().lower() for h in extra if h.strip()}
+    if host not in ("0.0.0.0", "::", ""):
+        names.add(host.lower())
+    return sorted(names)
+
+
+def cmd_ui(args) -> int:
+    import socket
+    import sys
+
+    from ..errors import InvalidInput
+
+    if not 0 <= args.port <= 65535:
+        raise InvalidInput(f"--port {args.port} is not a TCP port", field="port")
+    if not 0.2 <= args.poll <= 3600:
+        raise InvalidInput("--poll must be between 0.2 and 3600 seconds", field="poll")
+    brain = open_from_args(args)  # no .brain/: NotInitialized before anything is bound
+    try:
+        import jinja2  # noqa: F401
+        import markdown_it  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn
+    except ImportError:
+        raise InvalidInput("the web UI needs the `web` extra", field="ui",
+                           hint="pip install 'agent-brain[web]'") from None
+    from ..web import create_app
+
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", field="port",
+                           hint="pick another --port, or 0 for a free one") from None
+    port = sock.getsockname()[1]
+    hosts = allowed_hosts(args.host, args.allow_host)
+    if args.host in ("0.0.0.0", "::") and not args.allow_host:
+        sys.stderr.write("brain ui: bound to every interface; pass --allow-host NAME for each name or IP "
+                         "browsers will use (other Host headers are refused)\n")
+    app = create_app(brain, allowed_hosts=hosts, poll_seconds=args.poll)
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    sys.stderr.write(f"brain ui: serving {brain.name} at http://{shown}:{port}/\n")
+    sys.stderr.flush()
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    server.run(sockets=[sock])
+    return 0
