@@ -22,6 +22,12 @@ __all__ = [
     "WaitCycle",
     "RevisionConflict",
     "IntegrationConflict",
+    "TerritoryRefused",
+    "Unauthorized",
+    "Forbidden",
+    "SyncConflict",
+    "SyncError",
+    "ExportLeak",
 ]
 
 
@@ -216,3 +222,94 @@ class IntegrationConflict(BrainError):
                          hint="remove or rename that entry yourself, then install again")
         self.file = file
         self.key = key
+
+
+class TerritoryRefused(BrainError):
+    """A memory write by a role that does not own the area (territories in brain.yml): nothing written."""
+
+    exit_code = 8
+    kind = "territory"
+
+    def __init__(self, path: str, layer: str, area: str, owner: str, role: str,
+                 owner_sessions: list[str] | None = None) -> None:
+        where = path if layer == "project" else f"{layer}:{path}"
+        owner_sessions = list(owner_sessions or [])
+        target = owner_sessions[0] if owner_sessions else f"<a {owner} session>"
+        signal = f"brain signal {target} 'please change {where}: ...'"
+        super().__init__(f"{where} belongs to the {owner!r} territory ({area}); role {role!r} may not write it",
+                         hint=f"ask its owner to make the change with a signal (MCP brain_signal), e.g. {signal}"
+                              + ("" if owner_sessions else f"; `brain session list` shows the {owner} sessions"))
+        self.path = path
+        self.layer = layer
+        self.area = area
+        self.owner = owner
+        self.role = role
+        self.owner_sessions = owner_sessions
+        self.signal = signal
+
+
+class Unauthorized(BrainError):
+    """A team-server request without a valid bearer token (absent, unknown or revoked)."""
+
+    exit_code = 9
+    kind = "unauthorized"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"authentication required: {reason}",
+                         hint="send `Authorization: Bearer <token>`; `brain token create NAME` makes one")
+        self.reason = reason
+
+
+class Forbidden(BrainError):
+    """An authenticated caller acting as someone else (another token's session)."""
+
+    exit_code = 9
+    kind = "forbidden"
+
+    def __init__(self, what: str, principal: str) -> None:
+        super().__init__(f"{what} does not belong to token {principal!r}",
+                         hint="leave the session argument empty to act as your own session")
+        self.what = what
+        self.principal = principal
+
+
+class SyncConflict(BrainError):
+    """`brain sync` met a real merge conflict: stopped with both sides kept, nothing pushed."""
+
+    exit_code = 6
+    kind = "sync_conflict"
+
+    def __init__(self, repo: str, files: list[str], local: str, remote: str) -> None:
+        super().__init__(f"{repo}: local and remote changes conflict in {', '.join(files)}; "
+                         f"nothing was merged or pushed (local {local[:10]}, remote {remote[:10]} both kept)",
+                         hint=f"merge by hand: `git -C {repo} merge {remote[:10]}`, resolve, commit, then `brain sync`")
+        self.repo = repo
+        self.files = files
+        self.local = local
+        self.remote = remote
+
+
+class SyncError(BrainError):
+    """A git operation of `brain sync` or of a commit-on-write failed."""
+
+    exit_code = 7
+    kind = "sync"
+
+    def __init__(self, repo: str, command: str, detail: str) -> None:
+        super().__init__(f"{repo}: `git {command}` failed: {detail.strip()[:400]}")
+        self.repo = repo
+        self.command = command
+        self.detail = detail.strip()[:2000]
+
+
+class ExportLeak(BrainError):
+    """`brain export-template` found an instance or personal value in the kernel: nothing exported."""
+
+    exit_code = 8
+    kind = "export_leak"
+
+    def __init__(self, file: str, layer: str) -> None:
+        super().__init__(f"kernel file {file} carries a value of the {layer} layer; nothing was exported",
+                         hint="move that value to the instance or personal layer and export again")
+        self.file = file
+        self.layer = layer

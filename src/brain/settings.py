@@ -25,7 +25,7 @@ __all__ = ["Spec", "SCHEMA", "ENVIRONMENT", "Settings", "load_settings", "read_y
 class Spec:
     """One setting: its type, default, where it may live, and what it means."""
 
-    type: str  # int | str | bool | list[str] | map[bool] | services | roles
+    type: str  # int | str | bool | list[str] | map[str] | map[bool] | services | roles
     default: Any
     doc: str
     local_only: bool = False  # machine values: refused in the versioned brain.yml
@@ -63,6 +63,11 @@ SCHEMA: dict[str, Spec] = {
     "log.retention_days": Spec("int", 90, "Rotated log segments not written for this many days are deleted (0 = keep forever)."),
     "handoff.max_bytes": Spec("int", 4096, "Size cap of each `handoffs/<thread>.md` (at least 1024); oldest detail is distilled away first."),
     "handoff.max_threads": Spec("int", 2, "How many thread handoffs of the session the boot's handoff slot offers."),
+    "secrets.redact": Spec("bool", True, "Replace secret shapes (API keys, tokens, private keys, passwords in URLs) with [REDACTED:kind] before memory files and log lines touch disk."),
+    "secrets.patterns": Spec("list[str]", [], "Extra regular expressions redacted like the built-in secret shapes (kind `custom`; a group named `secret` narrows the replaced part)."),
+    "territories": Spec("map[str]", {}, "Scribe territories: `area: role`, an area being a memory path or glob (`kernel:` etc. for a layer); writes by another role are refused."),
+    "sync.commit_on_write": Spec("bool", False, "Commit each memory write in the git repository that owns the path (its layer's satellite repo, or the project), naming the writer and the reason."),
+    "server.max_request_bytes": Spec("int", 1048576, "Largest HTTP request body the MCP/team server accepts (413 above)."),
     "home": Spec("str", None, "User-level state folder (kernel, instance, personal layers). Env: BRAIN_HOME.", local_only=True),
     "backend": Spec("str", "sqlite", "Coordination backend: `sqlite` or a `postgresql://` URL. Env: BRAIN_BACKEND.", local_only=True),
     "machine": Spec("str", None, "Machine name used in session ids; defaults to the host name. Env: BRAIN_MACHINE.", local_only=True),
@@ -147,6 +152,9 @@ def _check(file: str, key: str, spec: Spec, value: Any) -> Any:
     elif kind == "list[str]":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise bad("a list of strings")
+    elif kind == "map[str]":
+        if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise bad("a mapping of name: text")
     elif kind == "map[bool]":
         if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, bool) for k, v in value.items()):
             raise bad("a mapping of name: true|false")

@@ -18,6 +18,7 @@ from .errors import InvalidInput, NotInitialized
 from .memory.files import Document, MemoryStore
 from .memory.layers import AgentProfile, Layers
 from .memory.scaffold import scaffold
+from .security.redact import redactor_from_settings
 from .settings import Settings, load_settings
 
 __all__ = ["Brain", "open_brain", "init_brain", "find_brain_dir", "NAMED_TARGETS"]
@@ -69,11 +70,13 @@ class Brain:
         self.settings = settings
         self.env = dict(os.environ) if env is None else env
         self.runtime = self.dir / "runtime"
+        self.redactor = redactor_from_settings(settings)  # secrets never touch disk (memory files, log lines)
         self.memory = MemoryStore(
             self.dir,
             write_limit=settings["limits.write_bytes"],
             limits={"now.md": settings["limits.now_bytes"]},
             lock_path=self.runtime / "write.lock",
+            redactor=self.redactor,
         )
         self.layers = Layers(settings.home)
         self._write_listeners: list[Callable[[str], None]] = [self._index_on_write]
@@ -88,7 +91,7 @@ class Brain:
         if layer in (None, "", "project"):
             return self.memory
         return MemoryStore(self.layers.path(layer), write_limit=self.settings["limits.write_bytes"],
-                           lock_path=self.runtime / "write.lock")
+                           lock_path=self.runtime / "write.lock", redactor=self.redactor)
 
     def read(self, path: str, *, layer: str | None = None) -> Document:
         store = self._store(layer)
@@ -98,14 +101,56 @@ class Brain:
                                field="path", hint="read the thread's distilled handoff instead: handoffs/<thread>.md")
         return store.read(path)
 
-    def write(self, path: str, text: str, *, expected_hash: str | None = None, layer: str | None = None) -> Document:
+    def write(self, path: str, text: str, *, expected_hash: str | None = None, layer: str | None = None,
+              role: str | None = None, reason: str | None = None) -> Document:
+        """The one write path of memory: territory check, secret redaction, atomic write, listeners,
+        and (``sync.commit_on_write``) a commit in the repository owning the path.
+
+        ``role`` is the writer's role (CLI ``--role``, MCP: the session's); ``None`` is an
+        unidentified local writer, not checked against territories. ``reason`` goes into the commit.
+        The returned Document's ``redacted`` lists (kind, count) of the secrets taken out.
+        """
         if (layer in (None, "", "project")) and path.split("/", 1)[0] == "runtime":
             raise InvalidInput("runtime/ holds derived state and cannot be written as memory", field="path")
-        doc = self._store(layer).write(path, text, expected_hash=expected_hash)
+        store = self._store(layer)
+        if role is not None:
+            self.check_territory(store.relative(store.resolve(path)), layer=layer, role=role)
+        doc = store.write(path, text, expected_hash=expected_hash)
         _debug("wrote %s (%s bytes, %s)", path, doc.size, doc.hash[:12])
         for listener in self._write_listeners:
             listener(path)
+        if self.settings.get("sync.commit_on_write"):
+            from .sync import commit_write
+
+            commit_write(self, store.resolve(path), writer=role, reason=reason, layer=layer)
         return doc
+
+    # -- territories (scribes) ----------------------------------------------------
+    @property
+    def territories(self):
+        """The territory map of brain.yml (brain.security.Territories; empty when none is configured)."""
+        if getattr(self, "_territories", None) is None:
+            from .security.territories import territories_from_settings
+
+            self._territories = territories_from_settings(self.settings)
+        return self._territories
+
+    def check_territory(self, path: str, *, layer: str | None = None, role: str | None = None) -> None:
+        """Raise TerritoryRefused when ``role`` may not write ``path`` (a no-op without territories)."""
+        if role is None or not self.settings.get("territories"):
+            return
+        allowed, owner = self.territories.allows(path, role, None if layer in (None, "", "project") else layer)
+        if allowed:
+            return
+        from .errors import TerritoryRefused
+
+        sessions: list[str] = []
+        if self.has_coordination_store():
+            try:
+                sessions = [s.id for s in self.coord.sessions() if s.role == owner.owner and s.liveness == "alive"]
+            except Exception as exc:  # the refusal must not depend on the backend being up
+                _debug("could not list the owner's sessions: %s", exc)
+        raise TerritoryRefused(path, owner.layer, owner.area, owner.owner, role, sessions)
 
     def target_path(self, target: str, name: str | None = None) -> str:
         """Map `now`, `focus`, `note NAME`, `workflow NAME`, `profile NAME` to a memory path."""
@@ -327,7 +372,24 @@ class Brain:
         ``thread=None`` with ``to=`` names the thread of the two parties (thread_between).
         Coordination records every ask (kind="ask") and reply (kind="reply", ref=ticket) here."""
         conv = self.conversations
+        text = self.redactor(text) if isinstance(text, str) else text  # before the log and the handoff fold
         return conv.record(conv.make_turn(thread, speaker, text, to=to, kind=kind, files=files, ref=ref, at=at))
+
+    # -- team mode: tokens and git sync (lazy: brain.team, brain.sync) ---------------
+    @property
+    def tokens(self):
+        """Bearer tokens of the team server, stored hashed in runtime/tokens.json (brain.team.TokenStore)."""
+        if getattr(self, "_tokens", None) is None:
+            from .team.tokens import TokenStore
+
+            self._tokens = TokenStore(self.runtime / "tokens.json")
+        return self._tokens
+
+    def sync(self, *, push: bool = True, dry_run: bool = False):
+        """Pull and push every memory repository (project, satellites, layers) against its remote."""
+        from .sync import sync_all
+
+        return sync_all(self, push=push, dry_run=dry_run)
 
     @staticmethod
     def thread_between(a: str, b: str) -> str:

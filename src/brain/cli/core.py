@@ -30,6 +30,9 @@ def register(sub) -> None:
     p.add_argument("-f", "--file", help="read the text from F ('-' or absent: standard input)")
     p.add_argument("--expect", metavar="HASH", help="refuse the write unless the file's current sha256 starts with HASH "
                                                     "('' = the file must not exist)")
+    p.add_argument("--role", metavar="R", help="the writer's role: refused unless R owns the area (territories in "
+                                               "brain.yml); named in the commit when sync.commit_on_write is on")
+    p.add_argument("--reason", metavar="TEXT", help="why: goes into the commit message (sync.commit_on_write)")
     add_json(p)
     p.set_defaults(handler=cmd_write)
 
@@ -111,9 +114,17 @@ def cmd_write(args) -> int:
                            hint="e.g. `brain write now --file now.md` or `brain write note setup < setup.md`")
     text = read_input_text(args.file, "text to write")
     layer = None if args.layer == "project" else args.layer
-    doc = brain.write(path, text, expected_hash=args.expect, layer=layer)
-    emit({"path": doc.path, "layer": args.layer, "hash": doc.hash, "bytes": doc.size}, args.json,
-         lambda d: f"wrote {d['path']} ({d['bytes']} bytes, sha256 {d['hash'][:12]})")
+    doc = brain.write(path, text, expected_hash=args.expect, layer=layer, role=args.role, reason=args.reason)
+    redacted = [{"kind": k, "count": n} for k, n in doc.redacted]
+
+    def render(d):
+        line = f"wrote {d['path']} ({d['bytes']} bytes, sha256 {d['hash'][:12]})"
+        if d["redacted"]:
+            line += "\nredacted: " + ", ".join(f"{r['count']} {r['kind']}" for r in d["redacted"])
+        return line
+
+    emit({"path": doc.path, "layer": args.layer, "hash": doc.hash, "bytes": doc.size, "redacted": redacted}, args.json,
+         render)
     return 0
 
 

@@ -13,7 +13,7 @@ from .output import emit_error
 __all__ = ["main", "build_parser", "COMMAND_MODULES"]
 
 # each module registers its subcommands; a new command group adds one name here
-COMMAND_MODULES = ["core", "serve", "coord", "cards", "search", "install", "log", "web"]
+COMMAND_MODULES = ["core", "serve", "coord", "cards", "search", "install", "log", "team", "web"]
 
 
 class _Parser(argparse.ArgumentParser):

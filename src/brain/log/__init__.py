@@ -23,6 +23,7 @@ def open_conversations(brain) -> Conversations:
     day = 86400
     log = ConversationLog(brain.runtime / "conversations", rotate_bytes=settings["log.rotate_bytes"],
                           rotate_seconds=settings["log.rotate_days"] * day,
-                          retention_seconds=settings["log.retention_days"] * day)
+                          retention_seconds=settings["log.retention_days"] * day,
+                          redactor=getattr(brain, "redactor", None))
     limits = Limits(max_bytes=max(settings["handoff.max_bytes"], 1024))
     return Conversations(log, brain.memory, limits=limits)

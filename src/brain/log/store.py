@@ -18,6 +18,7 @@ Rotated segments whose last write is older than ``retention_seconds`` are delete
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -73,8 +74,9 @@ class ConversationLog:
     """All conversation logs of one brain (a folder of thread folders)."""
 
     def __init__(self, root: Path, *, rotate_bytes: int = 8 * 1024 * 1024, rotate_seconds: float = 30 * 86400,
-                 retention_seconds: float = 90 * 86400, clock=time.time) -> None:
+                 retention_seconds: float = 90 * 86400, clock=time.time, redactor=None) -> None:
         self.root = Path(root)
+        self.redactor = redactor  # brain.security.Redactor: secrets never reach a log line
         self.rotate_bytes = rotate_bytes
         self.rotate_seconds = rotate_seconds
         self.retention_seconds = retention_seconds
@@ -136,8 +138,8 @@ class ConversationLog:
 
     # -- writing ---------------------------------------------------------------
     def append(self, turn: Turn) -> int:
-        """Append one turn as one whole line; returns the bytes written."""
-        data = encode_turn(turn)
+        """Append one turn as one whole line (secrets redacted first); returns the bytes written."""
+        data = encode_turn(self.redacted(turn))
         folder = self.folder(turn.thread)
         self._mkdir(folder)
         path = folder / LIVE
@@ -152,6 +154,13 @@ class ConversationLog:
             os.close(fd)
         self._note_parties(turn)
         return written
+
+    def redacted(self, turn: Turn) -> Turn:
+        """The turn with secret shapes replaced in its text (the same object when there is none)."""
+        if self.redactor is None:
+            return turn
+        text = self.redactor(turn.text)
+        return turn if text == turn.text else dataclasses.replace(turn, text=text)
 
     def _segment_start(self, path: Path, st: os.stat_result) -> float | None:
         key = (st.st_dev, st.st_ino)

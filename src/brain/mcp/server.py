@@ -128,6 +128,18 @@ class _BrainMCPServer(MCPServer):
         self._accepted = {name: tool.argument_names() for name, tool in registry.tools.items()}
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        from ..team.identity import PRINCIPAL, principal_of_scope
+
+        # team server: the token's principal follows the call (the session and role it acts as)
+        request = getattr(getattr(context, "_request_context", None), "request", None)
+        bound = PRINCIPAL.set(principal_of_scope(request)) if request is not None else None
+        try:
+            return await self._call_tool(name, arguments, context)
+        finally:
+            if bound is not None:
+                PRINCIPAL.reset(bound)
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context=None):
         accepted = self._accepted.get(name)
         if accepted is not None:
             unknown = sorted(set(arguments) - set(accepted))
@@ -169,13 +181,20 @@ def _hello_middleware(brain, registry: ToolRegistry, transport: str):
     async def middleware(ctx, call_next):
         result = await call_next(ctx)
         if ctx.method in ("initialize", "server/discover") and registry.initialize_hooks:
+            from ..team.identity import PRINCIPAL, principal_of_scope
+
             hello = _hello(ctx.method, dict(ctx.params or {}), ctx.protocol_version, transport)
             log.debug("client hello: %s", hello)
-            for hook in registry.initialize_hooks:
-                try:
-                    hook(brain, hello)
-                except Exception:  # noqa: BLE001 - a hook must not cost the client its handshake
-                    log.exception("on_initialize hook %r failed", hook)
+            bound = PRINCIPAL.set(principal_of_scope(ctx.request)) if ctx.request is not None else None
+            try:
+                for hook in registry.initialize_hooks:
+                    try:
+                        hook(brain, hello)
+                    except Exception:  # noqa: BLE001 - a hook must not cost the client its handshake
+                        log.exception("on_initialize hook %r failed", hook)
+            finally:
+                if bound is not None:
+                    PRINCIPAL.reset(bound)
         return result
 
     return middleware

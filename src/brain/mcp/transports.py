@@ -50,10 +50,10 @@ def run_http(brain, host: str = "127.0.0.1", port: int = 8765, *, path: str = "/
     import anyio
     import uvicorn
 
-    from .server import build_server
+    from ..team.server import check_exposure, team_app
 
-    server = build_server(brain, transport="http")
-    app = server.streamable_http_app(streamable_http_path=path, host=host)
+    check_exposure(brain, host)  # no tokens: loopback only
+    app = team_app(brain, path=path, host=host)  # bearer tokens once any exists (401), body limit (413)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -14,8 +14,9 @@ import contextlib
 import fcntl
 import hashlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Callable
 
 from ..errors import Conflict, InvalidInput, NotFound, PathEscape, TooLarge
 
@@ -68,6 +69,7 @@ class Document:
     path: str  # relative to the store root, POSIX separators
     text: str
     hash: str
+    redacted: tuple[tuple[str, int], ...] = field(default=(), compare=False)  # (kind, count) of secrets taken out
 
     @property
     def size(self) -> int:
@@ -78,8 +80,9 @@ class MemoryStore:
     """The markdown files under one root (a `.brain/` folder or a layer)."""
 
     def __init__(self, root: Path, *, write_limit: int = 262144, limits: dict[str, int] | None = None,
-                 lock_path: Path | None = None) -> None:
+                 lock_path: Path | None = None, redactor: Callable | None = None) -> None:
         self.root = root.resolve()
+        self.redactor = redactor  # brain.security.Redactor: secrets are replaced before anything touches disk
         self.write_limit = write_limit
         self.limits = dict(limits or {})  # per relative path, e.g. {"now.md": 16384}
         self._lock_path = lock_path
@@ -160,6 +163,10 @@ class MemoryStore:
         path = self.resolve(rel)
         if not isinstance(text, str):
             raise InvalidInput("the text to write must be a string", field="text")
+        redacted: tuple[tuple[str, int], ...] = ()
+        if self.redactor is not None:
+            result = self.redactor.redact(text)
+            text, redacted = result.text, tuple(sorted(result.found.items()))
         data = text.encode("utf-8")
         decode_text(data, rel)  # refuses NUL bytes
         limit = self.limits.get(rel, self.write_limit)
@@ -174,7 +181,7 @@ class MemoryStore:
                 if not ok:
                     raise Conflict(rel, expected_hash or "(no file)", actual)
             atomic_write_bytes(path, data)
-        return Document(rel, text, content_hash(data))
+        return Document(rel, text, content_hash(data), redacted)
 
     def delete(self, rel: str, *, expected_hash: str | None = None) -> None:
         path = self.resolve(rel)

@@ -28,7 +28,14 @@ Session = Annotated[str | None, Field(description="Your session id; leave empty 
 
 
 def start_connection_session(brain, hello: ClientHello | None = None) -> str:
-    """Start the session of this MCP connection (idempotent per Brain object)."""
+    """Start the session of this MCP connection (idempotent per Brain object).
+
+    On the team server (a bearer token authenticated the request) it is the token's own session."""
+    from ...team.identity import bound_session, current_principal
+
+    principal = current_principal()
+    if principal is not None:
+        return bound_session(brain, principal)
     with _lock:
         existing = getattr(brain, "_mcp_session", None)
         if existing:
@@ -41,6 +48,11 @@ def start_connection_session(brain, hello: ClientHello | None = None) -> str:
 
 
 def connection_session(brain, session: str | None = None) -> str:
+    from ...team.identity import bound_session, current_principal
+
+    principal = current_principal()
+    if principal is not None:  # team server: only the token's own sessions (Forbidden otherwise)
+        return bound_session(brain, principal, session)
     if session:
         return session
     return getattr(brain, "_mcp_session", None) or start_connection_session(brain)

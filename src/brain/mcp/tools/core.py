@@ -75,9 +75,14 @@ def register(tools: ToolRegistry) -> None:
         Update now.md before you stop so the next session resumes where you are; record durable knowledge in
         notes/. Pass expected_hash from brain_read to avoid overwriting a change made by someone else meanwhile:
         on a conflict, read the file again, merge, and write with the new hash."""
-        doc = brain.write(path, text, expected_hash=expected_hash)
-        data = {"path": doc.path, "hash": doc.hash, "bytes": doc.size}
-        return ToolOutput(f"wrote {doc.path} ({doc.size} bytes, sha256 {doc.hash[:16]})", data)
+        from ...team.identity import writer_role
+
+        doc = brain.write(path, text, expected_hash=expected_hash, role=writer_role(brain))
+        data = {"path": doc.path, "hash": doc.hash, "bytes": doc.size,
+                "redacted": [{"kind": k, "count": n} for k, n in doc.redacted]}
+        note = ("redacted " + ", ".join(f"{n} {k}" for k, n in doc.redacted) + ": secrets never reach memory"
+                if doc.redacted else None)
+        return ToolOutput(f"wrote {doc.path} ({doc.size} bytes, sha256 {doc.hash[:16]})", data, note)
 
     @tools.tool(title="Focus", read_only=True)
     def brain_focus(brain) -> ToolOutput:

@@ -1,0 +1,132 @@
+"""Territories (the scribe pattern): each memory area has exactly one owning writer role.
+
+``brain.yml`` maps areas to roles::
+
+    territories:
+      decisions/**: architect        # a glob: ** crosses folders, * and ? stay within one
+      notes/backend: backend         # a plain path: that file or everything below that folder
+      kernel:agents/**: kernel-scribe  # a user-level layer: prefix the area with its layer
+
+A write by another role is refused before anything is written, with an error naming
+the owner and the signal to send them instead; a write with no role (a person at the
+command line, a maintenance task) is not checked, and with no territories configured
+every write behaves as before. When areas overlap, the most specific one wins (the
+longest literal part), so ``notes/**: lead`` and ``notes/backend/**: backend`` compose.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..errors import SettingsError
+
+__all__ = ["Territory", "Territories", "territories_from_settings", "glob_regex", "LAYER_PREFIXES"]
+
+LAYER_PREFIXES = ("kernel", "instance", "personal")
+
+
+@lru_cache(maxsize=1024)
+def glob_regex(pattern: str) -> re.Pattern:
+    """A glob as a regex over POSIX paths: ``**`` any depth, ``*``/``?`` within one segment.
+
+    A pattern without glob characters names a file or a folder (and everything below it).
+    """
+    pattern = pattern.strip().strip("/")
+    if not any(ch in pattern for ch in "*?["):
+        return re.compile(re.escape(pattern) + r"(?:/.*)?\Z", re.S)
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif ch == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif ch == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif ch == "[":
+            end = pattern.find("]", i + 1)
+            if end < 0:
+                out.append(re.escape(ch))
+                i += 1
+            else:
+                body = pattern[i + 1:end].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = end + 1
+        else:
+            out.append(re.escape(ch))
+            i += 1
+    return re.compile("".join(out) + r"\Z", re.S)
+
+
+@dataclass(frozen=True)
+class Territory:
+    area: str  # as written in brain.yml (without the layer prefix)
+    layer: str  # project | kernel | instance | personal
+    owner: str
+    order: int
+
+    @property
+    def specificity(self) -> int:
+        return len(re.sub(r"[*?\[\]]", "", self.area))
+
+    def matches(self, layer: str, path: str) -> bool:
+        return layer == self.layer and glob_regex(self.area).match(path.strip("/")) is not None
+
+
+class Territories:
+    """The territory map of one brain (possibly empty)."""
+
+    def __init__(self, items: list[Territory]) -> None:
+        self.items = items
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    @classmethod
+    def parse(cls, mapping: dict, source: str = "brain.yml") -> "Territories":
+        items = []
+        for order, (area, owner) in enumerate((mapping or {}).items()):
+            if not isinstance(area, str) or not area.strip() or not isinstance(owner, str) or not owner.strip():
+                raise SettingsError(source, f"territories.{area}", "a mapping of area (path or glob): role",
+                                    repr(owner)[:80])
+            layer, rest = "project", area.strip()
+            head, sep, tail = rest.partition(":")
+            if sep and head in LAYER_PREFIXES:
+                layer, rest = head, tail
+            if rest.startswith("/") or ".." in rest.split("/"):
+                raise SettingsError(source, f"territories.{area}", "a path relative to the memory root, without '..'")
+            items.append(Territory(rest.strip("/"), layer, owner.strip(), order))
+        return cls(items)
+
+    def owner_of(self, path: str, layer: str | None = None) -> Territory | None:
+        """The territory owning ``path`` (most specific match), or None when no area covers it."""
+        layer = layer or "project"
+        best = None
+        for item in self.items:
+            if item.matches(layer, path) and (best is None or item.specificity > best.specificity):
+                best = item
+        return best
+
+    def allows(self, path: str, role: str | None, layer: str | None = None) -> tuple[bool, Territory | None]:
+        """(allowed, owning territory). No role or no covering area: allowed."""
+        owner = self.owner_of(path, layer)
+        if owner is None or role is None:
+            return True, owner
+        return owner.owner == role, owner
+
+    def areas_of(self, role: str) -> list[str]:
+        return [(f"{t.layer}:" if t.layer != "project" else "") + t.area for t in self.items if t.owner == role]
+
+
+def territories_from_settings(settings) -> Territories:
+    return Territories.parse(settings.get("territories") or {})

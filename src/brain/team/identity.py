@@ -1,0 +1,108 @@
+"""Who is calling: the token's principal for the span of one request, and its bound session.
+
+The team server's middleware puts the verified principal into the ASGI scope; the
+MCP adapter copies it into ``PRINCIPAL`` (a context variable, so it follows the call
+onto the worker thread of a sync tool) before each tool call. Coordination tools
+then resolve "my session" through ``bound_session``: the token's own session, started
+on first use with the token's role and machine, and only sessions the token started
+(or that match its ``session_prefix``) may be named — anything else is ``Forbidden``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import copy
+import re
+import threading
+from dataclasses import dataclass
+
+from ..errors import Forbidden
+
+__all__ = ["Principal", "PRINCIPAL", "current_principal", "principal_of_scope", "bound_session", "writer_role",
+           "role_of_session", "SCOPE_KEY"]
+
+SCOPE_KEY = "brain.principal"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """An authenticated caller: a token's name, role and machine."""
+
+    name: str
+    role: str | None = None
+    machine: str | None = None
+    session_prefix: str | None = None
+
+    @property
+    def session_role(self) -> str:
+        return self.role or re.sub(r"[^A-Za-z0-9_-]+", "-", self.name)[:40]
+
+
+PRINCIPAL: contextvars.ContextVar[Principal | None] = contextvars.ContextVar("brain_principal", default=None)
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+_SESSION_ROLE = re.compile(r"^sess-\d{8}-\d{4}-(?P<role>[A-Za-z0-9_-]+?)(?:\.\d+)?@")
+
+
+def current_principal() -> Principal | None:
+    return PRINCIPAL.get()
+
+
+def principal_of_scope(scope) -> Principal | None:
+    """The principal the team middleware left in an ASGI scope (or a Starlette request)."""
+    scope = getattr(scope, "scope", scope)
+    if isinstance(scope, dict):
+        value = scope.get(SCOPE_KEY)
+        return value if isinstance(value, Principal) else None
+    return None
+
+
+def role_of_session(session: str | None) -> str | None:
+    match = _SESSION_ROLE.match(session or "")
+    return match.group("role") if match else None
+
+
+def writer_role(brain) -> str | None:
+    """The role a memory write over MCP is made as: the token's, else the connection session's.
+
+    The session's role comes from BRAIN_ROLE or the client's name (see the coordination
+    tools); None (unchecked) only when neither exists.
+    """
+    principal = current_principal()
+    if principal is not None:
+        return principal.session_role
+    session = getattr(brain, "_mcp_session", None)
+    return role_of_session(session) or brain.env.get("BRAIN_ROLE") or None
+
+
+def bound_session(brain, principal: Principal, requested: str | None = None) -> str:
+    """The session ``principal`` acts as: ``requested`` if it is the token's, else its own (started on demand)."""
+    store = brain.tokens
+    if requested:
+        if store.owns(principal.name, requested):
+            return requested
+        raise Forbidden(f"session {requested}", principal.name)
+    with _locks_guard:
+        lock = _locks.setdefault(f"{id(brain)}:{principal.name}", threading.Lock())
+    with lock:
+        cache = brain.__dict__.setdefault("_team_sessions", {})
+        sid = cache.get(principal.name)
+        if sid:
+            return sid
+        record = store.get(principal.name)
+        for candidate in reversed(record.sessions):  # resume the token's last live session after a restart
+            try:
+                info = brain.coord.session(candidate)
+            except Exception:  # noqa: BLE001 - unknown or pruned: start a new one
+                continue
+            if info.liveness == "alive":
+                cache[principal.name] = candidate
+                return candidate
+            break
+        coord = copy.copy(brain.coord)  # same backend, the token's machine in the session id
+        coord.machine = principal.machine or principal.name
+        info = coord.start_session(principal.session_role)
+        store.add_session(principal.name, info.id)
+        cache[principal.name] = info.id
+        return info.id

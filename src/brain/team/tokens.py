@@ -1,0 +1,187 @@
+"""Bearer tokens of the team server, stored hashed.
+
+A token is ``brn_`` + 32 random bytes (url-safe base64): with that much entropy a
+plain sha256 is enough to store it (a slow hash such as scrypt protects guessable
+passwords, not random keys), and verifying costs one hash per request. The token
+itself is shown once, by ``create``, and never stored.
+
+The store is a small JSON file in ``runtime/`` (gitignored, machine-local: the
+server's), replaced atomically under an advisory lock; a running server re-reads
+it when it changes, so a revocation takes effect at the next request. Each record
+also remembers the coordination sessions started for the token, which are the
+only sessions it may act as (besides an optional ``session_prefix``).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import re
+import secrets as _random
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..errors import InvalidInput, NotFound
+
+__all__ = ["TokenRecord", "TokenStore", "hash_token", "TOKEN_PREFIX", "MAX_SESSIONS"]
+
+TOKEN_PREFIX = "brn_"
+MAX_SESSIONS = 50  # sessions remembered per token (oldest forgotten)
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class TokenRecord:
+    name: str
+    hash: str
+    role: str | None = None
+    machine: str | None = None
+    session_prefix: str | None = None
+    created: float = 0.0
+    revoked: float | None = None
+    sessions: list[str] = field(default_factory=list)
+
+    @property
+    def active(self) -> bool:
+        return self.revoked is None
+
+    def public(self) -> dict:
+        """Everything but the hash."""
+        data = asdict(self)
+        data.pop("hash")
+        data["active"] = self.active
+        return data
+
+
+class TokenStore:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._stamp: tuple | None = None
+        self._records: list[TokenRecord] = []
+        self._by_hash: dict[str, TokenRecord] = {}
+        self._guard = threading.Lock()
+
+    # -- file ---------------------------------------------------------------------
+    def _stat(self) -> tuple | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def _load(self) -> list[TokenRecord]:
+        stamp = self._stat()
+        with self._guard:
+            if stamp == self._stamp and (stamp is not None or not self._records):
+                return self._records
+            records = []
+            if stamp is not None:
+                try:
+                    raw = json.loads(self.path.read_text(encoding="utf-8"))
+                    records = [TokenRecord(**item) for item in raw.get("tokens", [])]
+                except (ValueError, TypeError, KeyError) as exc:
+                    raise InvalidInput(f"{self.path} is damaged ({exc}); no token is accepted until it is fixed",
+                                       field="tokens") from None
+            self._records = records
+            self._by_hash = {r.hash: r for r in records if r.active}
+            self._stamp = stamp
+            return records
+
+    @contextlib.contextmanager
+    def _locked(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(self.path.name + ".lock"), "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                self._stamp = None  # re-read under the lock
+                records = [TokenRecord(**asdict(r)) for r in self._load()]
+                yield records
+                self._save(records)
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def _save(self, records: list[TokenRecord]) -> None:
+        data = json.dumps({"version": 1, "tokens": [asdict(r) for r in records]}, indent=1, sort_keys=True)
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # hashes only, still private
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.path)
+        self._stamp = None
+
+    # -- queries ------------------------------------------------------------------
+    def exists(self) -> bool:
+        """Whether tokens were ever created here: the server then requires one on every request."""
+        return self.path.is_file()
+
+    def list(self) -> list[TokenRecord]:
+        return list(self._load())
+
+    def get(self, name: str) -> TokenRecord:
+        for record in self._load():
+            if record.name == name and record.active:
+                return record
+        raise NotFound(f"active token {name!r}", hint="`brain token list` shows the tokens")
+
+    def verify(self, token: str | None) -> TokenRecord | None:
+        """The active record of ``token``, or None (absent, unknown, malformed or revoked)."""
+        if not token or not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+            return None
+        self._load()
+        return self._by_hash.get(hash_token(token))
+
+    # -- changes ------------------------------------------------------------------
+    def create(self, name: str, *, role: str | None = None, machine: str | None = None,
+               session_prefix: str | None = None) -> tuple[str, TokenRecord]:
+        """A new token for ``name``: returns (the token, shown this once, and its record)."""
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise InvalidInput(f"token name {name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="name")
+        for value, what in ((role, "role"), (machine, "machine")):
+            if value is not None and not re.match(r"^[A-Za-z0-9_-]{1,40}$", value):
+                raise InvalidInput(f"{what} {value!r} must be 1-40 letters, digits, '-' or '_'", field=what)
+        if session_prefix is not None and not session_prefix.strip():
+            raise InvalidInput("--session-prefix must not be empty", field="session_prefix")
+        token = TOKEN_PREFIX + base64.urlsafe_b64encode(_random.token_bytes(32)).decode("ascii").rstrip("=")
+        record = TokenRecord(name=name, hash=hash_token(token), role=role, machine=machine or name,
+                             session_prefix=session_prefix, created=time.time())
+        with self._locked() as records:
+            if any(r.name == name and r.active for r in records):
+                raise InvalidInput(f"an active token named {name!r} exists", field="name",
+                                   hint=f"revoke it first (`brain token revoke {name}`) or choose another name")
+            records.append(record)
+        return token, record
+
+    def revoke(self, name: str) -> TokenRecord:
+        with self._locked() as records:
+            for record in records:
+                if record.name == name and record.active:
+                    record.revoked = time.time()
+                    return record
+            raise NotFound(f"active token {name!r}", hint="`brain token list` shows the tokens")
+
+    def add_session(self, name: str, session: str) -> None:
+        with self._locked() as records:
+            for record in records:
+                if record.name == name and record.active:
+                    record.sessions = [s for s in record.sessions if s != session][-(MAX_SESSIONS - 1):] + [session]
+                    return
+            raise NotFound(f"active token {name!r}")
+
+    def owns(self, name: str, session: str) -> bool:
+        for record in self._load():
+            if record.name == name and record.active:
+                return session in record.sessions or bool(
+                    record.session_prefix and session.startswith(record.session_prefix))
+        return False
