@@ -219,3 +219,25 @@ def test_map_cli_json_and_list(project):
     assert set(mods) == {"billing", "shop"} and "shop/orders.py" in mods["shop"]["files"]
     out = subprocess.run([sys.executable, "-m", "brain", "map"], cwd=project.repo, capture_output=True, text=True, env=env)
     assert out.returncode == 0 and out.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_migrations_of_every_kind(brain):
+    repo = brain.repo
+    write(repo, "app/__init__.py", "")
+    write(repo, "app/models.py", "class Order:\n    pass\n")
+    write(repo, "app/migrations/__init__.py", "")
+    write(repo, "app/migrations/0001_initial.py", "X = 1\n")
+    write(repo, "app/migrations/0002_order_total.py", "X = 2\n")
+    write(repo, "alembic/env.py", "import os\n")
+    write(repo, "alembic/versions/a1b2_create_users.py", "revision = 'a1b2'\n")
+    write(repo, "alembic/versions/c3d4_add_email.py", "revision = 'c3d4'\n")
+    write(repo, "web/package.json", '{"name": "web"}')
+    write(repo, "web/index.js", "module.exports = {};\n")
+    write(repo, "web/prisma/migrations/20240101_init/migration.sql", "create table t();\n")
+    report = brain.map()
+    assert "alembic/versions" not in report.modules  # loose folders nest into the loose module above
+    app = card_text(brain, "app")
+    assert "- `migrations/`: 2 migrations, latest `0002_order_total.py`" in app
+    assert "### `app.migrations" not in app  # migrations expose nothing
+    assert "- `versions/`: 2 migrations, latest `c3d4_add_email.py`" in card_text(brain, "alembic")
+    assert "- `prisma/migrations/`: 1 migration, latest `20240101_init/migration.sql`" in card_text(brain, "web")

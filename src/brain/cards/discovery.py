@@ -391,9 +391,13 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
             continue
         in_package = folder in packages
         if "python" in langs and not in_package:
-            if any(f.path.rpartition("/")[2] not in PLUMBING for f in tree.folders[folder]
-                   if file_language(f.path) == "python"):
+            # loose files nest into a loose-files module above them (scripts/, alembic/ with versions/)
+            above = _owner(_parent(folder), roots, owner_cache) if folder else None
+            nested = above not in (None, ".") and roots.get(above) == "python" and above not in packages
+            if not nested and any(f.path.rpartition("/")[2] not in PLUMBING for f in tree.folders[folder]
+                                  if file_language(f.path) == "python"):
                 roots.setdefault(folder or ".", "python")
+                owner_cache.clear()
         owner = _owner(folder, roots, owner_cache)
         if owner is None and "node" in langs:
             roots[folder or "."] = "node"
