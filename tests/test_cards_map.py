@@ -241,3 +241,22 @@ def test_migrations_of_every_kind(brain):
     assert "### `app.migrations" not in app  # migrations expose nothing
     assert "- `versions/`: 2 migrations, latest `c3d4_add_email.py`" in card_text(brain, "alembic")
     assert "- `prisma/migrations/`: 1 migration, latest `20240101_init/migration.sql`" in card_text(brain, "web")
+
+
+def test_odd_files_never_crash_the_map(brain):
+    repo = brain.repo
+    write(repo, "odd/__init__.py", '"""Odd."""\n')
+    (repo / "odd" / "caf\udce9.py".encode("utf-8", "surrogateescape").decode("utf-8", "surrogateescape")).write_bytes(b"X = 1\n")
+    (repo / "odd" / "blob.py").write_bytes(b"\x00\x01\x02" * 100)
+    (repo / "odd" / "latin.py").write_bytes("# -*- coding: latin-1 -*-\nNAME = 'caf\xe9'\n".encode("latin-1"))
+    (repo / "odd" / "badenc.py").write_bytes(b"NAME = '\xff\xfe'\n")
+    (repo / "odd" / "huge.py").write_bytes(b"X = 1\n" * 300_000)
+    (repo / "odd" / "deep.py").write_bytes(b"x = " + b"[" * 3000 + b"]" * 3000 + b"\n")
+    report = brain.map()
+    assert report.written == ["odd"]
+    card = card_text(brain, "odd")
+    reasons = dict(report.unread["odd"])
+    assert reasons["odd/blob.py"] == "binary" and reasons["odd/huge.py"].startswith("too large")
+    assert "odd/badenc.py" in reasons and "odd/deep.py" in reasons and "odd/latin.py" not in reasons
+    assert "`NAME`" in card and "`caf?.py`" in card, card
+    assert brain.map(check=True).ok

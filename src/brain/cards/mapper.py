@@ -236,7 +236,7 @@ class Mapper:
                 except OSError:
                     h.update(name.encode() + b"\0-\0")
             for module in self.modules():
-                h.update(f"module {module.name} {module.kind}\n".encode())
+                h.update(f"module {module.name} {module.kind}\n".encode("utf-8", "surrogateescape"))
             self._global_sig = h.hexdigest()
         return self._global_sig
 
@@ -252,14 +252,14 @@ class Mapper:
         infos = self._infos()
         h = hashlib.sha256()
         h.update(self.global_signature().encode() + b"\n")
-        h.update(f"{module.name}\n{module.kind}\n".encode())
+        h.update(f"{module.name}\n{module.kind}\n".encode("utf-8", "surrogateescape"))
         for path in module.files:
             sha, raw = self.file_hash(infos[path])
             if data is not None and raw is not None:
                 data[path] = raw
-            h.update(f"f {path} {sha}\n".encode())
+            h.update(f"f {path} {sha}\n".encode("utf-8", "surrogateescape"))
         for path in module.other:
-            h.update(f"o {path}\n".encode())
+            h.update(f"o {path}\n".encode("utf-8", "surrogateescape"))
         _contract, raw_contract = self.contract(module)
         if raw_contract:
             h.update(b"contract " + _sha(raw_contract).encode() + b"\n")
@@ -274,7 +274,7 @@ class Mapper:
 
     # -- facts -------------------------------------------------------------------------
     def _facts_cache_path(self, module: Module) -> Path:
-        return self.cache_dir / "facts" / (hashlib.sha1(module.name.encode()).hexdigest()[:20] + ".pkl")
+        return self.cache_dir / "facts" / (hashlib.sha1(module.name.encode("utf-8", "surrogateescape")).hexdigest()[:20] + ".pkl")
 
     def facts(self, module: Module, data: dict[str, bytes]) -> dict[str, dict]:
         """Facts of every file of ``module``, re-extracting only files whose content changed."""

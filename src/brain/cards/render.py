@@ -558,4 +558,5 @@ def render_generated(inp: RenderInput) -> str:
         out += ["## Contract", ""] + contract + [""]
     out += ["## Files", ""] + [sanitize(x) for x in _files(inp)]
     out += [END, ""]
-    return "\n".join(out)
+    # file names that are not UTF-8 (surrogate escapes) are shown with replacement characters
+    return "\n".join(out).encode("utf-8", "replace").decode("utf-8")
