@@ -73,7 +73,10 @@ def cmd_ui(args) -> int:
     if args.host in ("0.0.0.0", "::") and not args.allow_host:
         sys.stderr.write("brain ui: bound to every interface; pass --allow-host NAME for each name or IP "
                          "browsers will use (other Host headers are refused)\n")
-    app = create_app(brain, allowed_hosts=hosts, poll_seconds=args.poll)
+    from ..team.middleware import web_middleware
+
+    # team mode: once a token exists, the UI needs one too (Authorization header or the /login cookie)
+    app = create_app(brain, middleware=web_middleware(brain), allowed_hosts=hosts, poll_seconds=args.poll)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     sys.stderr.write(f"brain ui: serving {brain.name} at http://{shown}:{port}/\n")
     sys.stderr.flush()

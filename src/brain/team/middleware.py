@@ -10,6 +10,11 @@ Wraps any ASGI app (the MCP streamable-HTTP app, the web UI's ``create_app``):
 - otherwise the verified ``Principal`` is put in the scope (``brain.principal``) and
   in the ``PRINCIPAL`` context variable for the app's own code.
 
+For a browser (the web UI), ``cookie=True`` also accepts the token from the
+``brain_token`` cookie (HttpOnly, SameSite=Strict, set by the small ``/login`` form
+this middleware serves), since a browser cannot add an Authorization header itself.
+The MCP endpoint takes the header only.
+
 Refusals are answered here: the app (and so the brain) never sees the request.
 """
 
@@ -21,7 +26,7 @@ import logging
 from .identity import PRINCIPAL, SCOPE_KEY, Principal
 from .tokens import TokenStore
 
-__all__ = ["TeamAuthMiddleware", "protect"]
+__all__ = ["TeamAuthMiddleware", "protect", "web_middleware", "COOKIE", "LOGIN_PATH"]
 
 log = logging.getLogger("brain.team")
 
@@ -34,12 +39,14 @@ async def _respond(send, status: int, error: str, message: str, extra_headers: l
 
 
 class TeamAuthMiddleware:
-    def __init__(self, app, store: TokenStore | None, *, max_body: int = 1048576, realm: str = "brain") -> None:
+    def __init__(self, app, store: TokenStore | None, *, max_body: int = 1048576, realm: str = "brain",
+                 cookie: bool = False) -> None:
         """``store=None``: no authentication (a loopback server without tokens), only the body limit."""
         self.app = app
         self.store = store
         self.max_body = max_body
         self.realm = realm
+        self.cookie = cookie
 
     def _principal(self, scope) -> tuple[Principal | None, str]:
         raw = None
@@ -47,6 +54,9 @@ class TeamAuthMiddleware:
             if key == b"authorization":
                 raw = value.decode("latin-1")
                 break
+        if raw is None and self.cookie:
+            token = _cookie(scope, COOKIE)
+            raw = f"Bearer {token}" if token else None
         if raw is None:
             return None, "no bearer token"
         scheme, _, token = raw.strip().partition(" ")
@@ -69,8 +79,12 @@ class TeamAuthMiddleware:
             if kind == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
             return None
+        if self.cookie and self.store is not None and scope.get("path") == LOGIN_PATH:
+            return await self._login(scope, receive, send)
         principal, reason = self._principal(scope) if self.store is not None else (None, "")
         if principal is None and self.store is not None:
+            if self.cookie and scope.get("method") == "GET":  # a browser: show the token form
+                return await _html(send, 401, _LOGIN_FORM)
             log.info("401 %s %s: %s", scope.get("method"), scope.get("path"), reason)
             return await _respond(send, 401, "unauthorized", f"authentication required: {reason}",
                                   [(b"www-authenticate", f'Bearer realm="{self.realm}"'.encode("ascii"))])
@@ -115,7 +129,67 @@ class TeamAuthMiddleware:
             PRINCIPAL.reset(token)
 
 
-def protect(app, brain, *, max_body: int | None = None, require_auth: bool | None = None):
+    async def _login(self, scope, receive, send):
+        """GET: the token form; POST token=...: set the HttpOnly cookie if the token is valid."""
+        if scope.get("method") != "POST":
+            return await _html(send, 200, _LOGIN_FORM)
+        body = bytearray()
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if len(body) > 4096:
+                return await _respond(send, 413, "too_large", "login form too large")
+            if not message.get("more_body"):
+                break
+        from urllib.parse import parse_qs
+
+        token = (parse_qs(body.decode("utf-8", "replace")).get("token") or [""])[0].strip()
+        if self.store.verify(token) is None:
+            return await _html(send, 401, _LOGIN_FORM.replace("<!--error-->", "<p>unknown or revoked token</p>"))
+        secure = "; Secure" if scope.get("scheme") == "https" or _header(scope, b"x-forwarded-proto") == "https" else ""
+        cookie = f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict{secure}"
+        await send({"type": "http.response.start", "status": 303,
+                    "headers": [(b"location", b"/"), (b"set-cookie", cookie.encode("latin-1")),
+                                (b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+        return None
+
+
+COOKIE = "brain_token"
+LOGIN_PATH = "/login"
+_LOGIN_FORM = ("<!doctype html><meta charset=utf-8><title>brain: sign in</title>"
+               "<form method=post action=/login><p>Paste your brain token (<code>brain token create NAME</code>)</p>"
+               "<!--error--><input name=token type=password autocomplete=off size=60> <button>sign in</button></form>")
+
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers") or ():
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _cookie(scope, name: str) -> str | None:
+    raw = _header(scope, b"cookie")
+    if not raw:
+        return None
+    for part in raw.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key == name and value:
+            return value
+    return None
+
+
+async def _html(send, status: int, page: str) -> None:
+    body = page.encode("utf-8")
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"text/html; charset=utf-8"),
+                            (b"content-length", str(len(body)).encode("ascii")),
+                            (b"cache-control", b"no-store")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def protect(app, brain, *, max_body: int | None = None, require_auth: bool | None = None, cookie: bool = False):
     """``app`` behind the team server's bearer tokens (``brain.tokens``) and body limit.
 
     ``require_auth=None`` (the default) requires a token as soon as any token was ever
@@ -123,4 +197,14 @@ def protect(app, brain, *, max_body: int | None = None, require_auth: bool | Non
     limit = brain.settings["server.max_request_bytes"] if max_body is None else max_body
     if require_auth is None:
         require_auth = brain.tokens.exists()
-    return TeamAuthMiddleware(app, brain.tokens if require_auth else None, max_body=limit)
+    return TeamAuthMiddleware(app, brain.tokens if require_auth else None, max_body=limit, cookie=cookie)
+
+
+def web_middleware(brain, *, require_auth: bool | None = None) -> list:
+    """The ``middleware=`` list for the web UI's ``create_app``: the same tokens, cookie sign-in for browsers."""
+    from starlette.middleware import Middleware
+
+    if require_auth is None:
+        require_auth = brain.tokens.exists()
+    return [Middleware(TeamAuthMiddleware, store=brain.tokens if require_auth else None,
+                       max_body=brain.settings["server.max_request_bytes"], cookie=True)]
