@@ -69,6 +69,7 @@ class Conversations:
                     kind=kind or "message", files=tuple(files or ()), ref=ref)
 
     def record(self, turn: Turn) -> Recorded:
+        turn = self.log.redacted(turn)  # secrets reach neither the log, the fold state nor the handoff
         with self.log.lock(turn.thread):
             state = self.state(turn.thread)
             written = self.log.append(turn)
@@ -82,6 +83,7 @@ class Conversations:
         If another turn was folded while the model was thinking, the heuristic fold is used
         instead, so no turn is ever lost from the handoff.
         """
+        turn = self.log.redacted(turn)
         if summarizer is None and isinstance(self.summarizer, AsyncSummarizer):
             summarizer = self.summarizer
         with self.log.lock(turn.thread):
