@@ -137,13 +137,6 @@ class AsksMixin:
             raise NotFound(f"ask {ticket}")
         return Ask(*rows[0][:9]), tuple(rows[0][9:])
 
-    def _liveness_of(self, session: str, now: float) -> str:
-        with self.backend.transaction(write=False) as tx:
-            rows = tx.execute("SELECT last_seen, ended, waiting_until, pid, machine FROM sessions WHERE id = ?", (session,))
-        if not rows:
-            return "gone"
-        return self._liveness(now, *rows[0])
-
     def _finish(self, ticket: str, state: str) -> AskResult:
         """Resolve a pending ticket as ``state`` unless something else resolved it first."""
         with self.backend.transaction() as tx:
