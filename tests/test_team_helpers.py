@@ -1,0 +1,80 @@
+"""Helpers of the team-server tests: a real `brain serve --http` process and authenticated SDK clients."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import anyio
+
+from test_mcp_helpers import BOUND, LineReader
+
+LISTENING = "brain MCP server listening on "
+
+
+@contextmanager
+def team_server(repo: Path, env: dict[str, str] | None = None, *extra: str):
+    """`brain serve --http --port 0` in ``repo``; yields the URL once the socket listens."""
+    proc = subprocess.Popen([sys.executable, "-m", "brain", "serve", "--http", "--port", "0", *extra], cwd=repo,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, **(env or {})})
+    try:
+        err = LineReader(proc.stderr)
+        url = None
+        while url is None:
+            line = err.readline()
+            if line is None:
+                raise RuntimeError(f"server exited before listening (code {proc.wait(timeout=BOUND)})")
+            if line.startswith(LISTENING):
+                url = line[len(LISTENING):].strip()
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=BOUND)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=BOUND)
+
+
+def client_for(url: str, token: str | None, name: str = "agent"):
+    """An SDK client whose every request carries ``Authorization: Bearer <token>``."""
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+    from mcp_types import Implementation
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    transport = streamable_http_client(url, http_client=create_mcp_http_client(headers=headers))
+    return Client(transport, client_info=Implementation(name=name, version="1"))
+
+
+def run(body):
+    """``await body()`` bounded in time."""
+    async def main():
+        with anyio.fail_after(BOUND):
+            return await body()
+
+    return anyio.run(main)
+
+
+def post(url: str, token: str | None, body: bytes, headers: dict | None = None):
+    """A raw HTTP POST (status, body) — for what an SDK client would never send."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=BOUND)
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **(headers or {})}
+    if token:
+        h["Authorization"] = f"Bearer {token}"
+    try:
+        conn.request("POST", parts.path, body=body, headers=h)
+        resp = conn.getresponse()
+        return resp.status, resp.read()
+    finally:
+        conn.close()
