@@ -72,7 +72,7 @@ class Conversations:
         turn = self.log.redacted(turn)  # secrets reach neither the log, the fold state nor the handoff
         with self.log.lock(turn.thread):
             state = self.state(turn.thread)
-            written = self.log.append(turn)
+            written = self.log.append(turn, redact=False)  # redacted above
             state = self.summarizer.fold(state, turn)
             self._save(turn.thread, state)
         return Recorded(turn.thread, written, state.turns, handoff_path(turn.thread))
@@ -89,7 +89,7 @@ class Conversations:
         with self.log.lock(turn.thread):
             before = self.state(turn.thread)
             self._write_state(turn.thread, before)  # so the state is not replayed with our turn in it
-            written = self.log.append(turn)
+            written = self.log.append(turn, redact=False)  # redacted above
         folded = await summarizer.afold(before, turn) if summarizer is not None else None
         with self.log.lock(turn.thread):
             current = self.state(turn.thread)

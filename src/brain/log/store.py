@@ -137,9 +137,11 @@ class ConversationLog:
             self._made.add(key)
 
     # -- writing ---------------------------------------------------------------
-    def append(self, turn: Turn) -> int:
-        """Append one turn as one whole line (secrets redacted first); returns the bytes written."""
-        data = encode_turn(self.redacted(turn))
+    def append(self, turn: Turn, *, redact: bool = True) -> int:
+        """Append one turn as one whole line (secrets redacted first); returns the bytes written.
+
+        ``redact=False`` is for a caller that already passed the turn through ``redacted``."""
+        data = encode_turn(self.redacted(turn) if redact else turn)
         folder = self.folder(turn.thread)
         self._mkdir(folder)
         path = folder / LIVE
