@@ -165,3 +165,32 @@ def test_bad_turns_write_nothing(brain):
         with pytest.raises(InvalidInput):
             brain.record_turn(kwargs.pop("thread"), **kwargs)
     assert not (brain.runtime / "conversations").exists() or not any((brain.runtime / "conversations").iterdir())
+
+
+def test_concurrent_writers_from_several_processes_lose_no_turn(brain):
+    """Three processes record into one thread at once: every turn is in the log and folded exactly once."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, brain\n"
+        "b = brain.open(sys.argv[1])\n"
+        "print('ready', flush=True)\n"
+        "sys.stdin.readline()\n"
+        "for i in range(40):\n"
+        "    b.record_turn('shared', sys.argv[2], f'{sys.argv[2]} turn {i} touched pkg/{sys.argv[2]}_{i}.py')\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(brain.repo), f"w{n}"], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for n in range(3)]
+    for proc in procs:
+        assert proc.stdout.readline().strip() == "ready"
+    for proc in procs:  # release them together
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0
+    page = brain.conversations.page("shared", size=1000)
+    assert page.total == 120 and page.skipped == 0
+    state = brain.conversations.state("shared")
+    assert state.turns == 120
+    assert sorted(state.parties) == ["w0", "w1", "w2"]

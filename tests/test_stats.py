@@ -134,3 +134,29 @@ def test_cli_stats_table_json_and_svg(tmp_path, brain):
     out = run("stats", "--json", "--no-discover", str(extra))
     assert [s["session"] for s in json.loads(out.stdout)["sessions"]] == ["zz"]
     assert run("stats", str(tmp_path / "missing.jsonl")).returncode != 0
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from brain.log.quantiles import Sketch  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=2_000_000), min_size=1, max_size=3000),
+       st.sampled_from([0.5, 0.95, 1.0]))
+def test_sketch_is_exact_for_small_samples_and_within_two_percent_beyond(values, q):
+    sketch = Sketch(exact_max=1024)
+    for v in values:
+        sketch.add(v)
+    import math
+
+    ordered = sorted(values)
+
+    exact = ordered[max(1, math.ceil(q * len(values))) - 1]
+    got = sketch.quantile(q)
+    assert sketch.max == ordered[-1] and sketch.count == len(values)
+    if len(values) <= 1024:
+        assert got == exact
+    else:
+        assert abs(got - exact) <= max(1, 0.021 * exact)
