@@ -8,6 +8,10 @@ same operations through the MCP server (stdio, official SDK client) with --mcp.
     python bench/bench_coord.py                       # SQLite only
     BRAIN_TEST_POSTGRES=postgresql://postgres@127.0.0.1:5432/test python bench/bench_coord.py --mcp
 
+With --agent-mail PYTHON (the interpreter of a separate environment where the
+`mcp-agent-mail` package is installed), its file reservation and message send are
+measured the same way (its MCP server over stdio, same SDK client) and the ratios printed.
+
 Writes bench/results/coord.json.
 """
 
@@ -171,6 +175,46 @@ def bench_mcp(spec: str | None, n: int) -> dict:
         return anyio.run(main)
 
 
+def bench_agent_mail(python: str, n: int) -> dict:
+    """mcp-agent-mail's file_reservation_paths and send_message over stdio, SQLite storage, LLM off."""
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "STORAGE_ROOT": f"{tmp}/store",
+               "DATABASE_URL": f"sqlite+aiosqlite:///{tmp}/mail.sqlite3", "LLM_ENABLED": "false",
+               "MCP_TOOLS_MODE": "extended", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        params = StdioServerParameters(command=python, args=["-c", "from mcp_agent_mail.app import build_mcp_server; "
+                                                                   "build_mcp_server().run()"], cwd=tmp, env=env)
+        project = f"{tmp}/proj"
+
+        async def main():
+            async with Client(params) as client:
+                await client.call_tool("ensure_project", {"human_key": project})
+                names = []
+                for _ in range(2):
+                    r = await client.call_tool("register_agent", {"project_key": project, "program": "bench",
+                                                                  "model": "none"})
+                    names.append(r.structured_content["name"])
+                out = {}
+                t = time.perf_counter()
+                for i in range(n):
+                    r = await client.call_tool("file_reservation_paths", {"project_key": project, "agent_name": names[0],
+                                                                          "paths": [f"src/f{i}.py"], "ttl_seconds": 3600})
+                    assert not r.is_error, r
+                out["file_reservation_ops_s"] = rate(n, time.perf_counter() - t)
+                t = time.perf_counter()
+                for i in range(n):
+                    r = await client.call_tool("send_message", {"project_key": project, "sender_name": names[0],
+                                                                "to": [names[1]], "subject": f"s{i}", "body_md": "hello"})
+                    assert not r.is_error, r
+                out["send_message_ops_s"] = rate(n, time.perf_counter() - t)
+                return out
+
+        return anyio.run(main)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=1000, help="operations per measurement (default 1000)")
@@ -178,6 +222,7 @@ def main() -> int:
     parser.add_argument("--postgres", default=os.environ.get("BRAIN_TEST_POSTGRES"),
                         help="PostgreSQL URL (default $BRAIN_TEST_POSTGRES); measured in a temporary schema")
     parser.add_argument("--mcp", action="store_true", help="also measure through the MCP server (stdio)")
+    parser.add_argument("--agent-mail", metavar="PYTHON", help="interpreter with mcp-agent-mail installed, to compare")
     parser.add_argument("--out", default=str(HERE / "results" / "coord.json"))
     args = parser.parse_args()
 
@@ -200,6 +245,10 @@ def main() -> int:
                     with isolated_postgres(args.postgres, prefix="brain_bench_mcp") as mcp_spec:
                         row["mcp"] = bench_mcp(mcp_spec, max(50, args.ops // 5))
             results[name] = row
+        if args.agent_mail:
+            results["mcp_agent_mail"] = bench_agent_mail(args.agent_mail, min(args.ops, 50))
+            if "mcp" not in results["sqlite"]:
+                results["sqlite"]["mcp"] = bench_mcp(None, min(args.ops, 200))
 
     print(f"{'backend':<11} {'surface':<8} {'claim/s':>9} {'signal/s':>9} {'live/s':>9}")
     for name in ("sqlite", "postgresql"):
@@ -216,6 +265,13 @@ def main() -> int:
         for kind in ("threads", "processes"):
             r = results[name][f"ask_reply_{kind}"]
             print(f"{name:<11} {kind:<22} {r['p50_ms']:>8} {r['p99_ms']:>8}")
+    if "mcp_agent_mail" in results:
+        am, ours = results["mcp_agent_mail"], results["sqlite"]["mcp"]
+        print(f"\nmcp-agent-mail over MCP stdio (SQLite): file reservations {am['file_reservation_ops_s']}/s, "
+              f"messages {am['send_message_ops_s']}/s")
+        print(f"brain over MCP stdio (SQLite): claims {ours['claim_ops_s']}/s "
+              f"(x{ours['claim_ops_s'] / am['file_reservation_ops_s']:.1f}), signals {ours['signal_ops_s']}/s "
+              f"(x{ours['signal_ops_s'] / am['send_message_ops_s']:.1f})")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     return 0

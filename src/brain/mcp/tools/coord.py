@@ -75,6 +75,7 @@ def register(tools: ToolRegistry) -> None:
         """List coordination sessions with their liveness (alive / stalled / gone) and which one is you.
         Use it to find the session id to ask (ask_agent) or signal (brain_signal)."""
         me = connection_session(brain)
+        brain.coord.heartbeat(me)
         items = [s.to_dict() | {"you": s.id == me} for s in brain.coord.sessions(include_gone=include_gone)]
         text = "\n".join(f"{s['id']} {s['liveness']}{' (you)' if s['you'] else ''}" for s in items)
         return ToolOutput(text or "no sessions", {"you": me, "sessions": items})
