@@ -94,12 +94,17 @@ def test_discovery_finds_this_projects_transcripts_only(tmp_path, brain):
     repo = brain.repo
     write(home / ".claude" / "projects" / claude_slug(repo) / "s1.jsonl", claude_lines("s1", str(repo), 1.7e9, TASKS))
     write(home / ".claude" / "projects" / "-other" / "s2.jsonl", claude_lines("s2", "/other", 1.7e9, TASKS))
+    write(home / ".claude" / "projects" / (claude_slug(repo) + "-src") / "s3.jsonl",
+          claude_lines("s3", str(repo / "src"), 1.7e9, TASKS))  # started in a subfolder
+    write(home / ".claude" / "projects" / (claude_slug(repo) + "-sibling") / "s4.jsonl",
+          claude_lines("s4", str(repo) + "-sibling", 1.7e9, TASKS))  # a sibling folder, not ours
     write(home / ".codex" / "sessions" / "2026" / "01" / "02" / "rollout-a.jsonl",
           codex_lines("c1", str(repo / "sub"), 1.7e9, TASKS))
     write(home / ".codex" / "sessions" / "2026" / "01" / "02" / "rollout-b.jsonl",
           codex_lines("c2", "/elsewhere", 1.7e9, TASKS))
     found = discover(repo, {"HOME": str(home)})
-    assert sorted((p.name, f) for p, f in found) == [("rollout-a.jsonl", "codex"), ("s1.jsonl", "claude")]
+    assert sorted((p.name, f) for p, f in found) == [("rollout-a.jsonl", "codex"), ("s1.jsonl", "claude"),
+                                                    ("s3.jsonl", "claude")]
     at, source = installed_at(brain)
     assert at is not None and abs(at - time.time()) < 600 and source
 

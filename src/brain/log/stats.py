@@ -129,19 +129,40 @@ def discover(repo: Path, env: dict | None = None) -> list[tuple[Path, str]]:
     env = dict(os.environ) if env is None else env
     repo = Path(repo)
     found: list[tuple[Path, str]] = []
+    roots = {str(repo), str(repo.resolve())}
+
+    def inside(cwd: str | None) -> bool:
+        return bool(cwd) and any(cwd == r or cwd.startswith(r.rstrip("/") + "/") for r in roots)
+
     claude_root = Path(env.get("CLAUDE_CONFIG_DIR") or _home(env) / ".claude") / "projects"
-    for variant in dict.fromkeys([claude_slug(repo), claude_slug(repo.resolve())]):
-        folder = claude_root / variant
-        if folder.is_dir():
-            found += [(p, "claude") for p in sorted(folder.glob("*.jsonl"))]
+    slugs = {claude_slug(Path(r)) for r in roots}
+    if claude_root.is_dir():
+        for folder in sorted(claude_root.iterdir()):
+            if folder.name in slugs:  # sessions started at the repository's root
+                found += [(p, "claude") for p in sorted(folder.glob("*.jsonl"))]
+            elif any(folder.name.startswith(s + "-") for s in slugs):  # in a subfolder: check the recorded cwd
+                found += [(p, "claude") for p in sorted(folder.glob("*.jsonl")) if inside(_claude_cwd(p))]
     codex_root = Path(env.get("CODEX_HOME") or _home(env) / ".codex") / "sessions"
     if codex_root.is_dir():
-        roots = {str(repo), str(repo.resolve())}
         for path in sorted(codex_root.rglob("rollout-*.jsonl")):
-            cwd = _codex_cwd(path)
-            if cwd and any(cwd == r or cwd.startswith(r.rstrip("/") + "/") for r in roots):
+            if inside(_codex_cwd(path)):
                 found.append((path, "codex"))
     return found
+
+
+def _claude_cwd(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            for _, raw in zip(range(20), handle):
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(obj, dict) and isinstance(obj.get("cwd"), str):
+                    return obj["cwd"]
+    except OSError:
+        return None
+    return None
 
 
 def _codex_cwd(path: Path) -> str | None:
