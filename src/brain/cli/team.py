@@ -105,6 +105,8 @@ def cmd_sync(args) -> int:
                 extra.append(f"pushed {r['pushed']}")
             if r["conflicts"]:
                 extra.append("CONFLICT in " + ", ".join(r["conflicts"]))
+            if r["error"]:
+                extra.append("ERROR " + r["error"])
             lines.append(f"{r['kind']:<9} {r['repo']}: {r['status']}" + (f" ({'; '.join(extra)})" if extra else ""))
         return "\n".join(lines) or "no memory repository found"
 
@@ -112,4 +114,9 @@ def cmd_sync(args) -> int:
     if report.conflicts:
         first = report.conflicts[0]
         raise SyncConflict(first.repo, first.conflicts, first.local or "", first.remote or "")
+    if report.errors:
+        from ..errors import SyncError
+
+        first = report.errors[0]
+        raise SyncError(first.repo, "sync", first.error or "")
     return 0

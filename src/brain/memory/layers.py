@@ -122,11 +122,19 @@ class Layers:
         dest.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}."))
         try:
+            from ..security.export import find_leak, layer_values, outside_links
+
             if kernel.is_dir():
+                patterns, links = shutil.ignore_patterns(".git", "*.local.*"), outside_links(kernel)
                 shutil.copytree(kernel, staging / "kernel", symlinks=False,
-                                ignore=shutil.ignore_patterns(".git", "*.local.*"))
+                                ignore=lambda folder, names: patterns(folder, names) | links(folder, names))
             else:
                 (staging / "kernel").mkdir()
+            leak = find_leak(staging, layer_values(self.home))  # canaries of instance and personal: refused
+            if leak is not None:
+                from ..errors import ExportLeak
+
+                raise ExportLeak(leak[0], leak[1])
             (staging / "README.md").write_text(
                 "# brain template\n\nThe kernel layer of a brain: universal agent profiles and profile notes.\n"
                 "Copy `kernel/` into `$BRAIN_HOME/kernel/` on a new machine.\n",

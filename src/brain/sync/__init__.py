@@ -48,6 +48,7 @@ class RepoSync:
     conflicts: list[str] = field(default_factory=list)
     local: str | None = None
     remote: str | None = None
+    error: str | None = None  # status "error": what git said (the other repositories are still synced)
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -61,8 +62,13 @@ class SyncReport:
     def conflicts(self) -> list[RepoSync]:
         return [r for r in self.repos if r.status == "conflict"]
 
+    @property
+    def errors(self) -> list[RepoSync]:
+        return [r for r in self.repos if r.status == "error"]
+
     def to_dict(self) -> dict:
-        return {"repos": [r.to_dict() for r in self.repos], "conflicts": len(self.conflicts)}
+        return {"repos": [r.to_dict() for r in self.repos], "conflicts": len(self.conflicts),
+                "errors": len(self.errors)}
 
 
 def _lock(brain):
@@ -204,8 +210,10 @@ def sync_repo(brain, repo: MemoryRepo, *, push: bool = True, dry_run: bool = Fal
     remote, branch = upstream
     for _ in range(attempts):
         fetched = git.run("fetch", "-q", remote, branch, check=False)
+        if fetched.returncode != 0 and "couldn't find remote ref" not in fetched.stderr.lower():
+            raise SyncError(str(repo.root), f"fetch {remote} {branch}", fetched.stderr)
         local = git.rev("HEAD")
-        theirs = git.rev("FETCH_HEAD") if fetched.returncode == 0 else None
+        theirs = git.rev("FETCH_HEAD") if fetched.returncode == 0 else None  # None: an empty remote
         result.local, result.remote = local, theirs
         if theirs is not None and local is not None and not git.is_ancestor(theirs, local):
             result.pulled += _count(git, local, theirs)
@@ -261,7 +269,10 @@ def sync_all(brain, *, push: bool = True, dry_run: bool = False) -> SyncReport:
     handle = _lock(brain)
     try:
         for repo in memory_repos(brain):
-            report.repos.append(sync_repo(brain, repo, push=push, dry_run=dry_run))
+            try:
+                report.repos.append(sync_repo(brain, repo, push=push, dry_run=dry_run))
+            except SyncError as exc:  # one unreachable remote does not stop the other repositories
+                report.repos.append(RepoSync(str(repo.root), repo.kind, "error", error=brain.redactor(exc.message)))
     finally:
         handle.close()
     return report
