@@ -146,11 +146,11 @@ class AsksMixin:
 
     def _resolve_in(self, tx, ticket: str, state: str, answer: str | None = None) -> bool:
         now = self.clock()
-        tx.execute("UPDATE asks SET state = ?, answer = ?, resolved = ? WHERE ticket = ? AND state = 'pending'",
-                   (state, answer, now, ticket))
-        if tx.rowcount() != 1:
+        rows = tx.execute("UPDATE asks SET state = ?, answer = ?, resolved = ? WHERE ticket = ? AND state = 'pending' "
+                          "RETURNING asker, target", (state, answer, now, ticket))
+        if len(rows) != 1:
             return False
-        asker, target = tx.execute("SELECT asker, target FROM asks WHERE ticket = ?", (ticket,))[0]
+        asker, target = rows[0]
         tx.execute("UPDATE sessions SET waiting_ticket = NULL, waiting_until = NULL WHERE id = ? AND waiting_ticket = ?",
                    (asker, ticket))
         status = {"replied": "done", "stalled": "stalled"}.get(state)
