@@ -159,3 +159,43 @@ def test_sigkill_while_holding_claims_and_a_pending_ask(backend_spec, tmp_path):
     assert c.check_fence(safe.claim, safe.fence)
     assert c.session(victim).liveness == "gone"
     b.close()
+
+
+def test_asker_process_killed_mid_wait_resumes_with_the_stored_deadline(backend_spec, tmp_path):
+    """`brain ask` is killed while waiting (a restart); `brain ask --ticket` in a new process is released
+    by the deadline stored at arming, not by a fresh timeout."""
+    import brain as brainlib
+
+    repo = tmp_path / "proj"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    env = {**os.environ, "BRAIN_BACKEND": backend_spec} if backend_spec.startswith("postgres") else dict(os.environ)
+    env.pop("BRAIN_ASK_TIMEOUT", None)
+    b = brainlib.init(repo, env=env)
+    if not backend_spec.startswith("postgres"):
+        spec = f"sqlite:{repo / '.brain' / 'runtime' / 'brain.db'}"
+    else:
+        spec = backend_spec
+    c = Coordinator(open_backend(spec), brain_name=b.name, machine=b.settings.machine)
+    asker, target = c.start_session("asker").id, c.start_session("target").id
+    cmd = [sys.executable, "-m", "brain", "ask", target, "still there?", "--session", asker, "--timeout", "4", "--json"]
+    armed_at = time.time()
+    proc = subprocess.Popen(cmd, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not c.asks(session=target):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.stderr.read() if proc.poll() else ""
+            c.backend.wait(("brain_ask",), 0.05)
+        [ask] = c.asks(session=target)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    resumed = subprocess.run([sys.executable, "-m", "brain", "ask", "--ticket", ask.ticket, "--session", asker, "--json"],
+                             cwd=repo, env=env, capture_output=True, text=True, timeout=60)
+    released_at = time.time()
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads(resumed.stdout) == {"outcome": "timeout", "answer": None, "ticket": ask.ticket}
+    assert ask.deadline <= released_at < armed_at + 4 + 30  # the stored deadline, not a fresh 600 s
+    c.backend.close()
