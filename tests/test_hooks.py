@@ -66,6 +66,7 @@ def test_session_lifecycle_through_the_installed_hooks(installed, tmp_path):
     state = json.loads(next((brain.runtime / "hooks").glob("claude-*.json")).read_text())
     party = state["party"]
     assert party.startswith("sess-") and state["coord"] is True
+    assert brain.coord.session(party).liveness == "alive"  # tied to the client process, not the hook's shell
 
     # 2. the session works: a prompt, an answer that edits a file
     tasks = [Task("Fix the parser in src/parse.py: why does it drop the last token?",

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import IntegrationConflict, InvalidInput
 from .jsonfile import read_json_file, sha256_text, write_json_file
 
-__all__ = ["install", "uninstall", "handle", "HOOK_EVENTS", "MAX_CONTEXT_CHARS", "hook_command"]
+__all__ = ["install", "uninstall", "handle", "HOOK_EVENTS", "MAX_CONTEXT_CHARS", "hook_command", "client_pid"]
 
 CLIENT = "claude-code"
 MARK = "hook claude-code"
@@ -206,6 +206,29 @@ def _now_hash(brain) -> str | None:
     return doc.hash if doc else None
 
 
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "env", "timeout", "nice", "nohup"}
+
+
+def client_pid() -> int | None:
+    """The client process that ran this hook: the first ancestor that is not a shell.
+
+    Claude Code runs a hook command through a shell that exits with it, so the parent pid
+    alone would make the session look dead at once. None when /proc cannot tell."""
+    pid = os.getppid()
+    for _ in range(8):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        comm = stat[stat.index("(") + 1: stat.rindex(")")]
+        if comm not in _SHELLS:
+            return pid
+        pid = int(stat[stat.rindex(")") + 2:].split()[1])
+        if pid <= 1:
+            return None
+    return None
+
+
 def _agent_party(brain, sid: str, state: dict, *, start: bool) -> str:
     """The brain session standing for this Claude session (a coordination session when possible)."""
     if state.get("party"):
@@ -213,7 +236,7 @@ def _agent_party(brain, sid: str, state: dict, *, start: bool) -> str:
     party = f"claude-{sid}"
     if start:
         try:
-            party = brain.coord.start_session("claude-code", pid=os.getppid()).id
+            party = brain.coord.start_session("claude-code", pid=client_pid()).id
             state["coord"] = True
         except Exception as exc:  # noqa: BLE001 - coordination unavailable: the log and boot still work
             state["coord_error"] = type(exc).__name__
