@@ -107,7 +107,7 @@ def test_work_state_shows_sessions_liveness_live_state_claims_and_asks(client):
     assert "auth/**" in r.text and "docs/guide.md" in r.text
     text = text_of(r.text)
     assert "is the login API frozen?" in text
-    assert re.search(r"reply.*stall.*timeout at", text)
+    assert re.search(r"reply .*stall .*timeout at", text)
     assert 'hx-trigger="every 2s"' in r.text
     frag = c.get("/fragments/work")
     assert frag.status_code == 200 and "<html" not in frag.text and ids["build"] in frag.text

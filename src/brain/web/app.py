@@ -121,6 +121,7 @@ def _env() -> Environment:
     env.filters["markdown"] = render_markdown
     env.filters["urlq"] = lambda s: quote(str(s), safe="")
     env.filters["urlpath"] = lambda s: quote(str(s), safe="/")
+    env.filters["when"] = views.stamp
     return env
 
 

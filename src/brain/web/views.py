@@ -72,7 +72,7 @@ def work_state(brain) -> dict:
         elif target is not None:
             exits.append({"exit": "stall", "when": f"{ask.target} is {target.liveness}: resolves as silent "
                                                    "at the next sweep", "at": now})
-        exits.append({"exit": "timeout", "when": f"timeout at {stamp(ask.deadline)}", "at": ask.deadline})
+        exits.append({"exit": "timeout", "when": f"at {stamp(ask.deadline)}", "at": ask.deadline})
         first = min((e for e in exits if "at" in e), key=lambda e: e["at"])
         asks.append({"ticket": ask.ticket, "asker": ask.asker, "target": ask.target, "question": ask.question,
                      "since": stamp(ask.created), "since_ago": _ago(now, ask.created), "deadline": stamp(ask.deadline),
