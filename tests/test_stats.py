@@ -83,7 +83,7 @@ def test_per_session_and_per_task_figures_and_the_trend_around_install(tmp_path)
     text = render_text(report)
     assert "before brain" in text and "with brain" in text
     svg = render_svg(report)
-    assert svg.startswith("<svg") and "brain installed" in svg and svg.count("<circle") == 8
+    assert svg.startswith("<svg") and "brain installed" in svg and svg.count("<circle") == 12
     import xml.dom.minidom
 
     xml.dom.minidom.parseString(svg)  # well-formed

@@ -347,10 +347,10 @@ def _esc(text: str) -> str:
 
 
 def render_svg(report: Report, *, width: int = 720) -> str:
-    """A small hand-written SVG: reads per task and context p50 per day, install date marked."""
+    """A small hand-written SVG: reads per task, context p50 and compactions per task, per day; install marked."""
     days = [d for d in report.days if d["day"] != "unknown"]
     panel_h, top, left, right = 150, 40, 60, 20
-    height = top + 2 * (panel_h + 40) + 10
+    height = top + 3 * (panel_h + 40) + 10
     inner_w = width - left - right
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
@@ -369,7 +369,8 @@ def render_svg(report: Report, *, width: int = 720) -> str:
         return left + (stamp - lo) / (hi - lo) * inner_w
 
     panels = [("file reads per task", [d["reads_per_task"] for d in days], "#1f77b4"),
-              ("context tokens per call (p50)", [d["context"]["p50"] for d in days], "#d62728")]
+              ("context tokens per call (p50)", [d["context"]["p50"] for d in days], "#d62728"),
+              ("compactions per task", [d["compactions_per_task"] for d in days], "#9467bd")]
     for n, (title, values, colour) in enumerate(panels):
         y0 = top + n * (panel_h + 40) + 20
         vmax = max(values or [0]) or 1
