@@ -130,6 +130,14 @@ class SqliteBackend:
 
     def migrate(self) -> list[str]:
         applied: list[str] = []
+        try:  # the common case, every process start: all applied, checked without taking the write lock
+            with self._raw(False) as tx:
+                done = {r[0] for r in tx.execute("SELECT name FROM brain_migrations")}
+            if all(name in done for name, _ in MIGRATIONS):
+                self._migrated = True
+                return []
+        except sqlite3.Error:
+            pass  # no table yet: create it below
         try:
             with self._raw(True) as tx:
                 tx.execute("CREATE TABLE IF NOT EXISTS brain_migrations (name TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)")
