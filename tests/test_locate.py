@@ -130,3 +130,22 @@ def test_boot_cli_json_files(app):
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["files"][0] == "app/billing/tax.py" and data["tokens"] <= data["budget"]
+
+
+@pytest.mark.parametrize("text", ["a/" * 5000, "a.b/" * 3000, "a-" * 5000, "x (" * 5000, "x" * 100_000,
+                                  "File \"" * 3000, "a.py/" * 3000])
+def test_pathological_texts_are_read_in_linear_time(text):
+    # these shapes made nested patterns backtrack for minutes; they must come back at once
+    sig = extract_signals(text)
+    assert isinstance(sig.paths, list)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@given(st.text(alphabet=st.sampled_from(list("aZ_./\\-:( \n\"'`0éFile,line")), max_size=400))
+@settings(max_examples=150, deadline=None)
+def test_signals_never_fail_on_any_text(text):
+    sig = extract_signals(text)
+    assert all(isinstance(w, float) for w in sig.idents.values())
+    assert all("\n" not in p for p, _ in sig.paths)

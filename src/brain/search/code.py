@@ -187,17 +187,19 @@ def extract(text: str, lang: str, module: str = "", is_package: bool = False) ->
     return _regex_facts(text, lang)
 
 
-CODE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS code_files(path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER,
+# source files are fed pre-split tokens (see tokenize.tokens): whole identifiers, dotted paths and their parts
+CODE_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_./-:'"
+CODE_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS code_files(id INTEGER PRIMARY KEY, path TEXT UNIQUE, mtime_ns INTEGER, size INTEGER,
     module TEXT, lang TEXT, is_test INTEGER, doc TEXT);
+CREATE INDEX IF NOT EXISTS code_files_module ON code_files(module);
 CREATE TABLE IF NOT EXISTS code_symbols(path TEXT, name TEXT, lname TEXT, kind TEXT, qual TEXT, line INTEGER);
 CREATE INDEX IF NOT EXISTS code_symbols_lname ON code_symbols(lname);
 CREATE INDEX IF NOT EXISTS code_symbols_path ON code_symbols(path);
 CREATE TABLE IF NOT EXISTS code_imports(path TEXT, target TEXT);
 CREATE INDEX IF NOT EXISTS code_imports_path ON code_imports(path);
 CREATE INDEX IF NOT EXISTS code_imports_target ON code_imports(target);
-CREATE VIRTUAL TABLE IF NOT EXISTS code_fts USING fts5(path UNINDEXED, names, body,
-    tokenize = "unicode61 remove_diacritics 0 tokenchars '_./-:'");
+CREATE VIRTUAL TABLE IF NOT EXISTS code_fts USING fts5(names, body, tokenize = "{CODE_TOKENIZE}");
 """
 
 
@@ -212,29 +214,33 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
         return {"files": len(current), "changed": 0, "removed": 0}
     with transaction(db):
         for path in removed + [p for p in changed if p in known]:
+            row = db.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()
+            if row:
+                db.execute("DELETE FROM code_fts WHERE rowid = ?", (row[0],))
             db.execute("DELETE FROM code_files WHERE path = ?", (path,))
             db.execute("DELETE FROM code_symbols WHERE path = ?", (path,))
             db.execute("DELETE FROM code_imports WHERE path = ?", (path,))
-            db.execute("DELETE FROM code_fts WHERE path = ?", (path,))
         for path in changed:
             mtime, size = current[path]
             lang = CODE_EXTENSIONS[os.path.splitext(path)[1]]
             test = is_test_path(path)
             module = module_name_for(path, package_dirs) if lang == "python" else path.rsplit(".", 1)[0]
-            facts = FileFacts()
+            facts, text = FileFacts(), None
             if not test:
                 try:
                     text = (repo / path).read_text(encoding="utf-8", errors="replace")
                 except OSError:
                     continue
                 facts = extract(text, lang, module, path.endswith("__init__.py"))
-                names = " ".join([token_text(path), token_text(module),
-                                  token_text(" ".join(sorted({s[0] for s in facts.symbols if s[1] != "inner"})))])
-                db.execute("INSERT INTO code_fts(path, names, body) VALUES (?, ?, ?)", (path, names, token_text(text)))
-                db.executemany("INSERT INTO code_symbols(path, name, lname, kind, qual, line) VALUES (?,?,?,?,?,?)",
-                               [(path, n, n.lower(), k, q, ln) for n, k, q, ln in facts.symbols])
-                db.executemany("INSERT INTO code_imports(path, target) VALUES (?, ?)",
-                               [(path, t) for t in dict.fromkeys(facts.imports)])
-            db.execute("INSERT INTO code_files(path, mtime_ns, size, module, lang, is_test, doc) VALUES (?,?,?,?,?,?,?)",
-                       (path, mtime, size, module, lang, int(test), facts.doc))
+            cur = db.execute("INSERT INTO code_files(path, mtime_ns, size, module, lang, is_test, doc) VALUES (?,?,?,?,?,?,?)",
+                             (path, mtime, size, module, lang, int(test), facts.doc))
+            if text is None:
+                continue
+            names = " ".join([path, module, " ".join(sorted({s[0] for s in facts.symbols if s[1] != "inner"}))])
+            db.execute("INSERT INTO code_fts(rowid, names, body) VALUES (?, ?, ?)",
+                       (cur.lastrowid, token_text(names), token_text(text)))
+            db.executemany("INSERT INTO code_symbols(path, name, lname, kind, qual, line) VALUES (?,?,?,?,?,?)",
+                           [(path, n, n.lower(), k, q, ln) for n, k, q, ln in facts.symbols])
+            db.executemany("INSERT INTO code_imports(path, target) VALUES (?, ?)",
+                           [(path, t) for t in dict.fromkeys(facts.imports)])
     return {"files": len(current), "changed": len(changed), "removed": len(removed)}

@@ -57,7 +57,8 @@ def rebuild_graph(index) -> dict[str, int]:
                 edges.add((f"module:{a}", f"module:{b}", "depends"))
     modules = {_module_of(p) for p in files}
     decisions: dict[str, str] = {}
-    for rel, text in db.execute("SELECT path, text FROM docs WHERE kind IN ('card', 'contract', 'decision')"):
+    for rel, text in db.execute("SELECT docs.path, docs_fts.body FROM docs JOIN docs_fts ON docs_fts.rowid = docs.id "
+                                "WHERE docs.kind IN ('card', 'contract', 'decision')"):
         name = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         if rel.startswith("modules/"):
             nid = f"card:{name}"

@@ -21,20 +21,19 @@ from pathlib import Path
 from typing import Iterable
 
 from .code import CODE_SCHEMA, refresh_code
-from .tokenize import token_text, tokens
+from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
 
 __all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet"]
 
 INDEX_FILE = "index.db"
-SCHEMA_VERSION = "4"  # bump when tokens or tables change: an older index is rebuilt
+SCHEMA_VERSION = "6"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 SNIPPET_CHARS = 240
 
-DOCS_SCHEMA = """
+DOCS_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS docs(path TEXT PRIMARY KEY, kind TEXT, title TEXT, hash TEXT, text TEXT);
-CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(path UNINDEXED, kind UNINDEXED, title, body,
-    tokenize = "unicode61 remove_diacritics 0 tokenchars '_./-:'");
+CREATE TABLE IF NOT EXISTS docs(id INTEGER PRIMARY KEY, path TEXT UNIQUE, kind TEXT, title TEXT, hash TEXT);
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(title, body, extra, tokenize = "{FTS_TOKENIZE}");
 """
 
 
@@ -55,14 +54,15 @@ def _title(path: str, text: str) -> str:
     return path
 
 
-def snippet(text: str, query_tokens: set[str], width: int = SNIPPET_CHARS) -> str:
-    """The most query-dense line of ``text`` with some context, at most ``width`` characters."""
+def snippet(text: str, query: set[str], width: int = SNIPPET_CHARS) -> str:
+    """The most query-dense line of ``text`` with what follows, at most ``width`` characters."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return ""
-    best, best_score = 0, -1
+    best, best_score = 0, 0
     for i, line in enumerate(lines[:2000]):
-        got = len(set(tokens(line)) & query_tokens)
+        low = line.lower()
+        got = sum(1 for q in query if q in low)  # substring test: cheap, and good enough to pick a line
         if got > best_score:
             best, best_score = i, got
     out = lines[best]
@@ -161,17 +161,19 @@ class SearchIndex:
         row = self.db.execute("SELECT hash FROM docs WHERE path = ?", (rel,)).fetchone()
         if row and row[0] == digest:
             return False
+        self._drop_doc(rel)
         kind, title = kind_of(rel), _title(rel, text)
-        self.db.execute("DELETE FROM docs WHERE path = ?", (rel,))
-        self.db.execute("DELETE FROM docs_fts WHERE path = ?", (rel,))
-        self.db.execute("INSERT INTO docs(path, kind, title, hash, text) VALUES (?,?,?,?,?)", (rel, kind, title, digest, text))
-        self.db.execute("INSERT INTO docs_fts(path, kind, title, body) VALUES (?,?,?,?)",
-                        (rel, kind, token_text(title + " " + rel), token_text(text)))
+        cur = self.db.execute("INSERT INTO docs(path, kind, title, hash) VALUES (?,?,?,?)", (rel, kind, title, digest))
+        head = f"{title} {rel}"
+        self.db.execute("INSERT INTO docs_fts(rowid, title, body, extra) VALUES (?,?,?,?)",
+                        (cur.lastrowid, head, text, index_extra(head + "\n" + text)))
         return True
 
     def _drop_doc(self, rel: str) -> None:
-        self.db.execute("DELETE FROM docs WHERE path = ?", (rel,))
-        self.db.execute("DELETE FROM docs_fts WHERE path = ?", (rel,))
+        row = self.db.execute("SELECT id FROM docs WHERE path = ?", (rel,)).fetchone()
+        if row:
+            self.db.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
+            self.db.execute("DELETE FROM docs WHERE id = ?", (row[0],))
 
     def update_memory(self, rel: str) -> None:
         """Re-index one memory path after a write (the Brain.on_write listener)."""
@@ -218,21 +220,29 @@ class SearchIndex:
         """Bulk-index (path, kind, text) documents in one transaction (imports, benchmarks)."""
         db = self.db
         db.execute("BEGIN IMMEDIATE")
-        count = 0
         try:
             rows, fts = [], []
+            next_id = (db.execute("SELECT MAX(id) FROM docs").fetchone()[0] or 0) + 1
+            seen: set[str] = set()
+            empty = next_id == 1
             for rel, kind, text in docs:
+                if rel in seen:
+                    raise ValueError(f"duplicate document path {rel!r}")
+                seen.add(rel)
+                if not empty:
+                    self._drop_doc(rel)
                 title = _title(rel, text)
-                rows.append((rel, kind, title, hashlib.sha256(text.encode("utf-8")).hexdigest(), text))
-                fts.append((rel, kind, token_text(title + " " + rel), token_text(text)))
-                count += 1
-            db.executemany("INSERT OR REPLACE INTO docs(path, kind, title, hash, text) VALUES (?,?,?,?,?)", rows)
-            db.executemany("INSERT INTO docs_fts(path, kind, title, body) VALUES (?,?,?,?)", fts)
+                head = f"{title} {rel}"
+                rows.append((next_id, rel, kind, title, hashlib.sha256(text.encode("utf-8")).hexdigest()))
+                fts.append((next_id, head, text, index_extra(head + "\n" + text)))
+                next_id += 1
+            db.executemany("INSERT INTO docs(id, path, kind, title, hash) VALUES (?,?,?,?,?)", rows)
+            db.executemany("INSERT INTO docs_fts(rowid, title, body, extra) VALUES (?,?,?,?)", fts)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        return count
+        return len(rows)
 
     # -- everything ----------------------------------------------------------------
     def refresh(self, *, code: bool = True) -> dict:
@@ -256,61 +266,67 @@ class SearchIndex:
     # -- queries -----------------------------------------------------------------
     def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[SearchHit]:
         """Memory documents and code files matching ``query``, best first, with bounded snippets."""
-        words = list(dict.fromkeys(tokens(query, stop=True) or tokens(query)))[:32]
+        words = (query_terms(query) or query_terms(query, stop=False))[:32]
         if not words or limit <= 0:
             return []
         hits: list[SearchHit] = []
         if kind != "code":
             hits += self._search_docs(words, kind, limit)
         if kind in (None, "code"):
-            hits += self._search_code(words, limit)
+            hits += self._search_code(query, limit)
         if kind is None:
             hits.sort(key=lambda h: (-h.score, h.path))
         return hits[:limit]
 
-    def _match(self, table: str, words: list[str], extra: str, params: tuple, limit: int, weights: str):
+    def _match(self, table: str, words: list[str], limit: int, weights: str, join: str = "", where: str = "",
+               params: tuple = ()):
+        """rowids and scores of the best matches: every word first, any word when none has them all."""
         quoted = ['"' + w.replace('"', '""') + '"' for w in words]
         for op in (" AND ", " OR "):
-            sql = (f"SELECT path, bm25({table}, {weights}) AS s FROM {table} WHERE {table} MATCH ? {extra} "
-                   f"ORDER BY s LIMIT ?")
+            sql = (f"SELECT {table}.rowid, bm25({table}, {weights}) AS s FROM {table} {join} "
+                   f"WHERE {table} MATCH ? {where} ORDER BY s LIMIT ?")
             try:
                 rows = self.db.execute(sql, (op.join(quoted), *params, limit)).fetchall()
             except sqlite3.OperationalError:
                 rows = []
             if rows or len(quoted) == 1:
-                return rows, op == " AND "
-        return [], False
+                return rows
+        return []
 
     def _search_docs(self, words: list[str], kind: str | None, limit: int) -> list[SearchHit]:
-        extra, params = ("AND kind = ?", (kind,)) if kind else ("", ())
-        rows, _ = self._match("docs_fts", words, extra, params, limit, "0.0, 0.0, 3.0, 1.0")
+        join, where, params = ("JOIN docs ON docs.id = docs_fts.rowid", "AND docs.kind = ?", (kind,)) if kind else ("", "", ())
+        rows = self._match("docs_fts", words, limit, "3.0, 1.0, 1.0", join, where, params)
         if not rows:
             return []
         top = -rows[0][1] or 1.0
         wanted = set(words)
         hits = []
-        for path, s in rows:
-            doc = self.db.execute("SELECT kind, title, text FROM docs WHERE path = ?", (path,)).fetchone()
+        for rowid, s in rows:
+            doc = self.db.execute("SELECT docs.path, docs.kind, docs.title, docs_fts.body FROM docs "
+                                  "JOIN docs_fts ON docs_fts.rowid = docs.id WHERE docs.id = ?", (rowid,)).fetchone()
             if doc:
-                hits.append(SearchHit(path if not path.startswith("@decisions/") else f"{self.decisions_dir}/{path[11:]}",
-                                      doc[0], doc[1], snippet(doc[2], wanted), -s / top))
+                path = doc[0] if not doc[0].startswith("@decisions/") else f"{self.decisions_dir}/{doc[0][11:]}"
+                hits.append(SearchHit(path, doc[1], doc[2], snippet(doc[3], wanted), -s / top))
         return hits
 
-    def _search_code(self, words: list[str], limit: int) -> list[SearchHit]:
-        rows, _ = self._match("code_fts", words, "", (), limit, "0.0, 3.0, 1.0")
+    def _search_code(self, query: str, limit: int) -> list[SearchHit]:
+        words = list(dict.fromkeys(tokens(query, stop=True) or tokens(query)))[:32]
+        rows = self._match("code_fts", words, limit, "3.0, 1.0")
         if not rows:
             return []
         top = -rows[0][1] or 1.0
         wanted = set(words)
         hits = []
-        for path, s in rows:
+        for rowid, s in rows:
+            module = self.db.execute("SELECT path, module, doc FROM code_files WHERE id = ?", (rowid,)).fetchone()
+            if not module:
+                continue
+            path = module[0]
             syms = [f"{q} (line {ln})" for q, ln in self.db.execute(
                 "SELECT qual, line FROM code_symbols WHERE path = ? ORDER BY line", (path,))
-                if wanted & set(tokens(q))][:6]
-            module = self.db.execute("SELECT module, doc FROM code_files WHERE path = ?", (path,)).fetchone()
-            text = ("defines " + ", ".join(syms)) if syms else (module[1] if module and module[1] else "")
-            hits.append(SearchHit(path, "code", module[0] if module else path,
-                                  text[:SNIPPET_CHARS], 0.9 * -s / top))
+                if wanted & set(query_terms(q, stop=False))][:6]
+            text = ("defines " + ", ".join(syms)) if syms else (module[2] or "")
+            hits.append(SearchHit(path, "code", module[1], text[:SNIPPET_CHARS], 0.9 * -s / top))
         return hits
 
     def code_view(self):
@@ -323,11 +339,13 @@ class SearchIndex:
         db = self.db
         return {
             "docs": sorted(db.execute("SELECT path, kind, title, hash FROM docs").fetchall()),
-            "docs_fts": sorted(db.execute("SELECT path, kind, title, body FROM docs_fts").fetchall()),
+            "docs_fts": sorted(db.execute("SELECT docs.path, docs_fts.title, body, extra FROM docs_fts "
+                                          "JOIN docs ON docs.id = docs_fts.rowid").fetchall()),
             "code_files": sorted(db.execute("SELECT path, module, lang, is_test, doc FROM code_files").fetchall()),
             "code_symbols": sorted(db.execute("SELECT path, name, kind, qual, line FROM code_symbols").fetchall()),
             "code_imports": sorted(db.execute("SELECT path, target FROM code_imports").fetchall()),
-            "code_fts": sorted(db.execute("SELECT path, names, body FROM code_fts").fetchall()),
+            "code_fts": sorted(db.execute("SELECT code_files.path, names, body FROM code_fts "
+                                          "JOIN code_files ON code_files.id = code_fts.rowid").fetchall()),
             "nodes": sorted(db.execute("SELECT id, kind, label, path FROM nodes").fetchall()),
             "edges": sorted(db.execute("SELECT src, dst, kind FROM edges").fetchall()),
         }

@@ -34,7 +34,11 @@ __all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", 
 MAX_TASK_CHARS = 60_000  # a huge task text is read at its head and tail (tracebacks end texts)
 
 _EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sh)"
-_PATH = re.compile(r"(?<![\w.])((?:[A-Za-z]:)?(?:[\w.\-~]+[/\\])*[\w\-]+\." + _EXT + r")(?![\w])")
+# path candidates are found in two linear steps (a run of path characters, then a check of its end),
+# never by one nested pattern: those backtrack for minutes on inputs like "a/a/a/..."
+_PATH_RUN = re.compile(r"[\w.\-~/\\:]+")
+_PATH_END = re.compile(r"(?:^|[/\\])[\w\-.]*[\w\-]\." + _EXT + r"$")
+_LINE_SUFFIX = re.compile(r"(?::\d+)+$")
 _FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w])")
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w{2,}(?![\w])|(?<=\.)[A-Za-z_]\w{2,}(?![\w])")
@@ -103,13 +107,18 @@ def extract_signals(text: str | None) -> Signals:
     for match in _FRAME.finditer(text):
         sig.frames.append((match.group(1).replace("\\", "/"), match.group(3) or ""))
     unframed = _FRAME.sub(" ", text)
-    for match in _PATH.finditer(unframed):
-        path = match.group(1).replace("\\", "/")
+    for match in _PATH_RUN.finditer(unframed):
+        run = _LINE_SUFFIX.sub("", match.group().rstrip(".:-"))
+        if len(run) > 400 or not _PATH_END.search(run):
+            continue
+        path = re.sub(r"^[A-Za-z]:(?=[/\\])", "", run).replace("\\", "/")
+        if "/" not in path and path.count(".") > 1:
+            continue  # a dotted name such as `pkg.mod.c`, handled as a dotted path
         sig.paths.append((path, 2.0 if match.start() < len(title) else 1.0))
     marked: set[str] = set()
     for match in _BACKTICK.finditer(text):
         marked.update(re.findall(r"[A-Za-z_]\w+", match.group(1)))
-    for match in re.finditer(r"([A-Za-z_]\w+)\s*\(", text):
+    for match in re.finditer(r"(?<!\w)([A-Za-z_]\w*)\s*\(", text):
         marked.add(match.group(1))
     for match in _DOTTED.finditer(text):
         dotted = match.group(1)
@@ -186,14 +195,15 @@ class CodeView:
         return [r[0] for r in self.db.execute("SELECT target FROM code_imports WHERE path = ?", (path,))]
 
     def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False) -> list[tuple[str, float]]:
-        """Files ranked by BM25 over their identifier tokens (non-test files only)."""
+        """Files ranked by BM25 over their identifier tokens (``tokenize.tokens``; test files are not in the table)."""
         terms = [w for w in dict.fromkeys(words) if len(w) > 1][:200]
         if not terms:
             return []
         query = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        weights = "0.0, 0.0, 1.0" if body_only else f"0.0, {NAMES_WEIGHT}, 1.0"
+        weights = "0.0, 1.0" if body_only else f"{NAMES_WEIGHT}, 1.0"
         try:
-            rows = self.db.execute(f"SELECT path, bm25(code_fts, {weights}) AS s FROM code_fts WHERE code_fts MATCH ? "
+            rows = self.db.execute(f"SELECT code_files.path, bm25(code_fts, {weights}) AS s FROM code_fts "
+                                   f"JOIN code_files ON code_files.id = code_fts.rowid WHERE code_fts MATCH ? "
                                    f"ORDER BY s LIMIT ?", (query, limit)).fetchall()
         except sqlite3.OperationalError:
             return []

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["tokens", "token_text", "split_identifier", "WORD", "STOPWORDS"]
+__all__ = ["tokens", "token_text", "split_identifier", "index_extra", "query_terms", "WORD", "STOPWORDS",
+           "FTS_TOKENIZE"]
+
+# FTS5 splits stored text itself (case-folded, `_` kept inside words); Python adds the identifier parts
+FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 
 # a run of identifier characters, optionally joined by dots, slashes or dashes
 WORD = re.compile(r"[^\W_][\w]*(?:[./\-:][^\W_][\w]*)*|_+[^\W_]\w*", re.UNICODE)
@@ -87,3 +91,65 @@ def _ident(word: str, parts: bool, stop: bool) -> list[str]:
 def token_text(text: str) -> str:
     """The space-joined token string stored in an FTS5 column."""
     return " ".join(tokens(text))
+
+
+_EXTRA: dict[str, tuple[str, ...]] = {}
+_RUN = re.compile(r"\w+")
+
+
+_JOINTS = re.compile(r"[./\-:]+")
+
+
+def _extra_for(word: str) -> tuple[str, ...]:
+    """What FTS5 alone would miss in one word: identifier parts, and a dotted path as one token."""
+    core = word.strip("_")
+    if not core:
+        return ()
+    low = core.lower()
+    out: list[str] = [low] if core != word and "_" not in core else []
+    if _JOINTS.search(core):
+        out.append(_JOINTS.sub("_", low)[:MAX_TOKEN])
+    pieces = _CASE.findall(core) if core.isascii() else split_identifier(core)
+    if len(pieces) > 1:
+        out.extend(p.lower() for p in pieces)
+    return tuple(out)
+
+
+def index_extra(text: str) -> str:
+    """Extra tokens to store beside ``text`` so identifier parts and whole paths are searchable.
+
+    FTS5 (unicode61, `_` a word character) already yields ``bulk_create``,
+    ``parsehttpresponse``, ``django``, ``db``; this adds ``bulk``, ``create``,
+    ``parse``, ``http``, ``response`` and ``django_db_models``. Only compound words
+    cost anything: plain words are skipped by one cached lookup.
+    """
+    out: list[str] = []
+    cache = _EXTRA
+    for word in WORD.findall(text):
+        if word.isalnum() and (word.islower() or word.isupper() or word.istitle()):
+            continue  # a plain word: FTS5 indexes it as it is
+        got = cache.get(word)
+        if got is None:
+            got = _extra_for(word)
+            if len(cache) > 200_000:
+                cache.clear()
+            cache[word] = got
+        if got:
+            out.extend(got)
+    return " ".join(out)
+
+
+def query_terms(text: str, *, stop: bool = True) -> list[str]:
+    """Terms to look up for a free-text query: plain words as FTS5 stores them, compounds by their parts."""
+    out: list[str] = []
+    for word in WORD.findall(text):
+        if word.isalnum() and (word.islower() or word.isupper() or word.istitle()):
+            terms = [word.lower()]
+        else:
+            core = word.strip("_")
+            if not core:
+                continue
+            pieces = _CASE.findall(core) if core.isascii() else split_identifier(core)
+            terms = [p.lower() for p in pieces] if len(pieces) > 1 else _RUN.findall(core.lower())
+        out.extend(t for t in terms if not (stop and t in STOPWORDS))
+    return list(dict.fromkeys(out))
