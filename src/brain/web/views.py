@@ -228,11 +228,16 @@ def notes_list(brain) -> list[str]:
 
 # -- usage --------------------------------------------------------------------------------------------------------
 class UsageCache:
-    """``brain stats`` figures, recomputed only when a transcript changed (a page load must stay fast)."""
+    """``brain stats`` figures, recomputed only when a transcript changed (a page load must stay fast).
 
-    def __init__(self) -> None:
+    The install date (a `git log` run) is looked up again at most every ``install_ttl`` seconds."""
+
+    def __init__(self, install_ttl: float = 300.0) -> None:
         self._key = None
         self._report = None
+        self._installed = None
+        self._installed_at = 0.0
+        self.install_ttl = install_ttl
 
     def report(self, brain):
         from ..log.stats import compute, discover, installed_at
@@ -246,8 +251,11 @@ class UsageCache:
                 continue
             key.append((str(path), fmt, st.st_size, st.st_mtime_ns))
         key = tuple(key)
+        if self._installed is None or time.monotonic() - self._installed_at > self.install_ttl:
+            self._installed, self._installed_at = installed_at(brain), time.monotonic()
+        key = (key, self._installed)
         if self._report is None or key != self._key:
-            self._report = compute(paths, installed_at(brain))
+            self._report = compute(paths, self._installed)
             self._key = key
         return self._report
 
