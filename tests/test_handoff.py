@@ -194,3 +194,32 @@ def test_concurrent_writers_from_several_processes_lose_no_turn(brain):
     state = brain.conversations.state("shared")
     assert state.turns == 120
     assert sorted(state.parties) == ["w0", "w1", "w2"]
+
+
+def test_an_interrupted_import_resumes_without_recording_a_turn_twice(brain, tmp_path):
+    from brain.log.importer import import_transcript
+    from brain.log.samples import Call, Task, claude_lines
+
+    tasks = [Task(f"Prompt number {i}.", [Call(1000, f"Answer number {i}.")]) for i in range(7)]
+    path = tmp_path / "t.jsonl"
+    path.write_text("\n".join(claude_lines("s", str(brain.repo), 1.7e9, tasks)) + "\n")
+    saved = []
+
+    class Killed(Exception):
+        pass
+
+    def progress(offset):
+        saved.append(offset)
+        if len(saved) == 2:
+            raise Killed  # the hook is killed right after its second chunk
+
+    conv = brain.conversations
+    with pytest.raises(Killed):
+        import_transcript(conv, path, thread="t", person="p", agent="a", chunk=3, on_progress=progress)
+    done = conv.page("t", size=100).total
+    assert 0 < done < 14
+    result = import_transcript(conv, path, thread="t", person="p", agent="a", offset=saved[-1], chunk=3)
+    texts = [t.text for t in conv.page("t", size=100).turns]
+    assert len(texts) == 14 and len(set(texts)) == 14  # every prompt and answer once, in order
+    assert texts[0] == "Prompt number 0." and texts[-1] == "Answer number 6."
+    assert result.offset == path.stat().st_size

@@ -252,9 +252,15 @@ def _import(brain, payload: dict, state: dict, party: str) -> dict:
         return {"turns": 0}
     if state.get("transcript") != path:
         state["transcript"], state["offset"] = path, 0
+    sid = str(payload.get("session_id") or "unknown")
+
+    def progress(offset: int) -> None:  # saved after each chunk: a hook killed by its timeout re-imports nothing
+        state["offset"] = offset
+        _save_state(brain, sid, state)
+
     result = import_transcript(brain.conversations, Path(path), thread=brain.thread_between("person", party),
                                person="person", agent=party, offset=int(state.get("offset", 0)), fmt="claude",
-                               root=brain.repo)
+                               root=brain.repo, on_progress=progress)
     state["offset"] = result.offset
     state["edited"] = sorted(set(state.get("edited", [])) | set(result.edited))[:200]
     return result.to_dict()

@@ -77,6 +77,23 @@ class Conversations:
             self._save(turn.thread, state)
         return Recorded(turn.thread, written, state.turns, handoff_path(turn.thread))
 
+    def record_many(self, turns: list[Turn]) -> Recorded | None:
+        """Record turns of one thread in one go: each appended and folded, the handoff written once."""
+        if not turns:
+            return None
+        thread = turns[0].thread
+        if any(t.thread != thread for t in turns):
+            raise InvalidInput("record_many takes the turns of one thread", field="thread")
+        written = 0
+        with self.log.lock(thread):
+            state = self.state(thread)
+            for turn in turns:
+                turn = self.log.redacted(turn)
+                written += self.log.append(turn, redact=False)
+                state = self.summarizer.fold(state, turn)
+            self._save(thread, state)
+        return Recorded(thread, written, state.turns, handoff_path(thread))
+
     async def arecord(self, turn: Turn, summarizer: AsyncSummarizer | None = None) -> Recorded:
         """Record with an asynchronous (e.g. LLM) summarizer; the append never waits on it.
 

@@ -63,6 +63,7 @@ class Counters:
     skipped: int = 0  # torn or foreign lines
     bytes: int = 0
     position: int = 0  # offset just past the last complete line read
+    line_start: int = 0  # offset of the line the last event came from
     session: str = ""
     cwd: str = ""
 
@@ -115,6 +116,7 @@ def _lines(path: Path, start: int, counters: Counters) -> Iterator[dict]:
                 if raw.strip():
                     counters.skipped += 1  # torn: being written, or cut by a crash
                 break
+            counters.line_start = counters.position
             counters.position += len(raw)
             if not raw.strip():
                 continue
