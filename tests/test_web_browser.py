@@ -146,12 +146,15 @@ def test_claims_board_decision(site, page):
     expect(overlap).to_contain_text("auth/__init__.py")
     expect(page.locator("h2", has_text="Overlaps")).to_contain_text("1 undecided")
     overlap.get_by_text("Decide").click()
+    expect(page.locator("aside#decide-panel #decision")).to_be_visible()
     page.fill("#decision", "build keeps auth; review rebases after")
     if kind == "sqlite":
         shot(page, "claims-deciding")
     page.get_by_role("button", name="Record decision").click()
     expect(page.locator("li.overlap .decision")).to_contain_text("build keeps auth; review rebases after")
     expect(page.locator(".flash")).to_contain_text("Decision recorded")
+    expect(page.locator("aside#decide-panel")).to_contain_text("Recorded.")  # the form is cleared, in its place
+    expect(page.locator("#decision")).to_have_count(0)
     assert b.coord.overlaps()[0].decision == "build keeps auth; review rebases after"
     if kind == "sqlite":
         shot(page, "claims-decided")
