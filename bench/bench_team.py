@@ -1,0 +1,184 @@
+"""Team server under load: 64 concurrent clients over authenticated HTTP (loopback only).
+
+Each client is the official MCP SDK client with its own bearer token (so its own
+session), talking streamable HTTP to one `python -m brain serve --http` process.
+Every client runs a bounded loop of each operation; latency is timed at the client
+(HTTP, JSON-RPC, bearer check, tool, backend). Baseline in the same run: the same
+loop with one client, so the table shows what concurrency costs.
+
+    python bench/bench_team.py                          # SQLite backend
+    python bench/bench_team.py --postgres postgresql://postgres@127.0.0.1:5432/test
+    # prints a table and writes bench/results/team.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LISTENING = "brain MCP server listening on "
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = max(0, min(len(values) - 1, int(round(q / 100 * (len(values) - 1)))))
+    return values[k]
+
+
+def setup(root: Path, clients: int, backend: str | None) -> tuple[Path, dict, list[str]]:
+    repo = root / "project"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    env = {**os.environ, "BRAIN_HOME": str(root / "home"), "BRAIN_MACHINE": "bench"}
+    env.pop("BRAIN_BACKEND", None)
+    if backend:
+        env["BRAIN_BACKEND"] = backend
+    from brain.workspace import init_brain
+
+    b, _ = init_brain(repo, env=env)
+    b.write("now.md", "# Now\n\nLoad test of the team server.\n")
+    for i in range(40):
+        b.write(f"notes/n{i}.md", f"# note {i}\n\npayment retry webhook details {i}\n")
+    tokens = [b.tokens.create(f"agent{i:02d}", role="worker", machine=f"m{i:02d}")[0] for i in range(clients)]
+    return repo, env, tokens
+
+
+def start_server(repo: Path, env: dict):
+    proc = subprocess.Popen([sys.executable, "-m", "brain", "serve", "--http", "--port", "0"], cwd=repo, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            raise SystemExit(f"server exited (code {proc.wait()})")
+        if line.startswith(LISTENING):
+            return proc, line[len(LISTENING):].strip()
+    proc.kill()
+    raise SystemExit("server did not listen within 60 s")
+
+
+def client(url: str, token: str):
+    """The SDK client with its bearer token; TCP_NODELAY on its socket (as production HTTP clients set),
+    else each request's headers and body wait on the server's delayed ACK (about 40 ms)."""
+    import socket
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    base = create_mcp_http_client()
+    transport = httpx2.AsyncHTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=base.timeout,
+                              follow_redirects=True, transport=transport)
+    return Client(streamable_http_client(url, http_client=http))
+
+
+async def run_clients(url: str, tokens: list[str], loops: int) -> dict[str, list[float]]:
+    """Every client connects, learns its session, then runs ``loops`` of boot, claim and signal."""
+    timings: dict[str, list[float]] = {"boot": [], "claim": [], "signal": []}
+    ready = asyncio.Event()
+    sessions: list[str | None] = [None] * len(tokens)
+    connected = 0
+
+    async def one(i: int, token: str):
+        nonlocal connected
+        async with client(url, token) as c:
+            me = (await c.call_tool("brain_sessions", {})).structured_content["you"]
+            sessions[i] = me
+            connected += 1
+            if connected == len(tokens):
+                ready.set()
+            await asyncio.wait_for(ready.wait(), 120)
+            peer = sessions[(i + 1) % len(tokens)]
+            for n in range(loops):
+                for kind, tool, args in (
+                        ("boot", "brain_boot", {"task": "add a retry to the payment webhook", "budget": 2000}),
+                        ("claim", "brain_claim", {"item": f"src/mod{i}/file{n}.py", "ttl": 600}),
+                        ("signal", "brain_signal", {"target": peer, "text": f"ping {n}"})):
+                    t0 = time.perf_counter()
+                    result = await c.call_tool(tool, args)
+                    timings[kind].append(time.perf_counter() - t0)
+                    if result.is_error:
+                        raise RuntimeError(f"{tool} failed: {result.content}")
+
+    start = time.perf_counter()
+    await asyncio.wait_for(asyncio.gather(*(one(i, t) for i, t in enumerate(tokens))), 1800)
+    timings["_wall"] = [time.perf_counter() - start]
+    return timings
+
+
+def summarize(timings: dict[str, list[float]], clients: int) -> dict:
+    out = {}
+    for kind in ("boot", "claim", "signal"):
+        values = timings[kind]
+        total = sum(values)
+        out[kind] = {"ops": len(values), "p50_ms": round(percentile(values, 50) * 1000, 2),
+                     "p99_ms": round(percentile(values, 99) * 1000, 2),
+                     # concurrent throughput: ops completed per second of wall time spent in this kind
+                     "ops_per_s": round(len(values) / (total / clients), 1) if total else None}
+    out["wall_s"] = round(timings["_wall"][0], 2)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=64)
+    parser.add_argument("--loops", type=int, default=10, help="operations of each kind per client")
+    parser.add_argument("--postgres", metavar="URL", help="run the coordination on PostgreSQL (fresh schema)")
+    args = parser.parse_args()
+    sys.path.insert(0, str(HERE.parent / "src"))
+    results = {"clients": args.clients, "loops": args.loops, "backend": "postgresql" if args.postgres else "sqlite"}
+    schema_ctx = None
+    backend = None
+    if args.postgres:
+        from brain.backends.testing import isolated_postgres
+
+        schema_ctx = isolated_postgres(args.postgres, prefix="brain_bench")
+        backend = schema_ctx.__enter__()
+    try:
+        for label, n in (("one_client", 1), ("concurrent", args.clients)):
+            with tempfile.TemporaryDirectory() as tmp:
+                repo, env, tokens = setup(Path(tmp), n, backend)
+                proc, url = start_server(repo, env)
+                try:
+                    timings = asyncio.run(run_clients(url, tokens, args.loops))
+                finally:
+                    proc.send_signal(signal.SIGINT)
+                    try:
+                        proc.wait(timeout=30)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                results[label] = summarize(timings, n)
+            if backend:  # a fresh schema for the second run
+                schema_ctx.__exit__(None, None, None)
+                schema_ctx = isolated_postgres(args.postgres, prefix="brain_bench")
+                backend = schema_ctx.__enter__()
+    finally:
+        if schema_ctx is not None:
+            schema_ctx.__exit__(None, None, None)
+    print(f"team server, {results['backend']}, {args.clients} clients x {args.loops} loops (loopback HTTP, bearer tokens)")
+    print(f"{'op':<8}{'1 client ops/s':>16}{'p99 ms':>9}{f'{args.clients} clients ops/s':>20}{'p50 ms':>9}{'p99 ms':>9}")
+    for kind in ("boot", "claim", "signal"):
+        one, many = results["one_client"][kind], results["concurrent"][kind]
+        print(f"{kind:<8}{one['ops_per_s']:>16}{one['p99_ms']:>9}{many['ops_per_s']:>20}{many['p50_ms']:>9}"
+              f"{many['p99_ms']:>9}")
+    out = HERE / "results" / f"team{'-postgres' if args.postgres else ''}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"wrote {out.relative_to(HERE.parent)}")
+
+
+if __name__ == "__main__":
+    main()
