@@ -147,3 +147,70 @@ def test_cli_install_and_uninstall(brain, tmp_path):
     assert not (brain.repo / ".mcp.json").exists() and not (brain.repo / ".claude" / "settings.json").exists()
     assert not (tmp_path / "h" / ".codex" / "config.toml").exists()
     assert "claude-code" in run("install", "--help").stdout
+
+
+# -- text-level JSON edits: the user's bytes stay ----------------------------------------------------------------
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from brain.hooks.jsonedit import add_element, add_member, find, scan  # noqa: E402
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.text(max_size=8),
+                    st.floats(allow_nan=False, allow_infinity=False, width=32))
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                       st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+                      max_leaves=12)
+STYLES = st.sampled_from([None, 2, 4, "\t", "compact"])
+
+
+def styled(value, style) -> str:
+    if style == "compact":
+        return json.dumps(value, separators=(",", ":"))
+    return json.dumps(value, indent=style, ensure_ascii=False) + ("\n" if style else "")
+
+
+def only_whitespace_changed(before: str, after: str) -> bool:
+    """``after`` is ``before`` with one piece inserted (whitespace at the insertion point may change)."""
+    i = 0
+    while i < min(len(before), len(after)) and before[i] == after[i]:
+        i += 1
+    j = 0
+    while j < min(len(before), len(after)) - i and before[-1 - j] == after[-1 - j]:
+        j += 1
+    return before[i: len(before) - j].strip() == ""
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), VALUES, max_size=4), STYLES, VALUES,
+       st.lists(VALUES, max_size=3), st.sampled_from(["member", "nested", "element"]))
+def test_inserting_keeps_every_other_byte(data, style, value, array, where):
+    data = {k: v for k, v in data.items() if k not in ("brain", "arr", "obj")}
+    data["arr"] = array
+    data["obj"] = {"x": 1} if where == "nested" and array else {}
+    text = styled(data, style)
+    root = scan(text)
+    if where == "member":
+        out, expected = add_member(text, root, "brain", value), {**data, "brain": value}
+    elif where == "nested":
+        out, expected = add_member(text, find(root, "obj"), "brain", value), {**data, "obj": {**data["obj"], "brain": value}}
+    else:
+        out, expected = add_element(text, find(root, "arr"), value), {**data, "arr": [*array, value]}
+    assert json.loads(out) == expected
+    assert only_whitespace_changed(text, out)
+
+
+def test_install_keeps_the_users_formatting_byte_for_byte(brain):
+    settings = brain.repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(USER_SETTINGS, encoding="utf-8")
+    (brain.repo / ".mcp.json").write_text(USER_MCP, encoding="utf-8")
+    claude.install(brain, ARGV)
+    for before in (USER_SETTINGS, USER_MCP):
+        path = settings if before is USER_SETTINGS else brain.repo / ".mcp.json"
+        after = path.read_text(encoding="utf-8")
+        for line in before.splitlines():
+            assert line.rstrip(",") in after  # every line of the user's, as written (a comma may follow now)
+    after = settings.read_text(encoding="utf-8")
+    assert '{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}' in after
+    claude.install(brain, ARGV)  # re-install starts again from the user's bytes
+    assert settings.read_text(encoding="utf-8") == after

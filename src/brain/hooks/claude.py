@@ -24,7 +24,9 @@ import time
 from pathlib import Path
 
 from ..errors import IntegrationConflict, InvalidInput
-from .jsonfile import read_json_file, sha256_text, write_json_file
+from ..memory.files import atomic_write_bytes
+from .jsonedit import add_element, add_member, find, scan
+from .jsonfile import dump_json, read_json_file, sha256_text, write_json_file
 
 __all__ = ["install", "uninstall", "handle", "HOOK_EVENTS", "MAX_CONTEXT_CHARS", "hook_command", "client_pid"]
 
@@ -109,27 +111,79 @@ def _read_manifest(path: Path) -> dict:
         return {}
 
 
+def _base_text(rel: str, text: str | None, data: dict, entry: dict | None, has_ours: bool, strip) -> str | None:
+    """The text to add brain's entries to: the user's own file, without any earlier brain entries."""
+    if not has_ours:
+        return text
+    if entry and entry.get("written") == sha256_text(text) and "original" in entry:
+        return entry["original"]  # untouched since the last install: start again from the user's bytes
+    return dump_json(strip(data), text)  # edited since: brain's old entries out, formatting normalized
+
+
+def _with_server(text: str | None, entry: dict) -> str:
+    if text is None or not text.strip():
+        return dump_json({"mcpServers": {"brain": entry}}, text)
+    root = scan(text)
+    servers = find(root, "mcpServers")
+    if servers is None:
+        return add_member(text, root, "mcpServers", {"brain": entry})
+    return add_member(text, servers, "brain", entry)
+
+
+def _with_hooks(text: str | None, brain_argv: list[str]) -> str:
+    if text is None or not text.strip():
+        return dump_json(_add_hooks({}, brain_argv), text)
+    for event, (matcher, sub, timeout) in HOOK_EVENTS.items():
+        group: dict = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": hook_command(brain_argv, sub), "timeout": timeout}]
+        root = scan(text)
+        hooks = find(root, "hooks")
+        if hooks is None:
+            text = add_member(text, root, "hooks", {event: [group]})
+        elif find(hooks, event) is None:
+            text = add_member(text, hooks, event, [group])
+        else:
+            text = add_element(text, find(hooks, event), group)
+    return text
+
+
 def install(brain, brain_argv: list[str], *, local: bool = False) -> dict:
-    """Add the MCP entry and the hooks; idempotent; refuses (writing nothing) on a foreign `brain` server."""
+    """Add the MCP entry and the hooks; idempotent; refuses (writing nothing) on a foreign `brain` server.
+
+    The entries are inserted as text into the user's files, so every byte of theirs stays as it was."""
     settings_rel = ".claude/settings.local.json" if local else ".claude/settings.json"
     targets = {".mcp.json": brain.repo / ".mcp.json", settings_rel: brain.repo / settings_rel}
     manifest_path = _manifest_path(brain)
     manifest = _read_manifest(manifest_path)
     files = manifest.get("files", {})
-    planned = {}
+    # validate everything first: nothing is written unless both files can be
     mcp, mcp_text = read_json_file(targets[".mcp.json"])
     servers = mcp.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise InvalidInput(".mcp.json `mcpServers` is not an object; nothing was changed", field="mcpServers")
     if "brain" in servers and not _is_our_server(servers["brain"]):
         raise IntegrationConflict(".mcp.json", "mcpServers.brain")
-    planned[".mcp.json"] = ({**mcp, "mcpServers": {**servers, "brain": _server_entry(brain_argv)}}, mcp_text)
     settings, settings_text = read_json_file(targets[settings_rel])
-    planned[settings_rel] = (_add_hooks(_strip_hooks(settings), brain_argv), settings_text)
+    _add_hooks(_strip_hooks(settings), brain_argv)  # raises on a `hooks` that is not an object of lists
+
+    def strip_server(data: dict) -> dict:
+        rest = {k: v for k, v in data.get("mcpServers", {}).items() if k != "brain"}
+        return {**data, "mcpServers": rest}
+
+    base = _base_text(".mcp.json", mcp_text, mcp, files.get(".mcp.json"), "brain" in servers, strip_server)
+    planned = {".mcp.json": (_with_server(base, _server_entry(brain_argv)), base)}
+    has_hooks = _strip_hooks(settings) != settings
+    base = _base_text(settings_rel, settings_text, settings, files.get(settings_rel), has_hooks, _strip_hooks)
+    planned[settings_rel] = (_with_hooks(base, brain_argv), base)
     written = {}
-    for rel, (data, original) in planned.items():  # everything was validated: now write
-        text = write_json_file(targets[rel], data, original)
-        entry = files.get(rel) or {"original": original}
+    for rel, (text, original) in planned.items():
+        json.loads(text)  # what we write parses
+        targets[rel].parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(targets[rel], text.encode("utf-8"))
+        entry = dict(files.get(rel) or {})
+        if "original" not in entry or entry.get("written") != sha256_text(
+                mcp_text if rel == ".mcp.json" else settings_text):
+            entry["original"] = original
         entry["written"] = sha256_text(text)
         written[rel] = entry
     manifest = {"client": CLIENT, "at": manifest.get("at", time.time()), "command": brain_argv,
