@@ -85,3 +85,19 @@ def test_decisions_slot_and_cli(brain):
                          capture_output=True, text=True, env=env)
     assert out.returncode == 0
     assert [d["number"] for d in json.loads(out.stdout)] == [1]
+
+
+def test_dependency_exposes_keeps_only_the_modules_used(brain):
+    repo = brain.repo
+    write(repo, "app/__init__.py", "from lib import alpha\nfrom lib.beta import thing\n\ndef run() -> None:\n    alpha.go(); thing()\n")
+    write(repo, "lib/__init__.py", "")
+    write(repo, "lib/alpha.py", "def go() -> None:\n    '''Go now.'''\n")
+    write(repo, "lib/beta.py", "def thing() -> int:\n    return 1\n")
+    write(repo, "lib/gamma.py", "def unused_helper() -> str:\n    return ''\n")
+    brain.map()
+    text = brain.boot(module="app", record=False).text
+    dep = text[text.index("## Dependency `lib`"):]
+    assert "### Exposes (the parts used)" in dep
+    assert "`go() -> None` — Go now." in dep and "`thing() -> int`" in dep
+    assert "unused_helper" not in dep and "Also exposes (not used here): `lib.gamma`" in dep
+    assert "brain:uses" not in text

@@ -29,6 +29,7 @@ __all__ = ["Card", "MapReport", "Module", "build_map", "load_card", "load_cards"
            "card_rel_path", "integration_text", "card_body"]
 
 _DEP_LINE = re.compile(r"^- `([^`]+)` \((\d+) files?:", re.M)
+_USES_LINE = re.compile(r"^<!-- brain:uses (.+) ([\w.,]+) -->$", re.M)
 
 
 @dataclass
@@ -43,6 +44,7 @@ class Card:
     files: tuple[str, ...] = ()   # repository-relative source files
     dependencies: list[str] = field(default_factory=list)   # internal modules, most imported first
     intact: bool = True
+    uses: dict[str, list[str]] = field(default_factory=dict)  # dependency -> Python modules used from it
 
     def section(self, name: str) -> str:
         return self.sections.get(name, "")
@@ -107,9 +109,11 @@ def load_card(brain, module: str, *, check_stale: bool = True, mapper: Mapper | 
     if doc is None:
         return None
     parsed = parse_card(doc.text)
-    deps = [m.group(1) for m in _DEP_LINE.finditer(parsed.sections.get("Dependencies", ""))]
+    deps_text = parsed.sections.get("Dependencies", "")
+    deps = [m.group(1) for m in _DEP_LINE.finditer(deps_text)]
+    uses = {m.group(1): m.group(2).split(",") for m in _USES_LINE.finditer(deps_text)}
     card = Card(name, rel, doc.text, parsed.sections, parsed.human if parsed.human_written else "", parsed.source_hash,
-                None, (), deps, parsed.intact)
+                None, (), deps, parsed.intact, uses)
     own = mapper is None
     mapper = mapper or _mapper(brain)
     mod = next((m for m in mapper.modules() if m.name == name), None)
@@ -129,7 +133,7 @@ def card_body(card: Card) -> str:
     """The card as the boot shows it: markers and the title dropped, headings one level down."""
     lines = []
     for line in card.text.splitlines():
-        if line in (BEGIN, END) or SOURCE_RE.match(line) or line.startswith("# Module `"):
+        if line.startswith("<!-- brain:") or line.startswith("# Module `"):
             continue
         lines.append(_demote(line))
     text = "\n".join(lines).strip("\n") + "\n"
@@ -142,12 +146,53 @@ def _demote(line: str) -> str:
     return "#" + line if line.startswith("## ") or line.startswith("### ") else line
 
 
-def integration_text(card: Card) -> str:
-    """What a dependent module needs to integrate: Exposes, How to use, Contract."""
+_BLOCK_HEAD = re.compile(r"^### `([^`]+)`")
+_LINE_BLOCK = re.compile(r"^- `([^`]+)`(?: \(\d+ modules alike\))?: ")
+
+
+def _exposes_for(exposes: str, used: list[str]) -> tuple[str, list[str]]:
+    """(blocks of the Exposes section about the used Python modules, dotted names of the other blocks)."""
+    blocks: list[tuple[str | None, list[str]]] = []
+    for line in exposes.splitlines():
+        head = _BLOCK_HEAD.match(line) or _LINE_BLOCK.match(line)
+        if head:
+            blocks.append((head.group(1), [line]))
+        elif line.startswith("_") or not blocks:
+            blocks.append((None, [line]))
+        else:
+            blocks[-1][1].append(line)
+    wanted = set(used)
+    kept, others = [], []
+    for dotted, lines in blocks:
+        if dotted is None:
+            continue
+        if dotted in wanted:
+            kept.append("\n".join(lines).strip("\n"))
+        else:
+            others.append(dotted)
+    return "\n\n".join(kept), others
+
+
+def integration_text(card: Card, used: list[str] | None = None) -> str:
+    """What a dependent module needs to integrate: Exposes, How to use, Contract.
+
+    With ``used`` (the Python modules the dependent imports from this one), Exposes keeps
+    only their blocks and names the others, so more dependencies fit in a boot."""
     parts = []
-    for name in ("Exposes", "Entry points"):
-        if card.section(name) and name == "Exposes":
-            parts.append("### Exposes\n\n" + "\n".join(_demote(x) for x in card.section(name).splitlines()))
+    exposes = card.section("Exposes")
+    if exposes:
+        if used:
+            kept, others = _exposes_for(exposes, used)
+            if kept:
+                body = "\n".join(_demote(x) for x in kept.splitlines())
+                if others:
+                    body += "\n\nAlso exposes (not used here): " + ", ".join(f"`{o}`" for o in others[:30]) + \
+                        (" …" if len(others) > 30 else "")
+                parts.append("### Exposes (the parts used)\n\n" + body)
+            else:
+                parts.append("### Exposes\n\n" + "\n".join(_demote(x) for x in exposes.splitlines()))
+        else:
+            parts.append("### Exposes\n\n" + "\n".join(_demote(x) for x in exposes.splitlines()))
     if card.human:
         parts.append("### How to use\n\n" + card.human.strip("\n"))
     if card.section("Contract"):

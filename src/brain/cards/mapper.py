@@ -27,7 +27,7 @@ from .project import PROJECT_FILES, ProjectInfo, load_project
 
 __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 Progress = Callable[[int, int, str], None]
 
 
@@ -161,6 +161,10 @@ class Mapper:
                 return table[probe]
             probe = probe.rpartition(".")[0]
         return None
+
+    def is_module(self, dotted: str) -> bool:
+        self.resolve(dotted)  # builds the table
+        return dotted in (self._dotted_to_module or {})
 
     def node_packages(self) -> dict[str, str]:
         """npm package name -> module, from the package.json of each module."""
@@ -356,7 +360,7 @@ class Mapper:
             if pkg:
                 node_declared.update(pkg.get("declared") or {})
         inp = RenderInput(module=module, source_hash=source_hash, facts=facts, dotted=self.dotted(), resolve=self.resolve,
-                          resolve_node=self.resolve_node, project=self.project(), contract=contract,
+                          resolve_node=self.resolve_node, is_module=self.is_module, project=self.project(), contract=contract,
                           contract_path=".brain/" + contract_rel_path(module.name), exposes_budget=self.exposes_budget,
                           node_declared=node_declared)
         return render_generated(inp)

@@ -8,6 +8,7 @@ signatures, then methods, then signatures), and says so when it did.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -22,6 +23,7 @@ __all__ = ["RenderInput", "render_generated", "python_blocks", "node_blocks", "e
 MAX_ROUTES = 60
 MAX_FILES_LISTED = 200
 MAX_IMPORT_NAMES = 4
+_DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 
 NODE_BUILTINS = frozenset({
     "assert", "async_hooks", "buffer", "child_process", "cluster", "console", "constants", "crypto", "dgram", "dns",
@@ -39,6 +41,7 @@ class RenderInput:
     dotted: dict[str, str]                       # python path -> dotted module name
     resolve: Callable[[str], str | None]         # dotted python module -> brain module
     resolve_node: Callable[[str, str], str | None] = lambda spec, path: None  # import spec, from file -> module
+    is_module: Callable[[str], bool] = lambda dotted: False                  # a dotted name is a Python module
     project: ProjectInfo = field(default_factory=ProjectInfo)
     contract: Contract | None = None
     contract_path: str = ""
@@ -377,20 +380,22 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
         if path.endswith((".py", ".pyi")):
             for target, names in facts.get("imports") or []:
                 top = target.split(".")[0]
-                resolved = None
+                pairs = set()
                 for name in names or [None]:
-                    resolved = inp.resolve(f"{target}.{name}") if name and name != "*" else None
-                    resolved = resolved or inp.resolve(target)
+                    full = f"{target}.{name}" if name and name != "*" else None
+                    if full and inp.is_module(full):  # `from pkg import submodule`
+                        pairs.add((inp.resolve(full), full))
+                    else:
+                        pairs.add((inp.resolve(target), target))
+                for resolved, used in sorted(pairs, key=lambda p: (p[0] or "", p[1])):
                     if resolved:
-                        break
-                if resolved:
-                    if resolved != module.name:
-                        internal.setdefault(resolved, set()).add(target)
-                        if resolved not in seen_here:
-                            counts[resolved] = counts.get(resolved, 0) + 1
-                            seen_here.add(resolved)
-                elif top not in STDLIB and top not in own_tops and top:
-                    external.add(top)
+                        if resolved != module.name:
+                            internal.setdefault(resolved, set()).add(used)
+                            if resolved not in seen_here:
+                                counts[resolved] = counts.get(resolved, 0) + 1
+                                seen_here.add(resolved)
+                    elif top not in STDLIB and top not in own_tops and top:
+                        external.add(top)
         else:
             for spec in facts.get("imports") or []:
                 resolved = inp.resolve_node(spec, path)
@@ -413,6 +418,11 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
         more = f" and {len(targets) - MAX_IMPORT_NAMES} more" if len(targets) > MAX_IMPORT_NAMES else ""
         n = counts.get(name, 0)
         internal_lines.append(f"- `{name}` ({n} file{'s' if n != 1 else ''}: {shown}{more})")
+    for name in sorted(internal, key=lambda n: (-counts.get(n, 0), n)):
+        # the Python modules this one uses from each dependency, for the boot (invisible when rendered)
+        used = [t for t in sorted(internal[name]) if _DOTTED.match(t)]
+        if used and "-->" not in name:
+            internal_lines.append(f"<!-- brain:uses {name} {','.join(used)} -->")
     external_lines = []
     for top in sorted(external):
         if top.startswith("npm:"):

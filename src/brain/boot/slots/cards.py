@@ -3,8 +3,9 @@
 The task's module comes from ``request.module`` (given by the caller, or inferred
 upstream from the task text). Its full card is one Part; each internal dependency,
 most imported first, is a separate Part carrying only Exposes, How to use and Contract,
-so the packer keeps what fits and names the rest. A card whose code changed since it
-was built says so in its title.
+so the packer keeps what fits and names the rest. A dependency's Exposes keeps only the
+blocks of the Python modules the task module imports from it (the others are named). A
+card whose code changed since it was built says so in its title.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def collect(brain, request) -> list[Part]:
             continue
         parts.append(Part("cards", f".brain/{dep_card.path}#integration",
                           f"Dependency `{dep_card.module}`: exposes, how to use, contract{_stale_note(dep_card)}",
-                          integration_text(dep_card), f"brain read {dep_card.path}", files=tuple(dep_card.files)))
+                          integration_text(dep_card, card.uses.get(dep)), f"brain read {dep_card.path}",
+                          files=tuple(dep_card.files)))
     mapper.save_caches()
     return parts
