@@ -214,3 +214,18 @@ def test_install_keeps_the_users_formatting_byte_for_byte(brain):
     assert '{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo mine"}]}' in after
     claude.install(brain, ARGV)  # re-install starts again from the user's bytes
     assert settings.read_text(encoding="utf-8") == after
+
+
+def test_uninstall_after_a_user_edit_cuts_brains_entries_out_as_text(brain):
+    settings = brain.repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(USER_SETTINGS, encoding="utf-8")
+    (brain.repo / ".mcp.json").write_text(USER_MCP, encoding="utf-8")
+    claude.install(brain, ARGV)
+    edit = ('"env": {"FOO": "bär"}', '"env": {"FOO": "bär",   "NEW": "1"}')
+    settings.write_text(settings.read_text(encoding="utf-8").replace(*edit), encoding="utf-8")
+    mcp = brain.repo / ".mcp.json"
+    mcp.write_text(mcp.read_text().replace('"args": []', '"args": ["--v"]'), encoding="utf-8")
+    claude.uninstall(brain)
+    assert settings.read_text(encoding="utf-8") == USER_SETTINGS.replace(*edit)
+    assert mcp.read_text(encoding="utf-8") == USER_MCP.replace('"args": []', '"args": ["--v"]')

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from ..errors import IntegrationConflict, InvalidInput
 from ..memory.files import atomic_write_bytes
-from .jsonedit import add_element, add_member, find, scan
-from .jsonfile import dump_json, read_json_file, sha256_text, write_json_file
+from .jsonedit import add_element, add_member, find, remove_element, remove_member, scan
+from .jsonfile import dump_json, read_json_file, sha256_text
 
 __all__ = ["install", "uninstall", "handle", "HOOK_EVENTS", "MAX_CONTEXT_CHARS", "hook_command", "client_pid"]
 
@@ -213,29 +213,53 @@ def uninstall(brain) -> dict:
                 path.write_bytes(original.encode("utf-8"))
             changed.append(rel)
             continue
-        if rel == ".mcp.json":
-            servers = data.get("mcpServers")
-            if isinstance(servers, dict) and _is_our_server(servers.get("brain")):
-                rest = {k: v for k, v in servers.items() if k != "brain"}
-                had_servers = bool(original and original.strip() and '"mcpServers"' in original)
-                if rest or had_servers:
-                    data = {**data, "mcpServers": rest}
-                else:
-                    data = {k: v for k, v in data.items() if k != "mcpServers"}
-            else:
-                continue
-        else:
-            stripped = _strip_hooks(data)
-            if stripped == data:
-                continue
-            data = stripped
-        if not data and original is None:
+        new = _without_ours(rel, text, original)
+        if new is None:
+            continue
+        if not json.loads(new) and original is None:
             path.unlink()
         else:
-            write_json_file(path, data, text)
+            atomic_write_bytes(path, new.encode("utf-8"))
         changed.append(rel)
     manifest_path.unlink(missing_ok=True)
     return {"client": CLIENT, "files": sorted(changed)}
+
+
+def _without_ours(rel: str, text: str, original: str | None) -> str | None:
+    """``text`` with brain's entries cut out as text (the user's edits and layout stay); None if none."""
+    if not text.strip():
+        return None
+    if rel == ".mcp.json":
+        servers = find(scan(text), "mcpServers")
+        node = find(servers, "brain") if servers is not None else None
+        if node is None or not _is_our_server(json.loads(text[node.start:node.end])):
+            return None
+        text = remove_member(text, servers, "brain")
+        had_servers = bool(original and '"mcpServers"' in original)
+        if not json.loads(text).get("mcpServers") and not had_servers:
+            text = remove_member(text, scan(text), "mcpServers")
+        return text
+    changed = False
+    while True:
+        root = scan(text)
+        hooks = find(root, "hooks")
+        if hooks is None or hooks.kind != "object":
+            break
+        hit = next(((event, arr, i) for event, _, arr in hooks.members if arr.kind == "array"
+                    for i, item in enumerate(arr.items) if _is_ours(json.loads(text[item.start:item.end]))), None)
+        if hit is None:
+            break
+        event, arr, index = hit
+        text = remove_element(text, arr, index)
+        changed = True
+        root = scan(text)
+        hooks = find(root, "hooks")
+        if not find(hooks, event).items:  # brain's group was the event's only one
+            text = remove_member(text, hooks, event)
+            root = scan(text)
+            if not find(root, "hooks").members and not (original and '"hooks"' in original):
+                text = remove_member(text, root, "hooks")
+    return text if changed else None
 
 
 # -- hook events ---------------------------------------------------------------------------------------------------

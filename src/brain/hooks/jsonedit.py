@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Node", "scan", "find", "add_member", "add_element"]
+__all__ = ["Node", "scan", "find", "add_member", "add_element", "remove_member", "remove_element"]
 
 _WS = " \t\n\r"
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -162,3 +162,45 @@ def add_member(text: str, obj: Node, key: str, value) -> str:
 def add_element(text: str, arr: Node, value) -> str:
     unit = _unit(text)
     return _insert(text, arr, "]", lambda indent: _dump(value, indent, unit))
+
+
+def _remove(text: str, starts: list[int], children: list[Node], index: int) -> str:
+    if len(children) == 1:  # the only entry: the container becomes empty, brackets kept where they were
+        return text[: _open_after(text, starts[0])] + text[_close_before(text, children[0].end):]
+    if index == len(children) - 1:  # the last entry: from the end of the previous one
+        return text[: children[index - 1].end] + text[_close_before(text, children[index].end):]
+    return text[: starts[index]] + text[starts[index + 1]:]
+
+
+def _open_after(text: str, offset: int) -> int:
+    """Just past the bracket that opens the container whose first entry starts at ``offset``."""
+    i = offset - 1
+    while text[i] in _WS:
+        i -= 1
+    return i + 1
+
+
+def _close_before(text: str, offset: int) -> int:
+    """Where the whitespace before the closing bracket after ``offset`` ends (trailing whitespace kept)."""
+    i = offset
+    while text[i] in _WS:
+        i += 1
+    # keep the newline and indentation that precede the closing bracket
+    j = i
+    while j > offset and text[j - 1] in " \t":
+        j -= 1
+    if j > offset and text[j - 1] == "\n":
+        j -= 1
+        while j > offset and text[j - 1] == "\r":
+            j -= 1
+    return j
+
+
+def remove_member(text: str, obj: Node, key: str) -> str:
+    """``text`` without the member ``key`` of ``obj`` (its last occurrence), commas and layout kept tidy."""
+    index = max(i for i, (k, _, _) in enumerate(obj.members) if k == key)
+    return _remove(text, [at for _, at, _ in obj.members], [c for _, _, c in obj.members], index)
+
+
+def remove_element(text: str, arr: Node, index: int) -> str:
+    return _remove(text, [c.start for c in arr.items], arr.items, index)
