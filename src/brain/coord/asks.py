@@ -144,10 +144,15 @@ class AsksMixin:
             row = tx.execute("SELECT state, answer FROM asks WHERE ticket = ?", (ticket,))[0]
         return AskResult(OUTCOMES[row[0]], row[1], ticket)
 
-    def _resolve_in(self, tx, ticket: str, state: str, answer: str | None = None) -> bool:
+    def _resolve_in(self, tx, ticket: str, state: str, answer: str | None = None, *, target: str | None = None) -> bool:
+        """Resolve ``ticket`` from pending (only if asked of ``target`` when given); False if it was not pending."""
         now = self.clock()
-        rows = tx.execute("UPDATE asks SET state = ?, answer = ?, resolved = ? WHERE ticket = ? AND state = 'pending' "
-                          "RETURNING asker, target", (state, answer, now, ticket))
+        sql = "UPDATE asks SET state = ?, answer = ?, resolved = ? WHERE ticket = ? AND state = 'pending'"
+        params: list = [state, answer, now, ticket]
+        if target is not None:
+            sql += " AND target = ?"
+            params.append(target)
+        rows = tx.execute(sql + " RETURNING asker, target", params)
         if len(rows) != 1:
             return False
         asker, target = rows[0]
@@ -168,14 +173,12 @@ class AsksMixin:
         answer = check_text(answer, "answer", self.config.text_max)
         with self.backend.transaction() as tx:
             self._touch(tx, session)
-            rows = tx.execute("SELECT target, state FROM asks WHERE ticket = ?", (ticket,))
-            if not rows:
-                raise NotFound(f"ask {ticket}")
-            target, state = rows[0]
-            if target != session:
-                raise ReplyRefused(ticket, "not_target")
-            if state != "pending" or not self._resolve_in(tx, ticket, "replied", answer):
-                raise ReplyRefused(ticket, state)
+            if not self._resolve_in(tx, ticket, "replied", answer, target=session):  # the happy path: one update
+                rows = tx.execute("SELECT target, state FROM asks WHERE ticket = ?", (ticket,))
+                if not rows:
+                    raise NotFound(f"ask {ticket}")
+                target, state = rows[0]
+                raise ReplyRefused(ticket, "not_target" if target != session else state)
         return AskResult("reply", answer, ticket)
 
     def inbox(self, session: str) -> list[dict]:

@@ -91,28 +91,30 @@ class LiveState:
 
     def set_in(self, tx, key: str, values: dict, *, expected_revision: int | None = None,
                writer: str | None = None) -> LiveEntry:
-        """The one write path, inside a caller's transaction (asks use it to set Working/Done)."""
+        """The one write path, inside a caller's transaction (asks use it to set Working/Done).
+
+        One upsert that changes only the given fields and bumps the revision; with an
+        expected revision the row is read first (writers are serialised, so the check holds).
+        """
         now = self.clock()
-        rows = tx.execute("SELECT intent, progress, delegation, status, revision FROM livestate WHERE key = ?", (key,))
-        current = rows[0] if rows else None
-        actual = current[4] if current else None
-        if expected_revision is not None and expected_revision != (actual or 0):
-            raise RevisionConflict(key, expected_revision, actual)
-        merged = {"intent": "", "progress": "", "delegation": "", "status": "idle"}
-        if current:
-            merged.update(zip(("intent", "progress", "delegation", "status"), current[:4]))
-        merged.update(values)
-        revision = (actual or 0) + 1
-        tx.execute(
+        if expected_revision is not None:
+            rows = tx.execute("SELECT revision FROM livestate WHERE key = ?", (key,))
+            actual = rows[0][0] if rows else None
+            if expected_revision != (actual or 0):
+                raise RevisionConflict(key, expected_revision, actual)
+        fresh = {"intent": "", "progress": "", "delegation": "", "status": "idle", **values}
+        updates = "".join(f"{name} = excluded.{name}, " for name in ("intent", "progress", "delegation", "status")
+                          if name in values)
+        row = tx.execute(
             "INSERT INTO livestate (key, intent, progress, delegation, status, revision, writer, updated) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET intent = excluded.intent, "
-            "progress = excluded.progress, delegation = excluded.delegation, status = excluded.status, "
-            "revision = excluded.revision, writer = excluded.writer, updated = excluded.updated",
-            (key, merged["intent"], merged["progress"], merged["delegation"], merged["status"], revision, writer, now))
-        self._prune(tx, now)
+            f"VALUES (?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (key) DO UPDATE SET {updates}"
+            "revision = livestate.revision + 1, writer = excluded.writer, updated = excluded.updated "
+            "RETURNING intent, progress, delegation, status, revision",
+            (key, fresh["intent"], fresh["progress"], fresh["delegation"], fresh["status"], writer, now))[0]
+        if row[4] == 1 or row[4] % 32 == 0:  # only a new key can exceed max-N; TTL-expired rows are hidden by reads
+            self._prune(tx, now)
         tx.notify("brain_live")
-        return LiveEntry(key, merged["intent"], merged["progress"], merged["delegation"], merged["status"],
-                         revision, writer, now)
+        return LiveEntry(key, row[0], row[1], row[2], row[3], int(row[4]), writer, now)
 
     def _prune(self, tx, now: float) -> None:
         tx.execute("DELETE FROM livestate WHERE updated < ? OR key NOT IN (SELECT key FROM livestate "
