@@ -45,14 +45,26 @@ def in_process(b, fn, runs: int) -> list[float]:
     return out
 
 
-def over_stdio(repo: Path, runs: dict[str, int], mode: str) -> dict[str, list[float]]:
+def _children_cpu_seconds() -> float:
+    """CPU time (user + system) of this process's live children, from /proc (Linux): the server."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def over_stdio(repo: Path, runs: dict[str, int], mode: str) -> dict[str, dict]:
+    """Wall time of each call at the client, and the CPU both sides spent per call (immune to machine load)."""
     import anyio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "brain", "serve"], cwd=str(repo),
                                    env={"BRAIN_HOME": os.environ["BRAIN_HOME"]})
-    timings: dict[str, list[float]] = {}
+    out: dict[str, dict] = {}
 
     async def main():
         async with Client(params, mode=mode) as client:
@@ -60,19 +72,26 @@ def over_stdio(repo: Path, runs: dict[str, int], mode: str) -> dict[str, list[fl
                 for _ in range(10):  # warm: first calls import lazily and fill caches
                     assert not (await client.call_tool(name, arguments)).is_error
                 samples = []
+                client_cpu, server_cpu = time.process_time(), _children_cpu_seconds()
                 for _ in range(runs[name]):
                     start = time.perf_counter()
                     result = await client.call_tool(name, arguments)
                     samples.append((time.perf_counter() - start) * 1000)
                     assert not result.is_error
-                timings[name] = samples
+                out[name] = {"samples": samples,
+                             "client_cpu_ms": round((time.process_time() - client_cpu) * 1000 / runs[name], 3),
+                             "server_cpu_ms": round((_children_cpu_seconds() - server_cpu) * 1000 / runs[name], 3)}
 
     anyio.run(main)
-    return timings
+    return out
 
 
 def summary(samples: list[float]) -> dict[str, float]:
     return {"p50_ms": round(statistics.median(samples), 3), "p95_ms": round(percentile(samples, 0.95), 3)}
+
+
+def cpu(run: dict) -> dict[str, float]:
+    return {"client_cpu_ms": run["client_cpu_ms"], "server_cpu_ms": run["server_cpu_ms"]}
 
 
 def main() -> int:
@@ -97,21 +116,23 @@ def main() -> int:
         for name, (_, fn) in CALLS.items():
             results["tools"][name] = {
                 "in_process": summary(in_process(b, fn, runs[name])),
-                "stdio_2026": summary(stdio["auto"][name]),
-                "stdio_handshake": summary(stdio["legacy"][name]),
+                "stdio_2026": summary(stdio["auto"][name]["samples"]) | cpu(stdio["auto"][name]),
+                "stdio_handshake": summary(stdio["legacy"][name]["samples"]) | cpu(stdio["legacy"][name]),
             }
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
     print(f"MCP tool call over stdio, {args.notes} notes + {args.cards} cards, calls {runs} (ms)")
-    print(f"{'tool':<12} {'path':<26} {'p50':>8} {'p95':>8} {'p50 - library':>14}")
+    print(f"{'tool':<12} {'path':<26} {'p50':>8} {'p95':>8} {'p50 - library':>14} {'CPU/call client+server':>23}")
     labels = {"in_process": "library call (baseline)", "stdio_2026": "stdio, 2026-07-28 client",
               "stdio_handshake": "stdio, handshake client"}
     for name, rows in results["tools"].items():
         for key, label in labels.items():
             extra = rows[key]["p50_ms"] - rows["in_process"]["p50_ms"]
+            cpu_text = "" if key == "in_process" else \
+                f"{rows[key]['client_cpu_ms']:.2f} + {rows[key]['server_cpu_ms']:.2f}"
             print(f"{name:<12} {label:<26} {rows[key]['p50_ms']:>8.2f} {rows[key]['p95_ms']:>8.2f} "
-                  f"{'' if key == 'in_process' else f'{extra:+.2f}':>14}")
+                  f"{'' if key == 'in_process' else f'{extra:+.2f}':>14} {cpu_text:>23}")
     read = results["tools"]["brain_read"]
     worst = max(read["stdio_2026"]["p50_ms"], read["stdio_handshake"]["p50_ms"])
     print(f"target: a tool call over stdio p50 <= 5 ms (brain_read, worst client): "

@@ -43,6 +43,12 @@ def extra_group(tools: ToolRegistry) -> None:
         """An async tool returning a list, to test conversion."""
         return [{"n": 1}, {"n": 2}]
 
+    @tools.tool(inline=True)
+    def inline_read(brain, path: str) -> ToolOutput:
+        """A quick tool run on the event loop, to test the inline path and its error mapping."""
+        doc = brain.read(path)
+        return ToolOutput(doc.text, {"hash": doc.hash})
+
     @tools.tool()
     def raises_conflict(brain) -> str:
         """Always raises a BrainError subclass."""
@@ -70,9 +76,12 @@ def test_a_new_tool_group_is_served_with_its_types_and_errors(brain):
                 await client.call_tool("async_listing", {}),
                 await client.call_tool("raises_conflict", {}),
                 await client.call_tool("crashes", {}),
-                await client.call_tool("echo_upper", {"word": "ab", "loud": True}))
+                await client.call_tool("echo_upper", {"word": "ab", "loud": True}),
+                await client.call_tool("inline_read", {"path": "now.md"}),
+                await client.call_tool("inline_read", {"path": "../x"}))
 
-    tools, echo, listing, conflict, crash, unknown = serve_in_process(brain, registry_with_extra(), body)
+    tools, echo, listing, conflict, crash, unknown, inline, escape = serve_in_process(brain, registry_with_extra(),
+                                                                                      body)
     assert "brain_boot" in tools and "echo_upper" in tools
     assert tools["echo_upper"].input_schema["required"] == ["word"]
     assert tools["echo_upper"].input_schema["properties"]["times"]["type"] == "integer"
@@ -83,6 +92,8 @@ def test_a_new_tool_group_is_served_with_its_types_and_errors(brain):
     assert crash.is_error and crash.structured_content == {"error": "internal", "type": "RuntimeError",
                                                            "message": "boom"}
     assert unknown.is_error and unknown.structured_content["unknown"] == ["loud"]
+    assert not inline.is_error and inline.structured_content == {"hash": brain.read("now.md").hash}
+    assert escape.is_error and escape.structured_content["error"] == "path_escape"
 
 
 @pytest.mark.parametrize("mode,method", [("legacy", "initialize"), ("auto", "server/discover")])

@@ -66,6 +66,7 @@ class ToolDef:
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
+    inline: bool = False  # a sync tool run on the event loop rather than a worker thread
 
     @property
     def is_async(self) -> bool:
@@ -90,11 +91,16 @@ class ToolRegistry:
     close_hooks: list[CloseHook] = field(default_factory=list)
 
     def tool(self, name: str | None = None, *, title: str | None = None, description: str | None = None,
-             read_only: bool = False, destructive: bool = False, idempotent: bool = False):
+             read_only: bool = False, destructive: bool = False, idempotent: bool = False, inline: bool = False):
         """Decorator: declare ``fn(brain, ...)`` as an MCP tool (its docstring is the description).
 
         The description is what an agent reads to decide when to call the tool:
         say what it returns and when to use it rather than another tool.
+
+        A sync tool runs on a worker thread. ``inline=True`` runs it on the event
+        loop instead, saving the thread hop (about half a millisecond of a stdio
+        call): only for calls that finish in well under a millisecond and never
+        wait, such as reading one memory file.
         """
 
         def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -112,7 +118,7 @@ class ToolRegistry:
             text = inspect.cleandoc(description or fn.__doc__ or "")
             if not text:
                 raise ValueError(f"MCP tool {tool_name!r} needs a description (a docstring)")
-            self.tools[tool_name] = ToolDef(tool_name, fn, text, title, read_only, destructive, idempotent)
+            self.tools[tool_name] = ToolDef(tool_name, fn, text, title, read_only, destructive, idempotent, inline)
             return fn
 
         return decorator

@@ -93,6 +93,14 @@ def _bind(tool: ToolDef, brain) -> Callable[..., Any]:
                 return brain_error_result(error)
             except Exception as exc:  # noqa: BLE001 - every failure reaches the agent as a tool error
                 return _internal(tool.name, exc)
+    elif tool.inline:
+        async def call(**kwargs):  # quick and non-blocking by declaration: no worker-thread hop
+            try:
+                return to_result(tool.fn(brain, **kwargs))
+            except BrainError as error:
+                return brain_error_result(error)
+            except Exception as exc:  # noqa: BLE001
+                return _internal(tool.name, exc)
     else:
         def call(**kwargs):  # the SDK runs a sync tool on a worker thread: the event loop stays free
             try:

@@ -44,7 +44,7 @@ def register(tools: ToolRegistry) -> None:
         result = brain.boot(task, module=module, role=role, session=session, budget=budget)
         return ToolOutput(result.text, result.to_dict())
 
-    @tools.tool(title="Read a memory file", read_only=True)
+    @tools.tool(title="Read a memory file", read_only=True, inline=True)
     def brain_read(
         brain,
         path: Annotated[str, Field(description="Path relative to .brain/, e.g. now.md, focus.md, notes/setup.md, "
@@ -84,14 +84,14 @@ def register(tools: ToolRegistry) -> None:
                 if doc.redacted else None)
         return ToolOutput(f"wrote {doc.path} ({doc.size} bytes, sha256 {doc.hash[:16]})", data, note)
 
-    @tools.tool(title="Focus", read_only=True)
+    @tools.tool(title="Focus", read_only=True, inline=True)
     def brain_focus(brain) -> ToolOutput:
         """Read focus.md: what the humans running this project say matters now (priorities, what not to touch).
         It is part of brain_boot already; call this to re-read it alone, e.g. before choosing what to do next."""
         doc = brain.read("focus.md")
         return ToolOutput(doc.text, {"path": doc.path, "hash": doc.hash, "text": doc.text})
 
-    @tools.tool(title="Workflows", read_only=True)
+    @tools.tool(title="Workflows", read_only=True, inline=True)
     def brain_workflows(
         brain,
         name: Annotated[str | None, Field(description="A workflow name as listed (e.g. release): returns its "
