@@ -1,9 +1,9 @@
-"""Editing a user's JSON settings file without clobbering it.
+"""Reading a user's JSON settings file (refusing a broken one) and writing a new one in its style.
 
-The file is parsed, brain's entries are added or removed, and it is written back with
-the user's indentation and key order. What install found is kept in the install
-record, so an uninstall of an untouched install restores the original bytes exactly;
-when the user edited the file meanwhile, only brain's entries are taken out.
+Brain's entries go into an existing file as text (``jsonedit``); ``dump_json`` is only
+for a file brain creates, or one it must normalize after the user edited brain's own
+entries. What install found is kept in the install record, so an uninstall of an
+untouched install restores the original bytes exactly.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ import re
 from pathlib import Path
 
 from ..errors import InvalidInput
-from ..memory.files import atomic_write_bytes
 
-__all__ = ["read_json_file", "dump_json", "write_json_file", "sha256_text"]
+__all__ = ["read_json_file", "dump_json", "sha256_text"]
 
 
 def sha256_text(text: str | None) -> str | None:
@@ -55,9 +54,3 @@ def _indent_of(text: str | None) -> int | str:
 def dump_json(data: dict, like: str | None) -> str:
     out = json.dumps(data, indent=_indent_of(like), ensure_ascii=False)
     return out + ("\n" if like is None or like.endswith("\n") else "")
-
-
-def write_json_file(path: Path, data: dict, like: str | None) -> str:
-    text = dump_json(data, like)
-    atomic_write_bytes(path, text.encode("utf-8"))
-    return text
