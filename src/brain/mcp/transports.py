@@ -29,6 +29,9 @@ def run_stdio(brain) -> None:
 
     server = build_server(brain, transport="stdio")
     log.debug("serving %s over stdio", brain.dir)
+    if sys.stdin is not None and sys.stdin.isatty():  # a person ran it: say what it waits for
+        sys.stderr.write("brain MCP server on stdio: an MCP client starts this command and speaks JSON-RPC on its "
+                         "standard input (see `brain serve --help`; --http serves HTTP). Ctrl-D stops it.\n")
     anyio.run(server.run_stdio_async)
 
 
