@@ -72,3 +72,18 @@ def test_configured_folder(brain):
     rec = b.new_decision("Use ADR folder")
     assert rec["path"] == "docs/adr/0001-use-adr-folder.md" and (brain.repo / rec["path"]).is_file()
     assert "0001 [proposed] Use ADR folder" in (brain.dir / "decisions.md").read_text()
+
+
+def test_map_keeps_the_index_in_step_with_hand_written_records(brain):
+    (brain.dir / "decisions" / "0001-by-hand.md").write_text("# 1. Written by hand\n\n- Status: accepted\n")
+    check = brain.map(check=True)
+    assert check.decisions_index == "stale" and not check.ok
+    assert brain.map().decisions_index == "rewritten"
+    assert "- 0001 [accepted] Written by hand" in (brain.dir / "decisions.md").read_text()
+    assert brain.map(check=True).ok
+
+
+def test_hand_kept_index_without_records_is_left_alone(brain):
+    (brain.dir / "decisions.md").write_text("# Decisions\n\n- 0001 accepted: use SQLite\n")
+    assert brain.map().decisions_index == "current"
+    assert [d["line"] for d in brain.decisions(query="sqlite")] == ["- 0001 accepted: use SQLite"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from .errors import InvalidInput, NotFound
 from .memory.files import atomic_write_bytes
 
-__all__ = ["Decision", "parse_record", "load_decisions", "list_decisions", "render_index", "write_index",
+__all__ = ["Decision", "parse_record", "load_decisions", "list_decisions", "render_index", "write_index", "index_is_current",
            "new_decision", "set_status", "STATUSES", "decisions_dir"]
 
 STATUSES = ("proposed", "accepted", "rejected", "deprecated", "superseded")
@@ -286,6 +286,15 @@ def render_index(records: list[Decision]) -> str:
              "Generated from the decision records by `brain decisions --reindex` (and `brain decision`); do not edit.", ""]
     lines += [r.line() for r in records]
     return "\n".join(lines) + "\n"
+
+
+def index_is_current(brain) -> bool:
+    """True when decisions.md matches the records (or there is no record to index)."""
+    records = load_decisions(brain)
+    if not records:
+        return True
+    current = brain.memory.read_or_none("decisions.md")
+    return current is not None and current.text == render_index(records)
 
 
 def write_index(brain) -> str:

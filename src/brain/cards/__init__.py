@@ -55,8 +55,20 @@ def _mapper(brain) -> Mapper:
 
 
 def build_map(brain, module: str | None = None, *, check: bool = False, force: bool = False, progress=None) -> MapReport:
-    """Build or refresh the cards (all, or one module's); with ``check``, only report what is stale."""
-    return _mapper(brain).build(module, check=check, force=force, progress=progress)
+    """Build or refresh the cards (all, or one module's); with ``check``, only report what is stale.
+
+    A full run also keeps decisions.md in step with the decision records."""
+    report = _mapper(brain).build(module, check=check, force=force, progress=progress)
+    if module is None:
+        from ..decisions import index_is_current, write_index
+
+        if not index_is_current(brain):
+            if check:
+                report.decisions_index = "stale"
+            else:
+                write_index(brain)
+                report.decisions_index = "rewritten"
+    return report
 
 
 def list_modules(brain) -> list[Module]:

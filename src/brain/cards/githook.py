@@ -140,6 +140,20 @@ def refresh_staged(brain, *, check: bool = False) -> dict:
         written.extend(report.written)
         if not check:
             to_stage.append(str((brain.dir / card_rel_path(name)).relative_to(repo)))
+    decisions_rel = None
+    try:
+        from ..decisions import decisions_dir, index_is_current, write_index
+
+        folder = decisions_dir(brain).relative_to(repo).as_posix()
+        if any(p.startswith(folder + "/") for p in staged) and not index_is_current(brain):
+            if not check:
+                write_index(brain)
+                decisions_rel = str((brain.dir / "decisions.md").relative_to(repo))
+                to_stage.append(decisions_rel)
+            else:
+                stale.append("decisions.md")
+    except ValueError:  # decisions folder outside the repository: nothing to stage
+        pass
     if to_stage:
         _git(repo, "add", "--", *to_stage)
     return {"modules": sorted(modules & known), "written": written, "stale": stale, "staged": to_stage}

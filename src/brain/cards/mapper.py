@@ -40,18 +40,19 @@ class MapReport:
     missing: list[str] = field(default_factory=list)     # modules without a card yet
     orphans: list[str] = field(default_factory=list)     # cards whose module no longer exists
     removed: list[str] = field(default_factory=list)     # orphan cards deleted (they had no human text)
+    decisions_index: str = "current"                      # current | rewritten | stale (check mode)
     unread: dict[str, list[list[str]]] = field(default_factory=dict)
     seconds: float = 0.0
     checked: bool = False
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("modules", "written", "unchanged", "stale", "missing", "orphans", "removed",
-                                              "unread", "seconds", "checked")}
+                                              "decisions_index", "unread", "seconds", "checked")}
 
     @property
     def ok(self) -> bool:
-        """For --check: no card is stale, missing or orphaned."""
-        return not (self.stale or self.missing or self.orphans)
+        """For --check: no card is stale, missing or orphaned, and decisions.md matches the records."""
+        return not (self.stale or self.missing or self.orphans) and self.decisions_index != "stale"
 
 
 def _sha(data: bytes) -> str:

@@ -101,7 +101,7 @@ def register(sub) -> None:
 def _render_report(d: dict) -> str:
     lines = []
     if d["checked"]:
-        bad = d["stale"] + d["missing"] + d["orphans"]
+        bad = d["stale"] + d["missing"] + d["orphans"] + (["decisions.md"] if d.get("decisions_index") == "stale" else [])
         if not bad:
             return f"all {len(d['modules'])} cards are up to date"
         for name in d["stale"]:
@@ -110,6 +110,8 @@ def _render_report(d: dict) -> str:
             lines.append(f"missing: {name}")
         for name in d["orphans"]:
             lines.append(f"orphaned card (module gone): {name}")
+        if d.get("decisions_index") == "stale":
+            lines.append("stale: .brain/decisions.md (does not match the decision records)")
         lines.append("run `brain map` to refresh them")
         return "\n".join(lines)
     lines.append(f"{len(d['written'])} card(s) written, {len(d['unchanged'])} up to date, "
@@ -118,6 +120,8 @@ def _render_report(d: dict) -> str:
         lines.append(f"  wrote .brain/modules/{name if name != '.' else '_root'}.md")
     for name in d["removed"]:
         lines.append(f"  removed orphaned card of {name}")
+    if d.get("decisions_index") == "rewritten":
+        lines.append("  rewrote .brain/decisions.md from the decision records")
     for name in [o for o in d["orphans"] if o not in d["removed"]]:
         lines.append(f"  kept orphaned card of {name} (it has a How to use section): move or delete it by hand")
     unread = sum(len(v) for v in d["unread"].values())
