@@ -11,7 +11,7 @@ turns in the same order always give the same bytes (no clock, no randomness).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from .turns import Turn
 
