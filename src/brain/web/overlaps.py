@@ -14,6 +14,8 @@ own name. A property test checks this against ``Coordinator.overlaps``.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import lru_cache
+from itertools import combinations
 
 from ..coord.model import ClaimInfo, OverlapReport
 from ..coord.overlap import NAME_PREFIX, normalized_overlap
@@ -23,6 +25,7 @@ __all__ = ["literal_key", "overlapping_pairs", "board_overlaps"]
 _GLOB = frozenset("*?[")
 
 
+@lru_cache(maxsize=65536)
 def literal_key(item: str) -> tuple[str, ...]:
     """The exact leading segments of a normalized item (the whole name for a named item)."""
     if item.startswith(NAME_PREFIX):
@@ -40,33 +43,34 @@ def overlapping_pairs(claims: list[ClaimInfo]) -> list[tuple[ClaimInfo, ClaimInf
     by_key: dict[tuple, list[ClaimInfo]] = defaultdict(list)
     for c in claims:
         by_key[literal_key(c.item)].append(c)
-    seen: set[tuple[int, int]] = set()
     pairs = []
+
+    def check(x: ClaimInfo, y: ClaimInfo) -> None:
+        if x.session != y.session and x.claim != y.claim:
+            a, b = (x, y) if x.claim < y.claim else (y, x)
+            if normalized_overlap(a.item, b.item):
+                pairs.append((a, b))
+
     for key, group in by_key.items():
-        named = key[:1] == ("\0name",)
-        ancestors = [key] if named else [key[:i] for i in range(len(key) + 1)]
-        for anc in ancestors:
-            others = by_key.get(anc)
-            if not others:
-                continue
-            for x in group:
-                for y in others:
-                    if x.session == y.session or x.claim == y.claim:
-                        continue
-                    a, b = (x, y) if x.claim < y.claim else (y, x)
-                    if (a.claim, b.claim) in seen:
-                        continue
-                    seen.add((a.claim, b.claim))
-                    if normalized_overlap(a.item, b.item):
-                        pairs.append((a, b))
+        for x, y in combinations(group, 2):  # the same literal segments
+            check(x, y)
+        if key[:1] == ("\0name",):
+            continue
+        for i in range(len(key)):  # a strict ancestor's claims: each such pair is met once, from here
+            for y in by_key.get(key[:i], ()):
+                for x in group:
+                    check(x, y)
     pairs.sort(key=lambda p: (p[0].claim, p[1].claim))
     return pairs
 
 
-def board_overlaps(brain) -> list[OverlapReport]:
-    """``brain.coord.overlaps()`` computed with the narrowing above (held claims, recorded decisions)."""
+def board_overlaps(brain, claims: list[ClaimInfo] | None = None) -> list[OverlapReport]:
+    """``brain.coord.overlaps()`` computed with the narrowing above (held claims, recorded decisions).
+
+    ``claims``: the held claims when the caller already read them (``coord.claims()``)."""
     coord = brain.coord
-    live = [c for c in coord.claims() if c.expires > coord.clock()]
+    now = coord.clock()
+    live = [c for c in (coord.claims() if claims is None else claims) if c.expires > now]
     with coord.backend.transaction(write=False) as tx:
         decided = {(a, b): (d, by) for a, b, d, by in tx.execute(
             "SELECT claim_a, claim_b, decision, decided_by FROM overlap_decisions ORDER BY id")}

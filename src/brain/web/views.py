@@ -15,13 +15,26 @@ from pathlib import Path
 
 from ..coord.rules import ALIVE, GONE
 
-__all__ = ["work_state", "claims_board", "recent_signals", "thread_list", "memory_overview", "card_view",
+__all__ = ["Row", "work_state", "claims_board", "recent_signals", "thread_list", "memory_overview", "card_view",
            "decisions_view", "notes_list", "usage_view", "RECENT_GONE_SECONDS", "DIVERGENCE_MARKS"]
 
 RECENT_GONE_SECONDS = 3600.0   # gone sessions stay on the panel this long after their last sign of life
+CLAIMS_SHOWN = 4               # claims listed on a session's card (the claims board has them all)
 _LIVENESS_ORDER = {ALIVE: 0, "stalled": 1, GONE: 2}
 DIVERGENCE_MARKS = ("**declared but missing in code**", "**declared routes missing in code**",
                     "**in code but undeclared**", "**routes in code but undeclared**")
+
+
+class Row(dict):
+    """A dict whose keys templates read as attributes without a failed getattr first (hot loops: 200 cards)."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 def _ago(now: float, at: float | None) -> str:
@@ -81,12 +94,12 @@ def work_state(brain) -> dict:
     rows = []
     for s in sessions:
         entry = live.get(s.id)
-        rows.append({"id": s.id, "role": s.role, "machine": s.machine, "liveness": s.liveness,
+        rows.append(Row({"id": s.id, "role": s.role, "machine": s.machine, "liveness": s.liveness,
                      "started": stamp(s.started), "last_seen": _ago(now, s.last_seen), "waiting_on": s.waiting_on,
                      "intent": entry.intent if entry else "", "progress": entry.progress if entry else "",
                      "status": entry.status if entry else "", "queue": entry.queue if entry else 0,
-                     "claims": [{"claim": c.claim, "item": c.item, "expires": _ago(now, c.expires)}
-                                for c in claims_by.get(s.id, [])]})
+                     "claims": [Row(claim=c.claim, item=c.item) for c in claims_by.get(s.id, [])[:CLAIMS_SHOWN]],
+                     "claim_count": len(claims_by.get(s.id, []))}))
     counts = {k: sum(1 for s in sessions if s.liveness == k) for k in (ALIVE, "stalled", GONE)}
     others = [{"key": e.key, "intent": e.intent, "progress": e.progress, "status": e.status,
                "updated": _ago(now, e.updated)} for k, e in live.items() if k not in by_id]
@@ -95,21 +108,28 @@ def work_state(brain) -> dict:
 
 
 # -- claims board ------------------------------------------------------------------------------------------------
-def claims_board(brain, *, session: str | None = None, page: int = 1, size: int = 200) -> dict:
-    """Overlaps (with any recorded human decision) and one page of the held claims."""
+OVERLAPS_SHOWN = 100
+
+
+def claims_board(brain, *, session: str | None = None, page: int = 1, size: int = 100) -> dict:
+    """Overlaps (undecided first, with any recorded human decision) and one page of the held claims."""
     from .overlaps import board_overlaps
 
     coord = brain.coord
     now = coord.clock()
-    overlaps = [{"a": o.a, "b": o.b, "decision": o.decision, "decided_by": o.decided_by}
-                for o in board_overlaps(brain)]
-    claims = coord.claims(session=session or None)
+    held = coord.claims()
+    found = board_overlaps(brain, held)
+    if session:
+        found = [o for o in found if session in (o.a.session, o.b.session)]
+    found.sort(key=lambda o: o.decision is not None)
+    overlaps = [Row(a=o.a, b=o.b, decision=o.decision, decided_by=o.decided_by) for o in found[:OVERLAPS_SHOWN]]
+    claims = [c for c in held if c.session == session] if session else held
     pages = max(1, -(-len(claims) // size))
     page = min(max(1, page), pages)
-    shown = [{"claim": c.claim, "session": c.session, "item": c.item, "fence": c.fence,
-              "granted": _ago(now, c.granted), "expires": _ago(now, c.expires)}
-             for c in claims[(page - 1) * size: page * size]]
-    return {"overlaps": overlaps, "open": sum(1 for o in overlaps if not o["decision"]), "claims": shown,
+    shown = [Row(claim=c.claim, session=c.session, item=c.item, fence=c.fence, granted=_ago(now, c.granted),
+                 expires=_ago(now, c.expires)) for c in claims[(page - 1) * size: page * size]]
+    return {"overlaps": overlaps, "overlap_total": len(found), "open": sum(1 for o in found if o.decision is None),
+            "claims": shown,
             "total": len(claims), "page": page, "pages": pages, "session": session or ""}
 
 
@@ -131,9 +151,8 @@ def recent_signals(brain, *, session: str | None = None, limit: int = 200) -> di
         key = (sender, target, kind, body, created) if broadcast else (sid,)
         item = grouped.get(key)
         if item is None:
-            item = grouped[key] = {"id": sid, "sender": sender, "target": target, "kind": kind, "body": body,
-                                   "broadcast": broadcast, "recipients": [], "at": stamp(created),
-                                   "ago": _ago(now, created)}
+            item = grouped[key] = Row(id=sid, sender=sender, target=target, kind=kind, body=body,
+                                      broadcast=broadcast, recipients=[], at=stamp(created), ago=_ago(now, created))
         item["recipients"].append(recipient)
     return {"signals": list(grouped.values()), "session": session or "", "broadcast": coord.broadcast_address}
 
