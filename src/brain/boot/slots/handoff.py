@@ -2,10 +2,14 @@
 
 Only the bounded handoff markdown (`handoffs/<thread>.md`) comes in — never the log
 itself (DESIGN §1, frontier rule). Read only when the boot names a session and a
-conversation was ever recorded; nothing is created when there is none.
+conversation was ever recorded; nothing is created when there is none. The party index
+(`runtime/conversations/index.json`, kept by ``brain.log.store``) is read directly, so a
+boot does not import the log package.
 """
 
 from __future__ import annotations
+
+import json
 
 from ..parts import Part
 
@@ -13,12 +17,27 @@ __all__ = ["collect"]
 
 
 def collect(brain, request) -> list[Part]:
-    if not request.session or not (brain.runtime / "conversations" / "index.json").is_file():
+    if not request.session:
         return []
-    limit = brain.settings["handoff.max_threads"]
+    try:
+        index = json.loads((brain.runtime / "conversations" / "index.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    threads = index.get(request.session, []) if isinstance(index, dict) else []
+    found = []
+    for thread in threads if isinstance(threads, list) else []:
+        if not isinstance(thread, str) or "/" in thread or thread.startswith("."):
+            continue
+        path = f"handoffs/{thread}.md"
+        try:
+            mtime = brain.memory.resolve(path).stat().st_mtime
+        except OSError:
+            continue
+        found.append((-mtime, path))
     parts = []
-    for doc in brain.conversations.handoffs_for(request.session)[:limit]:
-        if doc.text.strip():
+    for _, path in sorted(found)[: brain.settings["handoff.max_threads"]]:  # most recently updated first
+        doc = brain.memory.read_or_none(path)
+        if doc is not None and doc.text.strip():
             parts.append(Part("handoff", doc.path, f"Thread handoff (.brain/{doc.path})", doc.text,
                               f"brain read {doc.path}"))
     return parts
