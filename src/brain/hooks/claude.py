@@ -127,7 +127,8 @@ def compact_boot(brain, party: str | None) -> str:
     head = (f"[brain] Project memory for this session (compact boot). Your brain session id: {party or 'none'}. "
             f"Call the MCP tool `brain_boot`{session_arg} for the full context, and update .brain/now.md "
             f"(tool `brain_write`) before you stop.\n\n")
-    result = brain.boot(session=party, budget=max(BOOT_BUDGET, brain.settings["boot.min_budget"]))
+    budget = max(brain.settings["boot.min_budget"], min(BOOT_BUDGET, brain.settings["boot.budget"]))
+    result = brain.boot(session=party, budget=budget)
     text = result.text
     room = MAX_CONTEXT_CHARS - len(head)
     if len(text) > room:
