@@ -310,9 +310,9 @@ def _date(at: float | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
     return time.strftime(fmt, time.gmtime(at)) if at is not None else "?"
 
 
-def _table(headers: list[str], rows: list[list]) -> list[str]:
+def _table(headers: list[str], rows: list[list], left: tuple[int, ...] = (0, 1)) -> list[str]:
     widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) if rows else len(str(h)) for i, h in enumerate(headers)]
-    fmt = "  ".join("{:<%d}" % w if i < 2 else "{:>%d}" % w for i, w in enumerate(widths))
+    fmt = "  ".join("{:<%d}" % w if i in left else "{:>%d}" % w for i, w in enumerate(widths))
     return [fmt.format(*headers), fmt.format(*("-" * w for w in widths))] + [fmt.format(*map(str, r)) for r in rows]
 
 
@@ -333,12 +333,12 @@ def render_text(report: Report, *, task_rows: int = 20) -> str:
         out += _table(["session", "task", "reads", "calls", "ctx p50", "ctx p95", "ctx max", "compactions", "prompt"],
                       [[t.session[:12], t.index, t.reads, t.context.get("calls", 0), t.context.get("p50", 0),
                         t.context.get("p95", 0), t.context.get("max", 0), t.compactions, _clip(t.prompt, 48)]
-                       for t in shown])
+                       for t in shown], left=(0, 8))
     out += ["", "Trend"]
     names = [("before", "before brain"), ("after", "with brain"), ("all", "all")] if report.installed_at else [("all", "all")]
-    out += _table(["period", "", "sessions", "tasks", "reads/task", "ctx p50", "ctx p95", "compactions/task"],
-                  [[label, "", p["sessions"], p["tasks"], p["reads_per_task"], p["context"]["p50"], p["context"]["p95"],
-                    p["compactions_per_task"]] for key, label in names for p in [report.periods[key]]])
+    out += _table(["period", "sessions", "tasks", "reads/task", "ctx p50", "ctx p95", "compactions/task"],
+                  [[label, p["sessions"], p["tasks"], p["reads_per_task"], p["context"]["p50"], p["context"]["p95"],
+                    p["compactions_per_task"]] for key, label in names for p in [report.periods[key]]], left=(0,))
     return "\n".join(out) + "\n"
 
 
