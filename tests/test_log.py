@@ -138,3 +138,17 @@ def test_listing_threads(tmp_path):
     infos = {i.thread: i for i in log.threads()}
     assert set(infos) == {"a+b", "c+d"}
     assert infos["a+b"].bytes > 0 and infos["a+b"].segments == 1
+
+
+def test_prune_all_applies_the_retention_to_idle_threads(tmp_path):
+    now = [2_000_000.0]
+    log = ConversationLog(tmp_path, rotate_bytes=1, rotate_seconds=0, retention_seconds=100, clock=lambda: now[0])
+    for i in range(3):
+        log.append(turn(i, thread="idle+x", at=now[0]))
+    rotated = [s for s in log.segments("idle+x") if s.name != "log.jsonl"]
+    assert len(rotated) == 2
+    for seg in rotated:
+        os.utime(seg, (now[0] - 1000, now[0] - 1000))
+    assert sorted(log.prune_all()["idle+x"]) == sorted(s.name for s in rotated)
+    assert [s.name for s in log.segments("idle+x")] == ["log.jsonl"]
+

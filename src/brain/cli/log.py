@@ -25,6 +25,8 @@ def register(sub) -> None:
     p.add_argument("--page", type=int, metavar="N", help="page number, 1 = oldest; negative counts from the end "
                                                          "(default: the last page)")
     p.add_argument("--size", type=int, default=50, metavar="K", help="turns per page (default 50)")
+    p.add_argument("--prune", action="store_true", help="delete rotated segments past log.retention_days now "
+                                                        "(rotation does it for the thread it rotates)")
     add_json(p)
     p.set_defaults(handler=cmd_log)
 
@@ -179,6 +181,11 @@ def _when(at: float) -> str:
 def cmd_log(args) -> int:
     brain = open_from_args(args)
     conv = brain.conversations
+    if args.prune:
+        removed = conv.log.prune_all()
+        emit({"pruned": removed}, args.json, lambda d: "\n".join(f"{t}: {', '.join(n)}" for t, n in d["pruned"].items())
+             or "nothing past the retention")
+        return 0
     if not args.thread:
         data = {"threads": [t.to_dict() for t in conv.threads()]}
         emit(data, args.json, lambda d: "\n".join(

@@ -221,6 +221,10 @@ class ConversationLog:
                     removed.append(seg.name)
         return removed
 
+    def prune_all(self) -> dict[str, list[str]]:
+        """Apply the retention to every thread (rotation applies it to the thread it rotates)."""
+        return {info.thread: removed for info in self.threads() if (removed := self.prune(info.thread))}
+
     # -- parties ---------------------------------------------------------------
     def _note_parties(self, turn: Turn) -> None:
         """Remember who talks in a thread (rarely changes: written only when a new party appears)."""
