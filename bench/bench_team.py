@@ -1,14 +1,17 @@
 """Team server under load: 64 concurrent clients over authenticated HTTP (loopback only).
 
-Each client is the official MCP SDK client with its own bearer token (so its own
-session), talking streamable HTTP to one `python -m brain serve --http` process.
-Every client runs a bounded loop of each operation; latency is timed at the client
-(HTTP, JSON-RPC, bearer check, tool, backend). Baseline in the same run: the same
-loop with one client, so the table shows what concurrency costs.
+Each client has its own bearer token (so its own session) and its own keep-alive
+connection to one `python -m brain serve --http` process: by default a thin
+JSON-RPC client (initialize handshake, then tools/call; one thread per client, so
+the figures measure the server rather than client-side SDK overhead), or with
+``--sdk`` the official MCP SDK client (64 of them in one event loop). Every client
+runs a bounded loop of each operation; latency is timed at the client (HTTP,
+JSON-RPC, bearer check, tool, backend). Baseline in the same run: the same loop
+with one client, so the table shows what concurrency costs.
 
     python bench/bench_team.py                          # SQLite backend
     python bench/bench_team.py --postgres postgresql://postgres@127.0.0.1:5432/test
-    # prints a table and writes bench/results/team.json
+    # prints a table and writes bench/results/team[-postgres][-sdk].json
 """
 
 from __future__ import annotations
@@ -119,6 +122,102 @@ async def run_clients(url: str, tokens: list[str], loops: int) -> dict[str, list
     return timings
 
 
+class RawClient:
+    """A minimal streamable-HTTP MCP client: one keep-alive connection, JSON-RPC over POST."""
+
+    def __init__(self, url: str, token: str) -> None:
+        import http.client
+        import socket
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        self.path = parts.path
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+        self.conn.connect()
+        self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                        "Accept": "application/json, text/event-stream"}
+        self.ids = 0
+
+    def _post(self, payload: dict) -> tuple[object, dict | None]:
+        self.conn.request("POST", self.path, body=json.dumps(payload).encode(), headers=self.headers)
+        resp = self.conn.getresponse()
+        body = resp.read().decode("utf-8", "replace")
+        if resp.status >= 300:
+            raise RuntimeError(f"HTTP {resp.status}: {body[:200]}")
+        data = None
+        for line in body.splitlines():  # an SSE stream of one message, or plain JSON
+            if line.startswith("data:"):
+                data = json.loads(line[5:])
+        if data is None and body.strip().startswith("{"):
+            data = json.loads(body)
+        return resp, data
+
+    def initialize(self) -> None:
+        self.ids += 1
+        resp, _ = self._post({"jsonrpc": "2.0", "id": self.ids, "method": "initialize",
+                              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                         "clientInfo": {"name": "bench", "version": "1"}}})
+        sid = resp.getheader("mcp-session-id")
+        self.headers.update({"mcp-protocol-version": "2025-06-18", **({"mcp-session-id": sid} if sid else {})})
+        self._post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def call(self, tool: str, arguments: dict) -> dict:
+        self.ids += 1
+        _, data = self._post({"jsonrpc": "2.0", "id": self.ids, "method": "tools/call",
+                              "params": {"name": tool, "arguments": arguments}})
+        result = (data or {}).get("result") or {}
+        if result.get("isError") or "error" in (data or {}):
+            raise RuntimeError(f"{tool} failed: {str(data)[:300]}")
+        return result.get("structuredContent") or {}
+
+
+def run_raw_clients(url: str, tokens: list[str], loops: int) -> dict[str, list[float]]:
+    import threading
+
+    timings: dict[str, list[float]] = {"boot": [], "claim": [], "signal": []}
+    sessions: list[str | None] = [None] * len(tokens)
+    barrier = threading.Barrier(len(tokens) + 1)
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def one(i: int, token: str) -> None:
+        try:
+            c = RawClient(url, token)
+            c.initialize()
+            sessions[i] = c.call("brain_sessions", {})["you"]
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+        barrier.wait(timeout=300)
+        if errors:
+            return
+        peer = sessions[(i + 1) % len(tokens)]
+        try:
+            for n in range(loops):
+                for kind, tool, args in (
+                        ("boot", "brain_boot", {"task": "add a retry to the payment webhook", "budget": 2000}),
+                        ("claim", "brain_claim", {"item": f"src/mod{i}/file{n}.py", "ttl": 600}),
+                        ("signal", "brain_signal", {"target": peer, "text": f"ping {n}"})):
+                    t0 = time.perf_counter()
+                    c.call(tool, args)
+                    with lock:
+                        timings[kind].append(time.perf_counter() - t0)
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one, args=(i, t), daemon=True) for i, t in enumerate(tokens)]
+    for t in threads:
+        t.start()
+    barrier.wait(timeout=300)  # every client connected and has its session: the clock starts
+    start = time.perf_counter()
+    for t in threads:
+        t.join(timeout=1800)
+    if errors:
+        raise errors[0]
+    timings["_wall"] = [time.perf_counter() - start]
+    return timings
+
+
 def summarize(timings: dict[str, list[float]], clients: int) -> dict:
     out = {}
     for kind in ("boot", "claim", "signal"):
@@ -126,9 +225,11 @@ def summarize(timings: dict[str, list[float]], clients: int) -> dict:
         total = sum(values)
         out[kind] = {"ops": len(values), "p50_ms": round(percentile(values, 50) * 1000, 2),
                      "p99_ms": round(percentile(values, 99) * 1000, 2),
-                     # concurrent throughput: ops completed per second of wall time spent in this kind
+                     # this kind's share of throughput: its ops per second of the clients' time spent on it
                      "ops_per_s": round(len(values) / (total / clients), 1) if total else None}
-    out["wall_s"] = round(timings["_wall"][0], 2)
+    wall = timings["_wall"][0]
+    out["wall_s"] = round(wall, 2)
+    out["all_ops_per_s"] = round(sum(len(timings[k]) for k in ("boot", "claim", "signal")) / wall, 1)
     return out
 
 
@@ -137,9 +238,11 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--loops", type=int, default=10, help="operations of each kind per client")
     parser.add_argument("--postgres", metavar="URL", help="run the coordination on PostgreSQL (fresh schema)")
+    parser.add_argument("--sdk", action="store_true", help="use the MCP SDK client instead of the thin one")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE.parent / "src"))
-    results = {"clients": args.clients, "loops": args.loops, "backend": "postgresql" if args.postgres else "sqlite"}
+    results = {"clients": args.clients, "loops": args.loops, "backend": "postgresql" if args.postgres else "sqlite",
+               "client": "mcp-sdk" if args.sdk else "thin-jsonrpc"}
     schema_ctx = None
     backend = None
     if args.postgres:
@@ -153,7 +256,8 @@ def main() -> None:
                 repo, env, tokens = setup(Path(tmp), n, backend)
                 proc, url = start_server(repo, env)
                 try:
-                    timings = asyncio.run(run_clients(url, tokens, args.loops))
+                    timings = (asyncio.run(run_clients(url, tokens, args.loops)) if args.sdk
+                               else run_raw_clients(url, tokens, args.loops))
                 finally:
                     proc.send_signal(signal.SIGINT)
                     try:
@@ -168,13 +272,16 @@ def main() -> None:
     finally:
         if schema_ctx is not None:
             schema_ctx.__exit__(None, None, None)
-    print(f"team server, {results['backend']}, {args.clients} clients x {args.loops} loops (loopback HTTP, bearer tokens)")
+    print(f"team server, {results['backend']}, {args.clients} {results['client']} clients x {args.loops} loops "
+          f"(loopback HTTP, bearer tokens)")
     print(f"{'op':<8}{'1 client ops/s':>16}{'p99 ms':>9}{f'{args.clients} clients ops/s':>20}{'p50 ms':>9}{'p99 ms':>9}")
     for kind in ("boot", "claim", "signal"):
         one, many = results["one_client"][kind], results["concurrent"][kind]
         print(f"{kind:<8}{one['ops_per_s']:>16}{one['p99_ms']:>9}{many['ops_per_s']:>20}{many['p50_ms']:>9}"
               f"{many['p99_ms']:>9}")
-    out = HERE / "results" / f"team{'-postgres' if args.postgres else ''}.json"
+    print(f"all operations: 1 client {results['one_client']['all_ops_per_s']} ops/s, {args.clients} clients "
+          f"{results['concurrent']['all_ops_per_s']} ops/s")
+    out = HERE / "results" / f"team{'-postgres' if args.postgres else ''}{'-sdk' if args.sdk else ''}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"wrote {out.relative_to(HERE.parent)}")

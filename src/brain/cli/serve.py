@@ -15,7 +15,10 @@ def register(sub) -> None:
         description="Serve this project's brain to MCP clients (Claude Code, Codex, Cursor...). Over stdio "
                     "(the default) the client starts `brain serve` itself and stdout carries only protocol; "
                     "logs go to stderr (BRAIN_LOG=debug). With --http, serve streamable HTTP at "
-                    "http://HOST:PORT/mcp, bound to 127.0.0.1 unless --host says otherwise. The brain is the one "
+                    "http://HOST:PORT/mcp, bound to 127.0.0.1 unless --host says otherwise; once a token exists "
+                    "(`brain token create`) every request needs `Authorization: Bearer <token>` and each token acts "
+                    "as its own session (team mode, docs/team.md), and without tokens only loopback addresses are "
+                    "served. The brain is the one "
                     "of the current folder (or -C DIR); without .brain/ the command fails before serving.",
         epilog="Client config example: {\"command\": \"brain\", \"args\": [\"-C\", \"/path/to/repo\", \"serve\"]}")
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
