@@ -11,8 +11,17 @@ single write path and the conversation log applies redaction on its append path.
 
 from __future__ import annotations
 
-from .redact import REDACTED, Redaction, Redactor, redactor_from_settings
-from .territories import Territories, Territory, territories_from_settings
-
 __all__ = ["REDACTED", "Redaction", "Redactor", "redactor_from_settings", "Territories", "Territory",
            "territories_from_settings"]
+
+_WHERE = {"REDACTED": "redact", "Redaction": "redact", "Redactor": "redact", "redactor_from_settings": "redact",
+          "Territories": "territories", "Territory": "territories", "territories_from_settings": "territories"}
+
+
+def __getattr__(name: str):
+    """Lazy: opening a brain imports only the redactor, and compiles its patterns on first use."""
+    if name in _WHERE:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    raise AttributeError(name)

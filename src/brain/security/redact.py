@@ -15,7 +15,6 @@ Extra patterns come from the ``secrets.patterns`` setting (kind ``custom``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from ..errors import SettingsError
 
@@ -41,16 +40,23 @@ BUILTIN_PATTERNS: tuple[tuple[str, str], ...] = (
 )
 
 # a cheap pre-check: text holding none of these fragments cannot match a built-in pattern
-_HINTS = re.compile(r"PRIVATE KEY|eyJ|sk-|[rs]k_(?:live|test)_|AIza|A[KSGIRNP][A-Z]A|gh[pousr]_|github_pat_|xox|brn_|"
-                    r"://[^\s/@]*:[^\s@/]*@|(?i:pass|pwd|secret|key|token)")
+_HINTS_RX = (r"PRIVATE KEY|eyJ|sk-|[rs]k_(?:live|test)_|AIza|A[KSGIRNP][A-Z]A|gh[pousr]_|github_pat_|xox|brn_|"
+             r"://[^\s/@]*:[^\s@/]*@|(?i:pass|pwd|secret|key|token)")
 
 
-@dataclass(frozen=True)
 class Redaction:
-    """The redacted text and what was taken out: ``{kind: count}`` (never the secrets)."""
+    """The redacted text and what was taken out: ``{kind: count}`` (never the secrets).
 
-    text: str
-    found: dict[str, int] = field(default_factory=dict)
+    A plain class, not a dataclass: this module is imported by every command that opens a brain."""
+
+    __slots__ = ("text", "found")
+
+    def __init__(self, text: str, found: dict[str, int] | None = None) -> None:
+        self.text = text
+        self.found = found or {}
+
+    def __repr__(self) -> str:
+        return f"Redaction(found={self.found!r})"
 
     @property
     def changed(self) -> bool:
@@ -67,6 +73,7 @@ class Redactor:
         self.enabled = enabled
         self._extra = tuple(extra)
         self._compiled: list[tuple[str, re.Pattern]] | None = None
+        self._hints: re.Pattern | None = None
         self._extra_compiled: list[tuple[str, re.Pattern]] = []
         for source in self._extra:
             try:
@@ -77,6 +84,7 @@ class Redactor:
 
     def _patterns(self) -> list[tuple[str, re.Pattern]]:
         if self._compiled is None:
+            self._hints = re.compile(_HINTS_RX)
             self._compiled = [(kind, re.compile(rx)) for kind, rx in BUILTIN_PATTERNS]
         return self._compiled
 
@@ -84,7 +92,8 @@ class Redactor:
         if not self.enabled or not text:
             return Redaction(text)
         found: dict[str, int] = {}
-        passes = (self._patterns() if _HINTS.search(text) else []) + self._extra_compiled
+        builtin = self._patterns()
+        passes = (builtin if self._hints.search(text) else []) + self._extra_compiled
         for kind, pattern in passes:
             text = _apply(pattern, kind, text, found)
         return Redaction(text, found)
