@@ -26,7 +26,7 @@ from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
 __all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet"]
 
 INDEX_FILE = "index.db"
-SCHEMA_VERSION = "6"  # bump when tokens or tables change: an older index is rebuilt
+SCHEMA_VERSION = "7"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 SNIPPET_CHARS = 240
 
@@ -34,6 +34,7 @@ DOCS_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS docs(id INTEGER PRIMARY KEY, path TEXT UNIQUE, kind TEXT, title TEXT, hash TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(title, body, extra, tokenize = "{FTS_TOKENIZE}");
+-- title: the title and path; body: the raw text; extra: the same with identifiers split (tokenize.index_extra)
 """
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["tokens", "token_text", "split_identifier", "index_extra", "query_terms", "WORD", "STOPWORDS",
+__all__ = ["tokens", "token_text", "split_identifier", "split_parts", "index_extra", "query_terms", "WORD", "STOPWORDS",
            "FTS_TOKENIZE"]
 
 # FTS5 splits stored text itself (case-folded, `_` kept inside words); Python adds the identifier parts
@@ -93,63 +93,42 @@ def token_text(text: str) -> str:
     return " ".join(tokens(text))
 
 
-_EXTRA: dict[str, tuple[str, ...]] = {}
+# camelCase and ACRONYMWord boundaries, undone by C-level substitutions (no Python loop per word)
+_LOWER_UPPER = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_ACRONYM = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
+_ACRONYM_HINT = re.compile(r"[A-Z][A-Z][a-z]")
 _RUN = re.compile(r"\w+")
 
 
-_JOINTS = re.compile(r"[./\-:]+")
+def split_parts(text: str) -> str:
+    """``text`` with every identifier broken into its parts (``getHTTPResponse_v2`` -> ``get HTTP Response v2``).
 
-
-def _extra_for(word: str) -> tuple[str, ...]:
-    """What FTS5 alone would miss in one word: identifier parts, and a dotted path as one token."""
-    core = word.strip("_")
-    if not core:
-        return ()
-    low = core.lower()
-    out: list[str] = [low] if core != word and "_" not in core else []
-    if _JOINTS.search(core):
-        out.append(_JOINTS.sub("_", low)[:MAX_TOKEN])
-    pieces = _CASE.findall(core) if core.isascii() else split_identifier(core)
-    if len(pieces) > 1:
-        out.extend(p.lower() for p in pieces)
-    return tuple(out)
+    Only `_` needs replacing: the FTS5 tokenizer already splits on `.`, `/`, `-`, `:`.
+    """
+    text = _LOWER_UPPER.sub(" ", text)
+    if _ACRONYM_HINT.search(text):
+        text = _ACRONYM.sub(" ", text)
+    return text.replace("_", " ")
 
 
 def index_extra(text: str) -> str:
-    """Extra tokens to store beside ``text`` so identifier parts and whole paths are searchable.
+    """The text to store beside ``text`` so identifier parts are searchable.
 
-    FTS5 (unicode61, `_` a word character) already yields ``bulk_create``,
-    ``parsehttpresponse``, ``django``, ``db``; this adds ``bulk``, ``create``,
-    ``parse``, ``http``, ``response`` and ``django_db_models``. Only compound words
-    cost anything: plain words are skipped by one cached lookup.
+    FTS5 (unicode61, `_` a word character) already yields whole words and
+    identifiers from the raw text (``bulk_create``, ``parsehttpresponse``); this
+    column adds their parts (``bulk``, ``create``, ``parse``, ``http``, ``response``).
+    Two C-level passes, no Python loop per word: bulk indexing stays fast.
     """
-    out: list[str] = []
-    cache = _EXTRA
-    for word in WORD.findall(text):
-        if word.isalnum() and (word.islower() or word.isupper() or word.istitle()):
-            continue  # a plain word: FTS5 indexes it as it is
-        got = cache.get(word)
-        if got is None:
-            got = _extra_for(word)
-            if len(cache) > 200_000:
-                cache.clear()
-            cache[word] = got
-        if got:
-            out.extend(got)
-    return " ".join(out)
+    return split_parts(text)
 
 
 def query_terms(text: str, *, stop: bool = True) -> list[str]:
-    """Terms to look up for a free-text query: plain words as FTS5 stores them, compounds by their parts."""
+    """Terms to look up for a free-text query: plain words whole, compounds by the same parts as ``index_extra``."""
     out: list[str] = []
     for word in WORD.findall(text):
         if word.isalnum() and (word.islower() or word.isupper() or word.istitle()):
             terms = [word.lower()]
         else:
-            core = word.strip("_")
-            if not core:
-                continue
-            pieces = _CASE.findall(core) if core.isascii() else split_identifier(core)
-            terms = [p.lower() for p in pieces] if len(pieces) > 1 else _RUN.findall(core.lower())
+            terms = _RUN.findall(split_parts(word).lower())
         out.extend(t for t in terms if not (stop and t in STOPWORDS))
     return list(dict.fromkeys(out))
