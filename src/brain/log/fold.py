@@ -19,6 +19,7 @@ __all__ = ["Limits", "Item", "HandoffState", "fold", "render", "bound", "split_s
 
 MIN_MAX_BYTES = 1024
 ITEM_CHARS = 240
+ANALYZE_CHARS = 20000  # the fold reads at most this much of a turn (its head and last 4,000 characters)
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _DECISION = re.compile(r"^\s*(?:[-*]\s*)?decision\s*:|\b(?:we )?decided\b|\bwe(?:'ll| will) (?:use|go with|keep|drop)\b|"
@@ -106,7 +107,9 @@ def fold(state: HandoffState, turn: Turn, limits: Limits = Limits()) -> HandoffS
     seq = state.turns + 1
     who = turn.speaker
     clip = limits.item_chars
-    sentences = split_sentences(turn.text)
+    text = turn.text if len(turn.text) <= ANALYZE_CHARS else (
+        turn.text[: ANALYZE_CHARS - 4000] + "\n" + turn.text[-4000:])  # a long turn: its head and its end
+    sentences = split_sentences(text)
     questions = [s for s in sentences if s.endswith("?")][:3]
     statements = [s for s in sentences if not s.endswith("?")]
 
@@ -130,7 +133,7 @@ def fold(state: HandoffState, turn: Turn, limits: Limits = Limits()) -> HandoffS
     decisions = list(state.decisions)
     decisions.extend(Item(seq, who, _clip(s, clip)) for s in statements if _DECISION.search(s))
 
-    paths = list(dict.fromkeys([*turn.files, *(m.group(1) for m in _PATH.finditer(turn.text))]))
+    paths = list(dict.fromkeys([*turn.files, *(m.group(1) for m in _PATH.finditer(text))]))
     files = [f for f in state.files if f.text not in paths]
     files.extend(Item(seq, who, _clip(p, clip)) for p in paths)
 
