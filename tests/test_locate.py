@@ -149,3 +149,17 @@ def test_signals_never_fail_on_any_text(text):
     sig = extract_signals(text)
     assert all(isinstance(w, float) for w in sig.idents.values())
     assert all("\n" not in p for p, _ in sig.paths)
+
+
+def test_boot_infers_the_module_from_the_task_when_cards_exist(app):
+    assert app.boot("vat_for raises for Monaco", record=False).text.count("Module card") == 0  # no cards yet
+    app.map()
+    result = app.boot("vat_for raises for Monaco", record=False)
+    assert "Module card: `app`" in result.text
+    assert result.files[0] == "app/billing/tax.py"  # the ranking still leads the files
+    # a text with no evidence beyond loose words does not pick a module
+    vague = app.boot("Please make the onboarding email friendlier.", record=False)
+    assert "Module card" not in vague.text
+    # a module the caller gives wins over inference
+    given = app.boot("vat_for raises for Monaco", module="frontend", record=False)
+    assert "Module card: `app`" not in given.text

@@ -216,8 +216,12 @@ class Brain:
             raise InvalidInput(f"budget must be an integer of at least {minimum} tokens, not {budget!r}", field="budget")
         if task is not None and not isinstance(task, str):
             raise InvalidInput("task must be text", field="task")
+        inferred = False
+        if not module and task and task.strip():
+            module = self._infer_module(task, session)  # the card of the module the task text points to
+            inferred = module is not None
         request = BootRequest(task=task or None, module=module or None, role=role or None,
-                              session=session or None, budget=budget)
+                              session=session or None, budget=budget, module_inferred=inferred)
         result = assemble(self, request)
         if record:
             try:
@@ -304,6 +308,17 @@ class Brain:
                 self.index.update_memory(path)
             except Exception as exc:  # the index is derived: a failure must not fail the write
                 _debug("index update of %s failed: %s", path, exc)
+
+    def _infer_module(self, task: str, session: str | None) -> str | None:
+        if not self.settings.get("search.enabled"):
+            return None
+        try:
+            from .search.service import infer_module
+
+            return infer_module(self, task, session=session)
+        except Exception as exc:  # derived help: never cost the agent its boot
+            _debug("module inference failed: %s", exc)
+            return None
 
     def reindex(self, *, rebuild: bool = False, code: bool = True) -> dict:
         """Bring runtime/index.db up to date with the files (or rebuild it from nothing)."""

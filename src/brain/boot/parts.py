@@ -16,6 +16,7 @@ class BootRequest:
     role: str | None = None
     session: str | None = None
     budget: int = 8000
+    module_inferred: bool = False  # the module was inferred from the task text, not given by the caller
 
 
 @dataclass(frozen=True)

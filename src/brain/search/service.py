@@ -13,7 +13,7 @@ from ..errors import InvalidInput
 from .index import MEMORY_KINDS
 from .locate import Localization, locate as rank_files
 
-__all__ = ["search", "related", "locate", "ensure_index", "changed_files", "SEARCH_KINDS", "MAX_LIMIT"]
+__all__ = ["search", "related", "locate", "infer_module", "ensure_index", "changed_files", "SEARCH_KINDS", "MAX_LIMIT"]
 
 SEARCH_KINDS = (*MEMORY_KINDS, "code")
 MAX_LIMIT = 100
@@ -113,9 +113,35 @@ def locate(brain, task: str | None, *, module: str | None = None, session: str |
         return Localization([], [])
     if not (task and task.strip()) and not module:
         return Localization([], [])  # a boot without a task stays cheap: no git, no index
+    key = (task, module, session, limit)
+    cached = getattr(brain, "_located", None)
+    if cached and cached[0] == key:
+        return cached[1]  # one boot asks twice (module inference, then the files slot)
     changed = changed_files(brain.repo)
     claimed = _claimed(brain, session)
     index = brain.index
     if not index.exists or brain.settings.get("search.refresh_on_boot"):
         index = ensure_index(brain)
-    return rank_files(index.code_view(), task, changed=changed, claimed=claimed, module=module, limit=limit)
+    found = rank_files(index.code_view(), task, changed=changed, claimed=claimed, module=module, limit=limit)
+    brain._located = (key, found)
+    return found
+
+
+def infer_module(brain, task: str, *, session: str | None = None) -> str | None:
+    """The module (as the cards name it) of the best-ranked file, when the text gives real evidence for it.
+
+    Only when cards exist (a card is what the module buys the boot), and only on
+    evidence beyond plain full-text similarity: a path, a traceback frame, a symbol
+    the file defines, a module or file name.
+    """
+    if not any((brain.dir / "modules").glob("*.md")):
+        return None
+    found = locate(brain, task, session=session, limit=brain.settings.get("search.boot_files") or 20)
+    if not found.files:
+        return None
+    top = found.files[0]
+    if not any(r != "full-text match" and not r.startswith("changed") for r in top.reasons):
+        return None
+    from ..cards import module_of_path
+
+    return module_of_path(brain, top.path)

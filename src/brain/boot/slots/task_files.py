@@ -25,14 +25,18 @@ def render(localization, *, module: str | None = None) -> str:
 
 def collect(brain, request) -> list[Part]:
     try:
-        found = brain.locate(request.task, module=request.module, session=request.session,
+        # an inferred module came from this very ranking: asking again with it would only re-weigh the same evidence
+        module = None if request.module_inferred else request.module
+        found = brain.locate(request.task, module=module, session=request.session,
                              limit=brain.settings.get("search.boot_files") or 20)
     except Exception as exc:  # derived help: a broken index must never cost the agent its boot
         from ...workspace import _debug
 
         _debug("task localization failed: %s", exc)
         return []
+    finally:
+        brain._located = None  # the memo lives for one boot only: files change between boots
     if not found.files:
         return []
-    return [Part("task_files", "task files", "Files for this task (ranked)", render(found, module=request.module),
+    return [Part("task_files", "task files", "Files for this task (ranked)", render(found, module=module),
                  "brain search TERMS --kind code", files=tuple(found.paths))]
