@@ -23,6 +23,8 @@ from brain.log import ConversationLog, Turn
 from brain.log.samples import Call, Task, claude_lines
 
 
+# every canary sits next to this word, which searches and tasks use: a surface that indexed or matched
+# the log would bring the canary back with it
 def canary(tag: str) -> str:
     return f"zq{tag}{uuid.uuid4().hex[:12]}"
 
@@ -35,20 +37,20 @@ def planted(brain, tmp_path):
     canaries = {k: canary(k) for k in ("raw", "fold", "rotated", "import", "prompt")}
     thread = brain.thread_between(party, other)
     # 1. recorded through the fold, in sentences the fold distils away; plus a distilled control
-    brain.record_turn(thread, other, f"I spent a while looking at {canaries['fold']} and its history.", to=party)
+    brain.record_turn(thread, other, f"I spent a while looking at frontierword {canaries['fold']} and its history.", to=party)
     brain.record_turn(thread, party, "We decided to keep the parser (decision-control-4417).", to=other)
     # 2. appended raw, and 3. pushed into a rotated segment
     log = brain.conversations.log
-    log.append(Turn(thread, other, f"raw line {canaries['raw']}", to=party))
+    log.append(Turn(thread, other, f"raw line frontierword {canaries['raw']}", to=party))
     small = ConversationLog(log.root, rotate_bytes=1, rotate_seconds=0, retention_seconds=0)
-    small.append(Turn(thread, other, f"old segment {canaries['rotated']}", to=party))
+    small.append(Turn(thread, other, f"old segment frontierword {canaries['rotated']}", to=party))
     small.append(Turn(thread, party, "newer turn", to=other))
     assert len(log.segments(thread)) >= 2
     # 4. a Claude Code transcript imported by the Stop hook
     transcript = tmp_path / "t.jsonl"
     transcript.write_text("\n".join(claude_lines("frontier-sid", str(brain.repo), 1.7e9, [
-        Task(f"Please look at the tokenizer. The {canaries['prompt']} note is background only.",
-             [Call(3000, f"I read the code; {canaries['import']} is just a variable name.")])])) + "\n")
+        Task(f"Please look at the tokenizer. The frontierword {canaries['prompt']} note is background only.",
+             [Call(3000, f"I read the code; frontierword {canaries['import']} is just a variable name.")])])) + "\n")
     return brain, party, other, thread, canaries, transcript
 
 
@@ -78,14 +80,18 @@ def test_no_canary_in_boot_hooks_or_handoffs(planted):
         assert code == 0
         outputs[f"hook {event} {extra}"] = out
     for sess in (party, other, json.loads((next((brain.runtime / "hooks").glob("claude-*.json"))).read_text())["party"]):
-        result = brain.boot(task="canary log tokenizer", session=sess, record=False)
+        result = brain.boot(task="frontierword tokenizer", session=sess, record=False)
         outputs[f"boot {sess}"] = result.text + json.dumps(result.to_dict())
     for rel in brain.memory.list("handoffs"):
         outputs[rel] = brain.read(rel).text
+    if hasattr(brain, "search"):  # the library call behind the search tool, over a freshly built index
+        if hasattr(brain, "reindex"):
+            brain.reindex(rebuild=True)
+        outputs["search"] = json.dumps(brain.search("frontierword", limit=50), default=str)
     assert "decision-control-4417" in outputs[f"boot {party}"]  # the distilled handoff does reach the agent
     for where, text in outputs.items():
         assert_clean(where, text, canaries)
-    cli = subprocess.run([sys.executable, "-m", "brain", "boot", "--session", party, "--json", "--task", "canary"],
+    cli = subprocess.run([sys.executable, "-m", "brain", "boot", "--session", party, "--json", "--task", "frontierword"],
                          cwd=brain.repo, capture_output=True, text=True, timeout=60)
     assert cli.returncode == 0, cli.stderr
     assert_clean("brain boot --json", cli.stdout, canaries)
@@ -103,7 +109,7 @@ def test_memory_reads_refuse_the_log(planted):
 def _args_for(name: str, schema: dict, ctx: dict) -> dict:
     props, required = schema.get("properties", {}), set(schema.get("required", []))
     known = {"session": ctx["party"], "target": ctx["other"], "question": "are you there?", "text": "# Note\n",
-             "body": "hello", "answer": "yes", "query": "canary log", "task": "canary log tokenizer", "budget": 4000,
+             "body": "hello", "answer": "yes", "query": "frontierword", "task": "frontierword tokenizer", "budget": 4000,
              "timeout": 1, "wait_seconds": 1, "item": "src/x.py", "path": ctx["log_path"], "key": "k", "value": "v"}
     args = {}
     for prop, spec in props.items():
