@@ -163,3 +163,14 @@ def test_boot_infers_the_module_from_the_task_when_cards_exist(app):
     # a module the caller gives wins over inference
     given = app.boot("vat_for raises for Monaco", module="frontend", record=False)
     assert "Module card: `app`" not in given.text
+
+
+def test_boot_lists_memory_matching_the_task_bounded(app):
+    app.write("notes/monaco.md", "# Monaco VAT\n\nMonaco invoices use the French VAT rules since 2021.\n"
+              + ("filler line about nothing in particular\n" * 400))
+    result = app.boot("VAT is wrong on Monaco invoices", record=False)
+    section = result.text.split("## Memory matching the task (search)", 1)[1].split("\n## ", 1)[0]
+    assert "`notes/monaco.md` (note)" in section
+    assert "filler line" not in section or len(section) < 600
+    assert "now.md` (now)" not in section  # what the boot already holds is not repeated
+    assert app.boot(None, record=False).text.count("Memory matching the task") == 0

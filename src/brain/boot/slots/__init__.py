@@ -28,7 +28,7 @@ class Slot:
 
 
 def _default_slots() -> list[Slot]:
-    from . import cards, checkpoint, decisions, focus, handoff, livestate, now, profiles, task_files, workflows
+    from . import cards, checkpoint, decisions, focus, handoff, livestate, now, profiles, search, task_files, workflows
 
     return [
         Slot("now", now.collect),
@@ -40,7 +40,7 @@ def _default_slots() -> list[Slot]:
         Slot("focus", focus.collect),
         Slot("cards", cards.collect),
         Slot("decisions", decisions.collect),
-        # search hits join here (search issue)
+        Slot("search", search.collect),
         Slot("workflows", workflows.collect),
         Slot("profiles", profiles.collect),
     ]
