@@ -260,3 +260,25 @@ def test_odd_files_never_crash_the_map(brain):
     assert "odd/badenc.py" in reasons and "odd/deep.py" in reasons and "odd/latin.py" not in reasons
     assert "`NAME`" in card and "`caf?.py`" in card, card
     assert brain.map(check=True).ok
+
+
+def test_report_done_and_decision_cli(project, tmp_path):
+    env = {**os.environ}
+    run = lambda *a, **kw: subprocess.run([sys.executable, "-m", "brain", *a], cwd=project.repo, capture_output=True,
+                                          text=True, env=env, **kw)
+    howto = tmp_path / "howto.md"
+    howto.write_text("Start with `place_order`.\n")
+    out = run("report-done", "--module", "shop", "--how-to-use", str(howto), "--summary", "orders", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["how_to_use_replaced"] is True
+    assert parse_card(card_text(project, "shop")).human == "Start with `place_order`.\n"
+    missing = run("report-done", "--module", "shop", "--how-to-use", str(tmp_path / "nope.md"))
+    assert missing.returncode == 5 and parse_card(card_text(project, "shop")).human == "Start with `place_order`.\n"
+    assert run("report-done", "--module", "ghost").returncode == 5
+    out = run("decision", "new", "Orders are immutable", "--module", "shop", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["number"] == 1
+    assert run("decision", "status", "1", "accepted").returncode == 0
+    assert run("decision", "status", "7", "accepted").returncode == 5
+    listed = run("decisions", "--module", "shop")
+    assert listed.returncode == 0 and "0001 [accepted] Orders are immutable" in listed.stdout
+    assert run("decision").returncode == 2
