@@ -27,7 +27,7 @@ from .project import PROJECT_FILES, ProjectInfo, load_project
 
 __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 Progress = Callable[[int, int, str], None]
 
 

@@ -497,6 +497,32 @@ def _contract_section(inp: RenderInput) -> list[str]:
     return lines
 
 
+def _collapse_paths(paths: list[str]) -> list[str]:
+    """Backquoted paths, with look-alikes (same name, one folder differing) as one `a/*/b.py` (N) entry."""
+    groups: dict[tuple, list[str]] = {}
+    for path in paths:
+        parts = path.split("/")
+        groups.setdefault((parts[-1], len(parts)), []).append(path)
+    patterns: dict[tuple, str | None] = {}
+    for key, members in groups.items():
+        pattern = None
+        if len(members) >= 3 and key[1] > 1:
+            split = [m.split("/") for m in members]
+            pattern = "/".join(c[0] if len(set(c)) == 1 else "*" for c in zip(*split))
+            if pattern.count("*") != 1:
+                pattern = None
+        patterns[key] = pattern
+    out: list[str] = []
+    for path in paths:
+        parts = path.split("/")
+        key = (parts[-1], len(parts))
+        if patterns[key] is None:
+            out.append(f"`{path}`")
+        elif path == groups[key][0]:
+            out.append(f"`{patterns[key]}` ({len(groups[key])})")
+    return out
+
+
 def _files(inp: RenderInput) -> list[str]:
     module = inp.module
     read = []
@@ -509,10 +535,11 @@ def _files(inp: RenderInput) -> list[str]:
             read.append(_rel(module, path))
     lines = [f"{len(read)} read, {len(unread)} not read, {len(module.other)} other files, "
              f"in `{module.folder or '.'}/`."]
-    shown = read[:MAX_FILES_LISTED]
+    names = _collapse_paths(read)
+    shown = names[:MAX_FILES_LISTED]
     if shown:
-        more = f" and {len(read) - len(shown)} more" if len(read) > len(shown) else ""
-        lines.append("- " + ", ".join(f"`{p}`" for p in shown) + more)
+        more = f" and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+        lines.append("- " + ", ".join(shown) + more)
     if unread:
         lines.append("- not read: " + ", ".join(unread))
     if module.other:
