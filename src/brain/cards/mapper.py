@@ -451,6 +451,7 @@ class Mapper:
             "folders": self._folders,
             "modules": {m.name: {"kind": m.kind, "files": list(m.files), "other": list(m.other), "package": m.package}
                         for m in self._modules or []},
+            "dotted": self.dotted(),
         }
         tmp = self.cache_dir / "layout.json.tmp"
         tmp.write_text(json.dumps(layout, separators=(",", ":"), sort_keys=True))
@@ -489,4 +490,6 @@ class Mapper:
         self._files = sorted(files, key=lambda f: f.path)
         self._folders = folders
         self._layout_dirty = False
+        if isinstance(layout.get("dotted"), dict):
+            self._dotted = layout["dotted"]
         return True
