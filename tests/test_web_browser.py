@@ -152,7 +152,7 @@ def test_claims_board_decision(site, page):
         shot(page, "claims-deciding")
     page.get_by_role("button", name="Record decision").click()
     expect(page.locator("li.overlap .decision")).to_contain_text("build keeps auth; review rebases after")
-    expect(page.locator(".flash")).to_contain_text("Decision recorded")
+    expect(page.locator("aside#decide-panel .flash")).to_contain_text("Decision recorded")
     expect(page.locator("aside#decide-panel")).to_contain_text("Recorded.")  # the form is cleared, in its place
     expect(page.locator("#decision")).to_have_count(0)
     assert b.coord.overlaps()[0].decision == "build keeps auth; review rebases after"
@@ -169,7 +169,7 @@ def test_signals_send_and_list(site, page):
     page.select_option("#target", ids["review"])
     page.fill("#body", "please review PR 12 before lunch")
     page.get_by_role("button", name="Send").click()
-    expect(page.locator(".flash")).to_contain_text("Signal sent to 1")
+    expect(page.locator("#signal-status")).to_contain_text("Signal sent to 1")
     expect(page.locator("li.signal").first).to_contain_text("please review PR 12 before lunch")
     assert "please review PR 12 before lunch" in [s.body for s in b.coord.signals(ids["review"])]
     page.select_option("#session-filter", ids["docs"])
