@@ -282,3 +282,18 @@ def test_report_done_and_decision_cli(project, tmp_path):
     listed = run("decisions", "--module", "shop")
     assert listed.returncode == 0 and "0001 [accepted] Orders are immutable" in listed.stdout
     assert run("decision").returncode == 2
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(human=st.lists(st.sampled_from([BEGIN, END, "## How to use", "## Exposes", "<!-- brain:source sha256:" + "b" * 64 +
+                                      " files:9 -->", "<!-- brain:uses x a.b -->", "\n", "\r\n", " ", "text `code`",
+                                      "# Module `fake`"]) , min_size=1).map("".join).filter(lambda h: h.strip()))
+def test_marker_text_in_how_to_use_survives_real_regeneration(project, human):
+    path = project.dir / "modules/shop.md"
+    if not path.exists():
+        project.map()
+    path.write_bytes((parse_card(path.read_text()).generated + "\n## How to use\n\n" + human).encode())
+    cli = project.repo / "shop/cli.py"
+    cli.write_text("def main(flag: bool = False):\n    pass\n" if "flag" not in cli.read_text() else "def main():\n    pass\n")
+    assert project.map().written == ["shop"]
+    assert parse_card(path.read_bytes().decode()).human == human
