@@ -297,3 +297,14 @@ def test_marker_text_in_how_to_use_survives_real_regeneration(project, human):
     cli.write_text("def main(flag: bool = False):\n    pass\n" if "flag" not in cli.read_text() else "def main():\n    pass\n")
     assert project.map().written == ["shop"]
     assert parse_card(path.read_bytes().decode()).human == human
+
+
+def test_a_card_that_cannot_be_written_is_reported_and_the_run_goes_on(project):
+    project.map()
+    path = project.dir / "modules/shop.md"
+    path.write_bytes(parse_card(path.read_text()).generated.encode() + b"\n## How to use\n\nnul \x00 here\n")
+    (project.repo / "shop/cli.py").write_text("def main(x=1):\n    pass\n")
+    (project.repo / "billing/__init__.py").write_text("def charge(amount: float) -> int:\n    return 1\n")
+    report = project.map()
+    assert "shop" in report.errors and report.written == ["billing"]
+    assert b"nul \x00 here" in path.read_bytes()  # the human text was not touched

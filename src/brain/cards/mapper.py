@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import NotFound
+from ..errors import BrainError, NotFound
 from .contracts import Contract, contract_rel_path, parse_contract
 from .discovery import FileInfo, Module, card_rel_path, discover, python_names, scan
 from .markers import BEGIN, SOURCE_RE, join_card, parse_card
@@ -41,13 +41,14 @@ class MapReport:
     orphans: list[str] = field(default_factory=list)     # cards whose module no longer exists
     removed: list[str] = field(default_factory=list)     # orphan cards deleted (they had no human text)
     decisions_index: str = "current"                      # current | rewritten | stale (check mode)
+    errors: dict[str, str] = field(default_factory=dict)  # cards that could not be written, and why
     unread: dict[str, list[list[str]]] = field(default_factory=dict)
     seconds: float = 0.0
     checked: bool = False
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("modules", "written", "unchanged", "stale", "missing", "orphans", "removed",
-                                              "decisions_index", "unread", "seconds", "checked")}
+                                              "decisions_index", "errors", "unread", "seconds", "checked")}
 
     @property
     def ok(self) -> bool:
@@ -405,7 +406,11 @@ class Mapper:
             generated = self.render(mod, source_hash, data)
             text = join_card(generated, parsed.human if parsed is not None else "")
             if text != old:
-                self.brain.write(card_rel_path(mod.name), text)
+                try:
+                    self.brain.write(card_rel_path(mod.name), text)
+                except BrainError as exc:  # e.g. a How to use section holding NUL bytes: say so, go on
+                    report.errors[mod.name] = exc.message
+                    continue
             report.written.append(mod.name)
         if progress:
             progress(total, total, "")

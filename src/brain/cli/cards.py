@@ -124,6 +124,8 @@ def _render_report(d: dict) -> str:
         lines.append("  rewrote .brain/decisions.md from the decision records")
     for name in [o for o in d["orphans"] if o not in d["removed"]]:
         lines.append(f"  kept orphaned card of {name} (it has a How to use section): move or delete it by hand")
+    for name, why in d.get("errors", {}).items():
+        lines.append(f"  could not write the card of {name}: {why}")
     unread = sum(len(v) for v in d["unread"].values())
     if unread:
         lines.append(f"  {unread} file(s) not read (listed in their cards)")
@@ -149,7 +151,7 @@ def cmd_map(args) -> int:
     report = build_map(brain, args.module, check=args.check, force=args.force,
                        progress=None if args.json else ProgressBar())
     emit(report.to_dict(), args.json, _render_report)
-    return 1 if args.check and not report.ok else 0
+    return 1 if (args.check and not report.ok) or report.errors else 0
 
 
 def cmd_report_done(args) -> int:
