@@ -101,3 +101,9 @@ def test_dependency_exposes_keeps_only_the_modules_used(brain):
     assert "`go() -> None` — Go now." in dep and "`thing() -> int`" in dep
     assert "unused_helper" not in dep and "Also exposes (not used here): `lib.gamma`" in dep
     assert "brain:uses" not in text
+
+
+def test_module_given_as_a_file_path(brain):
+    make(brain)
+    text = brain.boot(module="core/__init__.py", record=False).text
+    assert "## Module card: `core`" in text

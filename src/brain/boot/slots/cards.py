@@ -32,6 +32,11 @@ def collect(brain, request) -> list[Part]:
     mapper = _mapper(brain)  # one scan of the tree for the module and all its dependencies
     try:
         card = load_card(brain, request.module, mapper=mapper)
+        if card is None and (brain.repo / request.module.strip("/")).exists():
+            # a file or folder path was given: use the module it belongs to
+            owner = mapper.owner(request.module.strip("/").rstrip("/") + ("/x" if (brain.repo / request.module.strip("/")).is_dir() else ""))
+            if owner is not None:
+                card = load_card(brain, owner, mapper=mapper)
     except BrainError as exc:
         return [Part("cards", f"module {request.module}", f"Module card: `{request.module}`",
                      f"No card: {exc.message}", "brain map --list")]
