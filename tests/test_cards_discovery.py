@@ -85,3 +85,10 @@ def test_scan_skips_hidden_vendored_and_test_folders(tmp_path):
     got = [f.path for f in scan(tmp_path)]
     assert got == ["data.bin", "pkg/__init__.py", "pkg/tests/__init__.py"]
     assert [f for f in scan(tmp_path) if f.path == "data.bin"][0].size == 0  # not stat'ed: never read
+
+
+def test_large_ts_tree_without_package_json_is_split():
+    files = listing({"src/index.ts": 5_000, "src/core/a.ts": 90_000, "src/ui/b.tsx": 80_000, "src/tiny/c.ts": 100})
+    mods = {m.name: m for m in discover(files, split_bytes=100_000, split_min_bytes=20_000)}
+    assert set(mods) == {"src", "src/core", "src/ui"} and mods["src/ui"].kind == "node"
+    assert "src/tiny/c.ts" in mods["src"].files

@@ -383,6 +383,7 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
             roots.setdefault(folder or ".", "node")
     # loose files: Python and TS/JS outside packages; other languages by their top folder
     owner_cache: dict[str, str | None] = {}
+    loose_node: list[str] = []
     for folder in sorted(tree.folders):
         if tree.non_module(folder):
             continue
@@ -401,11 +402,19 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
         owner = _owner(folder, roots, owner_cache)
         if owner is None and "node" in langs:
             roots[folder or "."] = "node"
+            loose_node.append(folder)
             owner_cache.clear()
         elif owner is None and "other" in langs:
             top = folder.split("/", 1)[0] if folder else "."
             roots.setdefault(top, "other")
             owner_cache.clear()
+    # a large TS/JS source tree without package.json is split like a package
+    for root in loose_node:
+        def eligible_loose(child: str) -> bool:
+            return child not in tree.node_roots and child not in packages and not tree.non_module(child)
+
+        for folder in _split(root, tree.ts_bytes, tree.children, eligible_loose, limits)[1:]:
+            roots.setdefault(folder, "node")
     return roots
 
 
