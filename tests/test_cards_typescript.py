@@ -85,3 +85,20 @@ def test_workspace_cards(brain):
     assert "### `src/index.ts` (entry point)" in shared and "`function money(cents: number): string` — Formats money." in shared
     boot = brain.boot(module="packages/api", record=False)
     assert "## Dependency `packages/shared`" in boot.text and "packages/shared/src/index.ts" in boot.files
+
+
+def test_tsconfig_path_aliases_resolve_to_modules(brain):
+    repo = brain.repo
+    write(repo, "package.json", json.dumps({"name": "app", "dependencies": {"react": "^18"}}))
+    write(repo, "tsconfig.json", '{\n  // aliases\n  "compilerOptions": {"baseUrl": ".", "paths": {"@/*": ["./src/*"],},},\n}\n')
+    write(repo, "src/lib/money.ts", "export function cents(n: number): number { return n * 100 }\n" + "// pad\n" * 3000)
+    write(repo, "src/ui/page.tsx", 'import { cents } from "@/lib/money";\nimport React from "react";\n'
+                                   "export function Page(): JSX.Element { return null }\n" + "// pad\n" * 3000)
+    write(repo, "src/index.ts", 'export * from "@/ui/page";\n')
+    brain.settings.values["cards.split_bytes"] = 20_000
+    brain.settings.values["cards.split_min_bytes"] = 5_000
+    report = brain.map()
+    assert {"src/lib", "src/ui"} <= set(report.modules)
+    ui = (brain.dir / "modules/src/ui.md").read_text()
+    assert "- `src/lib` (1 file: `@/lib/money`)" in ui
+    assert "`react` — declared (`react@^18`)" in ui and "`@/lib`" not in ui.split("External")[-1]

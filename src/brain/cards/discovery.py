@@ -46,7 +46,7 @@ OTHER_EXT = frozenset({
 # files that change what a card says even though they are not code
 SPECIAL_NAMES = frozenset({
     "package.json", "openapi.json", "openapi.yaml", "openapi.yml", "swagger.json", "swagger.yaml",
-    "swagger.yml", "alembic.ini",
+    "swagger.yml", "alembic.ini", "tsconfig.json",
 })
 
 # folders never scanned, wherever they are
@@ -478,7 +478,7 @@ def discover(files: list[FileInfo], globs: list[str] | None = None, *, split_byt
             lang = file_language(f.path)
             name = f.path.rpartition("/")[2]
             readable = lang is not None and (not kind or lang == kind)
-            if name in SPECIAL_NAMES and (kind != "python" or name != "package.json"):
+            if name in SPECIAL_NAMES and (kind != "python" or name not in ("package.json", "tsconfig.json")):
                 readable = True
             if readable:
                 own[owner].append(f.path)

@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import pickle
+import posixpath
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,7 @@ from .project import PROJECT_FILES, ProjectInfo, load_project
 
 __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
-EXTRACTOR_VERSION = "6"
+EXTRACTOR_VERSION = "7"
 Progress = Callable[[int, int, str], None]
 
 
@@ -54,6 +55,14 @@ class MapReport:
     def ok(self) -> bool:
         """For --check: no card is stale, missing or orphaned, and decisions.md matches the records."""
         return not (self.stale or self.missing or self.orphans) and self.decisions_index != "stale"
+
+
+def _strip_jsonc(text: str) -> str:
+    """tsconfig.json allows comments and trailing commas."""
+    import re
+
+    text = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text, flags=re.S)
+    return re.sub(r",(\s*[}\]])", r"\1", text)
 
 
 def _sha(data: bytes) -> str:
@@ -182,7 +191,46 @@ class Mapper:
                     out.setdefault(data["name"], module.name)
         return out
 
+    _ts_aliases: list[tuple[str, str, list[str]]] | None = None
+
+    def ts_aliases(self) -> list[tuple[str, str, list[str]]]:
+        """(folder of the tsconfig, alias prefix, target prefixes) from tsconfig.json `paths`, most specific first."""
+        if self._ts_aliases is None:
+            found = []
+            folders = {""} | {m.folder for m in self.modules() if m.kind == "node"}
+            for folder in sorted(folders):
+                path = self.repo / folder / "tsconfig.json" if folder else self.repo / "tsconfig.json"
+                try:
+                    raw = path.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    continue
+                try:
+                    data = json.loads(_strip_jsonc(raw))
+                except ValueError:
+                    continue
+                options = data.get("compilerOptions") if isinstance(data, dict) else None
+                if not isinstance(options, dict):
+                    continue
+                base_url = options.get("baseUrl") if isinstance(options.get("baseUrl"), str) else "."
+                base = posixpath.normpath(posixpath.join(folder, base_url)) if folder else posixpath.normpath(base_url)
+                base = "" if base == "." else base
+                for alias, targets in (options.get("paths") or {}).items():
+                    if isinstance(alias, str) and isinstance(targets, list):
+                        prefixes = [posixpath.normpath(posixpath.join(base, t.split("*")[0])) + ("/" if t.split("*")[0].endswith("/") else "")
+                                    for t in targets if isinstance(t, str)]
+                        found.append((folder, alias.split("*")[0], prefixes))
+            found.sort(key=lambda a: -len(a[1]))
+            self._ts_aliases = found
+        return self._ts_aliases
+
     def resolve_node(self, spec: str, from_path: str) -> str | None:
+        for folder, alias, prefixes in self.ts_aliases():
+            if alias and spec.startswith(alias) and (not folder or from_path.startswith(folder + "/")):
+                for prefix in prefixes:
+                    target = (prefix + spec[len(alias):]).lstrip("/")
+                    owner = self.owner(target + "/x") if (self.repo / target).is_dir() else self.owner(target)
+                    if owner is not None:
+                        return owner
         if spec.startswith("."):
             base = from_path.rpartition("/")[0]
             parts = [p for p in (base.split("/") if base else [])]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 __all__ = ["ProjectInfo", "load_project", "PROJECT_FILES", "normalize_dist", "dist_for_import"]
 
-PROJECT_FILES = ("pyproject.toml", "setup.cfg", "requirements.txt", "requirements-dev.txt", "package.json")
+PROJECT_FILES = ("pyproject.toml", "setup.cfg", "requirements.txt", "requirements-dev.txt", "package.json", "tsconfig.json")
 
 # import name -> distribution name, for the well-known mismatches
 _ALIASES = {

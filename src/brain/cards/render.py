@@ -405,7 +405,7 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
                         if resolved not in seen_here:
                             counts[resolved] = counts.get(resolved, 0) + 1
                             seen_here.add(resolved)
-                elif not spec.startswith("."):
+                elif not spec.startswith((".", "/", "@/", "~/", "#")):
                     bare = spec[5:] if spec.startswith("node:") else spec
                     name = "/".join(bare.split("/")[:2]) if bare.startswith("@") else bare.split("/")[0]
                     if spec.startswith("node:") or name in NODE_BUILTINS:
