@@ -100,3 +100,21 @@ def test_bad_files_are_reported_not_raised():
     assert extract_file("a.py", generated, dotted="a", max_bytes=10**7)["reason"] == "generated"
     assert extract_file("package.json", b"{not json", dotted=None, max_bytes=10**6)["status"] == "unread"
     assert extract_file("deep.py", b"x = " + b"(" * 5000 + b")" * 5000, dotted="d", max_bytes=10**6)["status"] == "unread"
+
+
+def test_class_fields_dataclass_and_orm():
+    f = facts("""
+@dataclass
+class P:
+    name: str
+    age: int = 0
+    _hidden: int = 1
+    LIMIT: ClassVar[int] = 3
+class Order(models.Model):
+    total = models.DecimalField(max_digits=8)
+    customer = models.ForeignKey(Customer, on_delete=models.CASCADE)
+    objects = OrderManager()
+""")
+    defs = {d["name"]: d for d in f["defs"]}
+    assert defs["P"]["fields"] == ["name: str", "age: int"]
+    assert defs["Order"]["fields"] == ["total: DecimalField", "customer: ForeignKey"]

@@ -28,7 +28,7 @@ from .project import PROJECT_FILES, ProjectInfo, load_project
 
 __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
-EXTRACTOR_VERSION = "7"
+EXTRACTOR_VERSION = "8"
 Progress = Callable[[int, int, str], None]
 
 

@@ -101,11 +101,35 @@ def _function(node, *, method: bool = False) -> dict:
             "doc": first_line(ast.get_docstring(node, clean=True))}
 
 
+_FIELD_CALLS = ("Field", "ForeignKey", "OneToOneField", "ManyToManyField", "Column", "relationship", "mapped_column")
+
+
+def _field_of(item: ast.stmt) -> str | None:
+    """``name: type`` for dataclass/pydantic/TypedDict fields and ORM columns (Django, SQLAlchemy)."""
+    if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and not item.target.id.startswith("_"):
+        annotation = _short(item.annotation, 40)
+        if annotation.startswith("ClassVar"):
+            return None
+        return f"{item.target.id}: {annotation}"
+    if isinstance(item, ast.Assign) and len(item.targets) == 1 and isinstance(item.targets[0], ast.Name) \
+            and isinstance(item.value, ast.Call) and not item.targets[0].id.startswith("_"):
+        func = item.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name.endswith(_FIELD_CALLS):
+            return f"{item.targets[0].id}: {name}"
+    return None
+
+
 def _class(node: ast.ClassDef) -> dict:
     bases = [_short(b, 48) for b in node.bases] + [f"{k.arg}={_short(k.value, 48)}" for k in node.keywords if k.arg]
     methods = []
+    fields = []
     seen = set()
     for item in node.body:
+        field = _field_of(item)
+        if field is not None:
+            fields.append(field)
+            continue
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if item.name.startswith("_") and item.name != "__init__":
                 continue
@@ -114,7 +138,7 @@ def _class(node: ast.ClassDef) -> dict:
             seen.add(item.name)
             methods.append(_function(item, method=True))
     return {"kind": "class", "name": node.name, "sig": f"{node.name}({', '.join(bases)})" if bases else node.name,
-            "doc": first_line(ast.get_docstring(node, clean=True)), "methods": methods}
+            "doc": first_line(ast.get_docstring(node, clean=True)), "methods": methods, "fields": fields[:40]}
 
 
 def _literal_names(node: ast.AST) -> list[str] | None:

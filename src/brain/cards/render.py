@@ -107,6 +107,12 @@ def _entry_line(entry: dict, level: int) -> list[str]:
     if level <= 2 and entry.get("doc"):
         text += f" — {entry['doc']}"
     lines = [text]
+    fields = entry.get("fields") or []
+    if kind == "class" and fields and level < 3:
+        if level <= 1:
+            lines.append("  - fields: " + ", ".join(f"`{f}`" for f in fields))
+        else:
+            lines.append("  - fields: " + ", ".join(f"`{f.split(':', 1)[0]}`" for f in fields))
     methods = entry.get("methods") or []
     if kind == "class" and methods and level < 3:
         if level == 0:
