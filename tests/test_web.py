@@ -8,6 +8,7 @@ tests (test_web_browser.py) reuse ``fill_brain``.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from urllib.parse import unquote
@@ -353,3 +354,25 @@ def test_cli_ui_help_and_bad_port(repo):
     bad = subprocess.run([sys.executable, "-m", "brain", "ui", "--port", "70000"], capture_output=True, text=True,
                          cwd=repo)
     assert bad.returncode == 2
+
+
+def test_cli_ui_serves_until_terminated(repo):
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    b = brainlib.init(repo)
+    proc = subprocess.Popen([sys.executable, "-m", "brain", "ui", "--port", "0"], cwd=repo, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        line = proc.stderr.readline()  # printed once the socket listens
+        url = re.search(r"http://\S+", line).group(0)
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url + "healthz", timeout=30) as r:
+            assert r.read() == b"ok"
+        with urllib.request.urlopen(url + "work", timeout=30) as r:
+            assert b"Work state" in r.read()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after a clean shutdown

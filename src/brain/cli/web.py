@@ -68,6 +68,7 @@ def cmd_ui(args) -> int:
         sock.close()
         raise InvalidInput(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", field="port",
                            hint="pick another --port, or 0 for a free one") from None
+    sock.listen(128)  # connections queue from now on: the address printed below is usable at once
     port = sock.getsockname()[1]
     hosts = allowed_hosts(args.host, args.allow_host)
     if args.host in ("0.0.0.0", "::") and not args.allow_host:
