@@ -47,6 +47,7 @@ SCHEMA: dict[str, Spec] = {
     "cards.max_file_bytes": Spec("int", 1000000, "Files larger than this are listed in their card as not read."),
     "cards.split_bytes": Spec("int", 160000, "A Python/TS package with more source bytes than this is split into module cards..."),
     "cards.split_min_bytes": Spec("int", 12000, "...one card for each subpackage with at least this many source bytes."),
+    "cards.workers": Spec("int", 0, "Worker processes that read files on a large `brain map` (0 = one per core, 1 = none)."),
     "features": Spec("map[bool]", {}, "Feature flags, `name: true|false`; agent profiles may require one."),
     "roles": Spec("roles", {}, "Per role: `features` it turns on or off and `tiers` of agent profiles it loads."),
     "services": Spec("services", [], "Services shown by `brain state`: a list of `{name, port, host}`."),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import pickle
 import posixpath
@@ -27,6 +28,8 @@ from .markers import BEGIN, SOURCE_RE, join_card, parse_card
 from .project import PROJECT_FILES, ProjectInfo, load_project
 
 __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
+
+log = logging.getLogger("brain.cards")
 
 EXTRACTOR_VERSION = "8"
 Progress = Callable[[int, int, str], None]
@@ -55,6 +58,22 @@ class MapReport:
     def ok(self) -> bool:
         """For --check: no card is stale, missing or orphaned, and decisions.md matches the records."""
         return not (self.stale or self.missing or self.orphans) and self.decisions_index != "stale"
+
+
+PARALLEL_MIN_FILES = 150  # below this, worker processes cost more than they save
+
+
+def _extract_job(job: tuple) -> tuple[str, str | None, dict]:
+    """Worker: read one file, hash it, extract its facts (never raises)."""
+    from .extract import extract_file
+
+    root, path, dotted, max_bytes = job
+    try:
+        with open(os.path.join(root, path), "rb") as handle:
+            raw = handle.read()
+        return path, _sha(raw), extract_file(path, raw, dotted=dotted, max_bytes=max_bytes)
+    except Exception:  # noqa: BLE001 - the main process retries this file itself
+        return path, None, {}
 
 
 def _strip_jsonc(text: str) -> str:
@@ -94,6 +113,8 @@ class Mapper:
         self._folders: dict[str, int] = {}
         self._layout_dirty = False
         self._unread_seen: dict[str, list[list[str]]] = {}
+        self._prefetched: dict[str, tuple[str, dict]] = {}
+        self.workers: int = settings.get("cards.workers")
 
     # -- layout ------------------------------------------------------------------------
     def _ensure_layout(self) -> None:
@@ -352,8 +373,12 @@ class Mapper:
             sha, raw = self.file_hash(info, data.get(path))
             key = (sha, dotted.get(path), self.max_file_bytes)
             hit = cached["files"].get(path)
+            pre = self._prefetched.get(path)
             if hit and hit[0] == key:
                 out[path] = hit[1]
+            elif pre is not None and pre[0] == sha:
+                out[path] = pre[1]
+                changed = True
             else:
                 if raw is None:
                     raw = data.get(path)
@@ -386,6 +411,27 @@ class Mapper:
             return self.card_path(module_name).read_bytes().decode("utf-8", errors="replace")
         except OSError:
             return None
+
+    def _prefetch(self, paths: list[str], progress: Progress | None = None) -> None:
+        """Extract many files in worker processes (a cold map); any failure falls back to serial work."""
+        workers = self.workers or (os.cpu_count() or 1)
+        if workers < 2:
+            return
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        dotted = self.dotted()
+        jobs = [(str(self.repo), p, dotted.get(p), self.max_file_bytes) for p in paths]
+        try:
+            context = multiprocessing.get_context("fork")
+            with ProcessPoolExecutor(max_workers=min(workers, 8), mp_context=context) as pool:
+                for index, (path, sha, facts) in enumerate(pool.map(_extract_job, jobs, chunksize=16)):
+                    if sha is not None:
+                        self._prefetched[path] = (sha, facts)
+                    if progress and index % 64 == 0:
+                        progress(index, len(jobs), "reading files")
+        except Exception as exc:  # noqa: BLE001 - parallelism is an optimisation only
+            log.debug("parallel extraction failed, continuing serially: %s", exc)
 
     def _card_hash(self, module_name: str) -> str | None:
         """The source hash in a card's head, without reading or parsing the whole card."""
@@ -431,12 +477,9 @@ class Mapper:
         report = MapReport(checked=check)
         modules = [self.module(module)] if module else self.modules()
         report.modules = [m.name for m in self.modules()] if not module else [modules[0].name]
-        total = len(modules)
-        for index, mod in enumerate(modules):
-            if progress:
-                progress(index, total, mod.name)
-            data: dict[str, bytes] = {}
-            source_hash = self.module_hash(mod, data)
+        pending: list[tuple[Module, str, str | None, object]] = []
+        for mod in modules:
+            source_hash = self.module_hash(mod)
             if not force and self._card_hash(mod.name) == source_hash:
                 report.unchanged.append(mod.name)
                 continue
@@ -445,13 +488,18 @@ class Mapper:
             if parsed is not None and parsed.intact and parsed.source_hash == source_hash and not force:
                 report.unchanged.append(mod.name)
                 continue
-            if old is None:
-                report.missing.append(mod.name)
-            else:
-                report.stale.append(mod.name)
-            if check:
-                continue
-            generated = self.render(mod, source_hash, data)
+            (report.missing if old is None else report.stale).append(mod.name)
+            pending.append((mod, source_hash, old, parsed))
+        if check:
+            pending = []
+        files = [p for mod, *_ in pending for p in mod.files]
+        if len(pending) > 1 and len(files) >= PARALLEL_MIN_FILES:
+            self._prefetch(files, progress)
+        total = len(pending)
+        for index, (mod, source_hash, old, parsed) in enumerate(pending):
+            if progress:
+                progress(index, total, mod.name)
+            generated = self.render(mod, source_hash, {})
             text = join_card(generated, parsed.human if parsed is not None else "")
             if text != old:
                 try:
