@@ -76,7 +76,9 @@ def prepare(folder: Path, cli: bool) -> float:
     started = time.perf_counter()
     b = brainlib.init(folder)
     if cli:
-        subprocess.run([sys.executable, "-m", "brain", "-C", str(folder), "index"], check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "brain", "-C", str(folder), "map"], capture_output=True)
+        subprocess.run([sys.executable, "-m", "brain", "-C", str(folder), "index", "--quiet"], check=True,
+                       capture_output=True)
     else:
         if hasattr(b, "map"):
             try:

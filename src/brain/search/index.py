@@ -281,18 +281,30 @@ class SearchIndex:
 
     def _match(self, table: str, words: list[str], limit: int, weights: str, join: str = "", where: str = "",
                params: tuple = ()):
-        """rowids and scores of the best matches: every word first, any word when none has them all."""
+        """rowids and scores of the best matches: every word first; then every word but one (each
+        left out in turn, merged); any word only when even that finds nothing. Intersections are
+        cheap in FTS5; a union of common words is what costs, so it comes last."""
         quoted = ['"' + w.replace('"', '""') + '"' for w in words]
-        for op in (" AND ", " OR "):
-            sql = (f"SELECT {table}.rowid, bm25({table}, {weights}) AS s FROM {table} {join} "
-                   f"WHERE {table} MATCH ? {where} ORDER BY s LIMIT ?")
+        sql = (f"SELECT {table}.rowid, bm25({table}, {weights}) AS s FROM {table} {join} "
+               f"WHERE {table} MATCH ? {where} ORDER BY s LIMIT ?")
+
+        def run(expr: str):
             try:
-                rows = self.db.execute(sql, (op.join(quoted), *params, limit)).fetchall()
+                return self.db.execute(sql, (expr, *params, limit)).fetchall()
             except sqlite3.OperationalError:
-                rows = []
-            if rows or len(quoted) == 1:
-                return rows
-        return []
+                return []
+
+        rows = run(" AND ".join(quoted))
+        if rows or len(quoted) == 1:
+            return rows
+        if len(quoted) <= 4:
+            best: dict[int, float] = {}
+            for i in range(len(quoted)):
+                for rowid, score in run(" AND ".join(quoted[:i] + quoted[i + 1:])):
+                    best[rowid] = min(score, best.get(rowid, 0.0))
+            if best:
+                return sorted(best.items(), key=lambda kv: (kv[1], kv[0]))[:limit]
+        return run(" OR ".join(quoted))
 
     def _search_docs(self, words: list[str], kind: str | None, limit: int) -> list[SearchHit]:
         join, where, params = ("JOIN docs ON docs.id = docs_fts.rowid", "AND docs.kind = ?", (kind,)) if kind else ("", "", ())
@@ -301,16 +313,21 @@ class SearchIndex:
             return []
         top = -rows[0][1] or 1.0
         wanted = set(words)
+        marks = ",".join("?" * len(rows))
+        docs = {r[0]: r[1:] for r in self.db.execute(
+            f"SELECT docs.id, docs.path, docs.kind, docs.title, docs_fts.body FROM docs "
+            f"JOIN docs_fts ON docs_fts.rowid = docs.id WHERE docs.id IN ({marks})", [r[0] for r in rows])}
         hits = []
         for rowid, s in rows:
-            doc = self.db.execute("SELECT docs.path, docs.kind, docs.title, docs_fts.body FROM docs "
-                                  "JOIN docs_fts ON docs_fts.rowid = docs.id WHERE docs.id = ?", (rowid,)).fetchone()
+            doc = docs.get(rowid)
             if doc:
                 path = doc[0] if not doc[0].startswith("@decisions/") else f"{self.decisions_dir}/{doc[0][11:]}"
                 hits.append(SearchHit(path, doc[1], doc[2], snippet(doc[3], wanted), -s / top))
         return hits
 
     def _search_code(self, query: str, limit: int) -> list[SearchHit]:
+        if self.db.execute("SELECT 1 FROM code_fts LIMIT 1").fetchone() is None:
+            return []  # no source files indexed (or only tests)
         words = list(dict.fromkeys(tokens(query, stop=True) or tokens(query)))[:32]
         rows = self._match("code_fts", words, limit, "3.0, 1.0")
         if not rows:
