@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import InvalidInput
 from .discovery import Module, card_rel_path
-from .markers import BEGIN, END, PLACEHOLDER, SOURCE_RE, join_card, parse_card
+from .markers import PLACEHOLDER, join_card, parse_card
 from .mapper import MapReport, Mapper
 
 __all__ = ["Card", "MapReport", "Module", "build_map", "load_card", "load_cards", "module_of_path", "list_modules", "report_done",
