@@ -42,6 +42,20 @@ def write_transcript(path: Path, repo: Path, tasks: list[Task], start: float) ->
     path.write_text("\n".join(claude_lines(SID, str(repo), start, tasks)) + "\n")
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend_env(request, monkeypatch):
+    """The coordination backend the hooks (and the test's own brain) use: SQLite, or PostgreSQL in its own schema."""
+    if request.param == "sqlite":
+        yield "sqlite"
+        return
+    url = request.getfixturevalue("postgres_url")
+    from brain.backends.testing import isolated_postgres
+
+    with isolated_postgres(url) as isolated:
+        monkeypatch.setenv("BRAIN_BACKEND", isolated)
+        yield isolated
+
+
 @pytest.fixture
 def installed(brain):
     claude.install(brain, [sys.executable, "-m", "brain"])
@@ -49,8 +63,11 @@ def installed(brain):
     return brain
 
 
-def test_session_lifecycle_through_the_installed_hooks(installed, tmp_path):
-    brain, repo = installed, installed.repo
+def test_session_lifecycle_through_the_installed_hooks(installed, tmp_path, backend_env):
+    import brain as brainlib
+
+    repo = installed.repo
+    brain = brainlib.open(repo)  # opened again under the backend of this run (the hooks inherit it)
     cmds = hook_commands(repo)
     transcript = tmp_path / f"{SID}.jsonl"
     start = time.time() - 600
@@ -67,6 +84,7 @@ def test_session_lifecycle_through_the_installed_hooks(installed, tmp_path):
     party = state["party"]
     assert party.startswith("sess-") and state["coord"] is True
     assert brain.coord.session(party).liveness == "alive"  # tied to the client process, not the hook's shell
+    assert (brain.runtime / "brain.db").exists() == (backend_env == "sqlite")
 
     # 2. the session works: a prompt, an answer that edits a file
     tasks = [Task("Fix the parser in src/parse.py: why does it drop the last token?",
