@@ -376,3 +376,17 @@ def test_cli_ui_serves_until_terminated(repo):
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) in (0, -signal.SIGTERM)  # uvicorn re-raises the signal after a clean shutdown
+
+
+def test_a_fresh_brain_shows_empty_panels_and_creates_no_database(brain):
+    from starlette.testclient import TestClient
+
+    from brain.web import create_app
+
+    with TestClient(create_app(brain, warm=False), base_url=BASE) as c:
+        for url in ("/work", "/fragments/work", "/claims", "/fragments/claims", "/signals", "/fragments/signals",
+                    "/threads", "/memory", "/memory/decisions", "/usage", "/search?q=x"):
+            assert c.get(url).status_code == 200, url
+        assert "No sessions yet" in c.get("/work").text
+        assert "No overlapping claims" in c.get("/claims").text
+    assert not (brain.runtime / "brain.db").exists()

@@ -209,7 +209,8 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         data = await run_in_threadpool(lambda: views.recent_signals(brain, session=session))
         if request.url.path.startswith("/fragments"):
             return render(request, "_signals.html", **data)
-        targets = await run_in_threadpool(lambda: [s.id for s in brain.coord.sessions()])
+        targets = await run_in_threadpool(
+            lambda: [s.id for s in brain.coord.sessions()] if brain.has_coordination_store() else [])
         return render(request, "signals.html", section="signals", targets=targets, human=human.id, **data)
 
     async def send_signal(request):

@@ -62,6 +62,9 @@ def stamp(at: float | None) -> str:
 # -- work state ------------------------------------------------------------------------------------------------
 def work_state(brain) -> dict:
     """Sessions with liveness, live state, claims and pending asks (who waits on whom, and how it ends)."""
+    if not brain.has_coordination_store():  # nothing to show, and watching must not create the database
+        return {"sessions": [], "asks": [], "counts": {ALIVE: 0, "stalled": 0, GONE: 0}, "other_live": [],
+                "now": stamp(time.time()), "stall_seconds": 0}
     coord = brain.coord
     now = coord.clock()
     sessions = [s for s in coord.sessions(include_gone=True)
@@ -115,6 +118,9 @@ def claims_board(brain, *, session: str | None = None, page: int = 1, size: int 
     """Overlaps (undecided first, with any recorded human decision) and one page of the held claims."""
     from .overlaps import board_overlaps
 
+    if not brain.has_coordination_store():
+        return {"overlaps": [], "overlap_total": 0, "open": 0, "claims": [], "total": 0, "page": 1, "pages": 1,
+                "session": session or ""}
     coord = brain.coord
     now = coord.clock()
     held = coord.claims()
@@ -136,6 +142,8 @@ def claims_board(brain, *, session: str | None = None, page: int = 1, size: int 
 # -- signals ------------------------------------------------------------------------------------------------------
 def recent_signals(brain, *, session: str | None = None, limit: int = 200) -> dict:
     """Recent signals, a broadcast shown once with its recipients; read without touching any session."""
+    if not brain.has_coordination_store():
+        return {"signals": [], "session": session or "", "broadcast": f"{brain.name}@{brain.settings.machine}"}
     coord = brain.coord
     now = coord.clock()
     sql = ("SELECT id, sender, recipient, target, kind, body, created FROM signals WHERE expires > ?")
