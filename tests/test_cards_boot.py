@@ -107,3 +107,23 @@ def test_module_given_as_a_file_path(brain):
     make(brain)
     text = brain.boot(module="core/__init__.py", record=False).text
     assert "## Module card: `core`" in text
+
+
+def test_inferred_module_is_said_so():
+    from brain.boot.parts import BootRequest
+    from brain.boot.slots import cards as slot
+
+    class FakeBrain:  # only what load_card needs is never reached: no module means no part
+        pass
+
+    assert slot.collect(FakeBrain(), BootRequest(module=None)) == []
+    assert "module_inferred" in BootRequest.__dataclass_fields__
+
+
+def test_inferred_module_title(brain):
+    from brain.boot.parts import BootRequest
+    from brain.boot.slots import cards as slot
+
+    make(brain)
+    parts = slot.collect(brain, BootRequest(module="api", module_inferred=True))
+    assert parts[0].title == "Module card: `api` (inferred from the task)"

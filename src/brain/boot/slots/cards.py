@@ -44,7 +44,8 @@ def collect(brain, request) -> list[Part]:
         return [Part("cards", f"module {request.module}", f"Module card: `{request.module}`",
                      f"No card for `{request.module}` yet: run `brain map --module {request.module}` "
                      "(or `brain map` for every module).", f"brain map --module {request.module}")]
-    parts = [Part("cards", f".brain/{card.path}", f"Module card: `{card.module}`{_stale_note(card)}", card_body(card),
+    inferred = " (inferred from the task)" if getattr(request, "module_inferred", False) else ""
+    parts = [Part("cards", f".brain/{card.path}", f"Module card: `{card.module}`{inferred}{_stale_note(card)}", card_body(card),
                   f"brain read {card.path}", files=tuple(card.files))]
     for dep in card.dependencies[:MAX_DEPENDENCIES]:
         try:
