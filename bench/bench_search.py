@@ -93,12 +93,15 @@ def main(argv=None) -> int:
         started, cpu = time.perf_counter(), time.process_time()
         index.add_documents(docs)
         index_seconds, index_cpu = time.perf_counter() - started, time.process_time() - cpu
-        latencies = []
+        for q in queries[:100]:  # warm-up: a long-running server answers from a warm page cache
+            index.search(q, limit=10)
+        latencies, cpu_latencies = [], []
         hits = 0
         for q in queries:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             hits += len(index.search(q, limit=10))
             latencies.append((time.perf_counter() - t) * 1000)
+            cpu_latencies.append((time.process_time() - c) * 1000)
         index.close()
 
         base = sqlite3.connect(tmp / "baseline.db", isolation_level=None)
@@ -108,12 +111,15 @@ def main(argv=None) -> int:
         base.executemany("INSERT INTO d(path, body) VALUES (?, ?)", [(p, t) for p, _, t in docs])
         base.execute("COMMIT")
         base_seconds, base_cpu = time.perf_counter() - started, time.process_time() - cpu
-        base_lat = []
+        base_lat, base_cpu_lat = [], []
+        for q in queries[:100]:
+            base.execute("SELECT path FROM d WHERE d MATCH ? LIMIT 10", ('"' + q.split()[0] + '"',)).fetchall()
         for q in queries:
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             expr = " ".join('"' + w.replace('"', '""') + '"' for w in q.split())
             base.execute("SELECT path FROM d WHERE d MATCH ? ORDER BY bm25(d) LIMIT 10", (expr,)).fetchall()
             base_lat.append((time.perf_counter() - t) * 1000)
+            base_cpu_lat.append((time.process_time() - c) * 1000)
     rate = args.docs / index_seconds
     base_rate = args.docs / base_seconds
     print(f"documents: {args.docs}, queries: {args.queries} (hits returned: {hits})")
@@ -125,11 +131,14 @@ def main(argv=None) -> int:
           f"{cpu_rate / base_cpu_rate:.2f} |")
     for p in (50, 95, 99):
         a, b = pct(latencies, p), pct(base_lat, p)
-        print(f"| query p{p} ms | {a:.2f} | {b:.2f} | {a / b if b else float('inf'):.1f} |")
+        print(f"| query p{p} ms (wall clock) | {a:.2f} | {b:.2f} | {a / b if b else float('inf'):.1f} |")
+    for p in (50, 95, 99):
+        a, b = pct(cpu_latencies, p), pct(base_cpu_lat, p)
+        print(f"| query p{p} ms (CPU time) | {a:.2f} | {b:.2f} | {a / b if b else float('inf'):.1f} |")
     print(f"mean query ms: {statistics.mean(latencies):.2f}; load average at the end: "
           f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
     ok = rate >= 20_000 and pct(latencies, 95) <= 10
-    print("targets (>= 20,000 docs/s, p95 <= 10 ms):", "met" if ok else "NOT met")
+    print("targets (>= 20,000 docs/s, p95 <= 10 ms; wall clock):", "met" if ok else "NOT met")
     return 0 if ok else 1
 
 

@@ -38,6 +38,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(title, body, extra, token
 """
 
 
+# per-term document counts of the FTS tables, so a query can start from its rarest words
+VOCAB_SCHEMA = """
+CREATE VIRTUAL TABLE IF NOT EXISTS docs_vocab USING fts5vocab(docs_fts, 'row');
+CREATE VIRTUAL TABLE IF NOT EXISTS code_vocab USING fts5vocab(code_fts, 'row');
+"""
+UNION_DOCS = 3000  # a fallback union ranks at most about this many documents
+
+
 def kind_of(path: str) -> str:
     """The memory kind of a path relative to .brain/ (decision records may live elsewhere)."""
     top = path.split("/", 1)[0]
@@ -49,7 +57,11 @@ def kind_of(path: str) -> str:
 
 
 def _title(path: str, text: str) -> str:
-    for line in text.splitlines()[:20]:
+    """The first markdown heading within the first 20 lines, else the path."""
+    if text.startswith("#"):
+        line = text.split("\n", 1)[0]
+        return line.lstrip("#").strip()[:120] or path
+    for line in text.split("\n", 20)[:20]:
         if line.startswith("#"):
             return line.lstrip("#").strip()[:120]
     return path
@@ -122,7 +134,7 @@ class SearchIndex:
                 db.execute("PRAGMA journal_mode=WAL")
             from .graph import GRAPH_SCHEMA
 
-            db.executescript(DOCS_SCHEMA + CODE_SCHEMA + GRAPH_SCHEMA)
+            db.executescript(DOCS_SCHEMA + CODE_SCHEMA + GRAPH_SCHEMA + VOCAB_SCHEMA)
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
             self._db = db
         return self._db
@@ -226,6 +238,7 @@ class SearchIndex:
             next_id = (db.execute("SELECT MAX(id) FROM docs").fetchone()[0] or 0) + 1
             seen: set[str] = set()
             empty = next_id == 1
+            sha = hashlib.sha256
             for rel, kind, text in docs:
                 if rel in seen:
                     raise ValueError(f"duplicate document path {rel!r}")
@@ -233,8 +246,8 @@ class SearchIndex:
                 if not empty:
                     self._drop_doc(rel)
                 title = _title(rel, text)
-                head = f"{title} {rel}"
-                rows.append((next_id, rel, kind, title, hashlib.sha256(text.encode("utf-8")).hexdigest()))
+                head = title + " " + rel
+                rows.append((next_id, rel, kind, title, sha(text.encode("utf-8")).hexdigest()))
                 fts.append((next_id, head, text, index_extra(head + "\n" + text)))
                 next_id += 1
             db.executemany("INSERT INTO docs(id, path, kind, title, hash) VALUES (?,?,?,?,?)", rows)
@@ -281,30 +294,46 @@ class SearchIndex:
 
     def _match(self, table: str, words: list[str], limit: int, weights: str, join: str = "", where: str = "",
                params: tuple = ()):
-        """rowids and scores of the best matches: every word first; then every word but one (each
-        left out in turn, merged); any word only when even that finds nothing. Intersections are
-        cheap in FTS5; a union of common words is what costs, so it comes last."""
-        quoted = ['"' + w.replace('"', '""') + '"' for w in words]
+        """rowids and scores of the best matches.
+
+        Every word first (an intersection: cheap in FTS5). When nothing has them all, the words
+        no document has are dropped and the rest intersected; when the words exist but never
+        together, the union of the rarest ones (up to about UNION_DOCS documents) is ranked.
+        Ranking a union of common words is what would cost, and those rank last in BM25 anyway.
+        """
+        quoted = {w: '"' + w.replace('"', '""') + '"' for w in words}
         sql = (f"SELECT {table}.rowid, bm25({table}, {weights}) AS s FROM {table} {join} "
                f"WHERE {table} MATCH ? {where} ORDER BY s LIMIT ?")
 
-        def run(expr: str):
+        def run(terms: list[str], op: str):
             try:
-                return self.db.execute(sql, (expr, *params, limit)).fetchall()
+                return self.db.execute(sql, (op.join(quoted[t] for t in terms), *params, limit)).fetchall()
             except sqlite3.OperationalError:
                 return []
 
-        rows = run(" AND ".join(quoted))
-        if rows or len(quoted) == 1:
+        rows = run(words, " AND ")
+        if rows or len(words) == 1:
             return rows
-        if len(quoted) <= 4:
-            best: dict[int, float] = {}
-            for i in range(len(quoted)):
-                for rowid, score in run(" AND ".join(quoted[:i] + quoted[i + 1:])):
-                    best[rowid] = min(score, best.get(rowid, 0.0))
-            if best:
-                return sorted(best.items(), key=lambda kv: (kv[1], kv[0]))[:limit]
-        return run(" OR ".join(quoted))
+        vocab = table.replace("_fts", "_vocab")
+        counts = {}
+        for w in words:
+            row = self.db.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (w,)).fetchone()
+            if row and row[0]:
+                counts[w] = row[0]
+        present = sorted(counts, key=lambda w: (counts[w], w))
+        if not present:
+            return []
+        if len(present) < len(words):
+            rows = run(present, " AND ")
+            if rows or len(present) == 1:
+                return rows
+        chosen, total = [], 0
+        for w in present:
+            if chosen and total + counts[w] > UNION_DOCS:
+                break
+            chosen.append(w)
+            total += counts[w]
+        return run(chosen, " OR ")
 
     def _search_docs(self, words: list[str], kind: str | None, limit: int) -> list[SearchHit]:
         join, where, params = ("JOIN docs ON docs.id = docs_fts.rowid", "AND docs.kind = ?", (kind,)) if kind else ("", "", ())
