@@ -193,3 +193,23 @@ def test_cli_index_search_related(project):
     assert bad.returncode == 2 and json.loads(bad.stderr)["field"] == "kind"
     missing = _cli(project.repo, "related", "nothing-here")
     assert missing.returncode == NotFound.exit_code
+
+
+def test_search_from_other_threads(project):
+    import threading
+
+    project.reindex()
+    results, errors = [], []
+
+    def worker():
+        try:
+            results.append(project.search("deploying")[0]["path"])
+        except Exception as exc:  # collected and asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not errors and results == ["notes/deploy.md"] * 4

@@ -16,6 +16,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -108,12 +109,20 @@ class SearchIndex:
         self.repo = repo
         self.path = runtime / INDEX_FILE
         self.decisions_dir = decisions_dir
-        self._db: sqlite3.Connection | None = None
+        self._local = threading.local()  # one connection per thread (the web UI searches from a pool)
 
     # -- connection ----------------------------------------------------------------
     @property
     def exists(self) -> bool:
         return self.path.is_file()
+
+    @property
+    def _db(self) -> sqlite3.Connection | None:
+        return getattr(self._local, "db", None)
+
+    @_db.setter
+    def _db(self, value: sqlite3.Connection | None) -> None:
+        self._local.db = value
 
     @property
     def db(self) -> sqlite3.Connection:
