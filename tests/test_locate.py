@@ -174,3 +174,11 @@ def test_boot_lists_memory_matching_the_task_bounded(app):
     assert "filler line" not in section or len(section) < 600
     assert "now.md` (now)" not in section  # what the boot already holds is not repeated
     assert app.boot(None, record=False).text.count("Memory matching the task") == 0
+
+
+def test_a_boot_without_a_task_never_imports_the_search_package(app):
+    code = ("import sys, brain; b = brain.open(sys.argv[1]); b.boot(None, record=False); "
+            "b.write('notes/n.md', '# n\\n'); print('brain.search' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(app.repo)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

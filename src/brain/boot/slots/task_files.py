@@ -24,6 +24,8 @@ def render(localization, *, module: str | None = None) -> str:
 
 
 def collect(brain, request) -> list[Part]:
+    if not (request.task and request.task.strip()):
+        return []  # nothing to rank: a plain boot never imports or opens the index
     try:
         # an inferred module came from this very ranking: asking again with it would only re-weigh the same evidence
         module = None if request.module_inferred else request.module
