@@ -139,9 +139,23 @@ class RawClient:
                         "Accept": "application/json, text/event-stream"}
         self.ids = 0
 
+    def _send(self, payload: dict):
+        import http.client
+        import socket
+
+        for attempt in (1, 2):  # the server closes idle keep-alive connections after 5 s: reconnect once
+            try:
+                self.conn.request("POST", self.path, body=json.dumps(payload).encode(), headers=self.headers)
+                return self.conn.getresponse()
+            except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+                self.conn.close()
+                if attempt == 2:
+                    raise
+                self.conn.connect()
+                self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def _post(self, payload: dict) -> tuple[object, dict | None]:
-        self.conn.request("POST", self.path, body=json.dumps(payload).encode(), headers=self.headers)
-        resp = self.conn.getresponse()
+        resp = self._send(payload)
         body = resp.read().decode("utf-8", "replace")
         if resp.status >= 300:
             raise RuntimeError(f"HTTP {resp.status}: {body[:200]}")

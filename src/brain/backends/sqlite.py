@@ -53,6 +53,7 @@ class SqliteBackend:
         self._conns: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._cond = threading.Condition()
+        self._writer = threading.Lock()  # writers of this process queue here, not in SQLite's busy handler
         self._migrated = False
 
     def __repr__(self) -> str:
@@ -79,6 +80,19 @@ class SqliteBackend:
 
     @contextmanager
     def _raw(self, write: bool) -> Iterator[_Tx]:
+        # A server runs tools on many threads: without this mutex its writers contend inside SQLite,
+        # whose busy handler sleeps and gives up after the busy timeout ("database is locked" with 64
+        # HTTP clients, bench/bench_team.py). Other processes still queue on SQLite's own lock.
+        if write:
+            with self._writer:
+                with self._raw_tx(True) as tx:
+                    yield tx
+            return
+        with self._raw_tx(False) as tx:
+            yield tx
+
+    @contextmanager
+    def _raw_tx(self, write: bool) -> Iterator[_Tx]:
         conn = self._conn()
         tx = _Tx(conn)
         try:
