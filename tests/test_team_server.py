@@ -104,6 +104,10 @@ def test_a_token_cannot_act_as_another_tokens_session(team):
             refused = [await bb.call_tool(tool, args | {"session": mine["session"]}) for tool, args in (
                 ("brain_claim", {"item": "src/api/x.py"}), ("brain_release", {"all_claims": True}),
                 ("brain_signals", {}), ("brain_checkpoint", {"step": "hijack"}), ("inbox", {}))]
+            seed = next(x.id for x in b.coord.sessions() if x.role == "seed")
+            ticket = b.coord.arm(mine["session"], seed, "private?", timeout=60).ticket  # alice's own ask
+            before = state(b)
+            refused.append(await bb.call_tool("ask_agent", {"ticket": ticket, "wait_seconds": 0.01}))
             after = state(b)
             own = (await bb.call_tool("brain_claim", {"item": "src/api/users.py"})).structured_content
             return mine, refused, before, after, own

@@ -184,6 +184,14 @@ def register(tools: ToolRegistry) -> None:
             if not target or not question:
                 raise InvalidInput("ask_agent needs target and question (or ticket to keep waiting)", field="target")
             ticket = coord.arm(sid, target, question, timeout=timeout).ticket
+        else:
+            from ...team.identity import current_principal
+
+            principal = current_principal()
+            if principal is not None and coord.get_ask(ticket).asker != sid:  # team server: only your own asks
+                from ...errors import Forbidden
+
+                raise Forbidden(f"ask {ticket}", principal.name)
         result = coord.wait(ticket, turn_timeout=wait_seconds)
         text = {"reply": result.answer or "", "stalled": "target silent, no reply",
                 "timeout": "timed out, no reply",
