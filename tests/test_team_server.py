@@ -223,3 +223,25 @@ def test_web_ui_middleware_login_cookie_and_401():
         assert seen == [("eve", "eve"), ("eve", "eve")]
 
     asyncio.run(main())
+
+
+def test_web_ui_app_behind_the_same_tokens(brain):
+    """`create_app(middleware=web_middleware(brain))` as `brain ui` builds it: open until a token exists, then 401."""
+    pytest.importorskip("markdown_it")
+    from starlette.testclient import TestClient
+
+    from brain.team.middleware import web_middleware
+    from brain.web import create_app
+
+    app = create_app(brain, middleware=web_middleware(brain), warm=False)
+    with TestClient(app, base_url="http://127.0.0.1:8766") as ui:
+        assert ui.get("/").status_code == 200  # no token was ever created: local use as before
+        token, _ = brain.tokens.create("ui-person", role="human")  # protects the running server at once
+        page = ui.get("/")
+        assert page.status_code == 401 and "<form" in page.text
+        assert ui.get("/", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+        signed = ui.post("/login", data={"token": token}, follow_redirects=False)
+        assert signed.status_code == 303 and "HttpOnly" in signed.headers["set-cookie"]
+        assert ui.get("/").status_code == 200  # the cookie from /login
+        brain.tokens.revoke("ui-person")
+        assert ui.get("/").status_code == 401

@@ -40,9 +40,12 @@ async def _respond(send, status: int, error: str, message: str, extra_headers: l
 
 class TeamAuthMiddleware:
     def __init__(self, app, store: TokenStore | None, *, max_body: int = 1048576, realm: str = "brain",
-                 cookie: bool = False) -> None:
-        """``store=None``: no authentication (a loopback server without tokens), only the body limit."""
+                 cookie: bool = False, require: bool | None = True) -> None:
+        """``store=None`` or ``require=False``: no authentication, only the body limit. ``require=None``:
+        authentication as soon as the store exists, checked per request (the first `brain token create`
+        protects a server that is already running)."""
         self.app = app
+        self.require = require
         self.store = store
         self.max_body = max_body
         self.realm = realm
@@ -79,10 +82,11 @@ class TeamAuthMiddleware:
             if kind == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
             return None
-        if self.cookie and self.store is not None and scope.get("path") == LOGIN_PATH:
+        guarded = self.store is not None and (self.require or (self.require is None and self.store.exists()))
+        if self.cookie and guarded and scope.get("path") == LOGIN_PATH:
             return await self._login(scope, receive, send)
-        principal, reason = self._principal(scope) if self.store is not None else (None, "")
-        if principal is None and self.store is not None:
+        principal, reason = self._principal(scope) if guarded else (None, "")
+        if principal is None and guarded:
             if self.cookie and scope.get("method") == "GET":  # a browser: show the token form
                 return await _html(send, 401, _LOGIN_FORM)
             log.info("401 %s %s: %s", scope.get("method"), scope.get("path"), reason)
@@ -193,18 +197,14 @@ def protect(app, brain, *, max_body: int | None = None, require_auth: bool | Non
     """``app`` behind the team server's bearer tokens (``brain.tokens``) and body limit.
 
     ``require_auth=None`` (the default) requires a token as soon as any token was ever
-    created for this brain (revoking the last one does not open the server)."""
+    created for this brain, checked per request (revoking the last one does not open the server)."""
     limit = brain.settings["server.max_request_bytes"] if max_body is None else max_body
-    if require_auth is None:
-        require_auth = brain.tokens.exists()
-    return TeamAuthMiddleware(app, brain.tokens if require_auth else None, max_body=limit, cookie=cookie)
+    return TeamAuthMiddleware(app, brain.tokens, max_body=limit, cookie=cookie, require=require_auth)
 
 
 def web_middleware(brain, *, require_auth: bool | None = None) -> list:
     """The ``middleware=`` list for the web UI's ``create_app``: the same tokens, cookie sign-in for browsers."""
     from starlette.middleware import Middleware
 
-    if require_auth is None:
-        require_auth = brain.tokens.exists()
-    return [Middleware(TeamAuthMiddleware, store=brain.tokens if require_auth else None,
-                       max_body=brain.settings["server.max_request_bytes"], cookie=True)]
+    return [Middleware(TeamAuthMiddleware, store=brain.tokens, max_body=brain.settings["server.max_request_bytes"],
+                       cookie=True, require=require_auth)]
