@@ -137,3 +137,14 @@ def test_layer_repositories_sync_against_their_remotes(tmp_path, brain, brain_ho
     assert report["kernel"].status == "pushed" and report["kernel"].committed
     assert "agents/b.md" in git(remote, "ls-tree", "-r", "--name-only", "main")
     assert report["project"].status == "no_remote"
+
+
+def test_a_failed_commit_keeps_the_write_and_sync_commits_it_later(brain, repo):
+    b = enable_commits(brain)
+    (repo / ".git" / "index.lock").write_text("")  # another git process holds the index
+    doc = b.write("notes/pending.md", "kept\n", role="lead")
+    assert (b.dir / "notes/pending.md").read_text() == "kept\n" and doc.text == "kept\n"
+    assert ".brain/notes/pending.md" not in git(repo, "ls-files")
+    (repo / ".git" / "index.lock").unlink()
+    assert b.sync().repos[0].committed
+    assert ".brain/notes/pending.md" in git(repo, "ls-files")

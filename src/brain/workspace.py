@@ -120,9 +120,15 @@ class Brain:
         for listener in self._write_listeners:
             listener(path)
         if self.settings.get("sync.commit_on_write"):
+            from .errors import BrainError
             from .sync import commit_write
 
-            commit_write(self, store.resolve(path), writer=role, reason=reason, layer=layer)
+            try:
+                commit_write(self, store.resolve(path), writer=role, reason=reason, layer=layer)
+            except BrainError as exc:  # the write stands; `brain sync` commits what is pending
+                import logging
+
+                logging.getLogger("brain").warning("memory written but not committed: %s", exc)
         return doc
 
     # -- territories (scribes) ----------------------------------------------------

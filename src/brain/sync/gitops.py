@@ -15,6 +15,8 @@ from ..errors import SyncError
 
 __all__ = ["Git", "find_repo_root"]
 
+_IDENTITIES: dict[str, list[str]] = {}  # per repository, for the life of the process (a server commits often)
+
 
 def find_repo_root(path: Path, stop: Path | None = None) -> Path | None:
     """The nearest folder at or above ``path`` holding a ``.git`` entry (not above ``stop``'s repo)."""
@@ -37,12 +39,15 @@ class Git:
         return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "LC_ALL": "C"}
 
     def identity(self) -> list[str]:
+        if self._identity is None and str(self.root) in _IDENTITIES:
+            self._identity = _IDENTITIES[str(self.root)]
         if self._identity is None:
             name = self.run("config", "user.name", check=False).stdout.strip()
             email = self.run("config", "user.email", check=False).stdout.strip()
             env = os.environ
             self._identity = [] if (name or env.get("GIT_AUTHOR_NAME")) and (email or env.get("GIT_AUTHOR_EMAIL")) \
                 else ["-c", "user.name=brain", "-c", "user.email=brain@localhost"]
+            _IDENTITIES[str(self.root)] = self._identity
         return self._identity
 
     def run(self, *args: str, check: bool = True, identity: bool = False) -> subprocess.CompletedProcess:
