@@ -226,7 +226,8 @@ def main() -> int:
     parser.add_argument("--out", default=str(HERE / "results" / "coord.json"))
     args = parser.parse_args()
 
-    results: dict = {"ops": args.ops, "asks": args.asks, "python": sys.version.split()[0], "cpus": os.cpu_count()}
+    results: dict = {"ops": args.ops, "asks": args.asks, "python": sys.version.split()[0], "cpus": os.cpu_count(),
+                     "loadavg_start": round(os.getloadavg()[0], 1)}
     with ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory())
         specs = {"sqlite": f"sqlite:{Path(tmp) / 'brain.db'}"}
@@ -272,6 +273,9 @@ def main() -> int:
         print(f"brain over MCP stdio (SQLite): claims {ours['claim_ops_s']}/s "
               f"(x{ours['claim_ops_s'] / am['file_reservation_ops_s']:.1f}), signals {ours['signal_ops_s']}/s "
               f"(x{ours['signal_ops_s'] / am['send_message_ops_s']:.1f})")
+    results["loadavg_end"] = round(os.getloadavg()[0], 1)
+    print(f"\n1-minute load average: {results['loadavg_start']} at start, {results['loadavg_end']} at end "
+          f"({results['cpus']} CPUs): latency figures on a saturated machine are scheduling-bound")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
     return 0
