@@ -263,11 +263,16 @@ class Coordinator(AsksMixin):
             rows = tx.execute(sql + " ORDER BY id", params)
         return [ClaimInfo(*r) for r in rows]
 
-    def overlaps(self) -> list[OverlapReport]:
-        """Every pair of live claims of different sessions that overlap, with any recorded decision."""
-        with self.backend.transaction() as tx:
+    def overlaps(self, *, expire: bool = True) -> list[OverlapReport]:
+        """Every pair of live claims of different sessions that overlap, with any recorded decision.
+
+        ``expire=False`` only reads (the boot uses it: it must never queue behind writers);
+        overdue claims are left out either way.
+        """
+        with self.backend.transaction(write=expire) as tx:
             now = self.clock()
-            self._expire_in(tx, now)
+            if expire:
+                self._expire_in(tx, now)
             live = self._live_claims(tx, now)
             decisions = {}
             for a, b, decision, by in tx.execute("SELECT claim_a, claim_b, decision, decided_by FROM overlap_decisions "

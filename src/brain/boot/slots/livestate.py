@@ -31,7 +31,7 @@ def collect(brain, request) -> list[Part]:
         entries = coord.livestate.read()
         inbox = [a for a in coord.asks(session=request.session) if a.target == request.session and a.deadline > now] \
             if request.session else []
-        overlaps = coord.overlaps()
+        overlaps = coord.overlaps(expire=False)  # read-only: a boot never waits for the write lock
     except BrainError as exc:
         log.debug("live-state slot skipped: %s", exc)
         return []
