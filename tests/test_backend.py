@@ -74,7 +74,7 @@ def test_concurrent_openers_migrate_once(backend_spec):
         t.join(timeout=120)
     for b in backends:
         b.close()
-    assert errors == []
+    assert errors == [], [str(e) for e in errors]
     assert sorted(len(a) for a in applied) == [0, 0, 0, len(MIGRATIONS)]
 
 

@@ -25,6 +25,20 @@ POLL_SECONDS = 0.005
 BUSY_TIMEOUT_MS = 30000
 
 
+def _enable_wal(conn: sqlite3.Connection) -> None:
+    """Switch a new database file to WAL (persistent). Several processes creating the file at once
+    can see "database is locked" here, where SQLite does not apply the busy timeout: retry, bounded."""
+    for attempt in range(200):
+        try:
+            if str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc) or attempt == 199:
+                raise
+            time.sleep(0.005 * min(attempt + 1, 20))
+
+
 class _Tx:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -68,7 +82,7 @@ class SqliteBackend:
                 conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                        check_same_thread=False)
                 conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-                conn.execute("PRAGMA journal_mode=WAL")
+                _enable_wal(conn)
                 conn.execute("PRAGMA synchronous=NORMAL")
             except (sqlite3.Error, OSError) as exc:
                 raise BackendError(f"cannot open the SQLite database {self.path}: {exc}",
