@@ -61,6 +61,7 @@ def rebuild_graph(index) -> dict[str, int]:
                                 "WHERE docs.kind IN ('card', 'contract', 'decision')"):
         name = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
         if rel.startswith("modules/"):
+            name = rel[len("modules/"):].rsplit(".", 1)[0]  # cards of nested modules live in subfolders
             nid = f"card:{name}"
             nodes[nid] = ("card", name, rel)
             for mod in _named_modules(text, name, modules):

@@ -123,12 +123,14 @@ def index_extra(text: str) -> str:
 
 
 def query_terms(text: str, *, stop: bool = True) -> list[str]:
-    """Terms to look up for a free-text query: plain words whole, compounds by the same parts as ``index_extra``."""
+    """Terms to look up for a free-text query: plain words whole; compounds by the same parts as
+    ``index_extra`` plus their whole (a search falls back to fewer terms when no document has them all)."""
     out: list[str] = []
     for word in WORD.findall(text):
         if word.isalnum() and (word.islower() or word.isupper() or word.istitle()):
             terms = [word.lower()]
         else:
-            terms = _RUN.findall(split_parts(word).lower())
+            # the parts, and the identifier whole as FTS5 stored it from the raw text (`bulk_create`)
+            terms = _RUN.findall(split_parts(word).lower()) + _RUN.findall(word.lower())
         out.extend(t for t in terms if not (stop and t in STOPWORDS))
     return list(dict.fromkeys(out))
