@@ -213,3 +213,13 @@ def test_search_from_other_threads(project):
     for t in threads:
         t.join(timeout=30)
     assert not errors and results == ["notes/deploy.md"] * 4
+
+
+def test_nested_module_cards_keep_their_full_name(project):
+    _write(project.repo, "shop/api/__init__.py", "")
+    _write(project.repo, "shop/api/routes.py", "def list_orders():\n    return []\n")
+    project.write("modules/shop/api.md", "# shop/api\n\nFiles: `shop/api/routes.py`\n")
+    project.reindex()
+    found = project.related("card:shop/api")
+    assert {"node": "module:shop/api", "via": "card:shop/api"} in found["related"]["describes"]
+    assert project.search("list orders", kind="code")[0]["path"] == "shop/api/routes.py"
