@@ -34,6 +34,7 @@ class AsksMixin:
     clock: object
     config: object
     livestate: object
+    observer = None  # optional callable(kind, event) told of each ask and reply after commit
 
     def ask_timeout(self) -> float:
         return self.config.ask_timeout
@@ -63,6 +64,7 @@ class AsksMixin:
             self._audit(tx, session, "ask", f"ask:{ticket}", target=target, deadline=deadline)
             tx.notify("brain_ask")
         log.debug("ask %s armed: %s -> %s, deadline in %.1f s", ticket, session, target, limit)
+        self._emit("ask", ticket=ticket, speaker=session, to=target, text=question)
         return Ask(ticket, session, target, question, "pending", None, now, deadline, None)
 
     def _cycle(self, tx, asker: str, target: str) -> list[str] | None:
@@ -179,7 +181,21 @@ class AsksMixin:
                     raise NotFound(f"ask {ticket}")
                 target, state = rows[0]
                 raise ReplyRefused(ticket, "not_target" if target != session else state)
+            asker = tx.execute("SELECT asker FROM asks WHERE ticket = ?", (ticket,))[0][0]
+        self._emit("reply", ticket=ticket, speaker=session, to=asker, text=answer)
         return AskResult("reply", answer, ticket)
+
+    def _emit(self, kind: str, **event) -> None:
+        """Tell the observer (the conversation log, wired by the composition root) after the commit.
+
+        Recording is a side effect for humans: its failure never fails the ask or the reply."""
+        observer = self.observer
+        if observer is None:
+            return
+        try:
+            observer(kind, event)
+        except Exception as exc:  # noqa: BLE001 - a log failure must not break coordination
+            log.debug("could not record %s %s in the log: %s", kind, event.get("ticket"), exc)
 
     def inbox(self, session: str) -> list[dict]:
         """Asks waiting on ``session``, oldest first: ``[{"ticket", "from", "question"}]``."""
