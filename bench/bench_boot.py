@@ -44,6 +44,12 @@ def build(root: Path, notes: int, cards: int) -> Path:
         (b.dir / "workflows" / f"flow-{i:02d}.md").write_text(f"# Flow {i}\n\n1. step\n")
     for name, tier in (("base", "always"), ("builder", "hot"), ("reviewer", "warm")):
         (b.dir / "agents" / f"{name}.md").write_text(f"---\ntier: {tier}\nroles: [build]\n---\nYou are {name}.\n")
+    # the memory is versioned with the code, as in a real project
+    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=env)
+    subprocess.run(["git", "commit", "-qm", "brain"], cwd=repo, check=True, env=env)
+    b.reindex()  # the derived index exists, as after `brain index` or the first search
     return repo
 
 

@@ -111,3 +111,24 @@ def test_every_command_is_documented_in_readme():
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
     missing = [name for name in sub.choices if f"`brain {name}" not in readme]
     assert not missing, f"document these commands in README.md: {missing}"
+
+
+def test_command_index_matches_what_the_modules_register():
+    import argparse
+    import importlib
+
+    from brain.cli.main import COMMAND_INDEX, COMMAND_MODULES
+
+    registered = {}
+    for name in COMMAND_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(f"brain.cli.{name}").register(sub)
+        registered.update(dict.fromkeys(sub.choices, name))
+    assert COMMAND_INDEX == registered
+
+
+def test_global_options_before_the_command(brain):
+    out = cli("/", "-C", str(brain.repo), "read", "now.md")
+    assert out.returncode == 0 and out.stdout.startswith("# Now")
+    out = cli("/", "--dir", str(brain.repo), "-v", "nonsense")
+    assert out.returncode == 2

@@ -8,6 +8,7 @@ personal/  one person's own notes; never exported, never shared
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +20,51 @@ LAYERS = ("kernel", "instance", "personal")
 TIERS = ("always", "hot", "warm", "cold")
 
 
+_SIMPLE_LINE = re.compile(r"^([A-Za-z_][\w-]*):[ \t]*(.*?)[ \t]*$")
+_PLAIN = re.compile(r"^(?:[A-Za-z_][\w.@/+-]*(?: [\w.@/+-]+)*|0|[1-9]\d*)$")
+_YAML_WORDS = {"null", "~", "yes", "no", "on", "off", "y", "n", "true", "false"}
+
+
+def _plain(raw: str) -> bool:
+    """A word YAML reads as the same string (or as the int / bool _scalar gives it)."""
+    return bool(_PLAIN.match(raw)) and (raw.lower() not in _YAML_WORDS or raw in ("true", "True", "false", "False"))
+
+
+def _scalar(raw: str):
+    if raw in ("true", "True"):
+        return True
+    if raw in ("false", "False"):
+        return False
+    if raw.isdigit():
+        return int(raw)
+    return raw
+
+
+def _simple_front_matter(block: str) -> dict | None:
+    """The common front matter (`key: word`, `key: [a, b]`) without importing YAML (cold starts).
+
+    Anything else (quotes, nesting, multi-line values, YAML specials) returns None and
+    goes to the real YAML parser, so the meaning is always YAML's."""
+    meta: dict = {}
+    for line in block.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = _SIMPLE_LINE.match(line)
+        if not match:
+            return None
+        key, raw = match.groups()
+        if raw.startswith("[") and raw.endswith("]"):
+            items = [item.strip() for item in raw[1:-1].split(",")] if raw[1:-1].strip() else []
+            if not all(_plain(item) for item in items):
+                return None
+            meta[key] = [_scalar(item) for item in items]
+        elif raw and _plain(raw):
+            meta[key] = _scalar(raw)
+        else:
+            return None
+    return meta
+
+
 def parse_front_matter(text: str, source: str) -> tuple[dict, str]:
     """Split a markdown file into its YAML front matter (a mapping) and its body."""
     if not text.startswith("---\n"):
@@ -26,6 +72,9 @@ def parse_front_matter(text: str, source: str) -> tuple[dict, str]:
     end = text.find("\n---", 4)
     if end < 0:
         return {}, text
+    meta = _simple_front_matter(text[4:end])
+    if meta is not None:
+        return meta, text[end + 4:].lstrip("\n")
     import yaml
 
     try:

@@ -27,13 +27,14 @@ from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
 __all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet"]
 
 INDEX_FILE = "index.db"
-SCHEMA_VERSION = "7"  # bump when tokens or tables change: an older index is rebuilt
+SCHEMA_VERSION = "8"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 SNIPPET_CHARS = 240
 
 DOCS_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS docs(id INTEGER PRIMARY KEY, path TEXT UNIQUE, kind TEXT, title TEXT, hash TEXT);
+CREATE TABLE IF NOT EXISTS doc_stamps(path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER);
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(title, body, extra, tokenize = "{FTS_TOKENIZE}");
 -- title: the title and path; body: the raw text; extra: the same with identifiers split (tokenize.index_extra)
 """
@@ -161,22 +162,65 @@ class SearchIndex:
                 pass
 
     # -- memory documents ----------------------------------------------------------
-    def memory_files(self) -> dict[str, Path]:
-        """Every markdown store: .brain/**/*.md (runtime excluded) and the decision records folder."""
-        found: dict[str, Path] = {}
-        for path in sorted(self.brain_dir.rglob("*.md")):
-            rel = path.relative_to(self.brain_dir).as_posix()
-            if rel.split("/", 1)[0] == "runtime" or any(p.startswith(".") for p in rel.split("/")):
-                continue
-            found[rel] = path
-        for path in sorted(self.brain_dir.glob("contracts/*.yml")):
-            found[path.relative_to(self.brain_dir).as_posix()] = path
+    def _memory_roots(self) -> list[tuple[str, Path]]:
+        roots = [("", self.brain_dir)]
         if self.decisions_dir:
             folder = (self.repo / self.decisions_dir).resolve()
             if folder.is_dir() and folder != (self.brain_dir / "decisions").resolve():
-                for path in sorted(folder.glob("*.md")):
-                    found[f"@decisions/{path.name}"] = path
-        return found
+                roots.append(("@decisions/", folder))
+        return roots
+
+    def _walk_memory(self) -> tuple[dict[str, Path], list[str]]:
+        """Every markdown store and the folders holding them (for the cheap change check)."""
+        found: dict[str, Path] = {}
+        folders: list[str] = []
+        for prefix, root in self._memory_roots():
+            for folder, dirs, names in os.walk(root):
+                rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
+                rel_dir = "" if rel_dir == "." else rel_dir + "/"
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (prefix == "" and rel_dir == "" and d == "runtime"))
+                if prefix and rel_dir:
+                    continue  # the decisions folder is read flat
+                folders.append(folder)
+                for name in names:
+                    if name.startswith("."):
+                        continue
+                    if name.endswith(".md") or (prefix == "" and rel_dir == "contracts/" and name.endswith(".yml")):
+                        found[prefix + rel_dir + name] = Path(folder, name)
+        return dict(sorted(found.items())), folders
+
+    def memory_files(self) -> dict[str, Path]:
+        """Every markdown store: .brain/**/*.md (runtime excluded), contracts, and the decision records folder."""
+        return self._walk_memory()[0]
+
+    def _fingerprint(self, folders: list[str]) -> str:
+        """Folder mtimes (a file added, removed or atomically replaced changes them) and top-level file stamps."""
+        parts = []
+        for folder in folders:
+            try:
+                parts.append(f"{folder}:{os.stat(folder).st_mtime_ns}")
+            except OSError:
+                parts.append(f"{folder}:-")
+        for name in ("now.md", "focus.md", "decisions.md"):
+            try:
+                st = os.stat(self.brain_dir / name)
+                parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+            except OSError:
+                pass
+        return "\n".join(parts)
+
+    def _memory_unchanged(self) -> bool:
+        row = self.db.execute("SELECT value FROM meta WHERE key='memory_folders'").fetchone()
+        if not row:
+            return False
+        folders = row[0].split("\n") if row[0] else []
+        known = self.db.execute("SELECT value FROM meta WHERE key='memory_fingerprint'").fetchone()
+        return bool(known) and known[0] == self._fingerprint(folders)
+
+    def _remember_fingerprint(self, folders: list[str]) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('memory_folders', ?)", ("\n".join(folders),))
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('memory_fingerprint', ?)",
+                        (self._fingerprint(folders),))
 
     def _put_doc(self, rel: str, text: str) -> bool:
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -199,14 +243,23 @@ class SearchIndex:
 
     def update_memory(self, rel: str) -> None:
         """Re-index one memory path after a write (the Brain.on_write listener)."""
-        files = self.memory_files()
+        path = self.brain_dir / rel
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
-            if rel in files:
-                self._put_doc(rel, files[rel].read_text(encoding="utf-8", errors="replace"))
+            if path.is_file() and not rel.startswith(("runtime/", ".")):
+                self._put_doc(rel, path.read_text(encoding="utf-8", errors="replace"))
+                st = path.stat()
+                db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)",
+                           (rel, st.st_size, st.st_mtime_ns))
             else:
                 self._drop_doc(rel)
+                db.execute("DELETE FROM doc_stamps WHERE path = ?", (rel,))
+            row = db.execute("SELECT value FROM meta WHERE key='memory_folders'").fetchone()
+            if row:  # this write moved its folder's mtime: keep the cheap check valid
+                folders = row[0].split("\n") if row[0] else []
+                if str(path.parent) in folders or not path.exists():
+                    self._remember_fingerprint(folders)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -216,22 +269,38 @@ class SearchIndex:
 
             rebuild_graph(self)
 
-    def refresh_memory(self) -> dict[str, int]:
-        files = self.memory_files()
+    def refresh_memory(self, *, quick: bool = False) -> dict[str, int]:
+        """Bring the memory documents up to date, reading only files whose size or mtime changed.
+
+        ``quick`` (the boot's refresh) first checks the folders' mtimes and the top-level
+        files, and reads nothing when none changed. An in-place edit that keeps its
+        folder's mtime is then caught by the next `brain index` (post-merge/checkout hooks)."""
         db = self.db
+        if quick and self._memory_unchanged():
+            count = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+            return {"documents": count, "changed": 0, "removed": 0}
+        files, folders = self._walk_memory()
         db.execute("BEGIN IMMEDIATE")
         try:
             known = {r[0] for r in db.execute("SELECT path FROM docs")}
+            stamps = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, size, mtime_ns FROM doc_stamps")}
             removed = sorted(known - set(files))
             for rel in removed:
                 self._drop_doc(rel)
+                db.execute("DELETE FROM doc_stamps WHERE path = ?", (rel,))
             changed = 0
             for rel, path in files.items():
                 try:
+                    st = path.stat()
+                    if rel in known and stamps.get(rel) == (st.st_size, st.st_mtime_ns):
+                        continue
                     text = path.read_text(encoding="utf-8", errors="replace")
                 except OSError:
                     continue
                 changed += self._put_doc(rel, text)
+                db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)",
+                           (rel, st.st_size, st.st_mtime_ns))
+            self._remember_fingerprint(folders)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

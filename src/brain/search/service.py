@@ -32,7 +32,7 @@ def ensure_index(brain, *, code: bool = True):
     if not index.exists:
         index.refresh(code=code)
         return index
-    memory = index.refresh_memory()
+    memory = index.refresh_memory(quick=True)
     code_stats = index.refresh_code() if code else {"changed": 0, "removed": 0}
     if memory["changed"] or memory["removed"] or code_stats["changed"] or code_stats["removed"]:
         from .graph import rebuild_graph
@@ -74,7 +74,9 @@ def changed_files(repo) -> list[str]:
     if not (repo / ".git").exists():
         return []
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "-z"], cwd=repo,
+        # the memory is not code: leave .brain/ out of git's walk (it can hold thousands of files)
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "-z", "--", ".",
+                              ":(exclude).brain"], cwd=repo,
                              capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return []
