@@ -85,17 +85,20 @@ def main() -> int:
         b = brain.open(repo)
         for task in TASKS:  # warm caches the way a long-lived MCP server has them
             b.boot(task=task, role="build")
-        boot_ms, floor_ms = [], []
+        boot_ms, floor_ms, plain_ms = [], [], []
         for i in range(args.boots):
             task = TASKS[i % len(TASKS)]
             start = time.perf_counter()
             result = b.boot(task=task, role="build")
             boot_ms.append((time.perf_counter() - start) * 1000)
             start = time.perf_counter()
+            b.boot(role="build")  # no task: no localization, the core slots only
+            plain_ms.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
             b.read("now.md")
             floor_ms.append((time.perf_counter() - start) * 1000)
         env = {**os.environ, "BRAIN_HOME": str(home)}
-        brain_cmd = shutil.which("brain") or ""
+        brain_cmd = shutil.which("brain", path=str(Path(sys.executable).parent)) or shutil.which("brain") or ""
         cli = [brain_cmd, "boot", "--task", TASKS[0], "--role", "build"] if brain_cmd else \
             [sys.executable, "-m", "brain", "boot", "--task", TASKS[0], "--role", "build"]
         cli_ms = timed_runs(cli, repo, args.cli_runs, env)
@@ -105,6 +108,8 @@ def main() -> int:
             "notes": args.notes, "cards": args.cards, "boot_tokens": result.tokens,
             "inprocess_boot_p50_ms": round(statistics.median(boot_ms), 2),
             "inprocess_boot_p95_ms": round(percentile(boot_ms, 0.95), 2),
+            "inprocess_boot_no_task_p50_ms": round(statistics.median(plain_ms), 2),
+            "inprocess_boot_no_task_p95_ms": round(percentile(plain_ms, 0.95), 2),
             "read_now_p50_ms": round(statistics.median(floor_ms), 3),
             "cli_boot_median_ms": round(statistics.median(cli_ms), 1),
             "bare_python_median_ms": round(statistics.median(bare_ms), 1),
