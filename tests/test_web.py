@@ -55,10 +55,10 @@ def fill_brain(b, *, turns: int = 120) -> dict:
     o = c.claim(review, "auth/__init__.py")
     c.claim(docs, "docs/guide.md")
     b.livestate.set(build, intent="ship the login rework", progress="tests green, docs next")
-    ask = c.arm(review, build, "is the login API frozen?")
     for i in range(turns):
         speaker, other = (build, review) if i % 2 == 0 else (review, build)
         b.record_turn(None, speaker, f"turn {i + 1}: about the login redirect", to=other)
+    ask = c.arm(review, build, "is the login API frozen?")  # recorded as the thread's last turn
     c.signal(build, review, "rebasing main in 5 min")
     c.signal(build, c.broadcast_address, "freeze on auth until noon")
     return {"build": build, "review": review, "docs": docs, "claim_a": a.claim, "claim_b": o.claim,

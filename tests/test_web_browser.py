@@ -188,7 +188,8 @@ def test_thread_viewer(site, page):
     page.select_option("#b", ids["review"])
     page.get_by_role("button", name="Open thread").click()
     expect(page.locator("#thread")).to_contain_text("page 3 of 3")
-    expect(page.locator("ol.turns li").last).to_contain_text("turn 120:")
+    expect(page.locator("ol.turns")).to_contain_text("turn 120:")
+    expect(page.locator("ol.turns li").last).to_contain_text("is the login API frozen?")  # the ask, recorded
     expect(page.locator("aside.handoff")).to_contain_text("Handoff")
     expect(page.locator("aside.handoff .md")).not_to_be_empty()
     if kind == "sqlite":
