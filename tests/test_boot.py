@@ -164,3 +164,16 @@ def test_packer_never_exceeds_budget_and_declares_every_cut(sizes, budget, alpha
     omitted = {o.source for o in result.omitted}
     assert included | {o.replace(" (rest)", "") for o in omitted} >= {p.source for p in parts}
     assert result.sections[0]["source"] == "now.md"
+
+
+def test_no_activity_timestamps_even_with_live_state_and_asks(brain):
+    fill(brain)
+    coord = brain.coord
+    a = coord.start_session("build").id
+    b = coord.start_session("review").id
+    brain.livestate.set(a, intent="ship the parser", progress="tests green")
+    coord.arm(b, a, "is the parser frozen?")
+    coord.checkpoint(a, "step 3 of 5", note="halfway")
+    text = brain.boot(session=a, task="parser").text
+    assert "ship the parser" in text
+    assert not re.search(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}", text), text

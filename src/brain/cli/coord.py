@@ -349,7 +349,7 @@ def cmd_workstate(args) -> int:
 
     entries = live.read(args.key)
     emit([e.to_dict() for e in entries], args.json,
-         lambda _: render_lean(entries, live.clock(), limit=1000) or "no live state")
+         lambda _: render_lean(entries, live.clock(), limit=1000, timestamps=True) or "no live state")
     return 0
 
 

@@ -148,8 +148,11 @@ class LiveState:
         return entries
 
 
-def render_lean(entries: list[LiveEntry], now: float, limit: int = 12) -> str:
-    """A few lines for the boot: who intends what, how far, who is waited on."""
+def render_lean(entries: list[LiveEntry], now: float, limit: int = 12, *, timestamps: bool = False) -> str:
+    """A few lines: who intends what, how far, who is waited on.
+
+    ``timestamps`` is for humans only (the CLI): the boot never carries activity times,
+    which make agents guess the time of day."""
     lines = []
     for e in entries[:limit]:
         bits = [f"**{e.key}** [{e.status}{', busy: ' + str(e.queue) + ' waiting' if e.busy else ''}]"]
@@ -159,7 +162,8 @@ def render_lean(entries: list[LiveEntry], now: float, limit: int = 12) -> str:
             bits.append(f"progress: {e.progress}")
         if e.delegation:
             bits.append(f"last delegation: {e.delegation}")
-        bits.append(time.strftime("(updated %Y-%m-%d %H:%M UTC)", time.gmtime(e.updated)))
+        if timestamps:
+            bits.append(time.strftime("(updated %Y-%m-%d %H:%M UTC)", time.gmtime(e.updated)))
         lines.append("- " + " — ".join(bits))
     if len(entries) > limit:
         lines.append(f"- … {len(entries) - limit} more: `brain workstate`")
