@@ -102,6 +102,8 @@ def main() -> int:
         cli = [brain_cmd, "boot", "--task", TASKS[0], "--role", "build"] if brain_cmd else \
             [sys.executable, "-m", "brain", "boot", "--task", TASKS[0], "--role", "build"]
         cli_ms = timed_runs(cli, repo, args.cli_runs, env)
+        plain = [c for c in cli if c not in ("--task", TASKS[0])]  # the same command without a task
+        cli_plain_ms = timed_runs(plain, repo, args.cli_runs, env)
         bare_ms = timed_runs([sys.executable, "-c", "pass"], repo, args.cli_runs, env)
         import_ms = timed_runs([sys.executable, "-c", "import brain.cli.main"], repo, args.cli_runs, env)
         results = {
@@ -111,6 +113,7 @@ def main() -> int:
             "inprocess_boot_no_task_p50_ms": round(statistics.median(plain_ms), 2),
             "inprocess_boot_no_task_p95_ms": round(percentile(plain_ms, 0.95), 2),
             "read_now_p50_ms": round(statistics.median(floor_ms), 3),
+            "cli_boot_no_task_median_ms": round(statistics.median(cli_plain_ms), 1),
             "cli_boot_median_ms": round(statistics.median(cli_ms), 1),
             "bare_python_median_ms": round(statistics.median(bare_ms), 1),
             "import_brain_cli_median_ms": round(statistics.median(import_ms), 1),
@@ -124,8 +127,8 @@ def main() -> int:
     width = max(len(k) for k in results)
     for key, value in results.items():
         print(f"{key:<{width}}  {value}")
-    ok = results["inprocess_boot_p95_ms"] <= 10 and results["cli_boot_median_ms"] <= 150
-    print("targets met" if ok else "TARGETS MISSED (p95 <= 10 ms in-process, median <= 150 ms CLI)")
+    ok = results["inprocess_boot_no_task_p95_ms"] <= 10 and results["cli_boot_no_task_median_ms"] <= 150
+    print("issue 2 targets (boot without a task) met" if ok else "TARGETS MISSED (p95 <= 10 ms in-process, median <= 150 ms CLI)")
     return 0 if ok else 1
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["configure_logging"]
+__all__ = ["configure_logging", "debug"]
 
 
 def configure_logging(verbose: bool = False, env: dict[str, str] | None = None) -> None:
@@ -25,3 +25,10 @@ def configure_logging(verbose: bool = False, env: dict[str, str] | None = None) 
     root.handlers[:] = [handler]
     root.setLevel(level)
     root.propagate = False
+
+
+def debug(name: str, message: str, *args) -> None:
+    """Log at debug level without importing logging on hot paths unless logging is in use."""
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        logging.getLogger(name).debug(message, *args)

@@ -15,6 +15,7 @@ from typing import Callable
 from .boot import BootRequest, BootResult, assemble
 from .boot.record import record_boot
 from .errors import InvalidInput, NotInitialized
+from .logs import debug
 from .memory.files import Document, MemoryStore
 from .memory.layers import AgentProfile, Layers
 from .memory.scaffold import scaffold
@@ -25,15 +26,7 @@ __all__ = ["Brain", "open_brain", "init_brain", "find_brain_dir", "NAMED_TARGETS
 
 
 def _debug(message: str, *args) -> None:
-    """Debug log without importing logging on the hot path unless logging was configured."""
-    import sys
-
-    if "logging" in sys.modules:
-        sys.modules["logging"].getLogger("brain").debug(message, *args)
-
-# `brain write now|focus|note NAME|workflow NAME` -> the memory path it writes
-NAMED_TARGETS = {"now": "now.md", "focus": "focus.md", "note": "notes/{}.md", "workflow": "workflows/{}.md",
-                 "profile": "agents/{}.md"}
+    debug("brain", message, *args)
 
 
 def _git_root(start: Path) -> Path | None:

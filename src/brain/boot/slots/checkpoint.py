@@ -6,13 +6,11 @@ that cannot be reached costs the boot this slot, never the boot itself.
 
 from __future__ import annotations
 
-import logging
-
+from ...logs import debug
 from ..parts import Part
 
 __all__ = ["collect", "render"]
 
-log = logging.getLogger("brain.boot")
 
 
 def render(cp) -> str:
@@ -37,7 +35,7 @@ def collect(brain, request) -> list[Part]:
     try:
         cp = brain.coord.read_checkpoint(request.session)
     except BrainError as exc:
-        log.debug("checkpoint slot skipped: %s", exc)
+        debug("brain.boot", "checkpoint slot skipped: %s", exc)
         return []
     if cp is None:
         return []

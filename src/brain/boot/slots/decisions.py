@@ -17,6 +17,8 @@ _STOP = frozenset("the a an and or of to in on for with is are be this that it f
 
 
 def collect(brain, request) -> list[Part]:
+    if not request.task and not request.module:
+        return []  # nothing to match decisions against: the index is a `brain decisions` away
     from ...decisions import load_decisions
     from ...errors import BrainError
 

@@ -6,13 +6,11 @@ gets distilled coordination, the human surface (`brain workstate`, the UI) the r
 
 from __future__ import annotations
 
-import logging
-
+from ...logs import debug
 from ..parts import Part
 
 __all__ = ["collect"]
 
-log = logging.getLogger("brain.boot")
 
 MAX_ENTRIES = 8
 MAX_SESSIONS = 8
@@ -33,7 +31,7 @@ def collect(brain, request) -> list[Part]:
             if request.session else []
         overlaps = coord.overlaps(expire=False)  # read-only: a boot never waits for the write lock
     except BrainError as exc:
-        log.debug("live-state slot skipped: %s", exc)
+        debug("brain.boot", "live-state slot skipped: %s", exc)
         return []
     if not (sessions or entries or inbox):
         return []
