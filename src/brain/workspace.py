@@ -29,6 +29,11 @@ def _debug(message: str, *args) -> None:
     debug("brain", message, *args)
 
 
+# `brain write now|focus|note NAME|workflow NAME` -> the memory path it writes
+NAMED_TARGETS = {"now": "now.md", "focus": "focus.md", "note": "notes/{}.md", "workflow": "workflows/{}.md",
+                 "profile": "agents/{}.md"}
+
+
 def _git_root(start: Path) -> Path | None:
     import subprocess
 
