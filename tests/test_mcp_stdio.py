@@ -214,3 +214,22 @@ def test_serve_help():
                          timeout=BOUND)
     assert out.returncode == 0
     assert "--http" in out.stdout and "--host" in out.stdout and "--port" in out.stdout
+
+
+def test_brain_search_returns_bounded_hits_never_whole_files(served):
+    long_body = "The retry policy for webhooks uses exponential backoff. " + "filler words here. " * 2000
+
+    async def body(client):
+        await client.call_tool("brain_write", {"path": "notes/webhooks.md", "text": "# Webhooks\n\n" + long_body})
+        found = await client.call_tool("brain_search", {"query": "webhook retry backoff", "limit": 5})
+        none = await client.call_tool("brain_search", {"query": "zzzqqq"})
+        bad = await client.call_tool("brain_search", {"query": "x", "kind": "nonsense"})
+        return found, none, bad
+
+    found, none, bad = with_client(stdio_params(served), body)
+    assert not found.is_error
+    hits = found.structured_content["hits"]
+    assert hits[0]["path"] == "notes/webhooks.md"
+    assert len(found.content[0].text) < 2000  # snippets, not the 40 KB note
+    assert not none.is_error and none.structured_content["hits"] == []
+    assert bad.is_error
