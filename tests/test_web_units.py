@@ -13,7 +13,7 @@ pytest.importorskip("markdown_it")
 from brain.coord.model import ClaimInfo
 from brain.coord.overlap import normalize_item, normalized_overlap
 from brain.web import security
-from brain.web.overlaps import literal_key, overlapping_pairs
+from brain.coord.overlap import literal_key, overlapping_pairs
 from brain.web.render import highlight, render_markdown
 
 

@@ -19,7 +19,7 @@ from ..errors import ClaimLost, InvalidInput, NotFound
 from ..livestate.store import LiveLimits, LiveState
 from .asks import AsksMixin
 from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent
-from .overlap import item_kind, normalize_item, normalized_overlap as items_overlap
+from .overlap import item_kind, normalize_item, normalized_overlap as items_overlap, overlapping_pairs
 from .rules import ALIVE, GONE, CoordConfig, check_text, claim_live, clean_role, liveness, session_id
 
 __all__ = ["Coordinator", "pid_alive"]
@@ -279,11 +279,9 @@ class Coordinator(AsksMixin):
                                                  "ORDER BY id"):
                 decisions[(a, b)] = (decision, by)
         reports = []
-        for i, a in enumerate(live):
-            for b in live[i + 1:]:
-                if a.session != b.session and items_overlap(a.item, b.item):
-                    decision, by = decisions.get((a.claim, b.claim), (None, None))
-                    reports.append(OverlapReport(a, b, decision, by))
+        for a, b in overlapping_pairs(live):
+            decision, by = decisions.get((a.claim, b.claim), (None, None))
+            reports.append(OverlapReport(a, b, decision, by))
         return reports
 
     def decide_overlap(self, claim_a: int, claim_b: int, decision: str, *, by: str = "human") -> dict:
