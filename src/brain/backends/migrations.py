@@ -10,7 +10,7 @@ schemas cannot drift.
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "render", "migration_names"]
+__all__ = ["MIGRATIONS", "render", "migration_names", "apply_pending"]
 
 _TOKENS = {
     "sqlite": {"id": "INTEGER PRIMARY KEY AUTOINCREMENT", "float": "DOUBLE PRECISION", "big": "INTEGER"},
@@ -73,3 +73,23 @@ def render(dialect: str, statements: list[str]) -> list[str]:
 
 def migration_names() -> list[str]:
     return [name for name, _ in MIGRATIONS]
+
+
+def apply_pending(tx, dialect: str) -> list[str]:
+    """Inside ``tx``: create the ledger if needed and apply, in order, every migration not yet in it.
+
+    Returns the names applied. Both backends call this one function, so their schemas
+    cannot drift apart."""
+    import time
+
+    tx.execute("CREATE TABLE IF NOT EXISTS brain_migrations (name TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)")
+    done = {r[0] for r in tx.execute("SELECT name FROM brain_migrations")}
+    applied = []
+    for name, statements in MIGRATIONS:
+        if name in done:
+            continue
+        for sql in render(dialect, statements):
+            tx.execute(sql)
+        tx.execute("INSERT INTO brain_migrations (name, applied) VALUES (?, ?)", (name, time.time()))
+        applied.append(name)
+    return applied

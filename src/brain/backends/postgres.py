@@ -11,12 +11,11 @@ notification is lost. Tables live in the connection's ``search_path``, so a URL 
 from __future__ import annotations
 
 import threading
-import time
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from ..errors import BackendError
-from .migrations import MIGRATIONS, render
+from .migrations import apply_pending
 
 __all__ = ["PostgresBackend"]
 
@@ -147,17 +146,8 @@ class PostgresBackend:
             return [r[0] for r in tx.execute("SELECT name FROM brain_migrations ORDER BY name")]
 
     def migrate(self) -> list[str]:
-        applied: list[str] = []
         with self._raw(True) as tx:
-            tx.execute("CREATE TABLE IF NOT EXISTS brain_migrations (name TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)")
-            done = {r[0] for r in tx.execute("SELECT name FROM brain_migrations")}
-            for name, statements in MIGRATIONS:
-                if name in done:
-                    continue
-                for sql in render("postgresql", statements):
-                    tx.execute(sql)
-                tx.execute("INSERT INTO brain_migrations (name, applied) VALUES (?, ?)", (name, time.time()))
-                applied.append(name)
+            applied = apply_pending(tx, "postgresql")
         self._migrated = True
         return applied
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import BackendError
-from .migrations import MIGRATIONS, render
+from .migrations import MIGRATIONS, apply_pending
 
 __all__ = ["SqliteBackend"]
 
@@ -168,15 +168,7 @@ class SqliteBackend:
             pass  # no table yet: create it below
         try:
             with self._raw(True) as tx:
-                tx.execute("CREATE TABLE IF NOT EXISTS brain_migrations (name TEXT PRIMARY KEY, applied DOUBLE PRECISION NOT NULL)")
-                done = {r[0] for r in tx.execute("SELECT name FROM brain_migrations")}
-                for name, statements in MIGRATIONS:
-                    if name in done:
-                        continue
-                    for sql in render("sqlite", statements):
-                        tx.execute(sql)
-                    tx.execute("INSERT INTO brain_migrations (name, applied) VALUES (?, ?)", (name, time.time()))
-                    applied.append(name)
+                applied = apply_pending(tx, "sqlite")
         except sqlite3.Error as exc:
             raise BackendError(f"SQLite migration failed: {exc}") from None
         self._migrated = True
