@@ -156,7 +156,8 @@ class Conversations:
         rel = handoff_path(thread)
         current = self.memory.read_or_none(rel)
         if current is None or current.text != text:
-            self.memory.write(rel, text)
+            # derived from the log (`brain handoff --rebuild` refolds it): atomic, without two fsyncs a turn
+            self.memory.write(rel, text, durable=False)
 
     def rebuild(self, thread: str) -> HandoffState:
         """Recompute a handoff from what is left of the log (after a summarizer change, say)."""

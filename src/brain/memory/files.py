@@ -42,8 +42,12 @@ def decode_text(data: bytes, what: str) -> str:
     return text
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically and durably."""
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically, and durably unless told otherwise.
+
+    ``durable=False`` skips the two fsyncs (file and folder): readers and a crashed
+    process still see the old or the new file, but a power loss may lose the write.
+    Only for files derived from another source (a handoff is refolded from its log)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = str(path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -51,12 +55,15 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    if not durable:
+        return
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
@@ -154,11 +161,12 @@ class MemoryStore:
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
-    def write(self, rel: str, text: str, *, expected_hash: str | None = None) -> Document:
+    def write(self, rel: str, text: str, *, expected_hash: str | None = None, durable: bool = True) -> Document:
         """Write ``text`` at ``rel`` atomically; with ``expected_hash``, only over that version.
 
         ``expected_hash`` may be the full sha256 or a prefix of at least 8 hex digits;
-        the empty string means "the file must not exist yet".
+        the empty string means "the file must not exist yet". ``durable=False`` is for
+        files derived from another source (see ``atomic_write_bytes``).
         """
         path = self.resolve(rel)
         if not isinstance(text, str):
@@ -180,7 +188,7 @@ class MemoryStore:
                 ok = (actual is None) if expected_hash == "" else (actual is not None and actual.startswith(expected_hash.lower()))
                 if not ok:
                     raise Conflict(rel, expected_hash or "(no file)", actual)
-            atomic_write_bytes(path, data)
+            atomic_write_bytes(path, data, durable=durable)
         return Document(rel, text, content_hash(data), redacted)
 
     def delete(self, rel: str, *, expected_hash: str | None = None) -> None:
