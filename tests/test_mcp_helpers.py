@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -110,3 +112,31 @@ class RawStdioServer:
         stderr = self.proc.stderr.read().decode()
         self.proc.wait(timeout=BOUND)
         return self.lines, stderr
+
+
+LISTENING = "brain MCP server listening on "
+
+
+@contextmanager
+def serve_http(repo: Path, env: dict[str, str] | None = None, *extra: str):
+    """`brain serve --http --port 0` in ``repo``; yields the URL once the socket listens."""
+    proc = subprocess.Popen([sys.executable, "-m", "brain", "serve", "--http", "--port", "0", *extra], cwd=repo,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, **(env or {})})
+    try:
+        err = LineReader(proc.stderr)
+        url = None
+        while url is None:
+            line = err.readline()
+            if line is None:
+                raise RuntimeError(f"server exited before listening (code {proc.wait(timeout=BOUND)})")
+            if line.startswith(LISTENING):
+                url = line[len(LISTENING):].strip()
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=BOUND)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=BOUND)

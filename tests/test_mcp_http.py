@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 
@@ -11,37 +10,16 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from test_mcp_helpers import BOUND, LineReader, server_env, text_of, with_client  # noqa: E402
+from test_mcp_helpers import BOUND, serve_http, server_env, text_of, with_client  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
-
-LISTENING = "brain MCP server listening on "
-
 
 @pytest.fixture
 def http_server(brain, repo):
     """`brain serve --http --port 0`: the server binds a free port and announces its URL on stderr."""
     brain.write("now.md", "# Now\n\nServing over HTTP.\n")
-    proc = subprocess.Popen([sys.executable, "-m", "brain", "serve", "--http", "--port", "0"], cwd=repo,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, **server_env()})
-    try:
-        err = LineReader(proc.stderr)
-        url = None
-        while url is None:  # bounded: readline raises TimeoutError after BOUND seconds
-            line = err.readline()
-            if line is None:
-                pytest.fail(f"server exited before listening (code {proc.wait(timeout=BOUND)})")
-            if line.startswith(LISTENING):
-                url = line[len(LISTENING):].strip()
+    with serve_http(repo, server_env()) as url:
         yield url
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=BOUND)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=BOUND)
 
 
 def test_http_serves_the_tools_on_localhost(http_server):

@@ -2,43 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-from contextlib import contextmanager
-from pathlib import Path
-
 import anyio
 
-from test_mcp_helpers import BOUND, LineReader
-
-LISTENING = "brain MCP server listening on "
-
-
-@contextmanager
-def team_server(repo: Path, env: dict[str, str] | None = None, *extra: str):
-    """`brain serve --http --port 0` in ``repo``; yields the URL once the socket listens."""
-    proc = subprocess.Popen([sys.executable, "-m", "brain", "serve", "--http", "--port", "0", *extra], cwd=repo,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, **(env or {})})
-    try:
-        err = LineReader(proc.stderr)
-        url = None
-        while url is None:
-            line = err.readline()
-            if line is None:
-                raise RuntimeError(f"server exited before listening (code {proc.wait(timeout=BOUND)})")
-            if line.startswith(LISTENING):
-                url = line[len(LISTENING):].strip()
-        yield url
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=BOUND)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=BOUND)
+from test_mcp_helpers import BOUND, serve_http as team_server  # noqa: F401 - the team tests' name for it
 
 
 def client_for(url: str, token: str | None, name: str = "agent"):
