@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .quantiles import Sketch
-from .transcripts import Counters, read_transcript
+from .transcripts import Counters, head_objects, read_transcript
 
 __all__ = ["TaskStats", "SessionStats", "Report", "discover", "installed_at", "compute", "claude_slug",
            "render_text", "render_svg"]
@@ -151,33 +151,17 @@ def discover(repo: Path, env: dict | None = None) -> list[tuple[Path, str]]:
 
 
 def _claude_cwd(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            for _, raw in zip(range(20), handle):
-                try:
-                    obj = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict) and isinstance(obj.get("cwd"), str):
-                    return obj["cwd"]
-    except OSError:
-        return None
+    for obj in head_objects(path, 20):
+        if isinstance(obj.get("cwd"), str):
+            return obj["cwd"]
     return None
 
 
 def _codex_cwd(path: Path) -> str | None:
-    try:
-        with open(path, "rb") as handle:
-            for _, raw in zip(range(5), handle):
-                try:
-                    obj = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(obj, dict) and obj.get("type") == "session_meta" and isinstance(obj.get("payload"), dict):
-                    cwd = obj["payload"].get("cwd")
-                    return cwd if isinstance(cwd, str) else None
-    except OSError:
-        return None
+    for obj in head_objects(path, 5):
+        if obj.get("type") == "session_meta" and isinstance(obj.get("payload"), dict):
+            cwd = obj["payload"].get("cwd")
+            return cwd if isinstance(cwd, str) else None
     return None
 
 

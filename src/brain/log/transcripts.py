@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["Event", "Counters", "read_transcript", "read_claude", "read_codex", "detect_format", "is_read_command",
+__all__ = ["Event", "Counters", "read_transcript", "read_claude", "read_codex", "detect_format", "head_objects", "is_read_command",
            "parse_time"]
 
 READ_TOOLS = {"Read", "NotebookRead", "read_file", "view_file", "open_file"}
@@ -254,24 +254,29 @@ def read_codex(path: Path, counters: Counters | None = None, start: int = 0) -> 
                     yield Event("read", at)
 
 
-def detect_format(path: Path) -> str | None:
-    """`claude` or `codex` from the first lines of a file, or None if neither."""
+def head_objects(path: Path, lines: int) -> Iterator[dict]:
+    """The JSON objects among the first ``lines`` lines of a file (unreadable file or lines skipped)."""
     try:
         with open(path, "rb") as handle:
-            for _, raw in zip(range(50), handle):
+            for _, raw in zip(range(lines), handle):
                 try:
                     obj = json.loads(raw)
                 except ValueError:
                     continue
-                if not isinstance(obj, dict):
-                    continue
-                if "payload" in obj and obj.get("type") in ("session_meta", "response_item", "event_msg", "turn_context",
-                                                           "compacted"):
-                    return "codex"
-                if "sessionId" in obj or obj.get("type") in ("user", "assistant", "summary"):
-                    return "claude"
+                if isinstance(obj, dict):
+                    yield obj
     except OSError:
-        return None
+        return
+
+
+def detect_format(path: Path) -> str | None:
+    """`claude` or `codex` from the first lines of a file, or None if neither."""
+    for obj in head_objects(path, 50):
+        if "payload" in obj and obj.get("type") in ("session_meta", "response_item", "event_msg", "turn_context",
+                                                   "compacted"):
+            return "codex"
+        if "sessionId" in obj or obj.get("type") in ("user", "assistant", "summary"):
+            return "claude"
     return None
 
 
