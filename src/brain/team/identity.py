@@ -90,19 +90,18 @@ def bound_session(brain, principal: Principal, requested: str | None = None) -> 
         sid = cache.get(principal.name)
         if sid:
             return sid
-        record = store.get(principal.name)
-        for candidate in reversed(record.sessions):  # resume the token's last live session after a restart
+
+        def alive(candidate: str) -> bool:  # resume the token's last live session after a restart
             try:
-                info = brain.coord.session(candidate)
+                return brain.coord.session(candidate).liveness == "alive"
             except Exception:  # noqa: BLE001 - unknown or pruned: start a new one
-                continue
-            if info.liveness == "alive":
-                cache[principal.name] = candidate
-                return candidate
-            break
-        coord = copy.copy(brain.coord)  # same backend, the token's machine in the session id
-        coord.machine = principal.machine or principal.name
-        info = coord.start_session(principal.session_role)
-        store.add_session(principal.name, info.id)
-        cache[principal.name] = info.id
-        return info.id
+                return False
+
+        def start() -> str:
+            coord = copy.copy(brain.coord)  # same backend, the token's machine in the session id
+            coord.machine = principal.machine or principal.name
+            return coord.start_session(principal.session_role).id
+
+        sid = store.session_for(principal.name, alive, start)
+        cache[principal.name] = sid
+        return sid

@@ -39,5 +39,8 @@ def team_app(brain, *, path: str = "/mcp", host: str = "127.0.0.1", require_auth
     from .middleware import protect
 
     server = build_server(brain, transport="http")
-    return protect(server.streamable_http_app(streamable_http_path=path, host=host), brain,
-                   require_auth=require_auth)
+    # Plain JSON answers and no per-connection transport state: no tool streams or calls back, the
+    # session follows the bearer token (not an Mcp-Session-Id), so any worker can answer any request
+    # and each call skips the SSE framing and the session registry.
+    app = server.streamable_http_app(streamable_http_path=path, host=host, json_response=True, stateless_http=True)
+    return protect(app, brain, require_auth=require_auth)

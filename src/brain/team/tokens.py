@@ -26,6 +26,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from ..errors import InvalidInput, NotFound
 
@@ -171,13 +172,21 @@ class TokenStore:
                     return record
             raise NotFound(f"active token {name!r}", hint="`brain token list` shows the tokens")
 
-    def add_session(self, name: str, session: str) -> None:
+    def session_for(self, name: str, alive: Callable[[str], bool], start: Callable[[], str]) -> str:
+        """The session ``name`` acts as: its last session if ``alive`` says so, else a new one from ``start``.
+
+        Decided under the store's file lock, so the worker processes of one server (each with its
+        own cache) agree on one session per token instead of each starting its own.
+        """
         with self._locked() as records:
-            for record in records:
-                if record.name == name and record.active:
-                    record.sessions = [s for s in record.sessions if s != session][-(MAX_SESSIONS - 1):] + [session]
-                    return
-            raise NotFound(f"active token {name!r}")
+            record = next((r for r in records if r.name == name and r.active), None)
+            if record is None:
+                raise NotFound(f"active token {name!r}")
+            if record.sessions and alive(record.sessions[-1]):
+                return record.sessions[-1]
+            session = start()
+            record.sessions = record.sessions[-(MAX_SESSIONS - 1):] + [session]
+            return session
 
     def owns(self, name: str, session: str) -> bool:
         for record in self._load():
