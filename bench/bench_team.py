@@ -57,8 +57,9 @@ def setup(root: Path, clients: int, backend: str | None) -> tuple[Path, dict, li
     return repo, env, tokens
 
 
-def start_server(repo: Path, env: dict):
-    proc = subprocess.Popen([sys.executable, "-m", "brain", "serve", "--http", "--port", "0"], cwd=repo, env=env,
+def start_server(repo: Path, env: dict, workers: int = 1):
+    proc = subprocess.Popen([sys.executable, "-m", "brain", "serve", "--http", "--port", "0", "--workers", str(workers)],
+                            cwd=repo, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -253,10 +254,11 @@ def main() -> None:
     parser.add_argument("--loops", type=int, default=10, help="operations of each kind per client")
     parser.add_argument("--postgres", metavar="URL", help="run the coordination on PostgreSQL (fresh schema)")
     parser.add_argument("--sdk", action="store_true", help="use the MCP SDK client instead of the thin one")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (`brain serve --http --workers N`)")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE.parent / "src"))
     results = {"clients": args.clients, "loops": args.loops, "backend": "postgresql" if args.postgres else "sqlite",
-               "client": "mcp-sdk" if args.sdk else "thin-jsonrpc"}
+               "client": "mcp-sdk" if args.sdk else "thin-jsonrpc", "workers": args.workers}
     schema_ctx = None
     backend = None
     if args.postgres:
@@ -268,7 +270,7 @@ def main() -> None:
         for label, n in (("one_client", 1), ("concurrent", args.clients)):
             with tempfile.TemporaryDirectory() as tmp:
                 repo, env, tokens = setup(Path(tmp), n, backend)
-                proc, url = start_server(repo, env)
+                proc, url = start_server(repo, env, args.workers)
                 try:
                     timings = (asyncio.run(run_clients(url, tokens, args.loops)) if args.sdk
                                else run_raw_clients(url, tokens, args.loops))
@@ -287,7 +289,7 @@ def main() -> None:
         if schema_ctx is not None:
             schema_ctx.__exit__(None, None, None)
     print(f"team server, {results['backend']}, {args.clients} {results['client']} clients x {args.loops} loops "
-          f"(loopback HTTP, bearer tokens)")
+          f"(loopback HTTP, bearer tokens, {args.workers} server worker{'s' if args.workers > 1 else ''})")
     print(f"{'op':<8}{'1 client ops/s':>16}{'p99 ms':>9}{f'{args.clients} clients ops/s':>20}{'p50 ms':>9}{'p99 ms':>9}")
     for kind in ("boot", "claim", "signal"):
         one, many = results["one_client"][kind], results["concurrent"][kind]
@@ -295,7 +297,8 @@ def main() -> None:
               f"{many['p99_ms']:>9}")
     print(f"all operations: 1 client {results['one_client']['all_ops_per_s']} ops/s, {args.clients} clients "
           f"{results['concurrent']['all_ops_per_s']} ops/s")
-    out = HERE / "results" / f"team{'-postgres' if args.postgres else ''}{'-sdk' if args.sdk else ''}.json"
+    out = HERE / "results" / (f"team{'-postgres' if args.postgres else ''}{'-sdk' if args.sdk else ''}"
+                              f"{f'-w{args.workers}' if args.workers > 1 else ''}.json")
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"wrote {out.relative_to(HERE.parent)}")

@@ -24,15 +24,20 @@ def register(sub) -> None:
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     p.add_argument("--host", help="HTTP address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, help="HTTP port (default 8765; 0 picks a free port, announced on stderr)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="HTTP server processes sharing the port (default 1; one per core serves a busy team)")
     p.set_defaults(handler=cmd_serve)
 
 
 def cmd_serve(args) -> int:
     from ..errors import InvalidInput
 
-    if not args.http and (args.host is not None or args.port is not None):
-        raise InvalidInput("--host and --port apply to --http only", field="http",
-                           hint="add --http, or drop --host/--port to serve over stdio")
+    if not args.http and (args.host is not None or args.port is not None or args.workers is not None):
+        raise InvalidInput("--host, --port and --workers apply to --http only", field="http",
+                           hint="add --http, or drop them to serve over stdio")
+    workers = 1 if args.workers is None else args.workers
+    if not 1 <= workers <= 64:
+        raise InvalidInput(f"--workers {workers} must be between 1 and 64", field="workers")
     host = "127.0.0.1" if args.host is None else args.host
     port = DEFAULT_PORT if args.port is None else args.port
     if not 0 <= port <= 65535:
@@ -46,7 +51,7 @@ def cmd_serve(args) -> int:
     from ..mcp.transports import run_http, run_stdio
 
     if args.http:
-        run_http(brain, host, port)
+        run_http(brain, host, port, workers=workers)
     else:
         run_stdio(brain)
     return 0

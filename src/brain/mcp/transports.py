@@ -48,15 +48,17 @@ def _uvicorn_logging(debug: bool) -> dict:
     }
 
 
-def run_http(brain, host: str = "127.0.0.1", port: int = 8765, *, path: str = "/mcp") -> None:
-    """Serve streamable HTTP on ``host:port`` (``port`` 0 picks a free port, announced on stderr)."""
-    import anyio
-    import uvicorn
+def run_http(brain, host: str = "127.0.0.1", port: int = 8765, *, path: str = "/mcp", workers: int = 1) -> None:
+    """Serve streamable HTTP on ``host:port`` (``port`` 0 picks a free port, announced on stderr).
 
-    from ..team.server import check_exposure, team_app
+    ``workers`` > 1 forks that many server processes sharing the listening socket (the
+    kernel spreads connections among them), each with its own ``Brain``: the HTTP
+    transport keeps no per-connection state and a token's session is decided under the
+    token store's file lock, so any worker can answer any request.
+    """
+    from ..team.server import check_exposure
 
     check_exposure(brain, host)  # no tokens: loopback only
-    app = team_app(brain, path=path, host=host)  # bearer tokens once any exists (401), body limit (413)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -69,15 +71,39 @@ def run_http(brain, host: str = "127.0.0.1", port: int = 8765, *, path: str = "/
         raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror or exc}", field="port",
                            hint="choose another --port (0 picks a free one) or stop what uses this one") from None
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # accepted sockets inherit it: no 40 ms Nagle stalls
-    sock.listen(128)
+    sock.listen(1024)
     bound_port = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
+    try:
+        if workers <= 1:
+            _announce(f"{LISTENING}http://{shown}:{bound_port}{path}")
+            _serve_socket(brain, sock, host, path)
+        else:
+            from .prefork import run_workers
+
+            def serve_in_child() -> None:  # a fresh Brain: no connection or lock crosses the fork
+                _serve_socket(type(brain)(brain.dir, brain.settings, brain.env), sock, host, path)
+
+            run_workers(workers, serve_in_child,
+                        announce=lambda: _announce(f"{LISTENING}http://{shown}:{bound_port}{path}"))
+    finally:
+        sock.close()
+
+
+def _announce(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _serve_socket(brain, sock: socket.socket, host: str, path: str) -> None:
+    """One server process: the team app (bearer tokens once any exists, body limit) on ``sock``."""
+    import anyio
+    import uvicorn
+
+    from ..team.server import team_app
+
+    app = team_app(brain, path=path, host=host)
     debug = logging.getLogger("brain").isEnabledFor(logging.DEBUG)
     config = uvicorn.Config(app, log_config=_uvicorn_logging(debug), log_level="debug" if debug else "warning",
                             lifespan="on")
-    sys.stderr.write(f"{LISTENING}http://{shown}:{bound_port}{path}\n")
-    sys.stderr.flush()
-    try:
-        anyio.run(uvicorn.Server(config).serve, [sock])
-    finally:
-        sock.close()
+    anyio.run(uvicorn.Server(config).serve, [sock])

@@ -1,0 +1,97 @@
+"""Several server processes on one listening socket (``brain serve --http --workers N``).
+
+One Python process serves on one core (the GIL), however many agents call it. The
+parent binds the socket, forks the workers, and only supervises: a stop signal is
+passed on to every worker, a worker that dies is replaced, and a worker that dies
+right after its start by itself (a broken install, a damaged settings file) stops
+the server instead of restarting in a loop. Workers get SIGTERM if the parent dies, so a killed
+server leaves no orphan listening on the port.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+import traceback
+from typing import Callable
+
+from ..errors import BackendError
+
+__all__ = ["run_workers"]
+
+QUICK_DEATH_S = 2.0  # a worker that exits sooner than this after its start is broken, not unlucky
+
+
+def _die_with_parent() -> None:
+    """SIGTERM this process when its parent exits (Linux prctl; elsewhere nothing)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _fork(target: Callable[[], None]) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 0
+    try:  # the child: default signal handling (the server installs its own), then serve
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _die_with_parent()
+        target()
+    except KeyboardInterrupt:
+        pass
+    except BaseException:  # noqa: BLE001 - report, then leave without running the parent's cleanup
+        traceback.print_exc()
+        code = 1
+    finally:
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def run_workers(count: int, target: Callable[[], None], *, announce: Callable[[], None] | None = None) -> None:
+    """Run ``target`` in ``count`` forked workers until a stop signal; replace workers that die."""
+    stopping = False
+    workers: dict[int, float] = {}
+
+    def stop(signum, _frame) -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in list(workers):
+            try:
+                os.kill(pid, signal.SIGTERM)  # SIGTERM, not the signal received: a second SIGINT forces an exit
+            except ProcessLookupError:
+                pass
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for _ in range(count):
+            workers[_fork(target)] = time.monotonic()
+        if announce is not None:
+            announce()
+        while workers:
+            try:
+                pid, status = os.wait()
+            except ChildProcessError:
+                break
+            started = workers.pop(pid, None)
+            if started is None or stopping:
+                continue
+            code = os.waitstatus_to_exitcode(status)
+            if code > 0 and time.monotonic() - started < QUICK_DEATH_S:  # failed by itself, not killed
+                stop(signal.SIGTERM, None)
+                for other in list(workers):
+                    os.waitpid(other, 0)
+                raise BackendError(f"a server worker exited right after its start (exit code {code})",
+                                   hint="run with --workers 1 (and BRAIN_LOG=debug) to see why")
+            sys.stderr.write(f"brain: server worker {pid} exited (code {code}); starting another\n")
+            workers[_fork(target)] = time.monotonic()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
