@@ -9,7 +9,9 @@ Uses aider's public RepoMap class the way aider's chat does with no files added:
 `get_repo_map(chat_files=[], other_files=<the files>)`, one process per map,
 so a run with aider's tag cache (ROOT/.aider.tags.cache.v*) already present is
 aider's warm start. The files are those listed in --files-from (paths relative to
-ROOT, one a line), or every .py file under ROOT. The main model is replaced by an object whose only method,
+ROOT, one a line), or every .py file under ROOT.
+
+The main model is replaced by an object whose only method,
 `token_count`, is brain's offline estimator (loaded from the file given by
 --tokens-module, so nothing of brain is imported): aider's own Model would count
 with litellm/tiktoken and look up model metadata over the network, and counting
