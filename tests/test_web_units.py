@@ -1,6 +1,6 @@
-"""Pure parts of the web UI: sanitizing markdown, highlighting, CSRF/Origin/Host rules, the
-fast overlap board (property-tested against the coordinator) and the log page index
-(checked against ConversationLog.page, including torn and foreign lines and rotation)."""
+"""Pure parts of the web UI: sanitizing markdown, highlighting, CSRF/Origin/Host rules and the
+fast overlap board (property-tested against the coordinator). The thread viewer's pages are the
+log library's (tests/test_log_pages.py)."""
 
 from __future__ import annotations
 
@@ -141,62 +141,3 @@ def test_board_overlaps_match_the_coordinator(brain):
     c.decide_overlap(1, 2, "a keeps it")
     expected = [(o.a.claim, o.b.claim, o.decision) for o in c.overlaps()]
     assert expected and [(o.a.claim, o.b.claim, o.decision) for o in board_overlaps(brain)] == expected
-
-
-# -- log page index -----------------------------------------------------------------------------------------
-def test_page_index_matches_the_log_reader(brain):
-    from brain.web.logpages import PageIndex
-
-    conv = brain.conversations
-    for i in range(237):
-        brain.record_turn(None, "alice" if i % 2 else "bob", f"turn {i}", to="bob" if i % 2 else "alice")
-    thread = brain.thread_between("alice", "bob")
-    index = PageIndex(conv.log)
-    for size in (1, 7, 50, 237, 1000):
-        pages = conv.page(thread, None, size).pages
-        for page in {1, 2, pages, None, -1, -2} - {0}:
-            if isinstance(page, int) and abs(page) > pages:
-                continue
-            assert index.page(thread, page, size).turns == conv.page(thread, page, size).turns
-    # appended turns are picked up incrementally; a torn tail is ignored until its newline lands
-    live = conv.log.segments(thread)[-1]
-    brain.record_turn(None, "alice", "turn 237", to="bob")
-    with open(live, "ab") as handle:
-        handle.write(b'{"thread": "x", "speaker": "a", "te')
-    got = index.page(thread, None, 50)
-    assert got.total == 238 and got.turns[-1].text == "turn 237"
-    with open(live, "ab") as handle:
-        handle.write(b'xt": "torn"}\n\n   \nnot json\n')
-    got = index.page(thread, None, 50)
-    assert got.total == 240 and got.skipped == 1 and got.turns[-1].text == "torn"  # completed, then a foreign line
-    assert got.turns == conv.page(thread, None, 50).turns
-
-
-def test_page_index_follows_rotation(brain, monkeypatch):
-    from brain.log.store import ConversationLog
-    from brain.web.logpages import PageIndex
-
-    log = ConversationLog(brain.runtime / "conv2", rotate_bytes=2000)
-    from brain.log.turns import Turn
-
-    for i in range(200):
-        log.append(Turn(thread="p+q", speaker="p", text=f"turn {i}", at=1.0 + i, to="q"))
-    assert len(log.segments("p+q")) > 3
-    index = PageIndex(log)
-    for page in range(1, log.page("p+q", None, 30).pages + 1):
-        assert index.page("p+q", page, 30).turns == log.page("p+q", page, 30).turns
-
-
-def test_page_index_refuses_bad_requests(brain):
-    from brain.errors import InvalidInput, NotFound
-    from brain.web.logpages import PageIndex
-
-    brain.record_turn(None, "alice", "hi", to="bob")
-    index = PageIndex(brain.conversations.log)
-    thread = brain.thread_between("alice", "bob")
-    with pytest.raises(InvalidInput):
-        index.page(thread, 2, 50)
-    with pytest.raises(InvalidInput):
-        index.page(thread, 1, 0)
-    with pytest.raises(NotFound):
-        index.page("nobody+here", 1, 50)

@@ -19,12 +19,13 @@ def register(sub) -> None:
     p = sub.add_parser("log", help="list conversations, or read one page by page (humans only)",
                        description="Without THREAD, list the conversations (threads between two parties) with their "
                                    "parties and size. With THREAD, print one page of its turns, oldest first across "
-                                   "rotated segments. Torn or foreign lines are skipped and counted. The log is for "
+                                   "rotated segments. A page counts lines: a torn or foreign one keeps its place and is "
+                                   "skipped and counted, so page N is the same here and in `brain ui`. The log is for "
                                    "people: no agent-facing surface ever returns it.")
     p.add_argument("thread", nargs="?", metavar="THREAD")
     p.add_argument("--page", type=int, metavar="N", help="page number, 1 = oldest; negative counts from the end "
                                                          "(default: the last page)")
-    p.add_argument("--size", type=int, default=50, metavar="K", help="turns per page (default 50)")
+    p.add_argument("--size", type=int, default=50, metavar="K", help="lines per page (default 50)")
     p.add_argument("--prune", action="store_true", help="delete rotated segments past log.retention_days now "
                                                         "(rotation does it for the thread it rotates)")
     add_json(p)
@@ -195,8 +196,9 @@ def cmd_log(args) -> int:
     page = conv.page(args.thread, args.page, args.size)
 
     def render(d) -> str:
-        out = [f"{d['thread']}: page {d['page']}/{d['pages']} ({d['total']} turns"
-               + (f", {d['skipped']} torn or foreign lines skipped" if d["skipped"] else "") + ")", ""]
+        # pages count lines (brain.log.pages): a damaged line keeps its place and is skipped here
+        out = [f"{d['thread']}: page {d['page']}/{d['pages']} ({d['total']} lines"
+               + (f"; {d['skipped']} torn or foreign skipped on this page" if d["skipped"] else "") + ")", ""]
         for t in d["turns"]:
             arrow = f" -> {t['to']}" if t.get("to") else ""
             out.append(f"[{_when(t['at'])}] {t['speaker']}{arrow} ({t['kind']}):")

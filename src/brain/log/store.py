@@ -13,6 +13,10 @@ Rotation: when the live segment passes ``rotate_bytes`` or its first turn is old
 than ``rotate_seconds``, it is renamed `log.<seq>.<UTC stamp>.jsonl` and a new one starts.
 Rotated segments whose last write is older than ``retention_seconds`` are deleted
 (0 keeps them forever).
+
+Pages (``page``) come from ``pages.PageIndex``: an entry is a line, a damaged line keeps
+its place and is counted as skipped (why, and how a page is found without reading the
+thread: see that module). ``iter_turns`` reads the same entries in order.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput
+from .pages import Page, PageIndex
 from .turns import Turn, check_thread_id, decode_turn, encode_turn
 
 __all__ = ["ConversationLog", "Page", "ThreadInfo", "ReadStats"]
@@ -40,21 +45,6 @@ LIVE = "log.jsonl"
 class ReadStats:
     turns: int = 0
     skipped: int = 0  # torn or foreign lines
-
-
-@dataclass
-class Page:
-    thread: str
-    page: int
-    pages: int
-    size: int
-    total: int
-    turns: list[Turn]
-    skipped: int
-
-    def to_dict(self) -> dict:
-        return {"thread": self.thread, "page": self.page, "pages": self.pages, "size": self.size,
-                "total": self.total, "skipped": self.skipped, "turns": [t.to_dict() for t in self.turns]}
 
 
 @dataclass
@@ -87,6 +77,7 @@ class ConversationLog:
         self._guard = threading.Lock()
         self._locks: dict[str, threading.RLock] = {}
         self._depth: dict[str, int] = {}
+        self.page_index = PageIndex(self.segments, LIVE)  # serves ``page``; ``forget()`` drops its checkpoints
 
     # -- paths -----------------------------------------------------------------
     def folder(self, thread: str) -> Path:
@@ -259,18 +250,24 @@ class ConversationLog:
 
     # -- reading ---------------------------------------------------------------
     def iter_turns(self, thread: str, stats: ReadStats | None = None) -> Iterator[Turn]:
-        """Every readable turn, oldest first, skipping (and counting) torn or foreign lines."""
+        """Every readable turn, oldest first, skipping (and counting) torn, foreign or blank lines.
+
+        The entries are those ``page`` numbers: the live segment's unterminated tail is not
+        one yet (being written, or torn and closed by the next append)."""
         stats = stats if stats is not None else ReadStats()
-        for seg in self.segments(thread):
+        segments = self.segments(thread)
+        for seg in segments:
+            live = seg is segments[-1] and seg.name == LIVE
             try:
                 handle = open(seg, "rb")
             except FileNotFoundError:  # pruned while we read
                 continue
             with handle:
                 for raw in handle:
-                    if not raw.strip():
+                    whole = raw.endswith(b"\n")
+                    if not whole and live:
                         continue
-                    turn = decode_turn(raw) if raw.endswith(b"\n") else None
+                    turn = decode_turn(raw) if whole else None
                     if turn is None:
                         stats.skipped += 1
                         continue
@@ -278,28 +275,16 @@ class ConversationLog:
                     yield turn
 
     def page(self, thread: str, page: int | None = None, size: int = 50) -> Page:
-        """Page ``page`` (1 = oldest; negative counts from the end; None = the last) of ``size`` turns."""
-        if not isinstance(size, int) or size < 1 or size > 10000:
-            raise InvalidInput("page size must be between 1 and 10000", field="size")
-        if not self.segments(thread):
-            raise NotFound(f"conversation {thread}", hint="`brain log` lists the conversations")
-        counted = ReadStats()
-        for _ in self.iter_turns(thread, counted):
-            pass
-        total = counted.turns
-        pages = max(1, -(-total // size))
-        number = pages if page is None else (pages + 1 + page if page < 0 else page)
-        if number < 1 or number > pages:
-            raise InvalidInput(f"page {page} is out of range 1..{pages}", field="page")
-        start = (number - 1) * size
-        turns: list[Turn] = []
-        stats = ReadStats()
-        for index, turn in enumerate(self.iter_turns(thread, stats)):
-            if index >= start + size:
-                break
-            if index >= start:
-                turns.append(turn)
-        return Page(thread, number, pages, size, total, turns, counted.skipped)
+        """Page ``page`` (1 = oldest; negative counts from the end; None = the newest) of ``size`` entries.
+
+        An entry is a line; a damaged one keeps its place and is counted in ``Page.skipped``
+        (``pages`` explains why). Served from checkpoints kept in this object, so a reader that
+        keeps its ``ConversationLog`` (the web UI, the MCP server) counts only new bytes."""
+        return self.page_index.page(thread, page, size)
+
+    def entries(self, thread: str) -> int:
+        """How many entries ``page`` numbers in ``thread`` (0 for none); counting keeps the checkpoints warm."""
+        return self.page_index.total(thread)
 
     def threads(self) -> list[ThreadInfo]:
         """Every conversation, most recently updated first."""

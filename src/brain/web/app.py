@@ -27,7 +27,6 @@ from starlette.staticfiles import StaticFiles
 
 from ..errors import BrainError, InvalidInput, NotFound
 from . import security, views
-from .logpages import PageIndex
 from .render import highlight, render_markdown, terms_of
 
 __all__ = ["create_app", "HumanSession", "PAGE_SIZE"]
@@ -132,7 +131,6 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
     env = _env()
     secret = security.new_secret()
     human = HumanSession(brain)
-    pages = PageIndex(brain.conversations.log)
     usage = views.UsageCache()
     hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
 
@@ -248,7 +246,7 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         upto = request.query_params.get("upto")
 
         def load():
-            found = pages.page(name, number, PAGE_SIZE)
+            found = brain.conversations.page(name, number, PAGE_SIZE)  # numbered as `brain log` does
             handoff = brain.conversations.handoff(name)
             parties = brain.conversations.log.parties(name)
             return found, handoff, parties
@@ -324,11 +322,14 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
     ]
 
     def startup():
-        if warm:  # index the conversation logs off the request path: the first thread page is then fast too
+        if warm:  # one-time costs off the request path: templates, markdown-it, the logs' line counts
             def index_all():
                 try:
+                    for name in env.list_templates(filter_func=lambda n: n.endswith(".html")):
+                        env.get_template(name)
+                    render_markdown("warm")
                     for info in brain.conversations.threads():
-                        pages.segments(info.thread)
+                        brain.conversations.log.entries(info.thread)
                 except Exception:  # warming is an optimisation; a failure shows up on the page itself
                     pass
 
@@ -353,7 +354,6 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
     app = Starlette(routes=routes, middleware=stack, exception_handlers={BrainError: brain_error}, lifespan=lifespan)
     app.state.brain = brain
     app.state.human = human
-    app.state.pages = pages
     return app
 
 
