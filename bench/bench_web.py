@@ -8,9 +8,11 @@ server-side time (request in to last body byte, an ASGI middleware given to crea
 is reported as median, p95 and max, with the process CPU time of the whole round trip
 beside it (client included: an upper bound that other jobs on the machine do not inflate).
 The first request of the 100k-turn thread is reported apart, twice: as the app's very first
-request (templates compiled, markdown-it loaded, the thread's lines counted: what `brain ui`'s
-warm-up thread takes off the request path) and again once the templates are warm but the
-thread's line checkpoints were dropped (brain.log.pages counts the whole thread again).
+request of an app created with warm=False (templates compiled, markdown-it loaded, the thread's
+lines counted), and again once the templates are warm but the thread's line checkpoints were
+dropped (brain.log.pages counts the whole thread again). The second is the worst a person sees:
+`brain ui` compiles the templates and loads markdown-it before it accepts a request, and counts
+the logs' lines in the background.
 Target: every page <= 100 ms.
 
     python bench/bench_web.py
