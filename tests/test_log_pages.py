@@ -41,17 +41,19 @@ def naive_entries(paths: list[Path]) -> list[tuple[bytes, bool]]:
     return out
 
 
-def naive_page(paths: list[Path], page: int | None, size: int) -> tuple[int, int, int, list[Turn], int]:
+def naive_page(paths: list[Path], page: int | None, size: int) -> tuple[int, int, int, list[Turn], int, list[int]]:
     entries = naive_entries(paths)
     pages = max(1, -(-len(entries) // size))
     number = pages if page is None else (pages + 1 + page if page < 0 else page)
-    chosen = entries[(number - 1) * size: number * size]
-    turns = [t for t in (decode_turn(raw) if whole else None for raw, whole in chosen) if t is not None]
-    return number, pages, len(entries), turns, len(chosen) - len(turns)
+    first = (number - 1) * size
+    chosen = entries[first: number * size]
+    decoded = [(first + i + 1, decode_turn(raw) if whole else None) for i, (raw, whole) in enumerate(chosen)]
+    turns = [t for _, t in decoded if t is not None]
+    return number, pages, len(entries), turns, len(chosen) - len(turns), [n for n, t in decoded if t is not None]
 
 
-def as_tuple(page) -> tuple[int, int, int, list[Turn], int]:
-    return page.page, page.pages, page.total, page.turns, page.skipped
+def as_tuple(page) -> tuple[int, int, int, list[Turn], int, list[int]]:
+    return page.page, page.pages, page.total, page.turns, page.skipped, page.numbers
 
 
 def turn(i: int, text: str | None = None) -> Turn:
@@ -85,6 +87,7 @@ def test_damaged_lines_keep_their_place_and_are_counted_on_their_page(tmp_path):
     assert [[t.text for t in p.turns] for p in pages] == [["turn 0", "turn 1", "turn 2"], [],
                                                           ["turn 3", "turn 4"], ["turn 5"]]
     assert [p.skipped for p in pages] == [0, 3, 1, 0]
+    assert [p.numbers for p in pages] == [[1, 2, 3], [], [8, 9], [10]]  # damaged entries do not shift the rest
     assert {(p.total, p.pages) for p in pages} == {(10, 4)}
     stats = ReadStats()
     assert [t.text for t in log.iter_turns(THREAD, stats)] == [f"turn {i}" for i in range(6)]
@@ -283,7 +286,8 @@ def test_pages_equal_a_naive_full_read(ops, chunk):
 def _web_page(client, thread: str, page: int) -> tuple[str, list[str]]:
     text = client.get(f"/threads/{thread}?page={page}").text
     shown = re.search(r"page (\d+) of (\d+)", text).group(0)
-    return shown, [html.unescape(t) for t in re.findall(r'<div class="text">(.*?)</div>', text, re.S)]
+    return shown, [html.unescape(t) for t in re.findall(r'<div class="text">(.*?)</div>', text, re.S)], \
+        [int(n) for n in re.findall(r'<li value="(\d+)" class="turn', text)]
 
 
 def test_the_cli_and_the_web_number_pages_alike(brain):
@@ -308,9 +312,10 @@ def test_the_cli_and_the_web_number_pages_alike(brain):
                                  timeout=60)
             assert out.returncode == 0, out.stderr
             cli = json.loads(out.stdout)
-            shown, texts = _web_page(client, thread, page)
+            shown, texts, numbers = _web_page(client, thread, page)
             assert shown == f"page {cli['page']} of {cli['pages']}" == f"page {page} of 3"
             assert texts == [t["text"] for t in cli["turns"]]
+            assert numbers == [t["entry"] for t in cli["turns"]]  # the viewer numbers turns as their entries
             expected = naive_page(brain.conversations.log.segments(thread), page, PAGE_SIZE)
             assert (cli["total"], cli["skipped"], len(texts)) == (133, expected[4], len(expected[3]))
     assert texts[-1] == "turn 129 <b>&</b>" and cli["skipped"] == 0

@@ -64,7 +64,9 @@ MAX_PAGE_SIZE = 10000
 @dataclass
 class Page:
     """One page of a thread. ``total`` counts entries (turns and damaged lines) of the whole
-    thread; ``skipped`` counts the damaged entries on this page (they are not in ``turns``)."""
+    thread; ``skipped`` counts the damaged entries on this page (they are not in ``turns``);
+    ``numbers`` holds each turn's entry number in the thread (1 = the oldest), so a reader can number
+    turns without the damaged ones shifting the rest."""
 
     thread: str
     page: int
@@ -73,10 +75,14 @@ class Page:
     total: int
     turns: list[Turn]
     skipped: int
+    numbers: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        turns = [t.to_dict() for t in self.turns]
+        if len(self.numbers) == len(turns):
+            turns = [t | {"entry": n} for t, n in zip(turns, self.numbers)]
         return {"thread": self.thread, "page": self.page, "pages": self.pages, "size": self.size,
-                "total": self.total, "skipped": self.skipped, "turns": [t.to_dict() for t in self.turns]}
+                "total": self.total, "skipped": self.skipped, "turns": turns}
 
 
 @dataclass
@@ -177,19 +183,22 @@ class PageIndex:
             raise InvalidInput(f"page {page} is out of range 1..{pages}", field="page")
         first, last = (number - 1) * size, min(number * size, total)
         turns: list[Turn] = []
+        numbers: list[int] = []
         skipped = offset = 0
         for path, counted, live in segments:
             count = counted.entries(live)
             lo, hi = max(first - offset, 0), min(last - offset, count)
             offset += count
             if lo < hi:
-                for raw, whole in _read_entries(path, counted, lo, hi, self._chunk):
+                start = offset - count + lo + 1  # the entry number of this segment's first line read
+                for i, (raw, whole) in enumerate(_read_entries(path, counted, lo, hi, self._chunk)):
                     turn = decode_turn(raw) if whole else None
                     if turn is None:
                         skipped += 1
                     else:
                         turns.append(turn)
-        return Page(thread, number, pages, size, total, turns, skipped)
+                        numbers.append(start + i)
+        return Page(thread, number, pages, size, total, turns, skipped, numbers)
 
 
 def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
