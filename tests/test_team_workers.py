@@ -101,8 +101,10 @@ def test_workers_share_the_port_and_agree_on_each_tokens_session(served, repo):
                for pid in survivors)
 
 
-def test_workers_apply_to_http_only_and_are_bounded(brain, repo):
-    for args in (["serve", "--workers", "2"], ["serve", "--http", "--workers", "0"]):
+def test_workers_apply_to_http_only_need_tokens_and_are_bounded(brain, repo):
+    """Without tokens a caller has no identity that every worker shares: refused before anything listens."""
+    for args in (["serve", "--workers", "2"], ["serve", "--http", "--workers", "0"],
+                 ["serve", "--http", "--port", "0", "--workers", "2"]):
         out = subprocess.run([sys.executable, "-m", "brain", *args], cwd=repo, capture_output=True, text=True,
                              timeout=BOUND, env=os.environ, stdin=subprocess.DEVNULL)
         assert out.returncode == 2, out.stderr

@@ -59,6 +59,13 @@ def run_http(brain, host: str = "127.0.0.1", port: int = 8765, *, path: str = "/
     from ..team.server import check_exposure
 
     check_exposure(brain, host)  # no tokens: loopback only
+    if workers > 1 and not brain.tokens.exists():
+        from ..errors import InvalidInput
+
+        raise InvalidInput(f"--workers {workers} needs bearer tokens: without one, each worker would start its own "
+                           "session for the same caller", field="workers",
+                           hint="create a token per agent first (`brain token create NAME --role R`), "
+                                "or serve with one worker")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
