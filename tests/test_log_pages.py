@@ -117,7 +117,7 @@ def test_a_torn_live_tail_waits_for_its_newline_and_a_rotated_one_counts(tmp_pat
 
 def test_pages_follow_a_growing_live_segment_across_checkpoints(tmp_path):
     log = new_log(tmp_path)
-    index = PageIndex(log.segments, chunk=50)  # a checkpoint every 50 bytes: every append crosses some
+    index = PageIndex(log.segments, stable=log.lock, chunk=50)  # a checkpoint every 50 bytes: every append crosses some
     log.append(turn(0))
     assert index.page(THREAD).total == 1
     for i in range(1, 120):
@@ -135,7 +135,7 @@ def test_pages_follow_a_growing_live_segment_across_checkpoints(tmp_path):
 
 def test_pages_span_real_rotations_and_pruning(tmp_path):
     log = new_log(tmp_path, 1500)
-    index = PageIndex(log.segments, chunk=64)
+    index = PageIndex(log.segments, stable=log.lock, chunk=64)
     for i in range(150):
         log.append(turn(i))
         if i % 40 == 39:  # read between rotations: cached checkpoints meet renamed segments
@@ -154,7 +154,7 @@ def test_pages_span_real_rotations_and_pruning(tmp_path):
 
 def test_a_rewritten_segment_is_counted_again(tmp_path):
     log = new_log(tmp_path)
-    index = PageIndex(log.segments, chunk=32)
+    index = PageIndex(log.segments, stable=log.lock, chunk=32)
     for i in range(20):
         log.append(turn(i))
     assert index.page(THREAD, 1, 5).total == 20
@@ -195,6 +195,37 @@ def test_bad_requests_are_refused(tmp_path):
     with pytest.raises(InvalidInput):
         log.page("../escape", 1, 50)
     assert log.entries("nobody+here") == 0
+
+
+def test_a_log_rotating_under_every_read_is_read_once_more_under_its_rotation_lock(tmp_path):
+    """Optimistic reads give way to one locked read: a page is never refused for a busy writer."""
+    import contextlib
+
+    log = new_log(tmp_path)
+    for i in range(12):
+        log.append(turn(i))
+    held, seq, locked_reads = [False], [0], []
+
+    def rotating_segments(thread):  # a writer that rotates between any two listings, unless locked out
+        if not held[0]:
+            seq[0] += 1
+            log.append(turn(100 + seq[0]))
+            rotate(log, seq[0])
+        return log.segments(thread)
+
+    @contextlib.contextmanager
+    def stable(thread):
+        held[0] = True
+        locked_reads.append(thread)
+        try:
+            yield
+        finally:
+            held[0] = False
+
+    page = PageIndex(rotating_segments, stable=stable, chunk=40).page(THREAD, 1, 5)
+    assert locked_reads == [THREAD]
+    assert [t.text for t in page.turns] == [f"turn {i}" for i in range(5)] and page.numbers == [1, 2, 3, 4, 5]
+    assert as_tuple(page) == naive_page(log.segments(THREAD), 1, 5)
 
 
 def test_pages_stay_whole_while_a_writer_appends_and_rotates(tmp_path):
@@ -242,7 +273,7 @@ _op = st.one_of(
 def test_pages_equal_a_naive_full_read(ops, chunk):
     with tempfile.TemporaryDirectory() as tmp:
         log = new_log(Path(tmp))
-        index = PageIndex(log.segments, chunk=chunk)
+        index = PageIndex(log.segments, stable=log.lock, chunk=chunk)
         folder = log.folder(THREAD)
         folder.mkdir(parents=True)
         (folder / "log.jsonl").touch()

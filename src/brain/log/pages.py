@@ -48,14 +48,15 @@ from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, ContextManager
 
-from ..errors import Conflict, InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound
 from .turns import Turn, decode_turn
 
 __all__ = ["Page", "PageIndex", "CHUNK", "MAX_PAGE_SIZE"]
 
 CHUNK = 1 << 16          # bytes between two checkpoints
+OPTIMISTIC_READS = 5     # reads without the rotation lock before one read with it
 _READ = 1 << 20          # bytes read at once while counting, into one reused buffer: memory stays flat
 _PRINT = 64              # bytes compared at the head and at the counted end of a segment
 MAX_PAGE_SIZE = 10000
@@ -114,11 +115,13 @@ class PageIndex:
     (tests make it tiny). Thread-safe (one lock: pages are short reads).
     """
 
-    def __init__(self, segments: Callable[[str], list[Path]], live: str = "log.jsonl", *, chunk: int = CHUNK) -> None:
+    def __init__(self, segments: Callable[[str], list[Path]], live: str = "log.jsonl", *,
+                 stable: Callable[[str], ContextManager], chunk: int = CHUNK) -> None:
         if chunk < 1:
             raise InvalidInput("chunk must be positive", field="chunk")
         self._list = segments
         self._live = live
+        self._stable = stable
         self._chunk = chunk
         self._known: dict[str, dict[Path, _Counted]] = {}
         self._lock = threading.Lock()
@@ -145,13 +148,16 @@ class PageIndex:
 
     # -- internals ----------------------------------------------------------------------------------------
     def _retrying(self, thread: str, read):
+        """Read optimistically (appends never disturb a read); a thread rotating under every attempt is
+        read once more holding its rotation lock (``stable``), which appends do not take."""
         with self._lock:
-            for _ in range(5):
+            for _ in range(OPTIMISTIC_READS):
                 try:
                     return read()
                 except _Changed:  # rotated, pruned or replaced under the read: what was counted stays valid
                     pass
-        raise Conflict(f"conversation {thread} kept changing while it was read; try again")
+            with self._stable(thread):
+                return read()
 
     def _refresh(self, thread: str) -> list[tuple[Path, _Counted, bool]]:
         paths = self._list(thread)

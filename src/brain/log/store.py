@@ -77,7 +77,7 @@ class ConversationLog:
         self._guard = threading.Lock()
         self._locks: dict[str, threading.RLock] = {}
         self._depth: dict[str, int] = {}
-        self.page_index = PageIndex(self.segments, LIVE)  # serves ``page``; ``forget()`` drops its checkpoints
+        self.page_index = PageIndex(self.segments, LIVE, stable=self.lock)  # serves ``page``; ``forget()`` drops its checkpoints
 
     # -- paths -----------------------------------------------------------------
     def folder(self, thread: str) -> Path:
@@ -203,13 +203,14 @@ class ConversationLog:
             return []
         removed = []
         cutoff = self.clock() - self.retention_seconds
-        for seg in self.segments(thread):
-            if seg.name == LIVE:
-                continue
-            with contextlib.suppress(FileNotFoundError):
-                if seg.stat().st_mtime < cutoff:
-                    seg.unlink()
-                    removed.append(seg.name)
+        with self.lock(thread):  # as rotation does: a page read holding it sees no segment go
+            for seg in self.segments(thread):
+                if seg.name == LIVE:
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    if seg.stat().st_mtime < cutoff:
+                        seg.unlink()
+                        removed.append(seg.name)
         return removed
 
     def prune_all(self) -> dict[str, list[str]]:
