@@ -56,6 +56,23 @@ def test_a_failed_transaction_writes_nothing(backend):
         assert tx.execute("SELECT COUNT(*) FROM counters WHERE name = 'x'")[0][0] == 0
 
 
+def test_after_failures_the_connection_still_writes(backend):
+    """A refused write, a failed statement: rolled back, and the next write on the thread commits."""
+    backend.migrate()
+    with pytest.raises(RuntimeError):
+        with backend.transaction() as tx:
+            tx.execute("INSERT INTO counters (name, value) VALUES ('a', 1)")
+            raise RuntimeError("refused")
+    with pytest.raises(BackendError):
+        with backend.transaction() as tx:
+            tx.execute("INSERT INTO no_such_table (x) VALUES (1)")
+    with backend.transaction() as tx:
+        tx.execute("INSERT INTO counters (name, value) VALUES ('b', 1)")
+        tx.notify("brain_claims")
+    with backend.transaction(write=False) as tx:
+        assert [r[0] for r in tx.execute("SELECT name FROM counters WHERE name IN ('a', 'b') ORDER BY name")] == ["b"]
+
+
 def test_concurrent_openers_migrate_once(backend_spec):
     backends = [open_backend(backend_spec) for _ in range(4)]
     applied: list[list[str]] = []

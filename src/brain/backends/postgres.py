@@ -10,6 +10,7 @@ notification is lost. Tables live in the connection's ``search_path``, so a URL 
 
 from __future__ import annotations
 
+import re
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
@@ -20,6 +21,10 @@ from .migrations import apply_pending
 __all__ = ["PostgresBackend"]
 
 WRITE_LOCK_KEY = 0x6272_6169_6E  # "brain": every writer of this database queues here
+# BEGIN and the writers' lock in one round trip (a write holds the lock until COMMIT, so round trips
+# inside a write are what serialized writers wait on)
+_BEGIN_LOCKED = f"BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"
+_CHANNEL = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 POLL_SECONDS = 0.02
 
 
@@ -44,7 +49,14 @@ class _Tx:
         return self.cur.rowcount
 
     def notify(self, channel: str) -> None:
+        if not _CHANNEL.match(channel):  # sent inline with COMMIT: a constant name, never caller text
+            raise ValueError(f"bad notification channel {channel!r}")
         self.channels.add(channel)
+
+
+def _commit_sql(channels: set[str]) -> str:
+    """The notifications and COMMIT as one round trip (no parameters: the simple query protocol)."""
+    return "".join(f"SELECT pg_notify('{c}', ''); " for c in sorted(channels)) + "COMMIT"
 
 
 class PostgresBackend:
@@ -83,7 +95,7 @@ class PostgresBackend:
         return conn
 
     @contextmanager
-    def _raw(self, write: bool, lock: bool = True) -> Iterator[_Tx]:
+    def _raw(self, write: bool) -> Iterator[_Tx]:
         import psycopg
 
         conn = self._conn()
@@ -99,20 +111,42 @@ class PostgresBackend:
             except psycopg.Error as exc:
                 raise BackendError(f"PostgreSQL error: {type(exc).__name__}: {exc}".splitlines()[0]) from None
             return
+        from psycopg.pq import TransactionStatus
+
+        if conn.info.transaction_status != TransactionStatus.IDLE:  # SQLite's writer mutex would deadlock here
+            raise BackendError("a write transaction was opened inside another on the same thread",
+                               hint="this is a bug in brain: report it with the traceback (BRAIN_LOG=debug)")
         try:
-            with conn.transaction():
-                with conn.cursor() as cur:
+            with conn.cursor() as cur:
+                try:
+                    cur.execute(_BEGIN_LOCKED)
                     tx = _Tx(cur)
-                    if write and lock:
-                        cur.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
                     yield tx
-                    for channel in sorted(tx.channels):
-                        cur.execute("SELECT pg_notify(%s, '')", (channel,))
+                    cur.execute(_commit_sql(tx.channels))
+                except BaseException:
+                    self._rollback(conn)
+                    raise
         except psycopg.OperationalError as exc:
             self._local.conn = None  # a broken connection is reopened by the next call
             raise BackendError(f"PostgreSQL error: {type(exc).__name__}: {exc}".splitlines()[0]) from None
         except psycopg.Error as exc:
             raise BackendError(f"PostgreSQL error: {type(exc).__name__}: {exc}".splitlines()[0]) from None
+
+    def _rollback(self, conn) -> None:
+        """End a failed write's transaction; a connection that cannot even roll back is dropped."""
+        import psycopg
+        from psycopg.pq import TransactionStatus
+
+        if conn.closed or conn.info.transaction_status == TransactionStatus.IDLE:
+            return
+        try:
+            conn.execute("ROLLBACK")
+        except psycopg.Error:
+            self._local.conn = None
+            try:
+                conn.close()
+            except psycopg.Error:
+                pass
 
     @contextmanager
     def transaction(self, write: bool = True) -> Iterator[_Tx]:
