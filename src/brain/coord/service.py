@@ -86,18 +86,46 @@ class Coordinator(AsksMixin):
         role = clean_role(role)
         now = self.clock()
         with self.backend.transaction() as tx:
-            n = 1
-            while True:
-                sid = session_id(now, role, self.machine, n)
-                tx.execute("INSERT INTO sessions (id, role, machine, brain, pid, started, last_seen) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                           (sid, role, self.machine, self.brain_name, pid, now, now))
-                if tx.rowcount() == 1:
-                    break
-                n += 1
-            self._audit(tx, sid, "session_start", sid, role=role, pid=pid)
+            sid = self._insert_session(tx, role, pid, now)
         log.debug("session %s started", sid)
         return SessionInfo(sid, role, self.machine, self.brain_name, now, now, ALIVE)
+
+    def join_or_start_session(self, role: str, *, pid: int | None,
+                              joinable: Callable[[int, float], bool]) -> tuple[SessionInfo, bool]:
+        """A live session of this machine and role that ``joinable(its pid, its start)`` accepts, else a
+        new one recording ``pid``; returns (info, joined).
+
+        For the processes of one client (its hooks, its MCP server) that act as one agent: one write
+        transaction, so two of them racing here end with one session.
+        """
+        role = clean_role(role)
+        now = self.clock()
+        with self.backend.transaction() as tx:
+            rows = tx.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE role = ? AND machine = ? AND brain = ? "
+                              "AND ended IS NULL AND pid IS NOT NULL ORDER BY started DESC, id DESC",
+                              (role, self.machine, self.brain_name))
+            for row in rows:
+                info = self._session_info(row, now)
+                if info.liveness != GONE and joinable(int(row[9]), info.started):
+                    self._touch(tx, info.id)
+                    self._audit(tx, info.id, "session_join", info.id, role=role, pid=pid)
+                    return info, True
+            sid = self._insert_session(tx, role, pid, now)
+        log.debug("session %s started", sid)
+        return SessionInfo(sid, role, self.machine, self.brain_name, now, now, ALIVE), False
+
+    def _insert_session(self, tx, role: str, pid: int | None, now: float) -> str:
+        n = 1
+        while True:
+            sid = session_id(now, role, self.machine, n)
+            tx.execute("INSERT INTO sessions (id, role, machine, brain, pid, started, last_seen) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                       (sid, role, self.machine, self.brain_name, pid, now, now))
+            if tx.rowcount() == 1:
+                break
+            n += 1
+        self._audit(tx, sid, "session_start", sid, role=role, pid=pid)
+        return sid
 
     def _touch(self, tx, session: str) -> None:
         """The heartbeat carried by every call naming a session."""

@@ -22,6 +22,7 @@ import re
 import time
 from pathlib import Path
 
+from ..coord.clients import client_pid, joins_client
 from ..errors import InvalidInput
 from .claude_install import HOOK_EVENTS, hook_command, install, uninstall
 
@@ -61,29 +62,6 @@ def _now_hash(brain) -> str | None:
     return doc.hash if doc else None
 
 
-_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "env", "timeout", "nice", "nohup"}
-
-
-def client_pid() -> int | None:
-    """The client process that ran this hook: the first ancestor that is not a shell.
-
-    Claude Code runs a hook command through a shell that exits with it, so the parent pid
-    alone would make the session look dead at once. None when /proc cannot tell."""
-    pid = os.getppid()
-    for _ in range(8):
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            return None
-        comm = stat[stat.index("(") + 1: stat.rindex(")")]
-        if comm not in _SHELLS:
-            return pid
-        pid = int(stat[stat.rindex(")") + 2:].split()[1])
-        if pid <= 1:
-            return None
-    return None
-
-
 def _agent_party(brain, sid: str, state: dict, *, start: bool) -> str:
     """The brain session standing for this Claude session (a coordination session when possible)."""
     if state.get("party"):
@@ -91,7 +69,12 @@ def _agent_party(brain, sid: str, state: dict, *, start: bool) -> str:
     party = f"claude-{sid}"
     if start:
         try:
-            party = brain.coord.start_session("claude-code", pid=client_pid()).id
+            client = client_pid()
+            if client is None:
+                party = brain.coord.start_session("claude-code").id
+            else:  # the session this client's MCP server started, if it did: one agent, one session
+                party = brain.coord.join_or_start_session("claude-code", pid=client,
+                                                          joinable=joins_client(client, servers=True))[0].id
             state["coord"] = True
         except Exception as exc:  # noqa: BLE001 - coordination unavailable: the log and boot still work
             state["coord_error"] = type(exc).__name__

@@ -31,6 +31,7 @@ def start_connection_session(brain, hello: ClientHello | None = None) -> str:
     """Start the session of this MCP connection (idempotent per Brain object).
 
     On the team server (a bearer token authenticated the request) it is the token's own session."""
+    from ...coord.clients import client_pid, joins_client
     from ...team.identity import bound_session, current_principal
 
     principal = current_principal()
@@ -42,7 +43,13 @@ def start_connection_session(brain, hello: ClientHello | None = None) -> str:
             return existing
         role = brain.env.get("BRAIN_ROLE") or (hello.client_name if hello and hello.client_name else "agent")
         role = re.sub(r"[^A-Za-z0-9_-]+", "-", role).strip("-")[:40] or "agent"
-        info = brain.coord.start_session(role, pid=os.getpid())  # the server process is the session's life
+        client = client_pid() if hello is not None and hello.transport == "stdio" else None
+        if client is None:
+            info = brain.coord.start_session(role, pid=os.getpid())  # the server process is the session's life
+        else:  # the session the client's hooks started (Claude Code), if any: one agent, one session
+            info, joined = brain.coord.join_or_start_session(role, pid=os.getpid(),
+                                                             joinable=joins_client(client, servers=False))
+            brain._mcp_session_joined = joined  # then the hooks end it, not this server
         brain._mcp_session = info.id
         return info.id
 
@@ -66,7 +73,7 @@ def register(tools: ToolRegistry) -> None:
     @tools.on_close
     def _end_session(brain) -> None:
         sid = getattr(brain, "_mcp_session", None)
-        if sid:
+        if sid and not getattr(brain, "_mcp_session_joined", False):
             brain.coord.end_session(sid)
 
     @tools.tool(title="Sessions", read_only=True)
