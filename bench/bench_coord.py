@@ -26,7 +26,7 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -91,7 +91,9 @@ def _replier(c, me: str, n: int, stamps: dict, done: threading.Event) -> None:
             answered += 1
 
 
-def bench_latency_threads(spec: str, n: int) -> dict:
+@contextmanager
+def _replying(spec: str, n: int):
+    """An asker session and a target whose replier thread answers ``n`` asks, stamping each reply."""
     from brain.backends import open_backend
     from brain.coord import Coordinator
 
@@ -102,34 +104,29 @@ def bench_latency_threads(spec: str, n: int) -> dict:
     done = threading.Event()
     th = threading.Thread(target=_replier, args=(c, target, n, stamps, done), daemon=True)
     th.start()
+    try:
+        yield c, asker, target, stamps
+    finally:
+        done.set()
+        th.join(10)
+        b.close()
+
+
+def bench_latency_threads(spec: str, n: int) -> dict:
     lat = []
-    for i in range(n):
-        res = c.ask(asker, target, f"q{i}", timeout=60)
-        released = time.time()
-        assert res.outcome == "reply", res
-        lat.append((released - stamps[res.ticket]) * 1000)
-    done.set()
-    th.join(10)
-    b.close()
+    with _replying(spec, n) as (c, asker, target, stamps):
+        for i in range(n):
+            res = c.ask(asker, target, f"q{i}", timeout=60)
+            released = time.time()
+            assert res.outcome == "reply", res
+            lat.append((released - stamps[res.ticket]) * 1000)
     return {"p50_ms": round(pct(lat, 50), 2), "p99_ms": round(pct(lat, 99), 2), "n": n}
 
 
 def bench_latency_processes(spec: str, n: int) -> dict:
-    from brain.backends import open_backend
-    from brain.coord import Coordinator
-
-    b = open_backend(spec)
-    c = Coordinator(b, brain_name="bench", machine="box")
-    asker, target = c.start_session("asker").id, c.start_session("target").id
-    stamps: dict[str, float] = {}
-    done = threading.Event()
-    th = threading.Thread(target=_replier, args=(c, target, n, stamps, done), daemon=True)
-    th.start()
-    out = subprocess.run([sys.executable, "-c", ASKER, spec, asker, target, str(n)], capture_output=True, text=True,
-                         timeout=600)
-    done.set()
-    th.join(10)
-    b.close()
+    with _replying(spec, n) as (_, asker, target, stamps):
+        out = subprocess.run([sys.executable, "-c", ASKER, spec, asker, target, str(n)], capture_output=True,
+                             text=True, timeout=600)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
     rows = [json.loads(line) for line in out.stdout.splitlines()]
