@@ -13,6 +13,7 @@ __all__ = [
     "SettingsError",
     "InvalidInput",
     "PathEscape",
+    "PathRefused",
     "TooLarge",
     "NotFound",
     "Conflict",
@@ -108,6 +109,25 @@ class PathEscape(InvalidInput):
             hint="use a path relative to .brain/, such as notes/setup.md, without '..'",
         )
         self.path = path
+
+
+class PathRefused(PathEscape):
+    """A memory path the confinement rule refuses (brain.memory.paths): a hidden or settings
+    file, runtime/, a symlink, an invisible character, a name too long, a folder, or outside
+    the memory areas. ``reason`` is one word: forbidden, hidden, symlink, characters,
+    too_long, folder, special, not_memory, empty."""
+
+    kind = "path_refused"
+
+    def __init__(self, path: str, reason: str, detail: str) -> None:
+        InvalidInput.__init__(
+            self,
+            f"memory path {path!r} refused: {detail}",
+            field="path",
+            hint="memory paths are relative to .brain/, e.g. now.md or notes/setup.md",
+        )
+        self.path = path
+        self.reason = reason
 
 
 class TooLarge(InvalidInput):

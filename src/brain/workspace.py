@@ -75,10 +75,21 @@ class Brain:
             limits={"now.md": settings["limits.now_bytes"]},
             lock_path=self.runtime / "write.lock",
             redactor=self.redactor,
+            areas=self._write_areas(),
         )
         self.layers = Layers(settings.home)
         self._write_listeners: list[Callable[[str], None]] = [self._index_on_write]
         self._profiles: tuple[list, list[AgentProfile]] | None = None
+
+    def _write_areas(self):
+        """The project's memory areas, plus the decisions folder when brain.yml moves it inside .brain/."""
+        from .memory.paths import PROJECT_AREAS
+
+        folder = os.path.normpath(str(self.settings.get("decisions.dir") or ".brain/decisions")).replace(os.sep, "/")
+        parts = folder.split("/")
+        if len(parts) == 2 and parts[0] == ".brain" and not parts[1].startswith("."):
+            return PROJECT_AREAS.with_folder(parts[1])
+        return PROJECT_AREAS
 
     @property
     def name(self) -> str:
@@ -92,12 +103,9 @@ class Brain:
                            lock_path=self.runtime / "write.lock", redactor=self.redactor)
 
     def read(self, path: str, *, layer: str | None = None) -> Document:
-        store = self._store(layer)
-        if store is self.memory and (store.resolve(path) == self.runtime or self.runtime in store.resolve(path).parents):
-            # runtime/ holds the conversation logs: they never reach an agent (DESIGN §1, frontier rule)
-            raise InvalidInput("runtime/ holds logs and derived state, not memory, and is not readable here",
-                               field="path", hint="read the thread's distilled handoff instead: handoffs/<thread>.md")
-        return store.read(path)
+        """One memory file. The path rule (brain.memory.paths) refuses runtime/ (the conversation
+        logs never reach an agent, DESIGN §1), brain.local.yml, hidden files and symlinks."""
+        return self._store(layer).read(path)
 
     def write(self, path: str, text: str, *, expected_hash: str | None = None, layer: str | None = None,
               role: str | None = None, reason: str | None = None) -> Document:
@@ -108,11 +116,10 @@ class Brain:
         unidentified local writer, not checked against territories. ``reason`` goes into the commit.
         The returned Document's ``redacted`` lists (kind, count) of the secrets taken out.
         """
-        if (layer in (None, "", "project")) and path.split("/", 1)[0] == "runtime":
-            raise InvalidInput("runtime/ holds derived state and cannot be written as memory", field="path")
         store = self._store(layer)
+        path = store.confine(path, write=True)  # the one path rule; the normalized path from here on
         if role is not None:
-            self.check_territory(store.relative(store.resolve(path)), layer=layer, role=role)
+            self.check_territory(path, layer=layer, role=role)
         doc = store.write(path, text, expected_hash=expected_hash)
         _debug("wrote %s (%s bytes, %s)", path, doc.size, doc.hash[:12])
         for listener in self._write_listeners:
@@ -122,7 +129,7 @@ class Brain:
             from .sync import commit_write
 
             try:
-                commit_write(self, store.resolve(path), writer=role, reason=reason, layer=layer)
+                commit_write(self, store.root / path, writer=role, reason=reason, layer=layer)
             except BrainError as exc:  # the write stands; `brain sync` commits what is pending
                 import logging
 

@@ -11,16 +11,22 @@ when a writer is killed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
+import re
+import stat
+import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from ..errors import Conflict, InvalidInput, NotFound, PathEscape, TooLarge
+from ..errors import Conflict, InvalidInput, NotFound, PathRefused, TooLarge
+from .paths import WriteAreas, confine, is_plain_memory_name
 
-__all__ = ["Document", "MemoryStore", "content_hash", "atomic_write_bytes", "decode_text"]
+__all__ = ["Document", "MemoryStore", "content_hash", "atomic_write_bytes", "decode_text", "read_confined",
+           "read_regular_file", "remove_stale_temps", "STALE_TEMP_SECONDS"]
 
 
 def content_hash(data: bytes) -> str:
@@ -42,31 +48,180 @@ def decode_text(data: bytes, what: str) -> str:
     return text
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Replace ``path`` with ``data`` atomically, and durably unless told otherwise.
+_TEMP_SUFFIX = ".tmp"
+_TEMP_NAME_BYTES = 200  # the name part of a temporary file, so `.{name}.{pid}.{rand}.tmp` stays under 255 bytes
+_TEMP_RE = re.compile(r"^\..+\.([0-9]{1,10})\.([0-9a-f]{8})\.tmp$", re.S)
+STALE_TEMP_SECONDS = 3600  # a temporary file this old is stale even if its pid is alive (pid reuse)
 
-    ``durable=False`` skips the two fsyncs (file and folder): readers and a crashed
-    process still see the old or the new file, but a power loss may lose the write.
-    Only for files derived from another source (a handoff is refolded from its log)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = str(path.parent / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+
+def _temp_name(name: str) -> str:
+    head = name.encode("utf-8", "surrogatepass")[:_TEMP_NAME_BYTES].decode("utf-8", "ignore")
+    return f".{head}.{os.getpid()}.{os.urandom(4).hex()}{_TEMP_SUFFIX}"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return pid < 2 ** 31  # someone else's live process (or a pid no system uses)
+    return True
+
+
+def remove_stale_temps(dir_fd: int, *, now: float | None = None) -> list[str]:
+    """Remove the temporary files a killed writer left in one folder; return their names.
+
+    Only names of the shape atomic writes use (`.{name}.{pid}.{8 hex}.tmp`), and only when
+    their pid is not a live process on this machine or they are older than
+    STALE_TEMP_SECONDS: a concurrent writer's live temporary file is never touched."""
+    removed: list[str] = []
+    now = time.time() if now is None else now
+    try:
+        entries = list(os.scandir(dir_fd))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not name.startswith(".") or not name.endswith(_TEMP_SUFFIX):
+            continue
+        match = _TEMP_RE.match(name)
+        if match is None:
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISLNK(info.st_mode):
+            continue
+        if _pid_alive(int(match.group(1))) and now - info.st_mtime < STALE_TEMP_SECONDS:
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=dir_fd)
+            removed.append(name)
+    return removed
+
+
+def _write_at(dir_fd: int, name: str, data: bytes, *, durable: bool, shown: str) -> None:
+    """Atomically replace ``name`` in the open folder ``dir_fd`` (never through a symlink)."""
+    remove_stale_temps(dir_fd)
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        info = None
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise PathRefused(shown, "symlink", f"{shown} is a symbolic link: links are never written through")
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise PathRefused(shown, "folder", f"{shown} is a folder, not a file")
+    tmp = _temp_name(name)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dir_fd)
         raise
-    if not durable:
-        return
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
+    if durable:
         os.fsync(dir_fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically, and durably unless told otherwise.
+
+    ``durable=False`` skips the two fsyncs (file and folder): readers and a crashed
+    process still see the old or the new file, but a power loss may lose the write.
+    Only for files derived from another source (a handoff is refolded from its log).
+    For brain's own files at paths it chose; memory paths go through MemoryStore.write."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        _write_at(dir_fd, path.name, data, durable=durable, shown=str(path))
+    finally:
+        os.close(dir_fd)
+
+
+def _open_folder(root: Path, parts: list[str], *, create: bool, shown: str) -> int | None:
+    """An fd of ``root/parts...`` opened one component at a time with O_NOFOLLOW (mkdir'ing the
+    missing ones when ``create``), so no symlink on the way is followed, even one swapped in
+    after the path was checked. None when a folder is missing and ``create`` is false."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts:
+            try:
+                child = os.open(part, flags, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    os.close(fd)
+                    return None
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                child = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise PathRefused(shown, "symlink", "a folder on the way is a symbolic link or a file") from None
+        raise
+    return fd
+
+
+def _read_at(dir_fd: int, name: str, shown: str) -> bytes | None:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathRefused(shown, "symlink", f"{shown} is a symbolic link: links are never followed") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise PathRefused(shown, "folder", f"{shown} is a folder, not a memory file")
+        if not stat.S_ISREG(info.st_mode):
+            raise PathRefused(shown, "special", f"{shown} is not a regular file")
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def read_confined(root: Path, rel: str) -> bytes | None:
+    """The bytes of the normalized memory path ``rel`` under ``root``, never through a symlink;
+    None when it does not exist."""
+    parts = rel.split("/")
+    dir_fd = _open_folder(root, parts[:-1], create=False, shown=rel)
+    if dir_fd is None:
+        return None
+    try:
+        return _read_at(dir_fd, parts[-1], rel)
+    finally:
+        os.close(dir_fd)
+
+
+def read_regular_file(path: Path) -> bytes | None:
+    """The bytes of ``path`` if its last component is a regular file and not a symlink, else None.
+
+    For the walkers (index, decisions, graph) that list folders without following links."""
+    dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        return _read_at(dir_fd, path.name, path.name)
+    except PathRefused:
+        return None
     finally:
         os.close(dir_fd)
 
@@ -84,47 +239,45 @@ class Document:
 
 
 class MemoryStore:
-    """The markdown files under one root (a `.brain/` folder or a layer)."""
+    """The markdown files under one root (a `.brain/` folder or a layer).
+
+    Every path goes through the confinement rule (brain.memory.paths.confine) and is used
+    in its normalized form; ``areas`` narrows where writes may go (a project brain's memory
+    areas; None for a user-level layer, where any folder of ``.md`` files is memory)."""
 
     def __init__(self, root: Path, *, write_limit: int = 262144, limits: dict[str, int] | None = None,
-                 lock_path: Path | None = None, redactor: Callable | None = None) -> None:
+                 lock_path: Path | None = None, redactor: Callable | None = None,
+                 areas: WriteAreas | None = None) -> None:
         self.root = root.resolve()
         self.redactor = redactor  # brain.security.Redactor: secrets are replaced before anything touches disk
         self.write_limit = write_limit
-        self.limits = dict(limits or {})  # per relative path, e.g. {"now.md": 16384}
+        self.limits = dict(limits or {})  # per normalized relative path, e.g. {"now.md": 16384}
+        self.areas = areas
         self._lock_path = lock_path
 
     # -- paths -----------------------------------------------------------------
+    def confine(self, rel: str, *, write: bool = False) -> str:
+        """The normalized relative path of ``rel`` if the rule lets it be read (or written)."""
+        return confine(self.root, rel, write=write, areas=self.areas)
+
     def resolve(self, rel: str) -> Path:
-        """Map a relative memory path to a real path, refusing anything that leaves the root."""
-        if not isinstance(rel, str) or not rel.strip():
-            raise InvalidInput("a memory path is required", field="path")
-        if "\x00" in rel or "\\" in rel:
-            raise PathEscape(rel)
-        pure = PurePosixPath(rel)
-        if pure.is_absolute() or rel.startswith("~") or any(part == ".." for part in pure.parts):
-            raise PathEscape(rel)
-        target = (self.root / pure).resolve()
-        if target != self.root and self.root not in target.parents:
-            raise PathEscape(rel)  # a symlink pointing out of the brain
-        return target
+        """The real path of a memory path the rule accepts (PathEscape / PathRefused otherwise)."""
+        return self.root / self.confine(rel)
 
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.root).as_posix()
 
     # -- reading ---------------------------------------------------------------
     def exists(self, rel: str) -> bool:
-        return self.resolve(rel).is_file()
+        rel = self.confine(rel)
+        return (self.root / rel).is_file()
 
     def read(self, rel: str) -> Document:
-        path = self.resolve(rel)
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise NotFound(f"memory file {rel}", hint="`brain read` takes a path relative to .brain/, e.g. now.md or notes/x.md") from None
-        except IsADirectoryError:
-            raise InvalidInput(f"{rel} is a folder, not a memory file", field="path") from None
-        return Document(rel, decode_text(data, rel), content_hash(data))
+        norm = self.confine(rel)
+        data = read_confined(self.root, norm)
+        if data is None:
+            raise NotFound(f"memory file {norm}", hint="`brain read` takes a path relative to .brain/, e.g. now.md or notes/x.md")
+        return Document(norm, decode_text(data, norm), content_hash(data))
 
     def read_or_none(self, rel: str) -> Document | None:
         try:
@@ -133,14 +286,19 @@ class MemoryStore:
             return None
 
     def list(self, folder: str = "", pattern: str = "*.md") -> list[str]:
-        """Relative paths of the files directly in ``folder`` matching ``pattern``, sorted."""
-        base = self.resolve(folder) if folder else self.root
-        prefix = "" if base == self.root else self.relative(base) + "/"
-        try:
-            with os.scandir(base) as entries:
-                names = [e.name for e in entries if not e.name.startswith(".") and e.is_file()]
-        except (FileNotFoundError, NotADirectoryError):
+        """Relative paths of the regular files directly in ``folder`` matching ``pattern``, sorted
+        (symlinks and names the rule refuses are left out)."""
+        norm = confine(self.root, folder, folder=True) if folder else ""
+        parts = norm.split("/") if norm else []
+        dir_fd = _open_folder(self.root, parts, create=False, shown=norm)
+        if dir_fd is None:
             return []
+        prefix = norm + "/" if norm else ""
+        try:
+            with os.scandir(dir_fd) as entries:
+                names = [e.name for e in entries if e.is_file(follow_symlinks=False) and is_plain_memory_name(e.name)]
+        finally:
+            os.close(dir_fd)
         if pattern.startswith("*") and "*" not in pattern[1:] and "?" not in pattern and "[" not in pattern:
             names = [n for n in names if n.endswith(pattern[1:])]
         else:
@@ -166,9 +324,11 @@ class MemoryStore:
 
         ``expected_hash`` may be the full sha256 or a prefix of at least 8 hex digits;
         the empty string means "the file must not exist yet". ``durable=False`` is for
-        files derived from another source (see ``atomic_write_bytes``).
+        files derived from another source (see ``atomic_write_bytes``). Everything is
+        checked before anything touches the disk; the folders on the way are opened
+        without following links, so nothing is created outside the root.
         """
-        path = self.resolve(rel)
+        rel = self.confine(rel, write=True)
         if not isinstance(text, str):
             raise InvalidInput("the text to write must be a string", field="text")
         redacted: tuple[tuple[str, int], ...] = ()
@@ -182,22 +342,36 @@ class MemoryStore:
             raise TooLarge(rel, len(data), limit)
         if expected_hash is not None and expected_hash != "" and len(expected_hash) < 8:
             raise InvalidInput("expected hash must have at least 8 hex digits", field="expected_hash")
+        parts = rel.split("/")
         with self.lock():
-            if expected_hash is not None:
-                actual = content_hash(path.read_bytes()) if path.is_file() else None
-                ok = (actual is None) if expected_hash == "" else (actual is not None and actual.startswith(expected_hash.lower()))
-                if not ok:
-                    raise Conflict(rel, expected_hash or "(no file)", actual)
-            atomic_write_bytes(path, data, durable=durable)
+            dir_fd = _open_folder(self.root, parts[:-1], create=True, shown=rel)
+            try:
+                if expected_hash is not None:
+                    current = _read_at(dir_fd, parts[-1], rel)
+                    actual = content_hash(current) if current is not None else None
+                    ok = (actual is None) if expected_hash == "" else (actual is not None and actual.startswith(expected_hash.lower()))
+                    if not ok:
+                        raise Conflict(rel, expected_hash or "(no file)", actual)
+                _write_at(dir_fd, parts[-1], data, durable=durable, shown=rel)
+            finally:
+                os.close(dir_fd)
         return Document(rel, text, content_hash(data), redacted)
 
     def delete(self, rel: str, *, expected_hash: str | None = None) -> None:
-        path = self.resolve(rel)
+        rel = self.confine(rel, write=True)
+        parts = rel.split("/")
         with self.lock():
-            if not path.is_file():
+            dir_fd = _open_folder(self.root, parts[:-1], create=False, shown=rel)
+            if dir_fd is None:
                 raise NotFound(f"memory file {rel}")
-            if expected_hash is not None:
-                actual = content_hash(path.read_bytes())
-                if not actual.startswith(expected_hash.lower()):
-                    raise Conflict(rel, expected_hash, actual)
-            path.unlink()
+            try:
+                current = _read_at(dir_fd, parts[-1], rel)
+                if current is None:
+                    raise NotFound(f"memory file {rel}")
+                if expected_hash is not None:
+                    actual = content_hash(current)
+                    if not actual.startswith(expected_hash.lower()):
+                        raise Conflict(rel, expected_hash, actual)
+                os.unlink(parts[-1], dir_fd=dir_fd)
+            finally:
+                os.close(dir_fd)
