@@ -17,13 +17,15 @@ successor; the index follows the chain to the record that stands, refusing cycle
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from .errors import InvalidInput, NotFound
-from .memory.files import atomic_write_bytes
+from .memory.files import atomic_write_bytes, read_regular_file
+from .memory.paths import is_plain_memory_name
 
 __all__ = ["Decision", "parse_record", "load_decisions", "list_decisions", "render_index", "write_index", "index_is_current",
            "new_decision", "set_status", "STATUSES", "decisions_dir"]
@@ -176,22 +178,39 @@ def parse_record(text: str, filename: str, rel_path: str) -> Decision | None:
 
 def decisions_dir(brain) -> Path:
     rel = brain.settings.get("decisions.dir") or ".brain/decisions"
-    path = (brain.repo / rel).resolve()
+    path = Path(os.path.normpath(brain.repo / rel))  # lexical: a link on the way is refused by the readers, not followed
     if path != brain.repo and brain.repo not in path.parents:
         raise InvalidInput(f"decisions.dir {rel!r} is outside the repository", field="decisions.dir")
     return path
+
+
+def _linked(repo: Path, folder: Path) -> bool:
+    """Whether a folder on the way from the repository to ``folder`` is a symbolic link."""
+    try:
+        parts = folder.relative_to(repo).parts
+    except ValueError:
+        return True
+    current = repo
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            return True
+    return False
 
 
 def load_decisions(brain) -> list[Decision]:
     """Every record, sorted by number, with supersession chains resolved."""
     folder = decisions_dir(brain)
     records: dict[int, Decision] = {}
-    if folder.is_dir():
+    if folder.is_dir() and not _linked(brain.repo, folder):
         for path in sorted(folder.glob("*.md")):
             try:
-                text = path.read_bytes().decode("utf-8", errors="replace")
+                data = read_regular_file(path)  # a linked record (a cloned repository may carry one) is skipped
             except OSError:
                 continue
+            if data is None or not is_plain_memory_name(path.name):
+                continue
+            text = data.decode("utf-8", errors="replace")
             record = parse_record(text, path.name, path.relative_to(brain.repo).as_posix())
             if record is not None and record.number not in records:
                 records[record.number] = record
@@ -333,6 +352,11 @@ def _write_repo_file(brain, path: Path, text: str) -> None:
     try:
         rel = path.relative_to(brain.dir).as_posix()
     except ValueError:
+        if _linked(brain.repo, path.parent) or path.is_symlink():
+            from .errors import PathRefused
+
+            raise PathRefused(path.relative_to(brain.repo).as_posix(), "symlink",
+                              "the decisions folder or the record is a symbolic link: links are never written through")
         atomic_write_bytes(path, text.encode("utf-8"))
         return
     brain.write(rel, text)

@@ -206,12 +206,17 @@ class Brain:
             stamp.append((source, st.st_mtime_ns, st.st_size))
         if self._profiles is not None and self._profiles[0] == stamp:
             return self._profiles[1]
+        from .memory.files import read_regular_file
+
         found: dict[str, AgentProfile] = {}
         for source, path in sources:
             try:
-                text = path.read_text(encoding="utf-8", errors="replace")
+                data = read_regular_file(path)  # None for a link swapped in since the listing
             except FileNotFoundError:
                 continue
+            if data is None:
+                continue
+            text = data.decode("utf-8", errors="replace")
             profile = AgentProfile.parse(text, source, path.stem)
             found[profile.name] = profile
         profiles = [found[name] for name in sorted(found)]

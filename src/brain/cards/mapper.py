@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import BrainError, NotFound
+from ..memory.files import read_memory_file
 from .contracts import Contract, contract_rel_path, parse_contract
 from .discovery import FileInfo, Module, card_rel_path, discover, python_names, scan
 from .markers import BEGIN, SOURCE_RE, join_card, parse_card
@@ -317,9 +318,8 @@ class Mapper:
 
     def contract(self, module: Module) -> tuple[Contract | None, bytes]:
         rel = contract_rel_path(module.name)
-        try:
-            data = (self.brain.dir / rel).read_bytes()
-        except OSError:
+        data = read_memory_file(self.brain.dir, rel)  # never through a link
+        if data is None:
             return None, b""
         return parse_contract(data), data
 
@@ -407,9 +407,14 @@ class Mapper:
         return self.brain.dir / card_rel_path(module_name)
 
     def read_card(self, module_name: str) -> str | None:
+        doc = self.read_card_doc(module_name)
+        return doc.text if doc is not None else None
+
+    def read_card_doc(self, module_name: str):
+        """The card as a memory Document (text and hash), through the memory path rule; None if absent."""
         try:
-            return self.card_path(module_name).read_bytes().decode("utf-8", errors="replace")
-        except OSError:
+            return self.brain.memory.read_or_none(card_rel_path(module_name))
+        except BrainError:  # a card that is not UTF-8 text is rewritten whole
             return None
 
     def _prefetch(self, paths: list[str], progress: Progress | None = None) -> None:
@@ -436,10 +441,15 @@ class Mapper:
     def _card_hash(self, module_name: str) -> str | None:
         """The source hash in a card's head, without reading or parsing the whole card."""
         try:
-            with open(self.card_path(module_name), "rb") as handle:
-                head = handle.read(512).decode("utf-8", errors="replace")
+            fd = os.open(self.card_path(module_name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             return None
+        try:
+            head = os.read(fd, 512).decode("utf-8", errors="replace")
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
         if not head.startswith(BEGIN + "\n"):
             return None
         match = SOURCE_RE.search(head)
@@ -466,9 +476,16 @@ class Mapper:
         names = []
         if not self.cards_dir.is_dir():
             return names
-        for path in self.cards_dir.rglob("*.md"):
-            rel = path.relative_to(self.cards_dir).as_posix()[:-3]
-            names.append("." if rel == "_root" else rel)
+        if self.cards_dir.is_symlink():
+            return names
+        for folder, dirs, files in os.walk(self.cards_dir):  # links are neither descended nor listed
+            dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
+            for file in files:
+                path = Path(folder, file)
+                if not file.endswith(".md") or file.startswith(".") or path.is_symlink():
+                    continue
+                rel = path.relative_to(self.cards_dir).as_posix()[:-3]
+                names.append("." if rel == "_root" else rel)
         return sorted(names)
 
     def build(self, module: str | None = None, *, check: bool = False, force: bool = False,

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Callable
 
-from ..errors import Conflict, InvalidInput, NotFound, PathRefused, TooLarge
+from ..errors import Conflict, InvalidInput, NotFound, PathEscape, PathRefused, TooLarge
 from .paths import WriteAreas, confine, is_plain_memory_name
 
 __all__ = ["Document", "MemoryStore", "content_hash", "atomic_write_bytes", "decode_text", "read_confined",
-           "read_regular_file", "remove_stale_temps", "STALE_TEMP_SECONDS"]
+           "read_memory_file", "read_regular_file", "remove_stale_temps", "STALE_TEMP_SECONDS"]
 
 
 def content_hash(data: bytes) -> str:
@@ -213,6 +213,15 @@ def read_confined(root: Path, rel: str) -> bytes | None:
         os.close(dir_fd)
 
 
+def read_memory_file(root: Path, rel: str) -> bytes | None:
+    """The bytes of memory path ``rel`` under ``root`` if the path rule accepts it and it is a
+    regular file reached without a link; None otherwise (for derived readers, which skip)."""
+    try:
+        return read_confined(root, confine(root, rel))
+    except PathEscape:
+        return None
+
+
 def read_regular_file(path: Path) -> bytes | None:
     """The bytes of ``path`` if its last component is a regular file and not a symlink, else None.
 
@@ -280,10 +289,16 @@ class MemoryStore:
         return Document(norm, decode_text(data, norm), content_hash(data))
 
     def read_or_none(self, rel: str) -> Document | None:
+        """The document, or None when it is missing or is not a regular file (a symlink a cloned
+        repository carried is as absent to the boot and the other readers; ``read`` says why)."""
         try:
             return self.read(rel)
         except NotFound:
             return None
+        except PathRefused as exc:
+            if exc.reason in ("symlink", "special"):
+                return None
+            raise
 
     def list(self, folder: str = "", pattern: str = "*.md") -> list[str]:
         """Relative paths of the regular files directly in ``folder`` matching ``pattern``, sorted

@@ -153,7 +153,9 @@ class Layers:
 
     def kernel_profile_files(self) -> list[Path]:
         folder = self.path("kernel") / "agents"
-        return sorted(p for p in folder.glob("*.md") if p.is_file()) if folder.is_dir() else []
+        if not folder.is_dir() or folder.is_symlink():
+            return []
+        return sorted(p for p in folder.glob("*.md") if p.is_file() and not p.is_symlink())  # links are never followed
 
     def export_template(self, dest: Path) -> list[str]:
         """Copy the kernel layer alone to ``dest`` (which must be empty or absent).

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .files import atomic_write_bytes
 
-__all__ = ["POINTER_MARKER", "POINTER_LINE", "scaffold", "add_pointer_line"]
+__all__ = ["POINTER_MARKER", "POINTER_LINE", "scaffold", "add_pointer_line", "ensure_gitignore", "GITIGNORE_LINES"]
 
 POINTER_MARKER = "<!-- brain:pointer -->"
 POINTER_LINE = (
@@ -20,7 +20,8 @@ POINTER_LINE = (
 
 FOLDERS = ("modules", "contracts", "decisions", "handoffs", "notes", "workflows", "agents", "runtime")
 
-GITIGNORE = "# brain: machine-local and derived state\nruntime/\nbrain.local.yml\n"
+GITIGNORE_LINES = ("runtime/", "brain.local.yml", ".*.tmp")  # .*.tmp: what a writer killed mid-write leaves
+GITIGNORE = "# brain: machine-local and derived state\n" + "".join(line + "\n" for line in GITIGNORE_LINES)
 
 BRAIN_YML = """\
 # brain settings (versioned). Machine values go in brain.local.yml (gitignored).
@@ -58,6 +59,22 @@ def _write_if_absent(path: Path, text: str, created: list[str], root: Path) -> N
         created.append(path.relative_to(root).as_posix())
 
 
+def ensure_gitignore(brain_dir: Path) -> list[str]:
+    """Append the ignore lines an older `.brain/.gitignore` lacks (re-running `brain init` does it);
+    the user's own lines are kept as they are. Returns the lines added."""
+    path = brain_dir / ".gitignore"
+    if path.is_symlink() or not path.is_file():
+        return []
+    text = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    present = {line.strip() for line in text.splitlines()}
+    missing = [line for line in GITIGNORE_LINES if line not in present]
+    if missing:
+        sep = "" if not text or text.endswith("\n") else "\n"
+        new = text + sep + "".join(line + "\n" for line in missing)
+        atomic_write_bytes(path, new.encode("utf-8", errors="surrogateescape"))
+    return missing
+
+
 def add_pointer_line(agents_md: Path) -> bool:
     """Append the pointer line unless a line with its marker is there. Returns True if added."""
     if agents_md.exists():
@@ -87,6 +104,7 @@ def scaffold(repo: Path) -> list[str]:
         if folder != "runtime":
             _write_if_absent(sub / ".gitkeep", "", [], root)
     _write_if_absent(brain_dir / ".gitignore", GITIGNORE, created, root)
+    created += [f".brain/.gitignore ({line})" for line in ensure_gitignore(brain_dir)]
     _write_if_absent(brain_dir / "brain.yml", BRAIN_YML, created, root)
     _write_if_absent(brain_dir / "now.md", NOW_MD, created, root)
     _write_if_absent(brain_dir / "focus.md", FOCUS_MD, created, root)

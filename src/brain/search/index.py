@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from ..memory.files import read_memory_file, read_regular_file
+from ..memory.paths import is_plain_memory_name
 from .code import CODE_SCHEMA, refresh_code
 from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
 
@@ -175,15 +177,20 @@ class SearchIndex:
         found: dict[str, Path] = {}
         folders: list[str] = []
         for prefix, root in self._memory_roots():
-            for folder, dirs, names in os.walk(root):
+            if os.path.islink(root):
+                continue  # a linked decisions folder is never read (a cloned repository may carry one)
+            for folder, dirs, names in os.walk(root):  # never descends into linked folders
                 rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
                 rel_dir = "" if rel_dir == "." else rel_dir + "/"
-                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (prefix == "" and rel_dir == "" and d == "runtime"))
+                dirs[:] = sorted(d for d in dirs if is_plain_memory_name(d) and not os.path.islink(os.path.join(folder, d))
+                                 and not (prefix == "" and rel_dir == "" and d.casefold() == "runtime"))
                 if prefix and rel_dir:
                     continue  # the decisions folder is read flat
                 folders.append(folder)
                 for name in names:
-                    if name.startswith("."):
+                    if not is_plain_memory_name(name) or os.path.islink(os.path.join(folder, name)):
+                        continue
+                    if prefix == "" and rel_dir == "" and name.casefold() == "brain.local.yml":
                         continue
                     if name.endswith(".md") or (prefix == "" and rel_dir == "contracts/" and name.endswith(".yml")):
                         found[prefix + rel_dir + name] = Path(folder, name)
@@ -247,8 +254,9 @@ class SearchIndex:
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
-            if path.is_file() and not rel.startswith(("runtime/", ".")):
-                self._put_doc(rel, path.read_text(encoding="utf-8", errors="replace"))
+            data = read_memory_file(self.brain_dir, rel)
+            if data is not None:
+                self._put_doc(rel, data.decode("utf-8", errors="replace"))
                 st = path.stat()
                 db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)",
                            (rel, st.st_size, st.st_mtime_ns))
@@ -294,9 +302,12 @@ class SearchIndex:
                     st = path.stat()
                     if rel in known and stamps.get(rel) == (st.st_size, st.st_mtime_ns):
                         continue
-                    text = path.read_text(encoding="utf-8", errors="replace")
+                    data = read_regular_file(path)
                 except OSError:
                     continue
+                if data is None:
+                    continue
+                text = data.decode("utf-8", errors="replace")
                 changed += self._put_doc(rel, text)
                 db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)",
                            (rel, st.st_size, st.st_mtime_ns))

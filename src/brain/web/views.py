@@ -181,10 +181,12 @@ def _card_modules(brain) -> list[tuple[str, str]]:
     """(module, path relative to .brain/) of every card file."""
     root = brain.dir / "modules"
     found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    if root.is_symlink():
+        return found
+    for folder, dirs, files in os.walk(root):  # links to folders are not descended, links to files not listed
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
         for name in sorted(files):
-            if name.endswith(".md") and not name.startswith("."):
+            if name.endswith(".md") and not name.startswith(".") and not os.path.islink(os.path.join(folder, name)):
                 rel = (Path(folder) / name).relative_to(brain.dir).as_posix()
                 module = rel[len("modules/"):-3]
                 found.append(("." if module == "_root" else module, rel))
