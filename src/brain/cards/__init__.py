@@ -20,10 +20,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InvalidInput
+from ..errors import Conflict, InvalidInput
 from .discovery import Module, card_rel_path
 from .markers import PLACEHOLDER, join_card, parse_card
-from .mapper import MapReport, Mapper
+from .mapper import CARD_WRITE_ATTEMPTS, MapReport, Mapper
 
 __all__ = ["Card", "MapReport", "Module", "build_map", "load_card", "load_cards", "module_of_path", "list_modules", "report_done",
            "card_rel_path", "integration_text", "card_body"]
@@ -231,13 +231,21 @@ def report_done(brain, module: str, *, how_to_use: str | None = None, summary: s
     replaced = False
     if how_to_use is not None:
         text = how_to_use if how_to_use.endswith("\n") else how_to_use + "\n"
-        doc = brain.memory.read(rel)
-        parsed = parse_card(doc.text)
-        if not parsed.intact:
-            raise InvalidInput(f"{rel} has damaged markers; run `brain map --module {name} --force` first", field="module")
-        new = join_card(parsed.generated, text)
-        if new != doc.text:
-            brain.write(rel, new, expected_hash=doc.hash)
+        for attempt in range(CARD_WRITE_ATTEMPTS):  # a map that rewrote the card meanwhile: read again, re-apply
+            doc = brain.memory.read(rel)
+            parsed = parse_card(doc.text)
+            if not parsed.intact:
+                raise InvalidInput(f"{rel} has damaged markers; run `brain map --module {name} --force` first",
+                                   field="module")
+            new = join_card(parsed.generated, text)
+            if new == doc.text:
+                break
+            try:
+                brain.write(rel, new, expected_hash=doc.hash)
+                break
+            except Conflict:
+                if attempt == CARD_WRITE_ATTEMPTS - 1:
+                    raise
         replaced = True
     result = {"module": name, "card": ".brain/" + rel, "refreshed": bool(report.written), "how_to_use_replaced": replaced,
               "summary": summary or None}

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import BrainError, NotFound
+from ..errors import BrainError, Conflict, NotFound
 from ..memory.files import read_memory_file
 from .contracts import Contract, contract_rel_path, parse_contract
 from .discovery import FileInfo, Module, card_rel_path, discover, python_names, scan
@@ -61,6 +61,7 @@ class MapReport:
         return not (self.stale or self.missing or self.orphans) and self.decisions_index != "stale"
 
 
+CARD_WRITE_ATTEMPTS = 20  # re-reads of a card that changed under a map before it gives up (never overwrites)
 PARALLEL_MIN_FILES = 150  # below this, worker processes cost more than they save
 
 
@@ -488,6 +489,28 @@ class Mapper:
                 names.append("." if rel == "_root" else rel)
         return sorted(names)
 
+    def write_card(self, module_name: str, generated: str) -> bool:
+        """Write the generated sections under the card's current human section; True if written.
+
+        The card is read (text and hash) right before the write, and written only over that
+        version: a How to use edit accepted while the card was rendering makes the write
+        conflict, and the card is read again and the edit re-applied (the human section
+        always wins). Bounded: a card that keeps changing for CARD_WRITE_ATTEMPTS rounds
+        is reported as an error of this map, never overwritten."""
+        rel = card_rel_path(module_name)
+        for _ in range(CARD_WRITE_ATTEMPTS):
+            doc = self.read_card_doc(module_name)
+            human = parse_card(doc.text).human if doc is not None else ""
+            text = join_card(generated, human)
+            if doc is not None and text == doc.text:
+                return False
+            try:
+                self.brain.write(rel, text, expected_hash=doc.hash if doc is not None else "")
+            except Conflict:
+                continue
+            return True
+        raise Conflict(rel, "(the version read)", None)
+
     def build(self, module: str | None = None, *, check: bool = False, force: bool = False,
               progress: Progress | None = None) -> MapReport:
         started = time.perf_counter()
@@ -517,13 +540,11 @@ class Mapper:
             if progress:
                 progress(index, total, mod.name)
             generated = self.render(mod, source_hash, {})
-            text = join_card(generated, parsed.human if parsed is not None else "")
-            if text != old:
-                try:
-                    self.brain.write(card_rel_path(mod.name), text)
-                except BrainError as exc:  # e.g. a How to use section holding NUL bytes: say so, go on
-                    report.errors[mod.name] = exc.message
-                    continue
+            try:
+                self.write_card(mod.name, generated)
+            except BrainError as exc:  # e.g. a How to use section holding NUL bytes: say so, go on
+                report.errors[mod.name] = exc.message
+                continue
             report.written.append(mod.name)
         if progress:
             progress(total, total, "")
@@ -535,9 +556,13 @@ class Mapper:
                 report.orphans.append(name)
                 if check:
                     continue
-                text = self.read_card(name) or ""
-                if not parse_card(text).human_written and parse_card(text).intact:
-                    self.card_path(name).unlink()
+                doc = self.read_card_doc(name)
+                parsed = parse_card(doc.text if doc is not None else "")
+                if doc is not None and not parsed.human_written and parsed.intact:
+                    try:  # only the version read: a How to use written meanwhile keeps the card
+                        self.brain.memory.delete(card_rel_path(name), expected_hash=doc.hash)
+                    except (Conflict, NotFound):
+                        continue
                     report.removed.append(name)
         report.unread = {name: items for name, items in sorted(self._unread_seen.items()) if items}
         self.save_caches()
