@@ -512,3 +512,18 @@ def test_not_found_is_still_not_found(brain):
         brain.read("notes/absent.md")
     with tempfile.TemporaryDirectory() as other:
         assert not Path(other, "x.md").exists()
+
+
+def test_doctor_names_a_missing_ignore_line_and_the_ignored_links(brain, repo, outside):
+    import json
+
+    (brain.dir / ".gitignore").write_text("runtime/\nbrain.local.yml\n")
+    (brain.dir / "notes" / "leak.md").symlink_to(outside / "passwd")
+    out = run_cli(repo, "doctor", "--json")
+    checks = {c["check"]: c for c in json.loads(out.stdout)}
+    assert checks["gitignore"]["level"] == "warning" and ".*.tmp" in checks["gitignore"]["detail"]
+    assert checks["links"]["level"] == "warning" and "notes/leak.md" in checks["links"]["detail"]
+    assert CANARY not in out.stdout
+    assert run_cli(repo, "init").returncode == 0
+    checks = {c["check"]: c for c in json.loads(run_cli(repo, "doctor", "--json").stdout)}
+    assert checks["gitignore"]["ok"]

@@ -28,6 +28,8 @@ def run_checks(brain) -> list[dict]:
     missing = [f for f in FOLDERS if not (brain.dir / f).is_dir()]
     checks.append(_check("layout", not missing, "all folders present" if not missing else f"missing: {', '.join(missing)}",
                          "run `brain init` again: it only adds what is missing"))
+    checks.append(_gitignore_check(brain))
+    checks.append(_links_check(brain))
     now = brain.memory.read_or_none("now.md")
     checks.append(_check("now.md", now is not None and bool(now.text.strip()),
                          f"{now.size} bytes" if now else "absent", "write it: `brain write now < now.md`"))
@@ -47,6 +49,36 @@ def run_checks(brain) -> list[dict]:
     checks.append(_index_check(brain))
     checks.append(_hooks_check(brain.repo))
     return checks
+
+
+def _gitignore_check(brain) -> dict:
+    from .memory.scaffold import GITIGNORE_LINES
+
+    path = brain.dir / ".gitignore"
+    try:
+        present = {line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()}
+    except OSError:
+        present = set()
+    missing = [line for line in GITIGNORE_LINES if line not in present]
+    return _check("gitignore", not missing, ".brain/.gitignore complete" if not missing
+                  else f".brain/.gitignore lacks {', '.join(missing)}", "run `brain init` again: it adds the missing lines",
+                  level=None if not missing else "warning")
+
+
+def _links_check(brain) -> dict:
+    """Symbolic links inside .brain/ are never followed by brain (memory files are regular files): name them."""
+    import os
+
+    links = []
+    for folder, dirs, files in os.walk(brain.dir):
+        dirs[:] = [d for d in dirs if not (folder == str(brain.dir) and d == "runtime")]
+        links += [os.path.relpath(os.path.join(folder, n), brain.dir) for n in dirs + files
+                  if os.path.islink(os.path.join(folder, n))]
+    if not links:
+        return _check("links", True, "no symbolic links in .brain/")
+    shown = ", ".join(sorted(links)[:5]) + (" ..." if len(links) > 5 else "")
+    return _check("links", False, f"{len(links)} symbolic link(s) in .brain/ are ignored (never read nor written "
+                  f"through): {shown}", "replace each by the file it points to, or delete it", level="warning")
 
 
 def _backend_check(brain) -> dict:
@@ -71,7 +103,7 @@ def _index_check(brain) -> dict:
     db = brain.runtime / "index.db"
     if not db.exists():
         return _check("index", True, "no search index yet; it is derived and built on demand", level="info")
-    newest = max((p.stat().st_mtime for p in brain.dir.rglob("*.md") if "runtime" not in p.parts), default=0)
+    newest = max((p.lstat().st_mtime for p in brain.dir.rglob("*.md") if "runtime" not in p.parts), default=0)
     fresh = db.stat().st_mtime >= newest
     return _check("index", fresh, "up to date" if fresh else "older than the newest memory file", "run `brain index`",
                   level=None if fresh else "warning")
