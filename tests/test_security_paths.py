@@ -527,3 +527,19 @@ def test_doctor_names_a_missing_ignore_line_and_the_ignored_links(brain, repo, o
     assert run_cli(repo, "init").returncode == 0
     checks = {c["check"]: c for c in json.loads(run_cli(repo, "doctor", "--json").stdout)}
     assert checks["gitignore"]["ok"]
+
+
+def test_a_decisions_folder_behind_a_link_is_neither_read_nor_written(brain, repo, outside):
+    (outside / "adr").mkdir()
+    (outside / "adr" / "0001-leak.md").write_text(f"# 1. Leak {CANARY}\n\n- Status: accepted\n\n{CANARY}\n")
+    (repo / "docs").symlink_to(outside)
+    with open(brain.dir / "brain.yml", "a") as handle:
+        handle.write("decisions:\n  dir: docs/adr\n")
+    b = brainlib.open(repo)
+    assert b.decisions(include_inactive=True) == []
+    b.reindex(rebuild=True)
+    assert all(CANARY not in str(hit) for hit in b.search(CANARY))
+    before = snapshot(outside)
+    with pytest.raises(PathRefused):
+        b.new_decision("Planted through a link")
+    assert snapshot(outside) == before

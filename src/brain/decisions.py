@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .errors import InvalidInput, NotFound
 from .memory.files import atomic_write_bytes, read_regular_file
-from .memory.paths import is_plain_memory_name
+from .memory.paths import has_link_between, is_plain_memory_name
 
 __all__ = ["Decision", "parse_record", "load_decisions", "list_decisions", "render_index", "write_index", "index_is_current",
            "new_decision", "set_status", "STATUSES", "decisions_dir"]
@@ -184,25 +184,11 @@ def decisions_dir(brain) -> Path:
     return path
 
 
-def _linked(repo: Path, folder: Path) -> bool:
-    """Whether a folder on the way from the repository to ``folder`` is a symbolic link."""
-    try:
-        parts = folder.relative_to(repo).parts
-    except ValueError:
-        return True
-    current = repo
-    for part in parts:
-        current = current / part
-        if current.is_symlink():
-            return True
-    return False
-
-
 def load_decisions(brain) -> list[Decision]:
     """Every record, sorted by number, with supersession chains resolved."""
     folder = decisions_dir(brain)
     records: dict[int, Decision] = {}
-    if folder.is_dir() and not _linked(brain.repo, folder):
+    if folder.is_dir() and not has_link_between(brain.repo, folder):
         for path in sorted(folder.glob("*.md")):
             try:
                 data = read_regular_file(path)  # a linked record (a cloned repository may carry one) is skipped
@@ -352,7 +338,7 @@ def _write_repo_file(brain, path: Path, text: str) -> None:
     try:
         rel = path.relative_to(brain.dir).as_posix()
     except ValueError:
-        if _linked(brain.repo, path.parent) or path.is_symlink():
+        if has_link_between(brain.repo, path.parent) or path.is_symlink():
             from .errors import PathRefused
 
             raise PathRefused(path.relative_to(brain.repo).as_posix(), "symlink",

@@ -278,7 +278,13 @@ class MemoryStore:
 
     # -- reading ---------------------------------------------------------------
     def exists(self, rel: str) -> bool:
-        rel = self.confine(rel)
+        """Whether ``rel`` is a memory file (a link or a special file is not)."""
+        try:
+            rel = self.confine(rel)
+        except PathRefused as exc:
+            if exc.reason in ("symlink", "special"):
+                return False
+            raise
         return (self.root / rel).is_file()
 
     def read(self, rel: str) -> Document:

@@ -37,7 +37,7 @@ from pathlib import Path
 from ..errors import NotFound, PathEscape, PathRefused
 
 __all__ = ["MAX_NAME_BYTES", "MAX_PATH_BYTES", "WriteAreas", "PROJECT_AREAS", "normalize_memory_path",
-           "check_memory_path", "confine", "forbidden_key", "is_plain_memory_name"]
+           "check_memory_path", "confine", "forbidden_key", "is_plain_memory_name", "has_link_between"]
 
 MAX_NAME_BYTES = 255  # one path component, as every common file system limits it
 MAX_PATH_BYTES = 1024  # the whole relative path
@@ -210,3 +210,19 @@ def confine(root: Path, rel: object, *, write: bool = False, areas: WriteAreas |
         if last and not stat.S_ISREG(info.st_mode):
             raise PathRefused(rel, "special", f"{norm} is not a regular file")
     return check_memory_path(norm, write=write, areas=areas) if write else norm
+
+
+def has_link_between(base: Path, path: Path) -> bool:
+    """Whether ``path`` (lexically under ``base``) has a symbolic link on the way from ``base``,
+    itself included, or is not under ``base`` at all. For folders named in settings (the
+    decisions folder): they are compared lexically, never resolved through a link."""
+    try:
+        parts = path.relative_to(base).parts
+    except ValueError:
+        return True
+    current = base
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            return True
+    return False

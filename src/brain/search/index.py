@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..memory.files import read_memory_file, read_regular_file
-from ..memory.paths import is_plain_memory_name
+from ..memory.paths import has_link_between, is_plain_memory_name
 from .code import CODE_SCHEMA, refresh_code
 from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
 
@@ -167,8 +167,9 @@ class SearchIndex:
     def _memory_roots(self) -> list[tuple[str, Path]]:
         roots = [("", self.brain_dir)]
         if self.decisions_dir:
-            folder = (self.repo / self.decisions_dir).resolve()
-            if folder.is_dir() and folder != (self.brain_dir / "decisions").resolve():
+            folder = Path(os.path.normpath(self.repo / self.decisions_dir))  # lexical: links are not followed
+            if (folder.is_dir() and folder != self.brain_dir / "decisions"
+                    and not has_link_between(self.repo, folder)):
                 roots.append(("@decisions/", folder))
         return roots
 
