@@ -134,7 +134,7 @@ def test_user_layers_take_markdown_in_any_folder_and_the_same_refusals(brain):
 
 def test_folder_paths_get_a_clear_error(brain):
     brain.write("notes/x.md", "x\n")
-    for path in ("notes", "notes/", "./notes/.", "notes/x.md/y.md"):
+    for path in ("notes", "notes/", "./notes/.", "notes/x.md/y.md", "notes/x.md/", "notes/x.md/.", "now.md/"):
         with pytest.raises(PathRefused) as err:
             brain.write(path, "x\n")
         assert err.value.reason in ("folder", "not_memory")

@@ -102,16 +102,18 @@ def _check_component(part: str, shown: str) -> None:
         raise PathRefused(shown, "characters", f"it holds the invisible or control character {bad}")
     key = forbidden_key(part)
     if part.startswith(".") or key.startswith(".") or key == "git~1":
-        raise PathRefused(shown, "hidden", f"{part!r} starts with a dot: hidden files (.git, .gitignore, "
-                                           "temporary files) are not memory")
+        raise PathRefused(shown, "hidden", f"{part!r} is a hidden name (.git, .gitignore, temporary files): "
+                                           "not memory")
     if part != part.strip():
         raise PathRefused(shown, "characters", f"{part!r} starts or ends with a space")
     if len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
         raise PathRefused(shown, "too_long", f"a name in it is longer than {MAX_NAME_BYTES} bytes")
 
 
-def normalize_memory_path(rel: object) -> tuple[str, ...]:
-    """The components of ``rel`` after normalization, or PathEscape / PathRefused. Pure: no disk access."""
+def normalize_memory_path(rel: object, *, folder: bool = False) -> tuple[str, ...]:
+    """The components of ``rel`` after normalization, or PathEscape / PathRefused. Pure: no disk access.
+
+    Unless ``folder``, a path that ends like a folder (``notes/``, ``x.md/.``) is refused."""
     if not isinstance(rel, str) or not rel.strip():
         raise PathRefused(str(rel) if isinstance(rel, str) else repr(rel), "empty", "a memory path is required")
     text = unicodedata.normalize("NFC", rel)
@@ -121,6 +123,8 @@ def normalize_memory_path(rel: object) -> tuple[str, ...]:
         raise PathEscape(rel)
     if len(text.encode("utf-8", "surrogatepass")) > MAX_PATH_BYTES:
         raise PathRefused(rel, "too_long", f"the path is longer than {MAX_PATH_BYTES} bytes")
+    if not folder and text.rstrip().rsplit("/", 1)[-1] in ("", ".", ".."):
+        raise PathRefused(rel, "folder", "it ends with '/' (or '.', '..'): a folder path, not a memory file")
     parts: list[str] = []
     for part in text.split("/"):
         if part in ("", "."):
@@ -184,7 +188,7 @@ def confine(root: Path, rel: object, *, write: bool = False, areas: WriteAreas |
     ``root`` is trusted (it was resolved when the store was opened). The write itself is
     done by ``files.write_confined``, which walks the same components with O_NOFOLLOW, so a
     symlink swapped in after this check is refused too."""
-    parts = normalize_memory_path(rel)
+    parts = normalize_memory_path(rel, folder=folder)
     norm = "/".join(parts)
     current = root
     for index, part in enumerate(parts):
