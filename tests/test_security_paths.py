@@ -543,3 +543,15 @@ def test_a_decisions_folder_behind_a_link_is_neither_read_nor_written(brain, rep
     with pytest.raises(PathRefused):
         b.new_decision("Planted through a link")
     assert snapshot(outside) == before
+
+
+def test_a_linked_handoff_is_left_out_of_the_boot(brain, outside):
+    brain.record_turn(None, "alice", "where is the login code?", to="bob")
+    thread = brain.thread_between("alice", "bob")
+    handoff = brain.dir / "handoffs" / f"{thread}.md"
+    assert handoff.is_file()
+    handoff.unlink()
+    handoff.symlink_to(outside / "passwd")
+    boot = brain.boot(None, session="alice", budget=8000)
+    assert CANARY not in boot.text
+    assert all(CANARY not in doc.text for doc in brain.conversations.handoffs_for("alice"))

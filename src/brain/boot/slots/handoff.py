@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from ...errors import InvalidInput
 from ..parts import Part
 
 __all__ = ["collect"]
@@ -31,7 +32,7 @@ def collect(brain, request) -> list[Part]:
         path = f"handoffs/{thread}.md"
         try:
             mtime = brain.memory.resolve(path).stat().st_mtime
-        except OSError:
+        except (OSError, InvalidInput):  # a link or a name the path rule refuses is no handoff
             continue
         found.append((-mtime, path))
     parts = []
