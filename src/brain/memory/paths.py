@@ -139,7 +139,8 @@ def normalize_memory_path(rel: object, *, folder: bool = False) -> tuple[str, ..
     if not parts:
         raise PathRefused(rel, "folder", "it names the brain folder itself, not a memory file")
     if forbidden_key(parts[0]) in _NEVER_TOP:
-        raise PathRefused(rel, "forbidden", f"{parts[0]} holds logs, databases and machine settings, not memory")
+        what = "logs and databases" if forbidden_key(parts[0]) == "runtime" else "machine settings and credentials"
+        raise PathRefused(rel, "forbidden", f"{parts[0]} holds {what}, not memory")
     return tuple(parts)
 
 
