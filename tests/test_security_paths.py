@@ -256,7 +256,8 @@ def test_any_spelling_of_a_forbidden_target_is_refused(case):
 COMPONENTS = st.sampled_from(["notes", "now.md", "x.md", "..", ".", "", "runtime", "RUNTIME", ".git", ".GIT",
                               "brain.yml", "Brain.yml", "brain.local.yml", ".gitignore", "sub", "caf\u00e9.md",
                               "a\u202eb.md", "x\x07.md", "workflows", "contracts", "api.yml", "~", "git~1",
-                              "modules", "decisions", "n" * 255, "\uff32untime"])
+                              "modules", "decisions", "n" * 255, "\uff32untime",
+                              "lnk_rt", "lnk_out", "lnk_git", "lnk_file.md"])
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -284,12 +285,24 @@ def test_every_accepted_path_stays_inside_and_is_not_forbidden(parts, write):
 
 
 def test_accepted_random_paths_land_inside_the_brain_on_disk(tmp_path):
-    """The property above, end to end: every path the library accepts is written under .brain/."""
+    """The property above, end to end and with links planted where the random paths go: every
+    path the library accepts is written to a regular file under .brain/, nothing else changes."""
     repo = tmp_path / "p"
     b = brainlib.init(repo)
-    outside_before = sorted(p.name for p in tmp_path.iterdir())
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    away = tmp_path / "away"
+    away.mkdir()
+    for area in ("notes", "workflows"):
+        (b.dir / area / "lnk_rt").symlink_to(b.dir / "runtime")
+        (b.dir / area / "lnk_out").symlink_to(away)
+        (b.dir / area / "lnk_git").symlink_to(repo / ".git")
+        (b.dir / area / "lnk_file.md").symlink_to(b.dir / "brain.yml")
+    b.write("notes/first.md", "x\n")  # runtime/write.lock exists from here on
+    guarded = {"away": away, "git": repo / ".git", "runtime": b.dir / "runtime"}
+    before = {name: snapshot(folder) for name, folder in guarded.items()}
+    settings_before = (b.dir / "brain.yml").read_bytes()
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(COMPONENTS, min_size=1, max_size=5))
     def check(parts):
         raw = "/".join(parts)
@@ -297,13 +310,14 @@ def test_accepted_random_paths_land_inside_the_brain_on_disk(tmp_path):
             doc = b.write(raw, "x\n")
         except (PathEscape, TooLarge):
             return
-        real = (b.dir / doc.path)
+        real = b.dir / doc.path
         assert real.is_file() and not real.is_symlink()
         assert b.dir in real.resolve().parents
+        assert not doc.path.startswith(("notes/lnk_", "workflows/lnk_"))  # never through a planted link
 
     check()
-    assert sorted(p.name for p in tmp_path.iterdir()) == outside_before
-    assert not (b.dir / "runtime" / "x.md").exists() and (b.dir / "brain.yml").read_text().startswith("#")
+    assert {name: snapshot(folder) for name, folder in guarded.items()} == before
+    assert (b.dir / "brain.yml").read_bytes() == settings_before
 
 
 # -- the other doors --------------------------------------------------------------------------------------
@@ -367,7 +381,8 @@ def test_mcp_tools_refuse_through_the_rule(brain, repo, outside):
                  ("brain_read", {"path": "./runtime/brain.db"})]
         return [await client.call_tool(name, args) for name, args in calls]
 
-    results = with_client(stdio_params(repo), body)
+    forwarded = {k: os.environ[k] for k in ("PYTHONPATH",) if k in os.environ}  # the server runs the code under test
+    results = with_client(stdio_params(repo, **forwarded), body)
     for result in results:
         assert result.is_error
         assert result.structured_content["error"] in ("path_refused", "path_escape")
