@@ -570,3 +570,21 @@ def test_a_linked_handoff_is_left_out_of_the_boot(brain, outside):
     boot = brain.boot(None, session="alice", budget=8000)
     assert CANARY not in boot.text
     assert all(CANARY not in doc.text for doc in brain.conversations.handoffs_for("alice"))
+
+
+def test_a_name_on_disk_that_is_not_nfc_is_not_listed_as_memory(brain):
+    (brain.dir / "workflows" / "cafe\u0301.md").write_text("# NFD name from another system\n")
+    brain.write("workflows/plain.md", "# plain\n")
+    assert brain.workflows() == ["plain"]
+    assert brain.memory.list("workflows") == ["workflows/plain.md"]
+
+
+def test_a_decisions_folder_nested_in_the_brain_is_writable(repo):
+    b = brainlib.init(repo)
+    with open(b.dir / "brain.yml", "a") as handle:
+        handle.write("decisions:\n  dir: .brain/records/adr\n")
+    b = brainlib.open(repo)
+    record = b.new_decision("Keep records nested")
+    assert record["path"] == ".brain/records/adr/0001-keep-records-nested.md"
+    with pytest.raises(PathRefused):
+        b.write("records/.git/config", "x\n")

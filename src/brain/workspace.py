@@ -87,8 +87,8 @@ class Brain:
 
         folder = os.path.normpath(str(self.settings.get("decisions.dir") or ".brain/decisions")).replace(os.sep, "/")
         parts = folder.split("/")
-        if len(parts) == 2 and parts[0] == ".brain" and not parts[1].startswith("."):
-            return PROJECT_AREAS.with_folder(parts[1])
+        if len(parts) >= 2 and parts[0] == ".brain" and not parts[1].startswith("."):
+            return PROJECT_AREAS.with_folder(parts[1])  # the rule still refuses runtime/, hidden names, links
         return PROJECT_AREAS
 
     @property

@@ -88,7 +88,12 @@ def _bad_character(name: str) -> str | None:
 
 
 def is_plain_memory_name(name: str) -> bool:
-    """Whether a single file or folder name found on disk may be listed or indexed as memory."""
+    """Whether a single file or folder name found on disk may be listed or indexed as memory.
+
+    A name not in Unicode NFC is not: every path is normalized to NFC before it is used, so such
+    a file could be listed but never read back (write it again under its NFC name)."""
+    if unicodedata.normalize("NFC", name) != name:
+        return False
     try:
         _check_component(name, name)
     except PathRefused:
