@@ -70,10 +70,10 @@ def _links_check(brain) -> dict:
     import os
 
     links = []
-    for folder, dirs, files in os.walk(brain.dir):
-        dirs[:] = [d for d in dirs if not (folder == str(brain.dir) and d == "runtime")]
+    for folder, dirs, files in os.walk(brain.dir):  # runtime/ itself is checked (a link there redirects state)
         links += [os.path.relpath(os.path.join(folder, n), brain.dir) for n in dirs + files
                   if os.path.islink(os.path.join(folder, n))]
+        dirs[:] = [d for d in dirs if not (folder == str(brain.dir) and d == "runtime")]
     if not links:
         return _check("links", True, "no symbolic links in .brain/")
     shown = ", ".join(sorted(links)[:5]) + (" ..." if len(links) > 5 else "")
