@@ -588,3 +588,12 @@ def test_a_decisions_folder_nested_in_the_brain_is_writable(repo):
     assert record["path"] == ".brain/records/adr/0001-keep-records-nested.md"
     with pytest.raises(PathRefused):
         b.write("records/.git/config", "x\n")
+
+
+def test_a_layer_folder_not_created_yet_is_made_by_its_first_write(brain):
+    import shutil
+
+    shutil.rmtree(brain.layers.path("personal"))
+    assert brain.memory.__class__(brain.layers.path("personal")).list("") == []
+    assert brain.write("me.md", "x\n", layer="personal").path == "me.md"
+    assert brain.read("me.md", layer="personal").text == "x\n"

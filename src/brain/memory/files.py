@@ -152,7 +152,13 @@ def _open_folder(root: Path, parts: list[str], *, create: bool, shown: str) -> i
     missing ones when ``create``), so no symlink on the way is followed, even one swapped in
     after the path was checked. None when a folder is missing and ``create`` is false."""
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except FileNotFoundError:  # the root is trusted (a layer not created yet): made on a write
+        if not create:
+            return None
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for part in parts:
             try:
