@@ -597,3 +597,13 @@ def test_a_layer_folder_not_created_yet_is_made_by_its_first_write(brain):
     assert brain.memory.__class__(brain.layers.path("personal")).list("") == []
     assert brain.write("me.md", "x\n", layer="personal").path == "me.md"
     assert brain.read("me.md", layer="personal").text == "x\n"
+
+
+def test_init_over_a_cloned_brain_with_linked_folders_writes_nothing_outside(brain, repo, outside):
+    import shutil
+
+    shutil.rmtree(brain.dir / "workflows")
+    (brain.dir / "workflows").symlink_to(outside)
+    before = snapshot(outside)
+    assert run_cli(repo, "init").returncode == 0
+    assert snapshot(outside) == before

@@ -98,6 +98,8 @@ def scaffold(repo: Path) -> list[str]:
     brain_dir.mkdir(parents=True, exist_ok=True)
     for folder in FOLDERS:
         sub = brain_dir / folder
+        if sub.is_symlink():
+            continue  # a link a cloned repository carried: never written through (brain doctor names it)
         if not sub.exists():
             sub.mkdir(parents=True)
             created.append(sub.relative_to(root).as_posix() + "/")
