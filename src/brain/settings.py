@@ -289,5 +289,8 @@ def load_settings(brain_dir: Path | None, env: dict[str, str] | None = None) -> 
             settings.sources[key] = var
     backend = settings.get("backend")
     if backend != "sqlite" and not str(backend).startswith(("postgresql://", "postgres://")):
-        raise SettingsError(settings.sources.get("backend", "brain.local.yml"), "backend", "`sqlite` or a postgresql:// URL", repr(backend))
+        from .security.redact import mask_dsn
+
+        raise SettingsError(settings.sources.get("backend", "brain.local.yml"), "backend", "`sqlite` or a postgresql:// URL",
+                            repr(mask_dsn(backend)))
     return settings

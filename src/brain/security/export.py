@@ -4,20 +4,32 @@ Two ways a value leaks into an exported kernel, both closed here:
 
 - a symlink in the kernel pointing into another layer (layers are often shared "via
   symlinks"): ``outside_links`` names them so the copy skips them;
-- a value copied into a kernel file by hand: ``find_leak`` looks in every exported
-  text file for the user-level home path, the instance's project paths, and any
-  substantial line (24+ characters) of an instance or personal file — the canaries.
+- a value copied into a kernel file or a kernel file name by hand: ``find_leak`` looks
+  in every exported file name and in every byte of every exported file (read in
+  chunks, no size cut-off) for the values of the instance and personal layers.
+
+What counts as a value of a layer (``layer_values``): the user-level home path; every
+line of a layer file of ``MIN_LINE`` (24) characters or more; and every word of a
+layer file or of a layer file's name of ``MIN_VALUE`` (6) characters or more that is
+not a plain word of letters (``hunter2x``, ``/srv/app``, ``db.internal``, a key, a
+project path: yes; ``progress``, ``carefully``: no — plain words are shared by every
+text and would refuse every export). Six characters is the floor: shorter strings
+occur by chance in any template, longer secrets are caught whole or by their words.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
-__all__ = ["outside_links", "layer_values", "find_leak", "MIN_LINE"]
+__all__ = ["outside_links", "layer_values", "find_leak", "MIN_LINE", "MIN_VALUE"]
 
 MIN_LINE = 24
-_MAX_SCAN = 2 * 1024 * 1024  # bytes read per file (values sit in text files)
+MIN_VALUE = 6
+_CHUNK = 1024 * 1024  # bytes read at a time; consecutive chunks overlap by the longest value
+_EDGES = "\"'`()[]{}<>,;:.!?*#|="  # stripped from both ends of a word (markdown and code punctuation)
+_PLAIN = re.compile(r"[^\W\d_]++(?:[-'][^\W\d_]++)*+")  # letters, maybe joined by - or '
 
 
 def outside_links(root: Path):
@@ -37,38 +49,78 @@ def outside_links(root: Path):
     return ignore
 
 
+def _words(text: str):
+    """The words of ``text`` that count as values (see the module docstring)."""
+    for raw in text.split():
+        word = raw.strip(_EDGES)
+        if len(word) >= MIN_VALUE and not _PLAIN.fullmatch(word):
+            yield word
+
+
 def layer_values(home: Path) -> list[tuple[str, str]]:
-    """(value, layer) pairs that must never appear in an exported kernel."""
-    values: list[tuple[str, str]] = [(str(Path(home).resolve()), "instance")]
-    if str(Path(home)) != values[0][0]:
-        values.append((str(Path(home)), "instance"))
+    """(value, layer) pairs that must never appear in an exported kernel, longest first."""
+    found: dict[str, str] = {str(Path(home).resolve()): "instance"}
+    found.setdefault(str(Path(home)), "instance")
+
+    def add(value: str, layer: str) -> None:
+        found.setdefault(value, layer)
+
     for layer in ("instance", "personal"):
         base = Path(home) / layer
         if not base.is_dir():
             continue
         for folder, dirs, files in os.walk(base):
             dirs[:] = [d for d in dirs if d != ".git"]
+            for name in dirs + files:  # a name's stem (``client-acme-2027``), not its extension
+                for word in _words(Path(name).stem):
+                    add(word, layer)
             for name in files:
                 try:
-                    text = (Path(folder) / name).read_bytes()[:_MAX_SCAN].decode("utf-8", "ignore")
+                    with open(Path(folder) / name, "rb") as handle:
+                        for raw in handle:  # whole files, line by line: no size cut-off
+                            line = raw.decode("utf-8", "ignore").strip()
+                            if len(line) >= MIN_LINE:
+                                add(line, layer)
+                            for word in _words(line):
+                                add(word, layer)
                 except OSError:
                     continue
-                for line in text.splitlines():
-                    line = line.strip()
-                    if len(line) >= MIN_LINE:
-                        values.append((line, layer))
-    return values
+    return sorted(found.items(), key=lambda item: (-len(item[0]), item[0]))
+
+
+def _file_carries(path: Path, needles: list[tuple[bytes, str]], overlap: int) -> str | None:
+    """The layer of the first value found in the file's bytes, read in overlapping chunks."""
+    tail = b""
+    with open(path, "rb") as handle:
+        while True:
+            chunk = handle.read(_CHUNK)
+            if not chunk:
+                return None
+            window = tail + chunk
+            for needle, layer in needles:
+                if needle in window:
+                    return layer
+            tail = window[-overlap:] if overlap else b""
 
 
 def find_leak(root: Path, values: list[tuple[str, str]]) -> tuple[str, str] | None:
-    """(relative file, layer) of the first exported file carrying one of ``values``, or None."""
+    """(relative file, layer) of the first exported file whose name or content carries one of ``values``, or None.
+
+    The value itself is never returned: the caller names the file, not the secret."""
     root = Path(root)
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    needles = [(value.encode("utf-8"), layer) for value, layer in values if value]
+    overlap = max((len(n) for n, _ in needles), default=1) - 1
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        for value, layer in values:
+            if value and value in rel:
+                return rel, layer
+        if not path.is_file():
+            continue
         try:
-            text = path.read_bytes()[:_MAX_SCAN].decode("utf-8", "ignore")
+            layer = _file_carries(path, needles, overlap)
         except OSError:
             continue
-        for value, layer in values:
-            if value and value in text:
-                return path.relative_to(root).as_posix(), layer
+        if layer is not None:
+            return rel, layer
     return None
