@@ -88,19 +88,54 @@ def layer_values(home: Path) -> list[tuple[str, str]]:
     return sorted(found.items(), key=lambda item: (-len(item[0]), item[0]))
 
 
-def _file_carries(path: Path, needles: list[tuple[bytes, str]], overlap: int) -> str | None:
-    """The layer of the first value found in the file's bytes, read in overlapping chunks."""
-    tail = b""
+class _Needles:
+    """The values as bytes, indexed by their first ``MIN_VALUE`` bytes (every value is at least that long).
+
+    Many values (a big layer has one per line) against files of any size: comparing each
+    value with each file is values x bytes; here each chunk's distinct ``MIN_VALUE``-grams
+    are met with the index once, and only the grams found lead to a comparison."""
+
+    def __init__(self, values: list[tuple[str, str]]) -> None:
+        self.index: dict[bytes, list[tuple[bytes, str]]] = {}
+        longest = MIN_VALUE
+        for value, layer in values:
+            data = value.encode("utf-8")
+            if len(data) < MIN_VALUE:
+                continue
+            self.index.setdefault(data[:MIN_VALUE], []).append((data, layer))
+            longest = max(longest, len(data))
+        self.overlap = longest - 1  # bytes carried from one chunk to the next
+
+    def first_in(self, window: bytes, limit: int) -> str | None:
+        """The layer of a value starting before ``limit`` in ``window``, or None."""
+        n = MIN_VALUE
+        grams = {window[i:i + n] for i in range(min(limit, len(window) - n + 1))}
+        for gram in grams & self.index.keys():
+            at = window.find(gram)
+            while at != -1 and at < limit:
+                for data, layer in self.index[gram]:
+                    if window.startswith(data, at):
+                        return layer
+                at = window.find(gram, at + 1)
+        return None
+
+
+def _file_carries(path: Path, needles: _Needles) -> str | None:
+    """The layer of the first value found in the file's bytes, read in chunks (no size cut-off)."""
+    buffer = b""
     with open(path, "rb") as handle:
         while True:
             chunk = handle.read(_CHUNK)
+            buffer += chunk
+            # a value starting before ``limit`` lies whole in the buffer; the rest waits for the next chunk
+            limit = len(buffer) if not chunk else len(buffer) - needles.overlap
+            if limit > 0:
+                layer = needles.first_in(buffer, limit)
+                if layer is not None:
+                    return layer
+                buffer = buffer[limit:]
             if not chunk:
                 return None
-            window = tail + chunk
-            for needle, layer in needles:
-                if needle in window:
-                    return layer
-            tail = window[-overlap:] if overlap else b""
 
 
 def find_leak(root: Path, values: list[tuple[str, str]]) -> tuple[str, str] | None:
@@ -108,8 +143,7 @@ def find_leak(root: Path, values: list[tuple[str, str]]) -> tuple[str, str] | No
 
     The value itself is never returned: the caller names the file, not the secret."""
     root = Path(root)
-    needles = [(value.encode("utf-8"), layer) for value, layer in values if value]
-    overlap = max((len(n) for n, _ in needles), default=1) - 1
+    needles = _Needles(values)
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
         for value, layer in values:
@@ -118,7 +152,7 @@ def find_leak(root: Path, values: list[tuple[str, str]]) -> tuple[str, str] | No
         if not path.is_file():
             continue
         try:
-            layer = _file_carries(path, needles, overlap)
+            layer = _file_carries(path, needles)
         except OSError:
             continue
         if layer is not None:

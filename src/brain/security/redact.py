@@ -29,11 +29,12 @@ followed by ``=`` or ``:``. A quoted value of 8+ characters is always a secret. 
 unquoted value is one when it has at least ``UNQUOTED_MIN`` characters and does not
 read as code or a reference: no ``()[]{}<>``, not starting with ``$ % * & ! @ | #``,
 not a number, a dotted name (``settings.TOKEN``), a snake_case name (``next_token``), a
-literal (``None``, ``true``…) or a run of one character (``******``). Written tight
-(``KEY=value``: env files, shell, URLs, flags) any such value is a secret; written
-loose (``key = value``, ``key: value``: code, YAML, prose) it must also hold a digit
-or a symbol, so ``password = getpass()``, ``secret = compute`` or ``Password: see the
-vault`` stay as they are.
+literal (``None``, ``true``…), a path (``/``, ``~/``, ``./``), a run of one character
+(``******``) or a label (ending in ``:``). Written tight (``KEY=value``: env files, shell,
+URLs, flags) any such value is a secret; written loose (``key = value``, ``key: value``:
+code, YAML, prose) it must also hold a digit or a symbol and no inner ``=``, so
+``password = getpass()``, ``secret = compute``, ``Password: see the vault`` or
+``token: LIMIT=10`` stay as they are.
 
 A pattern may name a group ``secret``: only that group is replaced (the user name of
 ``scheme://user:pass@host`` or the key of ``password = "..."`` stay readable).
@@ -91,7 +92,7 @@ _LITERALS = frozenset({"none", "null", "nil", "true", "false", "yes", "no", "und
                        "string", "bytes", "secret", "password", "redacted", "changeme"})
 _NOT_SECRET_RX = (r"[+-]?[0-9]++(?:\.[0-9]++)?+"                        # a number
                   r"|[A-Za-z_][A-Za-z0-9_]*+(?:\.[A-Za-z_][A-Za-z0-9_]*+)++"  # a dotted name
-                  r"|[a-z][a-z0-9]*+(?:_[a-z0-9]++)++")                 # a snake_case name
+                  r"|[a-z]++(?:_[a-z]++)++[0-9]{0,2}")                   # a snake_case name (``next_token``)
 
 
 class Redaction:
@@ -212,14 +213,21 @@ def _assigned_span(match: re.Match) -> tuple[int, int] | None:
     value = stripped
     if len(value) < UNQUOTED_MIN or value[0] in _REFERENCE_STARTS or not _CODE_CHARS.isdisjoint(value):
         return None
-    if value.startswith(_PATH_STARTS) or value.lower() in _LITERALS or value == value[0] * len(value):
+    if value.endswith(":") or value.startswith(_PATH_STARTS) or value.lower() in _LITERALS \
+            or value == value[0] * len(value):  # `key: other_key:` is a label, not a value
         return None
     if _compiled().not_secret.fullmatch(value):
         return None
     tight = match.group("sep") == "=" and not match.group("lead") and not match.group("trail")
-    if not tight and value.isalpha():
-        return None  # `key = word` / `key: word` reads as code or prose; only a digit or a symbol makes it a secret
+    if not tight and (value.isalpha() or "=" in value.rstrip("=")):
+        # `key = word` / `key: word` reads as code or prose, `key: X=1` as another assignment;
+        # only a digit or a symbol (base64 padding included) makes such a value a secret
+        return None
     return start, end
+
+
+def _is_placeholder(value: str) -> bool:
+    return value.startswith("[REDACTED:") and value.endswith("]") and "]" not in value[10:-1]
 
 
 def _apply(pattern: re.Pattern, kind: str, text: str, found: dict[str, int], judge=None) -> str:
@@ -240,8 +248,8 @@ def _apply(pattern: re.Pattern, kind: str, text: str, found: dict[str, int], jud
             return whole
         base = match.start()
         start, end = span[0] - base, span[1] - base
-        if whole[start:end] == placeholder:
-            return whole
+        if _is_placeholder(whole[start:end]):
+            return whole  # already redacted (by this rule or another): idempotent, counted once
         count += 1
         return whole[:start] + placeholder + whole[end:]
 
