@@ -209,8 +209,10 @@ def test_memory_files_log_turns_and_handoffs_hold_no_env_secret(brain):
     on_disk = (brain.dir / "notes/env.md").read_text()
     assert AWS_SECRET not in on_disk and "hunter2" not in on_disk
     assert dict(doc.redacted) == {"assigned_secret": 2}
-    rec = brain.record_turn(None, "sess-20261201-0900-a@m", f"here is the key: {ENV_SECRET}", to="person")
-    assert AWS_SECRET.encode() not in raw_tree(brain.runtime / "conversations" / rec.thread)
+    rec = brain.record_turn(None, "sess-20261201-0900-a@m", f"here is the key: {ENV_SECRET}", to="person",
+                            files=[f"notes/{GITHUB}.md"])
+    logged = raw_tree(brain.runtime / "conversations" / rec.thread)
+    assert AWS_SECRET.encode() not in logged and GITHUB.encode() not in logged
     assert AWS_SECRET not in (brain.dir / rec.handoff).read_text()
 
 
