@@ -56,9 +56,14 @@ __all__ = ["REDACTED", "UNQUOTED_MIN", "Redaction", "Redactor", "redactor_from_s
 REDACTED = "[REDACTED:{kind}]"
 UNQUOTED_MIN = 6  # characters of an unquoted assigned value below which it is not taken for a secret
 
-# a secret word ending a key name; not preceded by a letter or digit (``MYTOKEN`` is not a key ending in ``TOKEN``)
-_KEY = (r"(?i)(?<![A-Za-z0-9])(?:pass(?:word|wd|phrase)|pwd|secret|token"
-        r"|(?:api|access|secret|private)[_-]?key)")
+# a secret word ending a key name, any case; not preceded by a letter or digit (``MYTOKEN`` is not a key
+# ending in ``TOKEN``). One character class first, the checks after it: ``re`` then skips every
+# character that cannot start such a word instead of trying each alternative at every position.
+_KEY = (r"[PpSsTtAa](?<![A-Za-z0-9].)"
+        r"(?:(?<=[Pp])(?i:ass(?:word|wd|phrase)|wd|rivate[_-]?key)"
+        r"|(?<=[Ss])(?i:ecret(?:[_-]?key)?)"
+        r"|(?<=[Tt])(?i:oken)"
+        r"|(?<=[Aa])(?i:(?:pi|ccess)[_-]?key))")
 _SEPARATOR = r"[\"']?(?P<lead>[ \t]{0,8}+)(?P<sep>[:=])(?![=>~:])(?P<trail>[ \t]{0,8}+)"
 
 # (kind, regex). Each starts with its literal and checks what precedes it with a fixed-width
@@ -68,7 +73,7 @@ _SEPARATOR = r"[\"']?(?P<lead>[ \t]{0,8}+)(?P<sep>[:=])(?![=>~:])(?P<trail>[ \t]
 _RULES: tuple[tuple[str, str], ...] = (
     ("jwt", r"eyJ(?<![A-Za-z0-9_-]eyJ)[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+"),
     ("api_key", r"sk-(?<!\wsk-)[A-Za-z0-9_-]{16,}+"),
-    ("api_key", r"[rs]k_(?<!\w[rs]k_)(?:live|test)_[A-Za-z0-9]{16,}+"),
+    ("api_key", r"k_(?<=[rs]k_)(?<!\w[rs]k_)(?:live|test)_[A-Za-z0-9]{16,}+"),
     ("api_key", r"AIza(?<!\wAIza)[0-9A-Za-z_-]{35}"),
     ("aws_access_key", r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|NVA|IPA)(?<!\wA[A-Z]{3})[A-Z0-9]{16}\b"),
     ("github_token", r"g(?:h[pousr]_(?<!\wgh[pousr]_)[A-Za-z0-9]{36,}+|ithub_pat_(?<!\wgithub_pat_)[A-Za-z0-9_]{22,}+)"),
