@@ -383,3 +383,26 @@ def test_export_without_a_leak_still_succeeds(layered, tmp_path):
     layered.write("profile/style.md", "Prefer small modules and clear names.\n", layer="kernel")
     files = layered.layers.export_template(tmp_path / "template")
     assert "kernel/profile/style.md" in files and "kernel/agents/reviewer.md" in files
+
+
+def test_mcp_coordination_tools_store_no_secret(brain, repo):
+    """The same rows written by an agent over a real stdio MCP server (official SDK client)."""
+    pytest.importorskip("mcp")
+    from test_mcp_helpers import stdio_params, with_client
+
+    other = brain.coord.start_session("review").id
+
+    async def body(client):
+        results = [
+            await client.call_tool("brain_claim", {"item": f"name:{GITHUB}", "ttl": 600}),
+            await client.call_tool("brain_signal", {"target": other, "text": f"staging uses {ENV_SECRET}"}),
+            await client.call_tool("workstate_set", {"intent": f"rotate {GITHUB}", "progress": "PASSWORD=hunter2 done"}),
+            await client.call_tool("brain_checkpoint", {"step": f"after {GITHUB}", "note": ENV_SECRET}),
+        ]
+        return results
+
+    same_code = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+    for result in with_client(stdio_params(repo, **same_code), body):
+        assert not result.is_error, result
+    text = stored_text(brain.backend)
+    assert GITHUB not in text and AWS_SECRET not in text and "hunter2" not in text
