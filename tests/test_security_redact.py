@@ -224,11 +224,25 @@ def test_commit_messages_hold_no_secret(brain, repo):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "settings")
     b.write("notes/rotation.md", "# rotation\n", role="ops", reason=f"rotated after {ENV_SECRET} leaked")
-    b.write(f"notes/{'AKIA' + 'IOSFODNN7EXAMPLE'}.md", "# oops\n", role="ops", reason="named after the key")
+    b.write("notes/keys.md", "# keys\n", role=f"ops-{GITHUB}", reason="a writer named after a token")
     messages = git(repo, "log", "-2", "--format=%B")
-    assert AWS_SECRET not in messages and "AKIAIOSFODNN7EXAMPLE" not in messages
+    assert AWS_SECRET not in messages and GITHUB not in messages
     assert "rotated after AWS_SECRET_ACCESS_KEY=[REDACTED:assigned_secret] leaked" in messages
-    assert "[REDACTED:aws_access_key]" in messages
+    assert "by ops-[REDACTED:github_token]" in messages and "Writer: ops-[REDACTED:github_token]" in messages
+
+
+def test_a_memory_path_holding_a_secret_is_refused(brain, repo):
+    from brain.errors import InvalidInput
+
+    for layer in (None, "personal"):
+        with pytest.raises(InvalidInput) as err:
+            brain.write(f"notes/{'AKIA' + 'IOSFODNN7EXAMPLE'}.md", "# oops\n", layer=layer)
+        assert err.value.field == "path"
+    assert not list(brain.dir.rglob("*AKIA*")) and not list(brain.layers.home.rglob("*AKIA*"))
+    out = subprocess.run([sys.executable, "-m", "brain", "write", "note", GITHUB], cwd=repo, input="x\n",
+                         capture_output=True, text=True, timeout=60, env=os.environ)
+    assert out.returncode == 2 and GITHUB not in out.stdout + out.stderr
+    assert not list(brain.dir.rglob("*ghp_*"))
 
 
 def test_a_decision_title_never_puts_a_key_in_a_file_name(brain, repo):

@@ -110,6 +110,8 @@ class Brain:
         """
         if (layer in (None, "", "project")) and path.split("/", 1)[0] == "runtime":
             raise InvalidInput("runtime/ holds derived state and cannot be written as memory", field="path")
+        if isinstance(path, str) and self.redactor(path) != path:  # a file name outlives any redaction of its text
+            raise InvalidInput("the path holds a secret shape; name the file without it", field="path")
         store = self._store(layer)
         if role is not None:
             self.check_territory(store.relative(store.resolve(path)), layer=layer, role=role)
