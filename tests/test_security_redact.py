@@ -196,6 +196,23 @@ def test_crafted_input_costs_about_what_normal_text_costs():
     assert not slow, f"crafted inputs {slow} times slower than normal text ({data['normal_seconds']:.4f} s)"
 
 
+@pytest.mark.parametrize("pattern", [r"(a+)+b", r"(?:x*)*!", r"(\w+\s?)+$", r"(a|b+)*c", r"(?=(t+)+)u"])
+def test_a_configured_pattern_that_can_take_exponential_time_is_refused(pattern):
+    from brain.errors import SettingsError
+
+    with pytest.raises(SettingsError) as err:
+        Redactor([pattern])
+    assert err.value.key == "secrets.patterns"
+
+
+def test_possessive_or_bounded_configured_patterns_are_accepted_and_builtins_have_no_nested_repeat():
+    from brain.security.redact import _RULES, _nested_repeat
+
+    r = Redactor([r"ACME-[0-9]{6}", r"(?:ab)++c", r"(?>x+)+y", r"pin=(?P<secret>\d{4})"])
+    assert r.redact("ACME-123456 pin=1234").found == {"custom": 2}
+    assert [kind for kind, rx in _RULES if _nested_repeat(rx)] == []
+
+
 # -- channels: files, logs, commits, decisions -----------------------------------------------------
 ENV_SECRET = f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}"
 

@@ -65,7 +65,7 @@ SCHEMA: dict[str, Spec] = {
     "handoff.max_bytes": Spec("int", 4096, "Size cap of each `handoffs/<thread>.md` (at least 1024); oldest detail is distilled away first."),
     "handoff.max_threads": Spec("int", 2, "How many thread handoffs of the session the boot's handoff slot offers."),
     "secrets.redact": Spec("bool", True, "Replace secret shapes (API keys, tokens, private keys, passwords in URLs, assigned secrets) with [REDACTED:kind] before any store keeps the text (memory files, log lines, commit messages, coordination rows)."),
-    "secrets.patterns": Spec("list[str]", [], "Extra regular expressions redacted like the built-in secret shapes (kind `custom`; a group named `secret` narrows the replaced part)."),
+    "secrets.patterns": Spec("list[str]", [], "Extra regular expressions redacted like the built-in secret shapes (kind `custom`; a group named `secret` narrows the replaced part; a repeat inside an unbounded repeat, such as `(a+)+`, is refused)."),
     "territories": Spec("map[str]", {}, "Scribe territories: `area: role`, an area being a memory path or glob (`kernel:` etc. for a layer); writes by another role are refused."),
     "sync.commit_on_write": Spec("bool", False, "Commit each memory write in the git repository that owns the path (its layer's satellite repo, or the project), naming the writer and the reason."),
     "server.max_request_bytes": Spec("int", 1048576, "Largest HTTP request body the MCP/team server accepts (413 above)."),

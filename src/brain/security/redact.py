@@ -38,8 +38,9 @@ code, YAML, prose) it must also hold a digit or a symbol and no inner ``=``, so
 
 A pattern may name a group ``secret``: only that group is replaced (the user name of
 ``scheme://user:pass@host`` or the key of ``password = "..."`` stay readable).
-Extra patterns come from the ``secrets.patterns`` setting (kind ``custom``); they are
-the brain owner's regular expressions and run as written.
+Extra patterns come from the ``secrets.patterns`` setting (kind ``custom``): the brain
+owner's regular expressions, run as written, except that one nesting an unbounded repeat
+in another (exponential on a near miss) is refused (``_nested_repeat``).
 
 ``mask_dsn`` is the display side: a connection URL shown by ``brain settings``,
 ``brain doctor`` or an error message keeps its user and host, never its password.
@@ -152,10 +153,15 @@ class Redactor:
         self._extra_compiled: list[tuple[str, re.Pattern]] = []
         for source in self._extra:
             try:
-                self._extra_compiled.append(("custom", re.compile(source)))
+                compiled = re.compile(source)
             except re.error as exc:
                 raise SettingsError("brain.yml", "secrets.patterns", "valid regular expressions",
                                     f"{source!r} ({exc})") from None
+            if _nested_repeat(source):
+                raise SettingsError("brain.yml", "secrets.patterns",
+                                    "expressions without a repetition inside a repetition (exponential time)",
+                                    f"{source!r}; use a possessive repeat such as (?:...)++ or bound the inner one")
+            self._extra_compiled.append(("custom", compiled))
 
     def redact(self, text: str) -> Redaction:
         if not self.enabled or not text or not isinstance(text, str):
@@ -229,6 +235,41 @@ def _assigned_span(match: re.Match) -> tuple[int, int] | None:
         # only a digit or a symbol (base64 padding included) makes such a value a secret
         return None
     return start, end
+
+
+def _nested_repeat(source: str) -> bool:
+    """Whether a configured pattern repeats, without bound, something that itself repeats without bound.
+
+    ``(a+)+`` or ``(?:x*)*`` take exponential time on a near miss: one such pattern in
+    ``secrets.patterns`` would stall every write of a team server. Possessive repeats and
+    atomic groups never backtrack and are allowed. (Reads the parse tree of ``re``'s own
+    parser; where that private module is missing, nothing is checked.)"""
+    try:
+        from re import _constants as sre, _parser as parser
+    except ImportError:  # pragma: no cover - a future Python without it
+        return False
+    backtracking = (sre.MAX_REPEAT, sre.MIN_REPEAT)
+
+    def walk(items, inside: bool) -> bool:
+        """``inside``: under an unbounded repeat that backtracks."""
+        for op, arg in items:
+            if op in backtracking:
+                unbounded = arg[1] == sre.MAXREPEAT
+                if (unbounded and inside) or walk(arg[2], inside or unbounded):
+                    return True
+            elif op == sre.POSSESSIVE_REPEAT and walk(arg[2], False):
+                return True
+            elif op == sre.ATOMIC_GROUP and walk(arg, False):
+                return True
+            elif op == sre.SUBPATTERN and walk(arg[3], inside):
+                return True
+            elif op == sre.BRANCH and any(walk(branch, inside) for branch in arg[1]):
+                return True
+            elif op in (sre.ASSERT, sre.ASSERT_NOT) and walk(arg[1], inside):
+                return True
+        return False
+
+    return walk(parser.parse(source).data, False)
 
 
 def _is_placeholder(value: str) -> bool:
