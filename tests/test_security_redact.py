@@ -183,8 +183,10 @@ _TIMING = textwrap.dedent("""
 def test_crafted_input_costs_about_what_normal_text_costs():
     """256 KB of each crafted input against 256 KB of markdown, timed in one process.
 
-    The bound is a ratio (the machine is shared, absolute times mean little); a backtracking
-    rule is hundreds of times slower here. The child's timeout only stops a runaway."""
+    The bound is a ratio (the machine is shared, absolute times mean little): a backtracking rule
+    is hundreds of times slower here; a linear one stays under 10 (input that matches every few
+    bytes pays a Python callback each time), so 40 leaves room for a loaded machine. The child's
+    timeout only stops a runaway."""
     try:
         out = subprocess.run([sys.executable, "-c", _TIMING], capture_output=True, text=True, timeout=120,
                              env=os.environ)
@@ -192,7 +194,7 @@ def test_crafted_input_costs_about_what_normal_text_costs():
         pytest.fail("redacting 256 KB of crafted input did not finish within 120 s")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    slow = {name: round(ratio, 1) for name, ratio in data["ratios"].items() if ratio > 25}
+    slow = {name: round(ratio, 1) for name, ratio in data["ratios"].items() if ratio > 40}
     assert not slow, f"crafted inputs {slow} times slower than normal text ({data['normal_seconds']:.4f} s)"
 
 
