@@ -343,6 +343,9 @@ def test_cli_coordination_commands_store_no_secret(brain, repo):
     ("postgresql://db/brain?user=app&password=s3cret&sslmode=require",
      "postgresql://db/brain?user=app&password=***&sslmode=require"),
     ("postgresql://app@db/brain", "postgresql://app@db/brain"),
+    ("postgresql://app:pa/ss@db/brain", "postgresql://app:***@db/brain"),
+    ("postgresql://app:p@ss@db/brain?application_name=a@b", "postgresql://app:***@db/brain?application_name=a@b"),
+    ("host=db user=app password='s e cret' dbname=brain", "host=db user=app password=*** dbname=brain"),
     ("sqlite", "sqlite"),
 ])
 def test_mask_dsn(dsn, shown):

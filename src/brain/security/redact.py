@@ -318,17 +318,19 @@ def mask_dsn(value):
         return value
     scheme, sep, rest = value.partition("://")
     if sep:
+        # the user info ends at the last "@" before the query: a password with an unencoded "/" or
+        # "@" is masked whole (the connection would fail, the display must still not leak it)
         cut = len(rest)
-        for mark in "/?#":
+        for mark in "?#":
             at = rest.find(mark)
             if at != -1:
                 cut = min(cut, at)
-        authority, tail = rest[:cut], rest[cut:]
-        if "@" in authority:
-            userinfo, host = authority.rsplit("@", 1)
+        head, tail = rest[:cut], rest[cut:]
+        if "@" in head:
+            userinfo, host = head.rsplit("@", 1)
             user, colon, _ = userinfo.partition(":")
-            authority = f"{user}:***@{host}" if colon else authority
-        value = f"{scheme}://{authority}{tail}"
+            head = f"{user}:***@{host}" if colon and "/" not in user else head
+        value = f"{scheme}://{head}{tail}"
     if "password" in value.lower():
         if _DSN_PASSWORD is None:
             _DSN_PASSWORD = re.compile(r"(?i)(?<![A-Za-z0-9_])((?:ssl)?password[ \t]*+=[ \t]*+)"
