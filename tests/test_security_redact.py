@@ -373,7 +373,7 @@ SHORT = "x7Qp2z"  # six characters: the floor
 def layered(brain):
     """Instance and personal layers holding values: a short one, a token mid-line, a name, deep in a big file."""
     home = brain.layers.home
-    (home / "personal" / "creds.md").write_text(f"# creds\n\nvault pin: {SHORT}\n")
+    (home / "personal" / "creds.md").write_text(f"# creds\n\nvault pin: {SHORT}\nwifi password: correcthorse\n")
     (home / "personal" / "client-acme-2027.md").write_text("# a client\n")
     big = home / "instance" / "big.log"
     with open(big, "w") as handle:
@@ -390,6 +390,7 @@ LEAKS = {
     "value from deep in a large layer file": ("profile/c.md", "backups under /srv/deep-Mount-77\n", "instance"),
     "layer file name copied": ("profile/d.md", "see client-acme-2027 notes\n", "personal"),
     "value in a kernel file name": (f"profile/{SHORT}.md", "# nothing inside\n", "personal"),
+    "letters-only value of a secret key": ("profile/e.md", "the wifi is correcthorse\n", "personal"),
 }
 
 

@@ -13,7 +13,8 @@ line of a layer file of ``MIN_LINE`` (24) characters or more; and every word of 
 layer file or of a layer file's name of ``MIN_VALUE`` (6) characters or more that is
 not a plain word of letters (``hunter2x``, ``/srv/app``, ``db.internal``, a key, a
 project path: yes; ``progress``, ``carefully``: no — plain words are shared by every
-text and would refuse every export). Six characters is the floor: shorter strings
+text and would refuse every export), except the value given to a secret-named key
+(``password: correcthorse``), which counts even when it is a plain word. Six characters is the floor: shorter strings
 occur by chance in any template, longer secrets are caught whole or by their words.
 """
 
@@ -49,12 +50,25 @@ def outside_links(root: Path):
     return ignore
 
 
+_ASSIGNED = None
+
+
 def _words(text: str):
     """The words of ``text`` that count as values (see the module docstring)."""
+    global _ASSIGNED
     for raw in text.split():
         word = raw.strip(_EDGES)
         if len(word) >= MIN_VALUE and not _PLAIN.fullmatch(word):
             yield word
+    if "=" in text or ":" in text:
+        if _ASSIGNED is None:  # the redactor's own key shape: `password: correcthorse` holds a value, plain or not
+            from .redact import _KEY, _SEPARATOR
+
+            _ASSIGNED = re.compile(_KEY + _SEPARATOR + r"[\"']?+(?P<value>[^\s\"'`]++)")
+        for match in _ASSIGNED.finditer(text):
+            value = match.group("value").strip(_EDGES)
+            if len(value) >= MIN_VALUE:
+                yield value
 
 
 def layer_values(home: Path) -> list[tuple[str, str]]:
