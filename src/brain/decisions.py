@@ -343,7 +343,7 @@ def _write_repo_file(brain, path: Path, text: str) -> None:
 
             raise PathRefused(path.relative_to(brain.repo).as_posix(), "symlink",
                               "the decisions folder or the record is a symbolic link: links are never written through")
-        atomic_write_bytes(path, text.encode("utf-8"))
+        atomic_write_bytes(path, brain.redactor(text).encode("utf-8"))  # the same redaction as brain.write
         return
     brain.write(rel, text)
 
@@ -364,7 +364,7 @@ def new_decision(brain, title: str, *, status: str = "proposed", modules: list[s
         old = by_number[nums[0]]
     number = (max(by_number) + 1) if by_number else 1
     folder = decisions_dir(brain)
-    path = folder / f"{number:04d}-{_slug(title)}.md"
+    path = folder / f"{number:04d}-{_slug(brain.redactor(title))}.md"  # no key survives in a file name
     text = TEMPLATE.format(number=number, title=" ".join(title.split()), status=status, date=today or date.today().isoformat(),
                            modules=", ".join(modules or []) or "(none)",
                            supersedes=f"- Supersedes: {old.number:04d}\n" if old else "")

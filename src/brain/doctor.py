@@ -24,7 +24,9 @@ def run_checks(brain) -> list[dict]:
         present = importlib.util.find_spec(module) is not None
         checks.append(_check(f"extra:{extra}", present, f"{module} {'installed' if present else 'not installed'}",
                              f"pip install 'agent-brain[{extra}]'", level=None if present else "warning"))
-    checks.append(_check("settings", True, f"{brain.dir / 'brain.yml'} valid; backend {brain.settings.get('backend').split('@')[-1]}"))
+    from .security.redact import mask_dsn
+
+    checks.append(_check("settings", True, f"{brain.dir / 'brain.yml'} valid; backend {mask_dsn(brain.settings.get('backend'))}"))
     missing = [f for f in FOLDERS if not (brain.dir / f).is_dir()]
     checks.append(_check("layout", not missing, "all folders present" if not missing else f"missing: {', '.join(missing)}",
                          "run `brain init` again: it only adds what is missing"))

@@ -64,8 +64,8 @@ SCHEMA: dict[str, Spec] = {
     "log.retention_days": Spec("int", 90, "Rotated log segments not written for this many days are deleted (0 = keep forever)."),
     "handoff.max_bytes": Spec("int", 4096, "Size cap of each `handoffs/<thread>.md` (at least 1024); oldest detail is distilled away first."),
     "handoff.max_threads": Spec("int", 2, "How many thread handoffs of the session the boot's handoff slot offers."),
-    "secrets.redact": Spec("bool", True, "Replace secret shapes (API keys, tokens, private keys, passwords in URLs) with [REDACTED:kind] before memory files and log lines touch disk."),
-    "secrets.patterns": Spec("list[str]", [], "Extra regular expressions redacted like the built-in secret shapes (kind `custom`; a group named `secret` narrows the replaced part)."),
+    "secrets.redact": Spec("bool", True, "Replace secret shapes (API keys, tokens, private keys, passwords in URLs, assigned secrets) with [REDACTED:kind] before any store keeps the text (memory files, log lines, commit messages, coordination rows)."),
+    "secrets.patterns": Spec("list[str]", [], "Extra regular expressions redacted like the built-in secret shapes (kind `custom`; a group named `secret` narrows the replaced part; a repeat inside an unbounded repeat, such as `(a+)+`, is refused)."),
     "territories": Spec("map[str]", {}, "Scribe territories: `area: role`, an area being a memory path or glob (`kernel:` etc. for a layer); writes by another role are refused."),
     "sync.commit_on_write": Spec("bool", False, "Commit each memory write in the git repository that owns the path (its layer's satellite repo, or the project), naming the writer and the reason."),
     "server.max_request_bytes": Spec("int", 1048576, "Largest HTTP request body the MCP/team server accepts (413 above)."),
@@ -289,5 +289,8 @@ def load_settings(brain_dir: Path | None, env: dict[str, str] | None = None) -> 
             settings.sources[key] = var
     backend = settings.get("backend")
     if backend != "sqlite" and not str(backend).startswith(("postgresql://", "postgres://")):
-        raise SettingsError(settings.sources.get("backend", "brain.local.yml"), "backend", "`sqlite` or a postgresql:// URL", repr(backend))
+        from .security.redact import mask_dsn
+
+        raise SettingsError(settings.sources.get("backend", "brain.local.yml"), "backend", "`sqlite` or a postgresql:// URL",
+                            repr(mask_dsn(backend)))
     return settings

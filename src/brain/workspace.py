@@ -118,6 +118,8 @@ class Brain:
         """
         store = self._store(layer)
         path = store.confine(path, write=True)  # the one path rule; the normalized path from here on
+        if self.redactor(path) != path:  # a file name outlives any redaction of its text
+            raise InvalidInput("the path holds a secret shape; name the file without it", field="path")
         if role is not None:
             self.check_territory(path, layer=layer, role=role)
         doc = store.write(path, text, expected_hash=expected_hash)

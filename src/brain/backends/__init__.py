@@ -33,4 +33,6 @@ def open_backend(spec: str, runtime_dir: Path | None = None) -> Backend:
                 raise SettingsError("backend", "backend", "a runtime folder for the embedded SQLite database")
             path = str(Path(runtime_dir) / "brain.db")
         return SqliteBackend(Path(path))
-    raise SettingsError("backend", "backend", "`sqlite` or a postgresql:// URL", repr(spec))
+    from ..security.redact import mask_dsn
+
+    raise SettingsError("backend", "backend", "`sqlite` or a postgresql:// URL", repr(mask_dsn(spec)))

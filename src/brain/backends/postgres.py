@@ -29,11 +29,10 @@ POLL_SECONDS = 0.02
 
 
 def _redact(url: str) -> str:
-    if "@" in url and "://" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        return f"{scheme}://{creds.split(':', 1)[0]}@{host}"
-    return url
+    """The URL as it may be shown: the password masked wherever the URL carries one."""
+    from ..security.redact import mask_dsn
+
+    return mask_dsn(url)
 
 
 class _Tx:

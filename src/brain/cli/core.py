@@ -212,7 +212,10 @@ def cmd_settings(args) -> int:
 
         emit(data, args.json, render)
         return 0
+    from ..security.redact import mask_dsn
+
     brain = open_from_args(args)
-    data = {k: {"value": brain.settings.get(k), "source": brain.settings.sources.get(k, "default")} for k in SCHEMA}
+    # a connection URL (``backend``) or any other value holding one is shown with its password masked
+    data = {k: {"value": mask_dsn(brain.settings.get(k)), "source": brain.settings.sources.get(k, "default")} for k in SCHEMA}
     emit(data, args.json, lambda d: "\n".join(f"{k} = {v['value']!r}  ({v['source']})" for k, v in d.items()))
     return 0

@@ -17,7 +17,7 @@ import secrets
 
 from ..errors import NotFound, ReplyRefused, WaitCycle
 from .model import Ask, AskResult
-from .rules import ALIVE, check_text, resolve_turn_timeout
+from .rules import ALIVE, resolve_turn_timeout
 
 __all__ = ["AsksMixin", "OUTCOMES"]
 
@@ -34,6 +34,7 @@ class AsksMixin:
     clock: object
     config: object
     livestate: object
+    _clean: object  # Coordinator._clean: checked, then redacted
     observer = None  # optional callable(kind, event) told of each ask and reply after commit
 
     def ask_timeout(self) -> float:
@@ -42,7 +43,7 @@ class AsksMixin:
     # -- arming ------------------------------------------------------------------
     def arm(self, session: str, target: str, question: str, *, timeout: float | None = None) -> Ask:
         """Create the ticket (durable, with its absolute deadline); refuse a wait cycle."""
-        question = check_text(question, "question", self.config.text_max)
+        question = self._clean(question, "question", self.config.text_max)
         absolute = self.ask_timeout()
         limit = resolve_turn_timeout(timeout, absolute)
         with self.backend.transaction() as tx:
@@ -172,7 +173,7 @@ class AsksMixin:
     # -- the target's side ----------------------------------------------------------
     def reply(self, session: str, ticket: str, answer: str) -> AskResult:
         """Answer an ask made of ``session``; a second reply, or one after resolution, is refused."""
-        answer = check_text(answer, "answer", self.config.text_max)
+        answer = self._clean(answer, "answer", self.config.text_max)
         with self.backend.transaction() as tx:
             self._touch(tx, session)
             if not self._resolve_in(tx, ticket, "replied", answer, target=session):  # the happy path: one update

@@ -17,6 +17,7 @@ from typing import Callable
 
 from ..errors import ClaimLost, InvalidInput, NotFound
 from ..livestate.store import LiveLimits, LiveState
+from ..security.redact import Redactor
 from .asks import AsksMixin
 from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent
 from .overlap import item_kind, normalize_item, normalized_overlap as items_overlap, overlapping_pairs
@@ -46,13 +47,20 @@ class Coordinator(AsksMixin):
 
     def __init__(self, backend, *, brain_name: str = "brain", machine: str = "localhost",
                  clock: Callable[[], float] = time.time, config: CoordConfig = CoordConfig(),
-                 live_limits: LiveLimits = LiveLimits()) -> None:
+                 live_limits: LiveLimits = LiveLimits(), redact: Callable[[str], str] | None = None) -> None:
         self.backend = backend
         self.brain_name = brain_name
         self.machine = machine
         self.clock = clock
         self.config = config
-        self.livestate = LiveState(backend, clock=clock, limits=live_limits)
+        # every text a session stores (claim items, signals, checkpoints, asks, replies, overlap
+        # decisions) passes here before its row is written; the brain's redactor, else the built-in one
+        self.redact = redact if redact is not None else Redactor()
+        self.livestate = LiveState(backend, clock=clock, limits=live_limits, redact=self.redact)
+
+    def _clean(self, value, field: str, limit: int, *, allow_empty: bool = False) -> str:
+        """Checked (type, size of what was sent), then redacted: what a row of this store may hold."""
+        return self.redact(check_text(value, field, limit, allow_empty=allow_empty))
 
     def _liveness(self, now: float, last_seen: float, ended, waiting_until, pid=None, machine=None) -> str:
         """Liveness from heartbeats, plus a dead-process check for sessions of this machine that gave a pid."""
@@ -193,8 +201,7 @@ class Coordinator(AsksMixin):
         """Grant a claim on a path (glob-aware) or ``name:ITEM``; overlapping claims come back with it."""
         if not isinstance(item, str) or not normalize_item(item) or normalize_item(item) == "name:":
             raise InvalidInput("a claim needs an item: a path, a glob, or name:ITEM", field="item")
-        item = normalize_item(item)
-        check_text(item, "item", self.config.item_max)
+        item = self._clean(normalize_item(item), "item", self.config.item_max)
         lease = self._ttl(ttl)
         with self.backend.transaction() as tx:
             self._touch(tx, session)
@@ -253,7 +260,7 @@ class Coordinator(AsksMixin):
             params.append(int(claim))
         if item is not None:
             sql += " AND item = ?"
-            params.append(normalize_item(item))
+            params.append(self.redact(normalize_item(item)))  # items are stored redacted
         now = self.clock()
         self._expire_in(tx, now)
         rows = tx.execute(sql, params)
@@ -314,7 +321,7 @@ class Coordinator(AsksMixin):
 
     def decide_overlap(self, claim_a: int, claim_b: int, decision: str, *, by: str = "human") -> dict:
         """Record a human decision on an overlap (the watchdog shows it next to the pair)."""
-        decision = check_text(decision, "decision", 1000)
+        decision = self._clean(decision, "decision", 1000)
         a, b = sorted((int(claim_a), int(claim_b)))
         with self.backend.transaction() as tx:
             found = {r[0] for r in tx.execute("SELECT id FROM claims WHERE id IN (?, ?)", (a, b))}
@@ -328,8 +335,8 @@ class Coordinator(AsksMixin):
     # -- signals -------------------------------------------------------------------
     def signal(self, session: str, target: str, body: str, *, kind: str = "note") -> dict:
         """Send to one session, or broadcast to ``<brain>@<machine>`` (its live sessions, not the sender)."""
-        body = check_text(body, "body", self.config.text_max)
-        kind = check_text(kind, "kind", 40)
+        body = self._clean(body, "body", self.config.text_max)
+        kind = self._clean(kind, "kind", 40)
         with self.backend.transaction() as tx:
             self._touch(tx, session)
             now = self.clock()
@@ -399,8 +406,8 @@ class Coordinator(AsksMixin):
     # -- checkpoints ------------------------------------------------------------------
     def checkpoint(self, session: str, step: str, *, note: str = "") -> Checkpoint:
         """Snapshot the session: step, open claims, pending asks, signal cursor, free text."""
-        step = check_text(step, "step", 400)
-        note = check_text(note, "note", self.config.text_max, allow_empty=True)
+        step = self._clean(step, "step", 400)
+        note = self._clean(note, "note", self.config.text_max, allow_empty=True)
         with self.backend.transaction() as tx:
             self._touch(tx, session)
             now = self.clock()

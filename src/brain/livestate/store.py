@@ -58,10 +58,16 @@ def _bounded(value: str, field: str, limit: int) -> str:
 
 
 class LiveState:
-    def __init__(self, backend, *, clock: Callable[[], float] = time.time, limits: LiveLimits = LiveLimits()) -> None:
+    def __init__(self, backend, *, clock: Callable[[], float] = time.time, limits: LiveLimits = LiveLimits(),
+                 redact: Callable[[str], str] | None = None) -> None:
         self.backend = backend
         self.clock = clock
         self.limits = limits
+        if redact is None:
+            from ..security.redact import Redactor
+
+            redact = Redactor()
+        self.redact = redact  # intent, progress and delegation are redacted in ``set_in`` before they are stored
 
     # -- writes ------------------------------------------------------------------
     def set(self, key: str, *, intent: str | None = None, progress: str | None = None,
@@ -96,6 +102,8 @@ class LiveState:
         One upsert that changes only the given fields and bumps the revision; with an
         expected revision the row is read first (writers are serialised, so the check holds).
         """
+        values = {name: self.redact(value) if name in _FIELDS and isinstance(value, str) else value
+                  for name, value in values.items()}
         now = self.clock()
         if expected_revision is not None:
             rows = tx.execute("SELECT revision FROM livestate WHERE key = ?", (key,))

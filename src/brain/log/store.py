@@ -149,11 +149,14 @@ class ConversationLog:
         return written
 
     def redacted(self, turn: Turn) -> Turn:
-        """The turn with secret shapes replaced in its text (the same object when there is none)."""
+        """The turn with secret shapes replaced in its text and file list (the same object when there is none)."""
         if self.redactor is None:
             return turn
         text = self.redactor(turn.text)
-        return turn if text == turn.text else dataclasses.replace(turn, text=text)
+        files = tuple(self.redactor(f) if isinstance(f, str) else f for f in turn.files)
+        if text == turn.text and files == turn.files:
+            return turn
+        return dataclasses.replace(turn, text=text, files=files)
 
     def _segment_start(self, path: Path, st: os.stat_result) -> float | None:
         key = (st.st_dev, st.st_ino)

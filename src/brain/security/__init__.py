@@ -1,12 +1,14 @@
 """Security of what is written: secret redaction and territories (scribes).
 
-- ``redact``: secret shapes (API keys, tokens, private keys, passwords in URLs) are
-  replaced by ``[REDACTED:<kind>]`` before any memory file or log line touches disk;
+- ``redact``: secret shapes (API keys, tokens, private keys, passwords in URLs, assigned
+  secrets) are replaced by ``[REDACTED:<kind>]`` before any store keeps the text (memory
+  files, log lines, commit messages, coordination rows), in linear time on any input;
 - ``territories``: each memory area has one owning writer role; writes from another
   role are refused before anything is written.
 
-Both are pure logic (no I/O): the composition root (``Brain``) applies them on its
-single write path and the conversation log applies redaction on its append path.
+Both are pure logic (no I/O): each store applies redaction on its own write path (``Brain``
+and ``MemoryStore`` for memory, the conversation log's append, ``commit_write``, the
+``Coordinator`` and ``LiveState``), and ``Brain.write`` checks territories.
 """
 
 from __future__ import annotations

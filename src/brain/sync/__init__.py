@@ -105,6 +105,7 @@ def commit_write(brain, path: Path, *, writer: str | None, reason: str | None, l
     body = f"\n\nWriter: {writer or 'unnamed'}\nMachine: {brain.settings.machine}\n"
     if clean_reason:
         body += f"Reason: {clean_reason[:2000]}\n"
+    message, body = brain.redactor(message), brain.redactor(body)  # a commit keeps its path, writer and reason forever
     handle = _lock(brain)
     try:
         git.run("add", "--", rel)
