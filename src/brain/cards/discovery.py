@@ -61,6 +61,7 @@ SPECIAL_NAMES = frozenset({
     "swagger.yml", "alembic.ini", "tsconfig.json",
 }) | frozenset(MANIFESTS)
 # manifests that make their folder a module root (vcpkg/conan only add dependencies to one)
+SOURCE_FOLDERS = frozenset({"src", "lib", "source", "sources"})
 GENERIC = "~"  # a module root whose kind is its dominant language behind the extractor interface
 ROOT_MANIFESTS = frozenset({"go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt"})
 
@@ -424,6 +425,8 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
 
     for gen_root in gen_roots:
         for folder in _split(gen_root, tree.gen_bytes, tree.children, eligible_gen, limits):
+            if folder != gen_root and _parent(folder) == gen_root and folder.rpartition("/")[2] in SOURCE_FOLDERS:
+                continue  # a crate's or library's src/ is the root's own code, not a module of its own
             if folder == gen_root or any(_generic(file_language(f.path)) for f in tree.folders.get(folder, ())):
                 roots.setdefault(folder or ".", GENERIC)
     # loose files: Python and TS/JS outside packages; other languages by their top folder

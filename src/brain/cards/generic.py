@@ -54,7 +54,7 @@ def _member_lines(members: list[dict], level: int) -> list[str]:
     if not members or level >= 3:
         return []
     if level == 2:
-        return ["  - members: " + ", ".join(f"`{m['name']}`" for m in members)]
+        return ["  - members: " + ", ".join(f"`{n}`" for n in dict.fromkeys(m["name"] for m in members))]
     out = []
     for m in members:
         line = f"  - `{m['sig']}`"
@@ -81,7 +81,7 @@ def _merge_methods(entries: list[dict]) -> list[dict]:
 
 def _block(heading: str, entries: list[dict], level: int) -> str:
     if level >= 4:
-        return f"- {heading}: " + ", ".join(f"`{e['name']}`" for e in entries)
+        return f"- {heading}: " + ", ".join(f"`{n}`" for n in dict.fromkeys(" ".join(e["name"].split()) for e in entries))
     lines = [f"### {heading}", ""]
     for e in entries:
         line = f"- `{e['sig']}`"

@@ -367,8 +367,20 @@ class Mapper:
         if module.kind in ("python", "node", "other") or any(p.rpartition("/")[2] in MANIFESTS for p in module.files):
             return ""
         lang = "java" if module.kind == "kotlin" else "c" if module.kind == "cpp" else module.kind
-        manifest = self.nearest_manifest(module.folder + "/x" if module.folder else "x", lang)
-        return (manifest or {}).get("title", "")
+        probe = module.folder + "/x" if module.folder else "x"
+        manifest = self.nearest_manifest(probe, lang)
+        if manifest is None:
+            return ""
+        import importlib
+
+        from .languages.base import LANGUAGE_MODULES
+
+        describe = getattr(importlib.import_module(LANGUAGE_MODULES[module.kind]), "describe_folder", None) \
+            if module.kind in LANGUAGE_MODULES else None
+        if describe is not None:
+            folder = next((f for f, m in self.manifests(lang) if m is manifest), "")
+            return describe(module.folder, folder, manifest)
+        return manifest.get("title", "")
 
     def _ancestor_manifests(self, module: Module) -> list[str]:
         """Manifests in folders above a module: their bytes change what its card says."""

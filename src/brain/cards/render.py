@@ -302,6 +302,8 @@ def exposes_section(inp: RenderInput) -> tuple[str, int]:
         return "_No extractor for this language: see the files below and the How to use section._", 0
     blocks = make(inp)
     if not blocks:
+        if inp.module.kind not in ("python", "node"):
+            return "_Nothing public found by the language's rule (exported names, `pub`, `public`, public headers)._", 0
         return "_Nothing public found (no `__all__`, no public top-level names)._", 0
     levels = [0] * len(blocks)
     texts = [render(0) for _key, render in blocks]
@@ -381,7 +383,7 @@ def _entry_points(inp: RenderInput) -> list[str]:
         if path.endswith("__main__.py") and path in inp.dotted:
             pkg = inp.dotted[path].rpartition(".")[0]
             lines.append(f"- `python -m {pkg}` (`{_rel(module, path)}`)")
-        elif facts.get("main"):
+        elif facts.get("main") is True:
             lines.append(f"- `{_rel(module, path)}` runs as a script (`if __name__ == \"__main__\"`)")
         pkg = facts.get("package")
         if pkg and isinstance(pkg, dict):
@@ -438,8 +440,10 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
                         continue
                     external.add("npm:" + name)
     more_internal, more_counts, generic_external = generic_dependencies(module, inp.facts, inp.resolve_import, inp.external)
+    generic_specs = set()
     for name, specs in more_internal.items():
         internal.setdefault(name, set()).update(specs)
+        generic_specs.update(specs)
         counts[name] = counts.get(name, 0) + more_counts.get(name, 0)
     internal_lines = []
     for name in sorted(internal, key=lambda n: (-counts.get(n, 0), n)):
@@ -450,7 +454,7 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
         internal_lines.append(f"- `{name}` ({n} file{'s' if n != 1 else ''}: {shown}{more})")
     for name in sorted(internal, key=lambda n: (-counts.get(n, 0), n)):
         # the Python modules this one uses from each dependency, for the boot (invisible when rendered)
-        used = [t for t in sorted(internal[name]) if _DOTTED.match(t)]
+        used = [t for t in sorted(internal[name]) if _DOTTED.match(t) and t not in generic_specs]
         if used and "-->" not in name:
             internal_lines.append(f"<!-- brain:uses {name} {','.join(used)} -->")
     external_lines = []
@@ -588,10 +592,16 @@ def render_generated(inp: RenderInput) -> str:
     module = inp.module
     out = [BEGIN, f"# Module `{module.name}`", f"<!-- brain:source sha256:{inp.source_hash} files:{len(module.files)} -->", ""]
     kind_text = {"python": "Python", "node": "TypeScript/Node", "other": "Source"}.get(module.kind) or _label(module.kind)
+    if module.kind in ("c", "cpp"):  # a header-only folder: C++ when its headers were read as C++
+        read_as = [(inp.facts.get(p) or {}).get("lang") for p in module.files]
+        if read_as.count("cpp") > read_as.count("c"):
+            kind_text = _label("cpp")
     desc = f"{kind_text} module in `{module.folder or '.'}/`"
     title = next((f["manifest"]["title"] for p in module.files if (f := inp.facts.get(p) or {}).get("manifest")), "")
     if title:
         desc = f"{title} in `{module.folder or '.'}/`"
+    elif inp.context.startswith(("package ", "module ")):
+        desc = f"{kind_text} {inp.context}, in `{module.folder or '.'}/`"
     elif inp.context:
         desc += f", part of {inp.context}"
     if module.package:

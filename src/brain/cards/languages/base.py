@@ -173,6 +173,13 @@ def extract_with(lang_name: str, raw: bytes, path: str, *, dotted: str | None = 
     """Run one language's extractor; a missing grammar wheel is a file not read, naming the extra."""
     mod = _module(lang_name)
     try:
-        return mod.extract(raw, path, dotted=dotted)
+        facts = mod.extract(raw, path, dotted=dotted)
     except ImportError:
         return missing_grammar(mod.LANGUAGE)
+    except RecursionError:
+        return {"status": "unread", "reason": "nested too deeply"}
+    if facts.get("status") == "ok":
+        facts["lang"] = lang_name  # the module's label follows what its files were read as (.h: C or C++)
+    if facts.get("test") and facts.get("routes"):
+        facts["routes"] = []  # a test's routes are fixtures, not the module's API
+    return facts

@@ -264,10 +264,33 @@ class _Walker:
                                  "doc": _doc(src, doc_node), "members": members})
 
 
+# Macros a parser cannot see through: a line that is only a macro name (`FMT_BEGIN_NAMESPACE`,
+# `Q_OBJECT`) and attribute-like macros before a declaration (`FMT_API`, `JV_EXPORT`,
+# `FMT_CONSTEXPR`). They are blanked with spaces (lines and offsets stay) before parsing.
+_BARE_MACRO_LINE = re.compile(rb"^[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]+[ \t]*$", re.M)
+_ATTRIBUTE_MACRO = re.compile(
+    rb"\b[A-Z][A-Z0-9]*_(?:API|EXPORT|EXTERN|DLL|PUBLIC|INLINE|CONSTEXPR[0-9]*|CONSTEVAL|DEPRECATED|NODISCARD|NORETURN|"
+    rb"ALWAYS_INLINE|NOINLINE|VISIBLE|VISIBILITY|HIDDEN|FORCE_INLINE|MAYBE_UNUSED|UNUSED|CDECL|STDCALL)\b(?=[ \t\n*&])")
+
+
+_MAIN = re.compile(rb"^[ \t]*(?:int|void)[ \t]+main[ \t]*\(", re.M)
+
+
+def _blank(match: re.Match) -> bytes:
+    return b" " * (match.end() - match.start())
+
+
+def _without_macros(raw: bytes) -> bytes:
+    if b"_" not in raw:
+        return raw
+    return _ATTRIBUTE_MACRO.sub(_blank, _BARE_MACRO_LINE.sub(_blank, raw))
+
+
 def extract_c_family(raw: bytes, path: str, grammar: str, lang: Language) -> dict:
     bad = ts.decode_or_unread(raw)
     if bad:
         return bad
+    raw = _without_macros(raw)
     root, err = ts.parse(grammar, raw)
     if err:
         return err
@@ -277,14 +300,23 @@ def extract_c_family(raw: bytes, path: str, grammar: str, lang: Language) -> dic
         walker.walk(root)
     except RecursionError:
         return {"status": "unread", "reason": "nested too deeply"}
-    facts: dict = {"status": "ok", "exports": walker.exports if header else [], "imports": sorted(set(walker.imports)),
+    exports: list[dict] = []
+    seen: set[tuple[str, str]] = set()
+    for entry in walker.exports:  # one entry per name (#if branches, overloads' first), macros after the rest
+        entry["name"] = ts.squash(entry["name"], 80)
+        key = (entry["kind"], entry["name"])
+        if key not in seen:
+            seen.add(key)
+            exports.append(entry)
+    exports.sort(key=lambda e: e["kind"] == "macro")
+    facts: dict = {"status": "ok", "exports": exports if header else [], "imports": sorted(set(walker.imports)),
                    "symbols": walker.symbols}
     place = _public_by_place(path)
     if not header:
         facts["public"] = False
     elif place is not None:
         facts["public"] = place
-    if walker.main:
+    if walker.main or (not header and _MAIN.search(raw)):  # the regex: a main split by #ifdef branches
         facts["main"] = "main()"
     if lang.is_test(path):
         facts["test"] = True

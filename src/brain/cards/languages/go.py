@@ -16,7 +16,8 @@ import re
 from . import _treesitter as ts
 from .base import Language, Symbol
 
-__all__ = ["LANGUAGE", "MANIFEST_PARSERS", "extract", "parse_go_mod", "external_name", "is_stdlib", "resolve_import"]
+__all__ = ["LANGUAGE", "MANIFEST_PARSERS", "extract", "parse_go_mod", "external_name", "is_stdlib", "resolve_import", "external",
+           "describe_folder"]
 
 LANGUAGE = Language(
     name="go", label="Go", extensions=(".go",), extra="go", grammar="tree_sitter_go",
@@ -336,3 +337,11 @@ def external(spec: str, from_path: str, ctx) -> tuple[str, str | None, str] | No
     if name is None:
         return None
     return name, declared.get(name), "go.mod"
+
+
+def describe_folder(folder: str, manifest_folder: str, manifest: dict) -> str:
+    """How a Go developer names a folder of a module: its import path."""
+    name = manifest.get("name") or ""
+    rest = folder[len(manifest_folder):].strip("/") if manifest_folder else folder
+    path = "/".join(p for p in (name, rest) if p)
+    return f"package `{path}` of {manifest.get('title', 'a Go module')}" if path else manifest.get("title", "")

@@ -16,7 +16,7 @@ import re
 from . import _treesitter as ts
 from .base import Language, Symbol
 
-__all__ = ["LANGUAGE", "MANIFEST_PARSERS", "extract", "parse_pom", "parse_gradle", "resolve_import", "external",
+__all__ = ["describe_folder", "LANGUAGE", "MANIFEST_PARSERS", "extract", "parse_pom", "parse_gradle", "resolve_import", "external",
            "jvm_resolve", "jvm_external"]
 
 LANGUAGE = Language(
@@ -314,3 +314,15 @@ def resolve_import(spec: str, from_path: str, ctx) -> str | None:
 
 def external(spec: str, from_path: str, ctx) -> tuple[str, str | None, str] | None:
     return jvm_external(spec, from_path, ctx, "pom.xml")
+
+
+def describe_folder(folder: str, manifest_folder: str, manifest: dict) -> str:
+    """How a Java developer names a folder: its package (``src/main/java/a/b`` is ``a.b``)."""
+    rest = folder[len(manifest_folder):].strip("/") if manifest_folder else folder
+    for root in ("src/main/java/", "src/main/kotlin/", "src/java/", "src/", "java/"):
+        if rest.startswith(root):
+            rest = rest[len(root):]
+            break
+    package = rest.replace("/", ".")
+    title = manifest.get("title", "")
+    return f"package `{package}` of {title}" if package else title

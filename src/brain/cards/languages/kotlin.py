@@ -14,7 +14,7 @@ from . import _treesitter as ts
 from .base import Language, Symbol
 from .java import _join, _route_of, jvm_external, jvm_resolve
 
-__all__ = ["LANGUAGE", "extract", "resolve_import", "external"]
+__all__ = ["describe_folder", "LANGUAGE", "extract", "resolve_import", "external"]
 
 LANGUAGE = Language(
     name="kotlin", label="Kotlin", extensions=(".kt", ".kts"), extra="kotlin", grammar="tree_sitter_kotlin",
@@ -208,3 +208,6 @@ def resolve_import(spec: str, from_path: str, ctx) -> str | None:
 
 def external(spec: str, from_path: str, ctx) -> tuple[str, str | None, str] | None:
     return jvm_external(spec, from_path, ctx, "build.gradle.kts")
+
+
+from .java import describe_folder  # noqa: E402,F401 - same package naming as Java

@@ -19,7 +19,7 @@ import re
 from . import _treesitter as ts
 from .base import Language, Symbol
 
-__all__ = ["LANGUAGE", "MANIFEST_PARSERS", "extract", "parse_cargo", "unit_of", "resolve_import", "external"]
+__all__ = ["describe_folder", "LANGUAGE", "MANIFEST_PARSERS", "extract", "parse_cargo", "unit_of", "resolve_import", "external"]
 
 LANGUAGE = Language(
     name="rust", label="Rust", extensions=(".rs",), extra="rust", grammar="tree_sitter_rust",
@@ -113,11 +113,13 @@ def _use_paths(src: bytes, node, prefix: str = "") -> list[tuple[str, str]]:
     return []
 
 
-def _items(src: bytes, container, prefix: str, facts: dict, exports: list, symbols: list, exported_scope: bool) -> None:
+def _items(src: bytes, container, prefix: str, facts: dict, exports: list, symbols: list, exported_scope: bool,
+           offset: int = 0, depth: int = 0) -> None:
     for node in container.named_children:
         kind = node.type
         public = exported_scope and _pub(src, node)
         start, end = ts.lines(node)
+        start, end = start + offset, end + offset
         if kind == "function_item":
             name = ts.text(src, node.child_by_field_name("name"))
             sig = _fn_sig(src, node)
@@ -146,7 +148,7 @@ def _items(src: bytes, container, prefix: str, facts: dict, exports: list, symbo
                         mname = ts.text(src, item.child_by_field_name("name"))
                         msig = _fn_sig(src, item)
                         m_start, m_end = ts.lines(item)
-                        symbols.append(Symbol(f"{prefix}{name}.{mname}", "method", m_start, m_end, public, msig))
+                        symbols.append(Symbol(f"{prefix}{name}.{mname}", "method", m_start + offset, m_end + offset, public, msig))
                         members.append({"kind": "method", "name": mname, "sig": msig, "doc": _doc(src, item)})
             symbols.append(Symbol(prefix + name, "enum" if word == "enum" else "trait" if word == "trait" else "struct",
                                   start, end, public, sig))
@@ -164,7 +166,7 @@ def _items(src: bytes, container, prefix: str, facts: dict, exports: list, symbo
                 msig = _fn_sig(src, item)
                 m_start, m_end = ts.lines(item)
                 m_public = exported_scope and (trait is not None or _pub(src, item))
-                symbols.append(Symbol(f"{prefix}{type_name}.{mname}", "method", m_start, m_end, m_public, msig))
+                symbols.append(Symbol(f"{prefix}{type_name}.{mname}", "method", m_start + offset, m_end + offset, m_public, msig))
                 if trait is None and m_public:
                     exports.append({"kind": "method", "name": f"{type_name}.{mname}", "sig": msig, "doc": _doc(src, item)})
         elif kind in ("const_item", "static_item", "type_item"):
@@ -207,9 +209,23 @@ def _items(src: bytes, container, prefix: str, facts: dict, exports: list, symbo
             body = node.child_by_field_name("body")
             if body is not None:
                 if name != "tests":
-                    _items(src, body, f"{prefix}{name}.", facts, exports if public else [], symbols, public)
+                    _items(src, body, f"{prefix}{name}.", facts, exports if public else [], symbols, public, offset, depth)
             elif not _pub(src, node) and facts["unit"]:
                 facts["hides"].append(f"{facts['unit']}::{name}")
+            if public:
+                exports.append({"kind": "mod", "name": name, "sig": f"pub mod {name}", "doc": _doc(src, node)})
+        elif kind == "macro_invocation" and depth < 3:
+            # items wrapped in a macro (`cfg_if!`, tokio's `cfg_net! { pub mod net; }`): read the body as items
+            macro = ts.text(src, node.child_by_field_name("macro"))
+            tree = next((c for c in node.named_children if c.type == "token_tree"), None)
+            if tree is not None and macro not in ("macro_rules", "vec", "println", "format", "assert", "write") and \
+                    ts.text(src, tree)[:1] == "{":
+                inner = src[tree.start_byte + 1:tree.end_byte - 1]
+                if b"fn " in inner or b"mod " in inner or b"use " in inner or b"struct " in inner:
+                    sub_root, err = ts.parse(LANGUAGE.grammar, inner)
+                    if sub_root is not None and not err:
+                        _items(inner, sub_root, prefix, facts, exports, symbols, exported_scope,
+                               offset + tree.start_point[0], depth + 1)
         elif kind == "attribute_item":
             match = _ROUTE_ATTR.match(ts.text(src, node)[2:-1].strip())
             nxt = node.next_named_sibling
@@ -358,20 +374,31 @@ def _crate_folder(path: str, ctx) -> tuple[str, dict] | None:
     return None
 
 
+def _module_folder(path: str) -> str:
+    """The folder of a file's module: ``a/b.rs`` is module ``b`` whose children live in ``a/b/``;
+    ``a/mod.rs``, ``lib.rs`` and ``main.rs`` are their folder's module."""
+    folder, _, name = path.rpartition("/")
+    if name in ("mod.rs", "lib.rs", "main.rs"):
+        return folder
+    return f"{folder}/{name[:-3]}" if folder else name[:-3]
+
+
 def resolve_import(spec: str, from_path: str, ctx) -> str | None:
     """The repository path a ``use`` path lands in: ``crate::``/``self::``/``super::`` or a workspace crate."""
     parts = [p for p in spec.split("::") if p and p != "*"]
     if not parts:
         return None
     head = parts[0]
+    here = _module_folder(from_path)
     if head in ("self", "super"):
-        base = from_path.rpartition("/")[0]
-        for p in parts:
-            if p == "super":
+        base = here
+        rest = list(parts)
+        while rest and rest[0] in ("self", "super"):
+            if rest.pop(0) == "super":
                 base = base.rpartition("/")[0]
-            elif p != "self":
-                break
-        return base or None
+        return "/".join(p for p in [base] + rest[:1] if p) or None
+    if head not in _STD and (ctx.exists(f"{here}/{head}.rs") or ctx.exists(f"{here}/{head}/mod.rs")):
+        return f"{here}/{head}"  # Rust 2018 paths: a child module named without `self::`
     if head == "crate":
         crate = _crate_folder(from_path, ctx)
         if crate is None:
@@ -387,8 +414,8 @@ def resolve_import(spec: str, from_path: str, ctx) -> str | None:
 
 def external(spec: str, from_path: str, ctx) -> tuple[str, str | None, str] | None:
     head = spec.split("::", 1)[0]
-    if head in _STD or not head:
-        return None
+    if head in _STD or not head or head[0].isupper():
+        return None  # the standard library, or an enum's variants brought into scope (`use Kind::*`)
     crate = _crate_folder(from_path, ctx)
     declared = (crate[1].get("declared") if crate else None) or {}
     if head not in declared:
@@ -397,3 +424,12 @@ def external(spec: str, from_path: str, ctx) -> tuple[str, str | None, str] | No
             if not manifest.get("name") and head in (manifest.get("declared") or {}):
                 return head, manifest["declared"][head], "Cargo.toml"
     return head, declared.get(head), "Cargo.toml"
+
+
+def describe_folder(folder: str, manifest_folder: str, manifest: dict) -> str:
+    """How a Rust developer names a folder of a crate: its module path (``src/sync`` is ``crate::sync``)."""
+    rest = folder[len(manifest_folder):].strip("/") if manifest_folder else folder
+    if rest.startswith("src/"):
+        path = "::".join([manifest.get("lib") or "crate"] + rest[4:].split("/"))
+        return f"module `{path}` of {manifest.get('title', 'a Rust crate')}"
+    return manifest.get("title", "")
