@@ -423,12 +423,26 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
     def eligible_gen(child: str) -> bool:
         return child not in gen_root_set and child not in tree.node_roots and child not in packages and not tree.non_module(child)
 
+    def own_code(folder: str) -> bool:
+        return any(_generic(file_language(f.path)) for f in tree.folders.get(folder, ()))
+
+    def promote(folder: str) -> None:
+        """A split folder without code of its own (Go's cmd/, Java's com/) passes the card to its subfolders."""
+        if own_code(folder):
+            roots.setdefault(folder, GENERIC)
+            return
+        for child in sorted(tree.children.get(folder, ())):
+            if eligible_gen(child) and tree.gen_bytes.get(child, 0) >= limits[1]:
+                promote(child)
+
     for gen_root in gen_roots:
         for folder in _split(gen_root, tree.gen_bytes, tree.children, eligible_gen, limits):
             if folder != gen_root and _parent(folder) == gen_root and folder.rpartition("/")[2] in SOURCE_FOLDERS:
                 continue  # a crate's or library's src/ is the root's own code, not a module of its own
-            if folder == gen_root or any(_generic(file_language(f.path)) for f in tree.folders.get(folder, ())):
+            if folder == gen_root:
                 roots.setdefault(folder or ".", GENERIC)
+            else:
+                promote(folder)
     # loose files: Python and TS/JS outside packages; other languages by their top folder
     owner_cache: dict[str, str | None] = {}
     loose_gen: list[str] = []

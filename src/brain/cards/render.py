@@ -354,7 +354,7 @@ def exposed_names(inp: RenderInput) -> set[str]:
         for path in inp.module.files:
             for e in (inp.facts.get(path) or {}).get("exports") or []:
                 names.add(e["name"])
-                names.update(f"{e['name']}.{m['name']}" for m in e.get("members") or [] if m.get("kind") == "method")
+                names.update(f"{e['name']}.{m['name']}" for m in e.get("members") or [] if isinstance(m, dict) and m.get("kind") == "method")
     return names
 
 

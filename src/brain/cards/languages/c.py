@@ -209,8 +209,8 @@ class _Walker:
         public = exported and self.header
         word = {"struct_specifier": "struct", "union_specifier": "union", "enum_specifier": "enum", "class_specifier": "class"}[node.type]
         sig = template + _sig(src, node, limit=140)
-        if typedef_names and not ts.text(src, node.child_by_field_name("name")):
-            sig = f"typedef {sig.strip()} {{…}} {name}"
+        if typedef_names:
+            sig = f"typedef {sig.strip()} {{…}} {', '.join(n for n in typedef_names if n)}"
         qual = prefix + name
         span = doc_node if doc_node.type in ("template_declaration", "type_definition") else node
         self.add_symbol(qual, {"struct": "struct", "union": "struct", "enum": "enum", "class": "class"}[word], span, public, sig)

@@ -296,14 +296,18 @@ def jvm_external(spec: str, from_path: str, ctx, file_name: str) -> tuple[str, s
     manifest = ctx.nearest_manifest(from_path, "java")
     declared = (manifest or {}).get("declared") or {}
     best = None
+    best_shared = 1
+    parts = spec.split(".")
     for key, requirement in declared.items():
-        group = key.split(":", 1)[0]
-        if spec.startswith(group + ".") or spec == group:
-            if best is None or len(group) > len(best[0].split(":", 1)[0]):
-                best = (key, requirement)
+        group = key.split(":", 1)[0].split(".")
+        shared = 0
+        while shared < min(len(group), len(parts)) and group[shared] == parts[shared]:
+            shared += 1
+        # a package and its artifact's groupId share at least two segments (org.springframework.web / .boot)
+        if shared > best_shared or (shared == best_shared and shared >= 2 and best is not None and "(test)" in best[1]):
+            best, best_shared = (key, requirement), shared
     if best:
         return best[0], best[1], file_name
-    parts = spec.split(".")
     name = ".".join(parts[:3] if parts[0] in ("org", "com", "io", "net", "dev") and len(parts) > 3 else parts[:2])
     return name, None, (manifest or {}).get("file") or file_name
 
