@@ -164,8 +164,8 @@ def generic_dependencies(module, facts: dict[str, dict], resolve: Callable[[str,
     found: dict[str, tuple[str | None, str]] = {}
     for path in module.files:
         f = facts.get(path) or {}
-        if f.get("status") != "ok" or "imports" not in f or f.get("package") is not None:
-            continue
+        if f.get("status") != "ok" or "imports" not in f or f.get("package") is not None or f.get("test"):
+            continue  # a test's imports (testify, fixtures) are not what the module depends on
         seen_here: set[str] = set()
         for spec in f.get("imports") or []:
             target = resolve(spec, path)

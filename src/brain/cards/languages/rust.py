@@ -278,6 +278,10 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
             facts["main"] = label
     if b".route(" in src:
         facts["routes"].extend(_routes(src, root))
+    # a private module whose items this file re-exports (`mod bounded; pub use self::bounded::Sender;`) is API
+    reexported = {e["sig"][len("pub use "):].split("::")[0 if not e["sig"].startswith("pub use self::") else 1]
+                  for e in exports if e["kind"] == "use"}
+    facts["hides"] = [h for h in facts["hides"] if h.rpartition("::")[2] not in reexported]
     if not facts["hides"]:
         del facts["hides"]
     if LANGUAGE.is_test(path):
@@ -396,7 +400,7 @@ def resolve_import(spec: str, from_path: str, ctx) -> str | None:
         while rest and rest[0] in ("self", "super"):
             if rest.pop(0) == "super":
                 base = base.rpartition("/")[0]
-        return "/".join(p for p in [base] + rest[:1] if p) or None
+        return "/".join(p for p in [base] + rest if p) or None
     if head not in _STD and (ctx.exists(f"{here}/{head}.rs") or ctx.exists(f"{here}/{head}/mod.rs")):
         return f"{here}/{head}"  # Rust 2018 paths: a child module named without `self::`
     if head == "crate":
@@ -404,11 +408,11 @@ def resolve_import(spec: str, from_path: str, ctx) -> str | None:
         if crate is None:
             return None
         src_dir = "/".join(p for p in (crate[0], "src") if p)
-        return "/".join([src_dir] + parts[1:2])
+        return "/".join([src_dir] + parts[1:])  # the deepest module folder on the path owns it
     for folder, manifest in ctx.manifests("rust"):
         if manifest.get("lib") == head or (manifest.get("name") or "").replace("-", "_") == head:
             src_dir = "/".join(p for p in (folder, "src") if p)
-            return "/".join([src_dir] + parts[1:2])
+            return "/".join([src_dir] + parts[1:])
     return None
 
 
