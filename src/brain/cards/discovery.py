@@ -50,10 +50,12 @@ LANG_EXT = {
     ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".kts": "kotlin",
     ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp",
     ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp", ".inl": "cpp", ".tpp": "cpp",
+    ".cs": "csharp", ".rb": "ruby", ".rake": "ruby", ".php": "php",
 }
 MANIFESTS = {
     "go.mod": "go", "go.work": "go", "Cargo.toml": "rust", "pom.xml": "java", "build.gradle": "java",
     "build.gradle.kts": "java", "CMakeLists.txt": "c", "vcpkg.json": "c", "conanfile.txt": "c",
+    "Gemfile": "ruby", "composer.json": "php",
 }
 # files that change what a card says even though they are not code
 SPECIAL_NAMES = frozenset({
@@ -63,7 +65,8 @@ SPECIAL_NAMES = frozenset({
 # manifests that make their folder a module root (vcpkg/conan only add dependencies to one)
 SOURCE_FOLDERS = frozenset({"src", "lib", "source", "sources"})
 GENERIC = "~"  # a module root whose kind is its dominant language behind the extractor interface
-ROOT_MANIFESTS = frozenset({"go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt"})
+ROOT_MANIFESTS = frozenset({"go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt",
+                            "Gemfile", "composer.json"})
 
 # folders never scanned, wherever they are
 SKIP_DIRS = frozenset({

@@ -93,6 +93,9 @@ LANGUAGE_MODULES = {
     "kotlin": "brain.cards.languages.kotlin",
     "c": "brain.cards.languages.c",
     "cpp": "brain.cards.languages.cpp",
+    "csharp": "brain.cards.languages.csharp",
+    "ruby": "brain.cards.languages.ruby",
+    "php": "brain.cards.languages.php",
 }
 
 _LOADED: dict[str, object] = {}
