@@ -36,7 +36,7 @@ def test_registry_matches_discovery_and_every_language_is_data():
 SAMPLES = ["x.go", "x.rs", "X.java", "x.kt", "x.js", "x.mjs", "x.cjs", "x.jsx", "x.ts", "x.c", "x.h", "x.cpp", "x.hpp",
            "go.mod", "go.work", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt",
            "vcpkg.json", "conanfile.txt", "src/main.rs", "include/a/b.h", "cmd/x/main.go", "x.cs", "x.rb", "x.php",
-           "Gemfile", "composer.json"]
+           "Gemfile", "composer.json", "x.scala", "x.swift", "build.sbt", "Package.swift"]
 CODE_BITS = ["package main\n", "func main() {", "pub fn f(", "impl X {", "public class A {", "#include <a.h>\n",
              "#ifdef X\n", "namespace n {", "template <typename T>", "module.exports = ", "export default ", "}", "<?php ",
              "class A\n", "def f\n", "end\n", "private\n", "public class C {",

@@ -181,3 +181,94 @@ def test_csharp_card(brain):
     by = {s.qualname: s for s in facts["symbols"]}
     assert by["ItemsController.Get"] == Symbol("ItemsController.Get", "method", 14, 15, True, "Item Get(int id)")
     assert by["ItemsController.Audit"].exported is False and facts["unit"] == "Shop.Api"
+
+
+SERVICE_SCALA = '''package shop.api
+
+import shop.model.Item
+import cats.effect.IO
+
+/** Finds items. */
+class ItemService(repo: Repo) {
+  /** One item by id. */
+  def find(id: Long): Option[Item] = repo.get(id)
+
+  private def audit(): Unit = ()
+}
+
+trait Repo {
+  def get(id: Long): Option[Item]
+}
+
+object Main {
+  def main(args: Array[String]): Unit = ()
+}
+'''
+
+
+def test_scala_sbt_card(brain):
+    pytest.importorskip("tree_sitter_scala")
+    repo = brain.repo
+    write(repo, "build.sbt", 'name := "shop"\nlibraryDependencies += "org.typelevel" %% "cats-effect" % "3.5.4"\n')
+    write(repo, "src/main/scala/shop/api/ItemService.scala", SERVICE_SCALA)
+    write(repo, "src/main/scala/shop/model/Item.scala", "package shop.model\n\n/** An item. */\ncase class Item(id: Long)\n")
+    write(repo, "src/test/scala/shop/ItemServiceSpec.scala", "class ItemServiceSpec\n")
+    brain.map()
+    text = card(brain, ".")
+    assert "sbt project `shop` in `./`." in text
+    assert "- `class ItemService(repo: Repo)` — Finds items." in text
+    assert "  - `def find(id: Long): Option[Item]` — One item by id." in text and "audit" not in text.split("## Files")[0]
+    assert "- `trait Repo`" in text and "- `case class Item(id: Long)` — An item." in text
+    assert "- `sbt \"runMain shop.api.Main\"` (`src/main/scala/shop/api/ItemService.scala`)" in text
+    assert "- `org.typelevel:cats-effect` — declared (`org.typelevel:cats-effect 3.5.4`)" in text
+    assert "ItemServiceSpec" not in text
+    facts = extract_file("src/main/scala/shop/api/ItemService.scala", SERVICE_SCALA.encode(), dotted=None, max_bytes=10**6)
+    by = {s.qualname: s for s in facts["symbols"]}
+    assert by["ItemService.find"] == Symbol("ItemService.find", "method", 9, 9, True, "def find(id: Long): Option[Item]")
+    assert by["ItemService.audit"].exported is False and by["ItemService"].start == 7 and by["ItemService"].end == 12
+
+
+CART_SWIFT = '''import Foundation
+
+/// A shopping cart.
+public struct Cart {
+    /// The items in it.
+    public private(set) var items: [String] = []
+    var cache = 0
+
+    /// Adds an item.
+    public mutating func add(_ item: String) {
+        items.append(item)
+    }
+
+    func recount() {}
+}
+
+/// Totals a cart.
+public func total(_ cart: Cart) -> Int { cart.items.count }
+
+func helper() {}
+'''
+
+
+def test_swift_package_card(brain):
+    pytest.importorskip("tree_sitter_swift")
+    repo = brain.repo
+    write(repo, "Package.swift", '// swift-tools-version:5.9\nimport PackageDescription\nlet package = Package(name: "Shop",\n'
+                                 '  dependencies: [.package(url: "https://github.com/vapor/vapor.git", from: "4.0.0")])\n')
+    write(repo, "Sources/Shop/Cart.swift", CART_SWIFT)
+    write(repo, "Sources/App/main.swift", 'import Vapor\nimport Shop\nlet app = Application()\napp.get("carts", ":id") { req in "" }\n')
+    brain.map()
+    text = card(brain, ".")
+    assert "Swift package `Shop` in `./`." in text
+    assert "- `public struct Cart` — A shopping cart." in text
+    assert "  - `public mutating func add(_ item: String)` — Adds an item." in text
+    assert "recount" not in text.split("## Files")[0] and "helper" not in text.split("## Files")[0]
+    assert "- `public func total(_ cart: Cart) -> Int` — Totals a cart." in text
+    assert "- `swift run` (`Sources/App/main.swift`)" in text
+    assert "- `GET /carts/:id` → `(closure)` (Sources/App/main.swift)" in text
+    assert "- `vapor` — declared (`vapor (from: \"4.0.0\")`)" in text
+    facts = extract_file("Sources/Shop/Cart.swift", CART_SWIFT.encode(), dotted=None, max_bytes=10**6)
+    by = {s.qualname: s for s in facts["symbols"]}
+    assert by["Cart"].kind == "struct" and (by["Cart"].start, by["Cart"].end) == (4, 15)
+    assert by["Cart.add"].start == 10 and by["Cart.add"].end == 12 and by["Cart.recount"].exported is False

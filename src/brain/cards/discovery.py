@@ -50,12 +50,12 @@ LANG_EXT = {
     ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".kts": "kotlin",
     ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp",
     ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp", ".inl": "cpp", ".tpp": "cpp",
-    ".cs": "csharp", ".rb": "ruby", ".rake": "ruby", ".php": "php",
+    ".cs": "csharp", ".rb": "ruby", ".rake": "ruby", ".php": "php", ".scala": "scala", ".sc": "scala", ".swift": "swift",
 }
 MANIFESTS = {
     "go.mod": "go", "go.work": "go", "Cargo.toml": "rust", "pom.xml": "java", "build.gradle": "java",
     "build.gradle.kts": "java", "CMakeLists.txt": "c", "vcpkg.json": "c", "conanfile.txt": "c",
-    "Gemfile": "ruby", "composer.json": "php",
+    "Gemfile": "ruby", "composer.json": "php", "build.sbt": "scala", "Package.swift": "swift",
 }
 # files that change what a card says even though they are not code
 SPECIAL_NAMES = frozenset({
@@ -66,7 +66,7 @@ SPECIAL_NAMES = frozenset({
 SOURCE_FOLDERS = frozenset({"src", "lib", "source", "sources"})
 GENERIC = "~"  # a module root whose kind is its dominant language behind the extractor interface
 ROOT_MANIFESTS = frozenset({"go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt",
-                            "Gemfile", "composer.json"})
+                            "Gemfile", "composer.json", "build.sbt", "Package.swift"})
 
 # folders never scanned, wherever they are
 SKIP_DIRS = frozenset({

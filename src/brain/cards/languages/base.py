@@ -96,6 +96,8 @@ LANGUAGE_MODULES = {
     "csharp": "brain.cards.languages.csharp",
     "ruby": "brain.cards.languages.ruby",
     "php": "brain.cards.languages.php",
+    "scala": "brain.cards.languages.scala",
+    "swift": "brain.cards.languages.swift",
 }
 
 _LOADED: dict[str, object] = {}
