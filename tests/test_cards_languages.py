@@ -103,3 +103,35 @@ def test_extras_are_declared_for_every_grammar():
             assert lang.extra in extras["languages"][0]
     assert "languages" in extras["all"][0] and "agent-brain[all]" in extras["dev"]
     assert not any("language-pack" in req for reqs in extras.values() for req in reqs)
+
+
+def test_pre_commit_hook_stages_the_card_of_a_rust_crate(brain):
+    pytest.importorskip("tree_sitter_rust")
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=brain.repo, capture_output=True, text=True, env=env)
+
+    for crate in ("pay", "ship"):
+        (brain.repo / crate / "src").mkdir(parents=True)
+        (brain.repo / crate / "Cargo.toml").write_text(f'[package]\nname = "{crate}"\nversion = "0.1.0"\n')
+        (brain.repo / crate / "src/lib.rs").write_text("/// Does it.\npub fn run() {}\n")
+    brain.map()
+    git("add", "-A")
+    git("commit", "-q", "-m", "crates and cards")
+    hook = subprocess.run([sys.executable, "-m", "brain", "install", "git-hook"], cwd=brain.repo, capture_output=True,
+                          text=True, env=env)
+    assert hook.returncode == 0, hook.stderr
+    (brain.repo / "pay/src/lib.rs").write_text("/// Does it.\npub fn run() {}\n\n/// Pays.\npub fn pay(cents: u64) -> bool { true }\n")
+    (brain.repo / "ship/src/lib.rs").write_text("pub fn run(fast: bool) {}\n")  # changed, not staged
+    git("add", "pay/src/lib.rs")
+    commit = git("commit", "-q", "-m", "pay")
+    assert commit.returncode == 0, commit.stderr
+    files = git("show", "--name-only", "--format=", "HEAD").stdout.split()
+    assert sorted(files) == [".brain/modules/pay.md", "pay/src/lib.rs"]
+    assert "- `fn pay(cents: u64) -> bool` — Pays." in git("show", "HEAD:.brain/modules/pay.md").stdout
+    assert brain.map(check=True).stale == ["ship"]

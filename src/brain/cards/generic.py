@@ -8,6 +8,7 @@ TypeScript/Node keep their own richer blocks in render.py.
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from .markers import sanitize
@@ -15,7 +16,9 @@ from .markers import sanitize
 __all__ = ["generic_blocks", "generic_entry_points", "generic_dependencies", "manifest_lines", "MAX_DECLARED"]
 
 MAX_DECLARED = 30
+MAX_NAMES = 40
 _SEPARATORS = ("::", ".", "/")
+_INTERNAL_NAME = re.compile(r"(?i)(^|[_.-])(private|priv|internal|impl|inl|detail|details|util|utils|compat|test)[_.-]")
 
 
 def _rel(folder: str, path: str) -> str:
@@ -80,8 +83,10 @@ def _merge_methods(entries: list[dict]) -> list[dict]:
 
 
 def _block(heading: str, entries: list[dict], level: int) -> str:
-    if level >= 4:
-        return f"- {heading}: " + ", ".join(f"`{n}`" for n in dict.fromkeys(" ".join(e["name"].split()) for e in entries))
+    if level >= 4:  # names only, the first MAX_NAMES of a large file (a card names the file to read for the rest)
+        names = list(dict.fromkeys(" ".join(e["name"].split()) for e in entries))
+        more = f" and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else ""
+        return f"- {heading}: " + ", ".join(f"`{n}`" for n in names[:MAX_NAMES]) + more
     lines = [f"### {heading}", ""]
     for e in entries:
         line = f"- `{e['sig']}`"
@@ -103,7 +108,9 @@ def generic_blocks(module, facts: dict[str, dict]) -> list[tuple[str, Callable[[
         key = (path.rpartition("/")[0], f.get("unit") or "") if f.get("group") == "folder" else (path, "")
         groups.setdefault(key, []).append(path)
     blocks = []
-    for key in sorted(groups):
+    # files whose names say they are internal (jv_private.h, format-inl.h, detail.rs) come last, so a budget
+    # cut drops them first
+    for key in sorted(groups, key=lambda k: (bool(_INTERNAL_NAME.search(k[0].rpartition("/")[2])), k)):
         paths = groups[key]
         entries: list[dict] = []
         for path in paths:

@@ -31,7 +31,8 @@ LANGUAGE = Language(
 HEADER_EXT = (".h", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".inl", ".tpp")
 _PRIVATE_DIRS = frozenset({"internal", "detail", "details", "private", "impl", "src"})
 _GUARD = re.compile(r"^_*[A-Z0-9_]*_(H|HPP|HH|HXX|H_|HPP_|INCLUDED|INCLUDED_|H__)_*$")
-_CONTAINERS = ("preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef")
+_CONTAINERS = ("preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif", "preproc_elifdef", "ERROR")  # ERROR: a
+# guard the parser could not close still holds well-formed declarations
 _COMMENTS = ("comment",)
 
 
