@@ -31,7 +31,7 @@ __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
 log = logging.getLogger("brain.cards")
 
-EXTRACTOR_VERSION = "9"
+EXTRACTOR_VERSION = "10"  # 10: the language extractors (languages/)
 Progress = Callable[[int, int, str], None]
 
 
