@@ -135,3 +135,25 @@ def test_pre_commit_hook_stages_the_card_of_a_rust_crate(brain):
     assert sorted(files) == [".brain/modules/pay.md", "pay/src/lib.rs"]
     assert "- `fn pay(cents: u64) -> bool` — Pays." in git("show", "HEAD:.brain/modules/pay.md").stdout
     assert brain.map(check=True).stale == ["ship"]
+
+
+def test_python_and_typescript_files_return_symbols_too():
+    py = b'"""Doc."""\nLIMIT = 3\n\n\nclass Cart:\n    def add(self, item):\n        return item\n\n    def _hidden(self):\n        pass\n\n\nasync def fetch(url: str) -> bytes:\n    return b""\n'
+    facts = extract_file("shop/cart.py", py, dotted="shop.cart", max_bytes=10**6)
+    assert facts["symbols"] == [
+        Symbol("LIMIT", "const", 2, 2, True, "LIMIT"),
+        Symbol("Cart", "class", 5, 10, True, "class Cart"),
+        Symbol("Cart.add", "method", 6, 7, True, "def add(self, item)"),
+        Symbol("Cart._hidden", "method", 9, 10, False, "def _hidden(self)"),
+        Symbol("fetch", "function", 13, 14, True, "async def fetch(url: str) -> bytes"),
+    ]
+    pytest.importorskip("tree_sitter_typescript")
+    ts_src = b"export interface Item { id: string }\nfunction local(): void {}\nexport class Cart {\n  add(i: Item): void {}\n  private drop(): void {}\n}\n"
+    facts = extract_file("src/cart.ts", ts_src, dotted=None, max_bytes=10**6)
+    assert facts["symbols"] == [
+        Symbol("Item", "interface", 1, 1, True, "interface Item"),
+        Symbol("local", "function", 2, 2, False, "function local(): void"),
+        Symbol("Cart", "class", 3, 6, True, "class Cart"),
+        Symbol("Cart.add", "method", 4, 4, True, "add(i: Item): void"),
+        Symbol("Cart.drop", "method", 5, 5, False, "private drop(): void"),
+    ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 
 __all__ = ["parser", "language", "text", "squash", "doc_before", "clean_doc", "lines", "parse", "decode_or_unread",
-           "MAX_SIG", "MAX_DOC"]
+           "descendants", "MAX_SIG", "MAX_DOC"]
 
 MAX_SIG = 160
 MAX_DOC = 110
@@ -134,3 +134,15 @@ def lines(node) -> tuple[int, int]:
     """1-based inclusive line range of a node."""
     end = node.end_point[0] + (0 if node.end_point[1] == 0 and node.end_point[0] > node.start_point[0] else 1)
     return node.start_point[0] + 1, max(end, node.start_point[0] + 1)
+
+
+def descendants(node, types: str | tuple[str, ...]):
+    """Nodes of ``types`` under ``node`` in document order, not descending into a match."""
+    types = (types,) if isinstance(types, str) else types
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type in types:
+            yield cur
+        else:
+            stack.extend(reversed(cur.named_children))

@@ -107,7 +107,7 @@ def _type(src: bytes, node, prefix: str, visible: bool, facts: dict, exports: li
             if mname == "Main" and "static" in imods:
                 facts["main"] = "dotnet run"
         elif itype in ("field_declaration", "event_field_declaration"):
-            for decl in _descendants(item, "variable_declarator"):
+            for decl in ts.descendants(item, "variable_declarator"):
                 fname = ts.text(src, decl.child_by_field_name("name") or next(
                     (c for c in decl.named_children if c.type == "identifier"), None))
                 fsig = ts.squash(_head(src, item).split("=")[0], 100)
@@ -122,15 +122,6 @@ def _type(src: bytes, node, prefix: str, visible: bool, facts: dict, exports: li
     if public:
         exports.insert(position, {"kind": kind, "name": qual, "sig": sig, "doc": _doc(src, node), "members": members})
 
-
-def _descendants(node, kind: str):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if cur.type == kind:
-            yield cur
-        else:
-            stack.extend(reversed(cur.named_children))
 
 
 def _walk(src: bytes, container, facts: dict, exports: list, symbols: list) -> None:

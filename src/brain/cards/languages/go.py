@@ -128,7 +128,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
             package = ts.text(src, ident)
             doc = ts.doc_before(src, node)
         elif kind == "import_declaration":
-            for spec in _walk_types(node, ("import_spec",)):
+            for spec in ts.descendants(node, ("import_spec",)):
                 target = spec.child_by_field_name("path")
                 if target is not None:
                     imports.append(_string(src, target))
@@ -185,15 +185,6 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
         facts["partial"] = True
     return facts
 
-
-def _walk_types(node, types: tuple[str, ...]):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if cur.type in types:
-            yield cur
-        else:
-            stack.extend(reversed(cur.named_children))
 
 
 def _handler(src: bytes, args) -> str:

@@ -91,7 +91,7 @@ def _class(src: bytes, node, prefix: str, parent_public: bool, facts: dict, expo
     base_route = (_route_of(_mods(src, node)) or ("", ""))[1]
     ctor = next((c for c in node.named_children if c.type == "primary_constructor"), None)
     if ctor is not None:
-        for param in _descendants(ctor, "class_parameter"):
+        for param in ts.descendants(ctor, "class_parameter"):
             ptext = ts.text(src, param)
             if ptext.lstrip().startswith(("val ", "var ")) or " val " in ptext or " var " in ptext:
                 pname = _name(src, param)
@@ -135,15 +135,6 @@ def _class(src: bytes, node, prefix: str, parent_public: bool, facts: dict, expo
     if public:
         exports.insert(position, {"kind": kind, "name": qual, "sig": head, "doc": _doc(src, node), "members": members})
 
-
-def _descendants(node, kind: str):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if cur.type == kind:
-            yield cur
-        else:
-            stack.extend(reversed(cur.named_children))
 
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
