@@ -195,3 +195,14 @@ def test_go_card_goes_stale_and_follows_go_mod(shop):
     assert {"api", "."} <= set(check.stale)  # the module's go.mod is part of every package card's source
     shop.map()
     assert "`github.com/gin-gonic/gin v1.10.0`" in card(shop, "api")
+
+
+def test_go_contract_divergence(shop):
+    write(shop.dir, "contracts/api.yml", 'exposes: [NewServer, Server, Server.Start, Shutdown]\nroutes: ["ANY /health", "GET /metrics"]\n')
+    shop.map()
+    api = card(shop, "api")
+    contract = api.split("## Contract")[1].split("## Files")[0]
+    assert "**declared but missing in code**: `Shutdown`" in contract
+    assert "**declared routes missing in code**: `GET /metrics`" in contract
+    assert "**in code but undeclared**: `MaxItems`" in contract and "`NewServer`" not in contract.split("undeclared")[1]
+    assert "**routes in code but undeclared**: `GET /items/:id`, `POST /orders`" in contract

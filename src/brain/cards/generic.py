@@ -13,7 +13,7 @@ from typing import Callable
 
 from .markers import sanitize
 
-__all__ = ["generic_blocks", "generic_entry_points", "generic_dependencies", "manifest_lines", "MAX_DECLARED"]
+__all__ = ["generic_blocks", "exposing_files", "generic_entry_points", "generic_dependencies", "manifest_lines", "MAX_DECLARED"]
 
 MAX_DECLARED = 30
 MAX_NAMES = 40
@@ -33,7 +33,7 @@ def _hidden(unit: str, hidden: set[str]) -> bool:
     return False
 
 
-def _exposing_files(module, facts: dict[str, dict]) -> list[str]:
+def exposing_files(module, facts: dict[str, dict]) -> list[str]:
     """Files whose exports count: not tests, not private by place; only public ones when some are marked so."""
     files = []
     for path in module.files:
@@ -101,7 +101,7 @@ def generic_blocks(module, facts: dict[str, dict]) -> list[tuple[str, Callable[[
     """(key file, render at a detail level) per exposing unit: a folder-grouped unit (Go package) or a file."""
     folder = module.folder
     groups: dict[tuple, list[str]] = {}
-    for path in _exposing_files(module, facts):
+    for path in exposing_files(module, facts):
         f = facts[path]
         if not f.get("exports"):
             continue

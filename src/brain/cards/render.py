@@ -15,7 +15,7 @@ from typing import Callable
 from ..tokens import estimate_tokens
 from .contracts import Contract, divergence
 from .discovery import TS_EXT, Module
-from .generic import generic_blocks, generic_dependencies, generic_entry_points, manifest_lines
+from .generic import exposing_files, generic_blocks, generic_dependencies, generic_entry_points, manifest_lines
 from .markers import BEGIN, END, sanitize
 from .project import STDLIB, ProjectInfo
 
@@ -351,7 +351,8 @@ def exposed_names(inp: RenderInput) -> set[str]:
             names.update(e["name"] for e in entries)
             names.update(n for n, _ in reexports)
     else:
-        for path in inp.module.files:
+        paths = inp.module.files if inp.module.kind in ("node", "other") else exposing_files(inp.module, inp.facts)
+        for path in paths:
             for e in (inp.facts.get(path) or {}).get("exports") or []:
                 names.add(e["name"])
                 names.update(f"{e['name']}.{m['name']}" for m in e.get("members") or [] if isinstance(m, dict) and m.get("kind") == "method")
