@@ -157,3 +157,16 @@ def test_python_and_typescript_files_return_symbols_too():
         Symbol("Cart.add", "method", 4, 4, True, "add(i: Item): void"),
         Symbol("Cart.drop", "method", 5, 5, False, "private drop(): void"),
     ]
+
+
+def test_grammars_are_imported_only_for_languages_the_repository_has(brain):
+    import subprocess
+
+    (brain.repo / "svc").mkdir()
+    (brain.repo / "svc/main.go").write_text("package main\n\nfunc main() {}\n")
+    (brain.repo / "lib").mkdir()
+    (brain.repo / "lib/__init__.py").write_text("def f():\n    return 1\n")
+    code = ("import sys, brain; b = brain.open(sys.argv[1]); b.settings.values['cards.workers'] = 1; b.map(); "
+            "print(sorted(m for m in sys.modules if m.startswith('tree_sitter_') and '.' not in m))")
+    out = subprocess.run([sys.executable, "-c", code, str(brain.repo)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['tree_sitter_go']"
