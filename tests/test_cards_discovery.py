@@ -66,7 +66,7 @@ def test_globs_override_discovery():
     files = listing({"services/a/main.py": 10, "services/b/main.go": 10, "lib/x/__init__.py": 10})
     mods = discover(files, ["services/*"])
     assert names(mods) == ["services/a", "services/b"]
-    assert mods[1].kind == "other"
+    assert mods[1].kind == "go"  # read by the Go extractor since languages/ exists
     assert glob_to_regex("a/**/b").match("a/x/y/b") and not glob_to_regex("a/*").match("a/b/c")
 
 

@@ -43,11 +43,30 @@ OTHER_EXT = frozenset({
     ".swift", ".scala", ".sh", ".sql", ".lua", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".dart",
     ".r", ".zig", ".vue", ".svelte",
 })
+# languages behind the extractor interface (src/brain/cards/languages/): extension -> language name,
+# manifest file name -> language name. Kept here as literals so discovery imports no language module;
+# tests/test_cards_languages.py checks they match the languages' own data.
+LANG_EXT = {
+    ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".kts": "kotlin",
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".c++": "cpp", ".hpp": "cpp", ".hh": "cpp",
+    ".hxx": "cpp", ".h++": "cpp", ".ipp": "cpp", ".inl": "cpp", ".tpp": "cpp",
+    ".cs": "csharp", ".rb": "ruby", ".rake": "ruby", ".php": "php", ".scala": "scala", ".sc": "scala", ".swift": "swift",
+}
+MANIFESTS = {
+    "go.mod": "go", "go.work": "go", "Cargo.toml": "rust", "pom.xml": "java", "build.gradle": "java",
+    "build.gradle.kts": "java", "CMakeLists.txt": "c", "vcpkg.json": "c", "conanfile.txt": "c",
+    "Gemfile": "ruby", "composer.json": "php", "build.sbt": "scala", "Package.swift": "swift",
+}
 # files that change what a card says even though they are not code
 SPECIAL_NAMES = frozenset({
     "package.json", "openapi.json", "openapi.yaml", "openapi.yml", "swagger.json", "swagger.yaml",
     "swagger.yml", "alembic.ini", "tsconfig.json",
-})
+}) | frozenset(MANIFESTS)
+# manifests that make their folder a module root (vcpkg/conan only add dependencies to one)
+SOURCE_FOLDERS = frozenset({"src", "lib", "source", "sources"})
+GENERIC = "~"  # a module root whose kind is its dominant language behind the extractor interface
+ROOT_MANIFESTS = frozenset({"go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt",
+                            "Gemfile", "composer.json", "build.sbt", "Package.swift"})
 
 # folders never scanned, wherever they are
 SKIP_DIRS = frozenset({
@@ -98,14 +117,23 @@ def _suffix(path: str) -> str:
 
 
 def file_language(path: str) -> str | None:
+    """python | node | a language behind the extractor interface (go, rust…) | other | None."""
     suffix = _suffix(path)
     if suffix in PY_EXT:
         return "python"
     if suffix in TS_EXT:
         return "node"
+    lang = LANG_EXT.get(suffix)
+    if lang:
+        return lang
     if suffix in OTHER_EXT:
         return "other"
     return None
+
+
+def _generic(lang: str | None) -> bool:
+    """A language read by the extractor interface, or another source language (not Python, not Node)."""
+    return lang is not None and lang not in ("python", "node")
 
 
 def card_rel_path(module: str) -> str:
@@ -138,7 +166,7 @@ def _git_listing(repo: Path) -> list[str] | None:
 def _wanted(name: str) -> bool:
     """Files whose size and mtime matter (they are read); the others are only named."""
     suffix = _suffix(name)
-    return suffix in PY_EXT or suffix in TS_EXT or suffix in OTHER_EXT or name in SPECIAL_NAMES
+    return suffix in PY_EXT or suffix in TS_EXT or suffix in OTHER_EXT or suffix in LANG_EXT or name in SPECIAL_NAMES
 
 
 def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = None) -> list[FileInfo]:
@@ -288,6 +316,8 @@ class _Tree:
     folders: dict[str, list[FileInfo]] = field(default_factory=dict)   # folder -> its own files
     py_packages: set[str] = field(default_factory=set)
     node_roots: set[str] = field(default_factory=set)
+    lang_roots: dict[str, str] = field(default_factory=dict)   # folder with a root manifest -> its language
+    gen_bytes: dict[str, int] = field(default_factory=dict)    # subtree bytes of the other languages per folder
     py_bytes: dict[str, int] = field(default_factory=dict)     # subtree bytes of Python per folder
     ts_bytes: dict[str, int] = field(default_factory=dict)     # subtree bytes of TS/JS per folder
     own_py: dict[str, int] = field(default_factory=dict)       # a folder's own Python bytes
@@ -316,15 +346,20 @@ def _build_tree(files: list[FileInfo]) -> _Tree:
             tree.py_packages.add(folder)
         elif name == "package.json":
             tree.node_roots.add(folder)
+        elif name in ROOT_MANIFESTS:
+            tree.lang_roots.setdefault(folder, MANIFESTS[name])
     for folder, own in tree.folders.items():
         py = sum(f.size for f in own if file_language(f.path) == "python")
         ts = sum(f.size for f in own if file_language(f.path) == "node")
+        gen = sum(f.size for f in own if _generic(file_language(f.path)))
         tree.own_py[folder] = py
         for anc in _ancestors(folder):
             if py:
                 tree.py_bytes[anc] = tree.py_bytes.get(anc, 0) + py
             if ts:
                 tree.ts_bytes[anc] = tree.ts_bytes.get(anc, 0) + ts
+            if gen:
+                tree.gen_bytes[anc] = tree.gen_bytes.get(anc, 0) + gen
         child = folder
         while child:
             parent = _parent(child)
@@ -381,8 +416,39 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
 
         for folder in _split(node_root, tree.ts_bytes, tree.children, eligible, limits):
             roots.setdefault(folder or ".", "node")
+    # project roots of the other languages (go.mod, Cargo.toml, pom.xml, build.gradle, the top CMakeLists.txt),
+    # split by size; a split folder without code of its own (src/main/java/com) gets no card
+    gen_roots = [f for f in sorted(tree.lang_roots) if not tree.non_module(f) and f not in roots and
+                 not any(a in packages for a in _ancestors(f)) and
+                 not (tree.lang_roots[f] == "c" and any(tree.lang_roots.get(a) == "c" for a in list(_ancestors(f))[1:]))]
+    gen_root_set = set(gen_roots)
+
+    def eligible_gen(child: str) -> bool:
+        return child not in gen_root_set and child not in tree.node_roots and child not in packages and not tree.non_module(child)
+
+    def own_code(folder: str) -> bool:
+        return any(_generic(file_language(f.path)) for f in tree.folders.get(folder, ()))
+
+    def promote(folder: str) -> None:
+        """A split folder without code of its own (Go's cmd/, Java's com/) passes the card to its subfolders."""
+        if own_code(folder):
+            roots.setdefault(folder, GENERIC)
+            return
+        for child in sorted(tree.children.get(folder, ())):
+            if eligible_gen(child) and tree.gen_bytes.get(child, 0) >= limits[1]:
+                promote(child)
+
+    for gen_root in gen_roots:
+        for folder in _split(gen_root, tree.gen_bytes, tree.children, eligible_gen, limits):
+            if folder != gen_root and _parent(folder) == gen_root and folder.rpartition("/")[2] in SOURCE_FOLDERS:
+                continue  # a crate's or library's src/ is the root's own code, not a module of its own
+            if folder == gen_root:
+                roots.setdefault(folder or ".", GENERIC)
+            else:
+                promote(folder)
     # loose files: Python and TS/JS outside packages; other languages by their top folder
     owner_cache: dict[str, str | None] = {}
+    loose_gen: list[str] = []
     loose_node: list[str] = []
     for folder in sorted(tree.folders):
         if tree.non_module(folder):
@@ -404,9 +470,11 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
             roots[folder or "."] = "node"
             loose_node.append(folder)
             owner_cache.clear()
-        elif owner is None and "other" in langs:
+        elif owner is None and any(_generic(lang) for lang in langs):
             top = folder.split("/", 1)[0] if folder else "."
-            roots.setdefault(top, "other")
+            if top not in roots:
+                roots[top] = GENERIC
+                loose_gen.append(top if top != "." else "")
             owner_cache.clear()
     # a large TS/JS source tree without package.json is split like a package
     for root in loose_node:
@@ -415,6 +483,10 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
 
         for folder in _split(root, tree.ts_bytes, tree.children, eligible_loose, limits)[1:]:
             roots.setdefault(folder, "node")
+    for root in loose_gen:
+        for folder in _split(root, tree.gen_bytes, tree.children, eligible_gen, limits)[1:]:
+            if any(_generic(file_language(f.path)) for f in tree.folders.get(folder, ())):
+                roots.setdefault(folder, GENERIC)
     return roots
 
 
@@ -468,6 +540,7 @@ def discover(files: list[FileInfo], globs: list[str] | None = None, *, split_byt
     own: dict[str, list[str]] = {name: [] for name in roots}
     other: dict[str, list[str]] = {name: [] for name in roots}
     langs: dict[str, set[str]] = {name: set() for name in roots}
+    gen_sizes: dict[str, dict[str, int]] = {}
     owner_cache: dict[str, str | None] = {}
     for folder in sorted(tree.folders):
         owner = _owner(folder, roots, owner_cache)
@@ -477,13 +550,16 @@ def discover(files: list[FileInfo], globs: list[str] | None = None, *, split_byt
         for f in tree.folders[folder]:
             lang = file_language(f.path)
             name = f.path.rpartition("/")[2]
-            readable = lang is not None and (not kind or lang == kind)
+            readable = lang is not None and (not kind or lang == kind or (kind in ("other", GENERIC) and _generic(lang)))
             if name in SPECIAL_NAMES and (kind != "python" or name not in ("package.json", "tsconfig.json")):
                 readable = True
             if readable:
                 own[owner].append(f.path)
                 if lang:
                     langs[owner].add(lang)
+                    if _generic(lang):
+                        gen_sizes.setdefault(owner, {})
+                        gen_sizes[owner][lang] = gen_sizes[owner].get(lang, 0) + f.size
             else:
                 other[owner].append(f.path)
     modules = []
@@ -491,12 +567,30 @@ def discover(files: list[FileInfo], globs: list[str] | None = None, *, split_byt
         if not own[name]:
             continue
         kind = roots[name]
+        if kind == GENERIC:
+            kind = _dominant(gen_sizes.get(name), own[name])
         if not kind:
             found = langs[name]
-            kind = "python" if "python" in found else "node" if ("node" in found or any(p.endswith("package.json") for p in own[name])) else "other"
+            kind = "python" if "python" in found else "node" if ("node" in found or any(p.endswith("package.json") for p in own[name])) else \
+                _dominant(gen_sizes.get(name), own[name])
         folder = "" if name == "." else name
         modules.append(Module(name, kind, tuple(sorted(own[name])), tuple(sorted(other[name])), _dotted(folder, tree.py_packages)))
     return modules
+
+
+def _dominant(sizes: dict[str, int] | None, files: list[str]) -> str:
+    """The module kind of a folder of other languages: the registered language with the most bytes
+    (C++ when C++ files sit beside C ones), else its manifest's language, else "other"."""
+    sizes = {k: v for k, v in (sizes or {}).items() if k != "other"}
+    if sizes:
+        if "cpp" in sizes and "c" in sizes:
+            return "cpp"
+        return max(sorted(sizes), key=lambda k: sizes[k])
+    for path in files:
+        lang = MANIFESTS.get(path.rpartition("/")[2])
+        if lang:
+            return lang
+    return "other"
 
 
 def python_names(files: list[FileInfo] | list[str]) -> dict[str, str]:

@@ -100,6 +100,16 @@ def _package_json(raw: bytes) -> dict:
     return {"status": "ok", "package": pkg}
 
 
+_CPP_MARKS = (b"class ", b"namespace ", b"template <", b"template<", b"public:", b"::", b"#include <string>",
+              b"#include <vector>", b"#include <memory>", b"constexpr ", b"std::")
+
+
+def _looks_cpp(raw: bytes) -> bool:
+    """A ``.h`` header written in C++ (classes, namespaces, templates) is read with the C++ grammar."""
+    head = raw[:65536]
+    return any(mark in head for mark in _CPP_MARKS)
+
+
 def extract_file(path: str, raw: bytes, *, dotted: str | None, max_bytes: int) -> dict:
     """Facts of one file (see the module docstring)."""
     name = path.rpartition("/")[2]
@@ -113,7 +123,20 @@ def extract_file(path: str, raw: bytes, *, dotted: str | None, max_bytes: int) -
         return _package_json(raw)
     if name.startswith(("openapi.", "swagger.")):
         return _openapi(raw, path)
+    from .discovery import LANG_EXT, MANIFESTS
+
+    if name in MANIFESTS:
+        from .languages.base import parse_manifest
+
+        return parse_manifest(name, raw, path) or {"status": "ok"}
     suffix = name[name.rfind("."):].lower() if "." in name else ""
+    lang = LANG_EXT.get(suffix)
+    if lang is not None:
+        from .languages.base import extract_with
+
+        if lang == "c" and suffix == ".h" and _looks_cpp(raw):
+            lang = "cpp"
+        return extract_with(lang, raw, path)
     if suffix in (".py", ".pyi"):
         from .python import extract
 
@@ -121,13 +144,7 @@ def extract_file(path: str, raw: bytes, *, dotted: str | None, max_bytes: int) -
             dotted = name.rsplit(".", 1)[0]
         return extract(raw, dotted=dotted, is_package=name.startswith("__init__."), path=path)
     if suffix in (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return {"status": "unread", "reason": f"not UTF-8 (byte at offset {exc.start})"}
-        try:
-            from .typescript import extract as extract_ts
-        except ImportError:
-            return {"status": "unread", "reason": "tree-sitter not installed (pip install 'agent-brain[typescript]')"}
-        return extract_ts(text, path=path)
+        from .languages.base import extract_with
+
+        return extract_with("typescript" if suffix in (".ts", ".tsx", ".mts", ".cts") else "javascript", raw, path)
     return {"status": "ok"}

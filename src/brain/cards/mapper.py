@@ -32,7 +32,7 @@ __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
 log = logging.getLogger("brain.cards")
 
-EXTRACTOR_VERSION = "8"
+EXTRACTOR_VERSION = "10"  # 10: the language extractors (languages/)
 Progress = Callable[[int, int, str], None]
 
 
@@ -275,6 +275,133 @@ class Mapper:
 
     _node_packages: dict[str, str] | None = None
 
+    # -- languages behind the extractor interface: manifests and import resolution ---------------
+    _manifest_facts: dict[str, list[tuple[str, dict]]] | None = None
+    _suffix_index: dict[str, list[str]] | None = None
+
+    def manifests(self, lang: str) -> list[tuple[str, dict]]:
+        """(folder, manifest facts) of every manifest of ``lang`` in the repository, deepest folder first."""
+        if self._manifest_facts is None:
+            from .discovery import MANIFESTS
+            from .languages.base import parse_manifest
+
+            found: dict[str, list[tuple[str, dict]]] = {}
+            for info in self.files():
+                folder, _, name = info.path.rpartition("/")
+                owner_lang = MANIFESTS.get(name)
+                if owner_lang is None or not info.size:
+                    continue
+                try:
+                    raw = (self.repo / info.path).read_bytes()
+                except OSError:
+                    continue
+                facts = parse_manifest(name, raw, info.path) or {}
+                manifest = facts.get("manifest")
+                if manifest:
+                    found.setdefault(manifest.get("language") or owner_lang, []).append((folder, dict(manifest, file=name)))
+            for items in found.values():
+                items.sort(key=lambda item: (-item[0].count("/") - bool(item[0]), item[0]))
+            self._manifest_facts = found
+        return self._manifest_facts.get(lang, [])
+
+    def nearest_manifest(self, path: str, lang: str) -> dict | None:
+        """The manifest of ``lang`` in the deepest folder containing ``path``."""
+        for folder, manifest in self.manifests(lang):
+            if not folder or path.startswith(folder + "/"):
+                return manifest
+        return None
+
+    def find_suffix(self, suffix: str) -> str | None:
+        """The shortest repository path (file or folder) ending with ``/suffix`` or equal to it."""
+        suffix = suffix.strip("/")
+        if not suffix:
+            return None
+        if self._suffix_index is None:
+            index: dict[str, list[str]] = {}
+            for info in self.files():
+                path = info.path
+                while path:
+                    index.setdefault(path.rpartition("/")[2], []).append(path)
+                    path = path.rpartition("/")[0]
+            for key in index:
+                index[key] = sorted(set(index[key]), key=lambda p: (p.count("/"), p))
+            self._suffix_index = index
+        last = suffix.rpartition("/")[2]
+        for path in self._suffix_index.get(last, ()):
+            if path == suffix or path.endswith("/" + suffix):
+                return path
+        return None
+
+    def exists(self, path: str) -> bool:
+        return path in self._infos() or self.find_suffix(path) == path
+
+    def _lang_module(self, path: str):
+        from .discovery import LANG_EXT
+        from .languages.base import LANGUAGE_MODULES
+
+        lang = LANG_EXT.get(posixpath.splitext(path)[1].lower())
+        if lang is None:
+            return None
+        import importlib
+
+        return importlib.import_module(LANGUAGE_MODULES[lang])
+
+    def resolve_import(self, spec: str, from_path: str) -> str | None:
+        """The module an import of a file in a language behind the extractor interface lands in."""
+        mod = self._lang_module(from_path)
+        resolver = getattr(mod, "resolve_import", None)
+        if resolver is None:
+            return None
+        target = resolver(spec, from_path, self)
+        if not target:
+            return None
+        return self.owner(target + "/x") if target not in self._infos() else self.owner(target)
+
+    def external(self, spec: str, from_path: str):
+        mod = self._lang_module(from_path)
+        fn = getattr(mod, "external", None)
+        return fn(spec, from_path, self) if fn is not None else None
+
+    def context_title(self, module: Module) -> str:
+        """The nearest manifest above a module that has none of its own ("Go module `x`")."""
+        from .discovery import MANIFESTS
+
+        if module.kind in ("python", "node", "other") or any(p.rpartition("/")[2] in MANIFESTS for p in module.files):
+            return ""
+        lang = "java" if module.kind == "kotlin" else "c" if module.kind == "cpp" else module.kind
+        probe = module.folder + "/x" if module.folder else "x"
+        manifest = self.nearest_manifest(probe, lang)
+        if manifest is None:
+            return ""
+        import importlib
+
+        from .languages.base import LANGUAGE_MODULES
+
+        describe = getattr(importlib.import_module(LANGUAGE_MODULES[module.kind]), "describe_folder", None) \
+            if module.kind in LANGUAGE_MODULES else None
+        if describe is not None:
+            folder = next((f for f, m in self.manifests(lang) if m is manifest), "")
+            return describe(module.folder, folder, manifest)
+        return manifest.get("title", "")
+
+    def _ancestor_manifests(self, module: Module) -> list[str]:
+        """Manifests in folders above a module: their bytes change what its card says."""
+        from .discovery import MANIFESTS
+
+        if module.kind in ("python", "node") or not module.folder:
+            return []
+        infos = self._infos()
+        out = []
+        folder = module.folder.rpartition("/")[0] if "/" in module.folder else ""
+        while True:
+            for name in MANIFESTS:
+                path = f"{folder}/{name}" if folder else name
+                if path in infos:
+                    out.append(path)
+            if not folder:
+                return out
+            folder = folder.rpartition("/")[0]
+
     # -- hashing -----------------------------------------------------------------------
     def _stat(self) -> dict[str, list]:
         if self._stat_cache is None:
@@ -336,6 +463,9 @@ class Mapper:
             h.update(f"f {path} {sha}\n".encode("utf-8", "surrogateescape"))
         for path in module.other:
             h.update(f"o {path}\n".encode("utf-8", "surrogateescape"))
+        for path in self._ancestor_manifests(module):
+            sha, _raw = self.file_hash(infos[path])
+            h.update(f"m {path} {sha}\n".encode("utf-8", "surrogateescape"))
         _contract, raw_contract = self.contract(module)
         if raw_contract:
             h.update(b"contract " + _sha(raw_contract).encode() + b"\n")
@@ -469,7 +599,8 @@ class Mapper:
         inp = RenderInput(module=module, source_hash=source_hash, facts=facts, dotted=self.dotted(), resolve=self.resolve,
                           resolve_node=self.resolve_node, is_module=self.is_module, project=self.project(), contract=contract,
                           contract_path=".brain/" + contract_rel_path(module.name), exposes_budget=self.exposes_budget,
-                          node_declared=node_declared)
+                          node_declared=node_declared, resolve_import=self.resolve_import, external=self.external,
+                          context=self.context_title(module))
         return render_generated(inp)
 
     def existing_cards(self) -> list[str]:

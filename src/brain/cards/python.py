@@ -347,4 +347,7 @@ def extract(data: bytes, *, dotted: str, is_package: bool, path: str = "<file>")
             if isinstance(node, ast.Call):
                 facts["routes"].extend(_routes_from_call(node, in_urls))
     facts["defs"] = list(defined.values())
+    from .languages.python import symbols_of  # the code index's shape (languages/base.py Symbol)
+
+    facts["symbols"] = symbols_of(tree)
     return facts

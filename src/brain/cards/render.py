@@ -14,7 +14,8 @@ from typing import Callable
 
 from ..tokens import estimate_tokens
 from .contracts import Contract, divergence
-from .discovery import Module
+from .discovery import TS_EXT, Module
+from .generic import exposing_files, generic_blocks, generic_dependencies, generic_entry_points, manifest_lines
 from .markers import BEGIN, END, sanitize
 from .project import STDLIB, ProjectInfo
 
@@ -24,6 +25,16 @@ MAX_ROUTES = 60
 MAX_FILES_LISTED = 200
 MAX_IMPORT_NAMES = 4
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
+
+NODE_SUFFIXES = tuple(sorted(TS_EXT)) + ("package.json",)
+
+
+def _label(kind: str) -> str:
+    from .languages.base import language_named
+
+    lang = language_named(kind)
+    return lang.label if lang else "Source"
+
 
 NODE_BUILTINS = frozenset({
     "assert", "async_hooks", "buffer", "child_process", "cluster", "console", "constants", "crypto", "dgram", "dns",
@@ -47,6 +58,10 @@ class RenderInput:
     contract_path: str = ""
     exposes_budget: int = 2500
     node_declared: dict[str, str] = field(default_factory=dict)   # npm name -> "name@version"
+    # languages behind the extractor interface (generic.py): import spec, from file -> module / external package
+    resolve_import: Callable[[str, str], str | None] = lambda spec, path: None
+    external: Callable[[str, str], tuple | None] = lambda spec, path: None
+    context: str = ""                            # the nearest manifest's title when the module has none of its own
 
 
 def _rel(module: Module, path: str) -> str:
@@ -281,10 +296,14 @@ def exposes_section(inp: RenderInput) -> tuple[str, int]:
     Files that still do not fit at the lowest level are named at the end.
     """
     make = python_blocks if inp.module.kind == "python" else node_blocks if inp.module.kind == "node" else None
+    if make is None and inp.module.kind != "other":
+        make = lambda i: generic_blocks(i.module, i.facts)  # noqa: E731 - languages behind the extractor interface
     if make is None:
         return "_No extractor for this language: see the files below and the How to use section._", 0
     blocks = make(inp)
     if not blocks:
+        if inp.module.kind not in ("python", "node"):
+            return "_Nothing public found by the language's rule (exported names, `pub`, `public`, public headers)._", 0
         return "_Nothing public found (no `__all__`, no public top-level names)._", 0
     levels = [0] * len(blocks)
     texts = [render(0) for _key, render in blocks]
@@ -332,9 +351,11 @@ def exposed_names(inp: RenderInput) -> set[str]:
             names.update(e["name"] for e in entries)
             names.update(n for n, _ in reexports)
     else:
-        for path in inp.module.files:
+        paths = inp.module.files if inp.module.kind in ("node", "other") else exposing_files(inp.module, inp.facts)
+        for path in paths:
             for e in (inp.facts.get(path) or {}).get("exports") or []:
                 names.add(e["name"])
+                names.update(f"{e['name']}.{m['name']}" for m in e.get("members") or [] if isinstance(m, dict) and m.get("kind") == "method")
     return names
 
 
@@ -363,15 +384,15 @@ def _entry_points(inp: RenderInput) -> list[str]:
         if path.endswith("__main__.py") and path in inp.dotted:
             pkg = inp.dotted[path].rpartition(".")[0]
             lines.append(f"- `python -m {pkg}` (`{_rel(module, path)}`)")
-        elif facts.get("main"):
+        elif facts.get("main") is True:
             lines.append(f"- `{_rel(module, path)}` runs as a script (`if __name__ == \"__main__\"`)")
         pkg = facts.get("package")
-        if pkg:
+        if pkg and isinstance(pkg, dict):
             for script, command in sorted((pkg.get("scripts") or {}).items()):
                 lines.append(f"- `npm run {script}`: `{sanitize(str(command))[:120]}`")
             for name, target in sorted((pkg.get("bin_map") or {}).items()):
                 lines.append(f"- `{name}` → `{target}` (bin)")
-    return lines
+    return lines + generic_entry_points(module, inp.facts)
 
 
 def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
@@ -383,6 +404,8 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
     for path in module.files:
         facts = inp.facts.get(path) or {}
         seen_here: set[str] = set()
+        if not path.endswith(NODE_SUFFIXES) and not path.endswith((".py", ".pyi")):
+            continue  # languages behind the extractor interface: generic_dependencies below
         if path.endswith((".py", ".pyi")):
             for target, names in facts.get("imports") or []:
                 top = target.split(".")[0]
@@ -417,6 +440,12 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
                     if spec.startswith("node:") or name in NODE_BUILTINS:
                         continue
                     external.add("npm:" + name)
+    more_internal, more_counts, generic_external = generic_dependencies(module, inp.facts, inp.resolve_import, inp.external)
+    generic_specs = set()
+    for name, specs in more_internal.items():
+        internal.setdefault(name, set()).update(specs)
+        generic_specs.update(specs)
+        counts[name] = counts.get(name, 0) + more_counts.get(name, 0)
     internal_lines = []
     for name in sorted(internal, key=lambda n: (-counts.get(n, 0), n)):
         targets = sorted(internal[name])
@@ -426,7 +455,7 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
         internal_lines.append(f"- `{name}` ({n} file{'s' if n != 1 else ''}: {shown}{more})")
     for name in sorted(internal, key=lambda n: (-counts.get(n, 0), n)):
         # the Python modules this one uses from each dependency, for the boot (invisible when rendered)
-        used = [t for t in sorted(internal[name]) if _DOTTED.match(t)]
+        used = [t for t in sorted(internal[name]) if _DOTTED.match(t) and t not in generic_specs]
         if used and "-->" not in name:
             internal_lines.append(f"<!-- brain:uses {name} {','.join(used)} -->")
     external_lines = []
@@ -438,6 +467,7 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
         else:
             dist, req = inp.project.dist_for_import(top)
             external_lines.append(f"- `{top}` — " + (f"declared (`{req}`)" if req else f"not declared (distribution `{dist}`?)"))
+    external_lines.extend(generic_external)
     return internal_lines, external_lines
 
 
@@ -562,8 +592,19 @@ def render_generated(inp: RenderInput) -> str:
     """The whole generated block, markers included, ending with the end marker line."""
     module = inp.module
     out = [BEGIN, f"# Module `{module.name}`", f"<!-- brain:source sha256:{inp.source_hash} files:{len(module.files)} -->", ""]
-    kind_text = {"python": "Python", "node": "TypeScript/Node", "other": "Source"}[module.kind]
+    kind_text = {"python": "Python", "node": "TypeScript/Node", "other": "Source"}.get(module.kind) or _label(module.kind)
+    if module.kind in ("c", "cpp"):  # a header-only folder: C++ when its headers were read as C++
+        read_as = [(inp.facts.get(p) or {}).get("lang") for p in module.files]
+        if read_as.count("cpp") > read_as.count("c"):
+            kind_text = _label("cpp")
     desc = f"{kind_text} module in `{module.folder or '.'}/`"
+    title = next((f["manifest"]["title"] for p in module.files if (f := inp.facts.get(p) or {}).get("manifest")), "")
+    if title:
+        desc = f"{title} in `{module.folder or '.'}/`"
+    elif inp.context.startswith(("package ", "module ")):
+        desc = f"{kind_text} {inp.context}, in `{module.folder or '.'}/`"
+    elif inp.context:
+        desc += f", part of {inp.context}"
     if module.package:
         desc = f"Python package `{module.package}`"
         init = f"{module.folder}/__init__.py"
@@ -577,8 +618,11 @@ def render_generated(inp: RenderInput) -> str:
     if entry_points:
         out += ["## Entry points", ""] + [sanitize(x) for x in entry_points] + [""]
     internal, external = _dependencies(inp)
+    declared = manifest_lines(module, inp.facts)
     out += ["## Dependencies", ""]
-    if not internal and not external:
+    if declared:
+        out += ["Manifest:"] + declared + [""]
+    if not internal and not external and not declared:
         out += ["None beyond the standard library.", ""]
     if internal:
         out += ["Internal modules (the boot follows these):"] + internal + [""]

@@ -36,7 +36,12 @@ _CALLS = """
 
 def _lang(dialect: str) -> tree_sitter.Language:
     if dialect not in _LANGS:
-        raw = tree_sitter_typescript.language_tsx() if dialect == "tsx" else tree_sitter_typescript.language_typescript()
+        if dialect == "js":  # JavaScript files: the JavaScript grammar (the `javascript` extra)
+            import tree_sitter_javascript
+
+            raw = tree_sitter_javascript.language()
+        else:
+            raw = tree_sitter_typescript.language_tsx() if dialect == "tsx" else tree_sitter_typescript.language_typescript()
         _LANGS[dialect] = tree_sitter.Language(raw)
     return _LANGS[dialect]
 
@@ -160,10 +165,10 @@ def _string_value(src: bytes, node) -> str | None:
     return _text(src, frag) if frag is not None else ""
 
 
-def extract(text: str, *, path: str = "<file>") -> dict:
-    """Facts of one TS/JS file: exports, imports, routes."""
+def extract(text: str, *, path: str = "<file>", dialect: str | None = None) -> dict:
+    """Facts of one TS/JS file: exports, imports, routes. ``dialect``: ts | tsx | js (default by extension)."""
     src = text.encode("utf-8")
-    dialect = "tsx" if path.endswith((".tsx", ".jsx")) else "ts"
+    dialect = dialect or ("tsx" if path.endswith((".tsx", ".jsx")) else "ts")
     try:
         tree = _parser(dialect).parse(src)
     except Exception as exc:  # noqa: BLE001 - tree-sitter errors become a file not read
@@ -269,6 +274,9 @@ def extract(text: str, *, path: str = "<file>") -> dict:
             seen.add(key)
             unique.append(e)
     facts = {"status": "ok", "exports": unique, "imports": sorted(set(imports)), "routes": routes}
+    from .languages.typescript import symbols_of  # the code index's shape (languages/base.py Symbol)
+
+    facts["symbols"] = symbols_of(src, root, {e["name"] for e in unique})
     if root.has_error:
         facts["partial"] = True
     return facts

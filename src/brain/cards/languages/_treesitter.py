@@ -1,0 +1,148 @@
+"""Small shared helpers for the tree-sitter extractors: one parser per grammar, text, doc comments.
+
+``parser(grammar)`` imports the grammar wheel on first use (ImportError when it is not
+installed: the registry turns that into a file not read, naming the extra).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["parser", "language", "text", "squash", "doc_before", "clean_doc", "lines", "parse", "decode_or_unread",
+           "descendants", "MAX_SIG", "MAX_DOC"]
+
+MAX_SIG = 160
+MAX_DOC = 110
+_LANGS: dict[str, object] = {}
+_PARSERS: dict[str, object] = {}
+
+
+def language(grammar: str, function: str = "language"):
+    key = f"{grammar}:{function}"
+    if key not in _LANGS:
+        import tree_sitter
+
+        mod = importlib.import_module(grammar)
+        _LANGS[key] = tree_sitter.Language(getattr(mod, function)())
+    return _LANGS[key]
+
+
+def parser(grammar: str, function: str = "language"):
+    key = f"{grammar}:{function}"
+    if key not in _PARSERS:
+        import tree_sitter
+
+        _PARSERS[key] = tree_sitter.Parser(language(grammar, function))
+    return _PARSERS[key]
+
+
+def decode_or_unread(raw: bytes) -> dict | None:
+    """None when ``raw`` is UTF-8 text, else the "unread" facts saying why."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return {"status": "unread", "reason": f"not UTF-8 (byte at offset {exc.start})"}
+    return None
+
+
+def parse(grammar: str, raw: bytes, function: str = "language"):
+    """(root node, error facts or None)."""
+    try:
+        tree = parser(grammar, function).parse(raw)
+    except ImportError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a parser failure is a file not read
+        return None, {"status": "unread", "reason": f"parse failed ({type(exc).__name__})"}
+    return tree.root_node, None
+
+
+def text(src: bytes, node) -> str:
+    if node is None:
+        return ""
+    return src[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
+
+
+def squash(value: str, limit: int = MAX_SIG) -> str:
+    """One line, single spaces, tidy brackets, cut at ``limit``."""
+    value = " ".join(value.split())
+    for a, b in (("( ", "("), (" )", ")"), (",)", ")"), ("< ", "<"), (" >", ">"), ("[ ", "["), (" ]", "]")):
+        value = value.replace(a, b)
+    return value if len(value) <= limit else value[: limit - 1].rstrip() + "…"
+
+
+def clean_doc(line: str) -> str:
+    """A doc line made safe for a card: no marker-looking text, balanced backquotes, shortened."""
+    line = line.strip().replace("<!--", "<!-").replace("-->", "->")
+    if line.count("`") % 2:
+        line = line.replace("`", "'")
+    return line if len(line) <= MAX_DOC else line[: MAX_DOC - 1].rstrip() + "…"
+
+
+def _comment_lines(raw: str) -> list[str]:
+    body = raw.strip()
+    if body.startswith("/*"):
+        body = body[2:]
+        if body.endswith("*/"):
+            body = body[:-2]
+        out = []
+        for line in body.splitlines():
+            line = line.strip()
+            while line.startswith("*") or line.startswith("!"):
+                line = line[1:]
+            out.append(line.strip())
+        return out
+    out = []
+    for line in body.splitlines():
+        line = line.strip()
+        for prefix in ("///", "//!", "//", "#"):
+            if line.startswith(prefix):
+                line = line[len(prefix):]
+                break
+        out.append(line.strip())
+    return out
+
+
+def doc_before(src: bytes, node, comment_types=("comment", "line_comment", "block_comment"), *, doc_only: str = "",
+               skip: tuple[str, ...] = ()) -> str:
+    """First meaningful line of the comment block right above ``node`` (no blank line between).
+
+    ``doc_only`` keeps only comments starting with that prefix (``/**`` for Javadoc/JSDoc,
+    ``///`` for Rust); sibling nodes of the ``skip`` types between the comment and ``node``
+    (attributes, annotations) are stepped over.
+    """
+    parts: list[str] = []
+    prev = node.prev_sibling
+    line = node.start_point[0]
+    while prev is not None and prev.type in skip and prev.end_point[0] >= line - 1:
+        line = prev.start_point[0]
+        prev = prev.prev_sibling
+    while prev is not None and prev.type in comment_types and prev.end_point[0] >= line - 1:
+        raw = text(src, prev)
+        if doc_only and not raw.lstrip().startswith(doc_only):
+            break
+        parts.insert(0, raw)
+        line = prev.start_point[0]
+        prev = prev.prev_sibling
+    for chunk in parts:
+        for candidate in _comment_lines(chunk):
+            if candidate and not candidate.startswith(("@", "#[", "+build", "go:", "nolint", "SPDX", "Copyright", "NOLINT")):
+                return clean_doc(candidate)
+    return ""
+
+
+def lines(node) -> tuple[int, int]:
+    """1-based inclusive line range of a node."""
+    end = node.end_point[0] + (0 if node.end_point[1] == 0 and node.end_point[0] > node.start_point[0] else 1)
+    return node.start_point[0] + 1, max(end, node.start_point[0] + 1)
+
+
+def descendants(node, types: str | tuple[str, ...]):
+    """Nodes of ``types`` under ``node`` in document order, not descending into a match."""
+    types = (types,) if isinstance(types, str) else types
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if cur.type in types:
+            yield cur
+        else:
+            stack.extend(reversed(cur.named_children))

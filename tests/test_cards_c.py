@@ -1,0 +1,212 @@
+"""C and C++ cards on small libraries the test builds: a CMake C library with public headers in
+include/, and a header-only C++ library with a class that has private members."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("tree_sitter_c")
+pytest.importorskip("tree_sitter_cpp")
+
+from brain.cards.extract import extract_file  # noqa: E402
+from brain.cards.languages.base import Symbol  # noqa: E402
+
+CMAKE = '''cmake_minimum_required(VERSION 3.16)
+project(calc VERSION 1.2.0 LANGUAGES C)
+find_package(ZLIB REQUIRED)
+add_library(calc src/calc.c)
+target_include_directories(calc PUBLIC include)
+add_executable(calc-cli tools/cli.c)
+# add_executable(commented-out x.c)
+'''
+
+CALC_H = '''#ifndef CALC_CALC_H
+#define CALC_CALC_H
+
+#include <stddef.h>
+
+/* The library version. */
+#define CALC_VERSION 120
+
+/* Clamp x to [lo, hi]. */
+#define CALC_CLAMP(x, lo, hi) ((x) < (lo) ? (lo) : (x) > (hi) ? (hi) : (x))
+
+/* A running total. */
+typedef struct calc_acc {
+    double sum;
+    size_t count;
+} calc_acc;
+
+/* How a value is rounded. */
+enum calc_mode { CALC_FLOOR, CALC_CEIL };
+
+/* Adds a value to the total. */
+CALC_API void calc_add(calc_acc *acc, double value);
+
+/* The mean of what was added, or 0. */
+double calc_mean(const calc_acc *acc);
+
+extern int calc_debug;
+
+#endif
+'''
+
+CALC_C = '''#include "calc/calc.h"
+#include "internal.h"
+
+int calc_debug = 0;
+
+static double square(double x) { return x * x; }
+
+void calc_add(calc_acc *acc, double value) {
+    acc->sum += value;
+    acc->count++;
+}
+
+double calc_mean(const calc_acc *acc) {
+    return acc->count ? acc->sum / acc->count : 0;
+}
+'''
+
+INTERNAL_H = '''#ifndef INTERNAL_H
+#define INTERNAL_H
+int internal_helper(void);
+#endif
+'''
+
+CLI_C = '''#include <stdio.h>
+#include "calc/calc.h"
+
+int main(int argc, char **argv) {
+    calc_acc acc = {0};
+    calc_add(&acc, 1.0);
+    printf("%f\\n", calc_mean(&acc));
+    return 0;
+}
+'''
+
+SHAPE_HPP = '''#pragma once
+#include <string>
+
+namespace geo {
+
+/// A closed figure.
+class Shape {
+ public:
+  /// Builds a named shape.
+  explicit Shape(std::string name);
+  virtual ~Shape() = default;
+  /// Its area in square units.
+  virtual double area() const = 0;
+  const std::string& name() const { return name_; }
+
+ protected:
+  void rename(std::string name);
+
+ private:
+  std::string name_;
+  int cache_ = 0;
+};
+
+/// A point in the plane.
+struct Point {
+  double x;
+  double y;
+};
+
+/// The larger of two values.
+template <typename T>
+T larger(T a, T b) {
+  return a < b ? b : a;
+}
+
+namespace detail {
+inline int hidden_helper() { return 1; }
+}  // namespace detail
+
+}  // namespace geo
+'''
+
+
+def write(repo, rel, text):
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def card(brain, module):
+    return (brain.dir / "modules" / (module + ".md" if module != "." else "_root.md")).read_text()
+
+
+def test_cmake_c_library_card(brain):
+    repo = brain.repo
+    write(repo, "CMakeLists.txt", CMAKE)
+    write(repo, "include/calc/calc.h", CALC_H)
+    write(repo, "src/calc.c", CALC_C)
+    write(repo, "src/internal.h", INTERNAL_H)
+    write(repo, "tools/cli.c", CLI_C)
+    write(repo, "vcpkg.json", '{"name": "calc", "dependencies": ["zlib", {"name": "cjson"}]}')
+    report = brain.map()
+    assert report.modules == ["."]
+    root = card(brain, ".")
+    assert "CMake project `calc` 1.2.0 in `./`." in root
+    assert "### `include/calc/calc.h`" in root
+    assert "- `typedef struct calc_acc {…} calc_acc` — A running total." in root
+    assert "  - `double sum`" in root and "  - `size_t count`" in root
+    assert "- `enum calc_mode` — How a value is rounded." in root and "  - `CALC_FLOOR`" in root
+    assert "- `void calc_add(calc_acc *acc, double value)` — Adds a value to the total." in root
+    assert "- `double calc_mean(const calc_acc *acc)` — The mean of what was added, or 0." in root
+    assert "- `extern int calc_debug`" in root
+    assert "- `#define CALC_VERSION 120` — The library version." in root
+    assert "- `#define CALC_CLAMP(x, lo, hi)` — Clamp x to [lo, hi]." in root
+    exposes = root.split("## Exposes")[1].split("## Entry points")[0]
+    for private in ("square", "internal_helper", "CALC_CALC_H", "INTERNAL_H", "src/calc.c"):
+        assert private not in exposes
+    assert "- `calc-cli` (CMake executable)" in root and "- `main()` (`tools/cli.c`)" in root
+    assert "- library `calc` (CMake target)" in root
+    assert "- declared in `CMakeLists.txt`: `ZLIB (find_package)`" in root
+    assert "- declared in `vcpkg.json`: `zlib (vcpkg)`, `cjson (vcpkg)`" in root
+    assert "commented-out" not in root
+
+
+def test_c_symbols_have_line_ranges():
+    facts = extract_file("src/calc.c", CALC_C.encode(), dotted=None, max_bytes=10**6)
+    by = {s.qualname: s for s in facts["symbols"]}
+    assert by["square"] == Symbol("square", "function", 6, 6, False, "static double square(double x)")
+    assert by["calc_add"] == Symbol("calc_add", "function", 8, 11, False, "void calc_add(calc_acc *acc, double value)")
+    assert facts["exports"] == [] and facts["public"] is False
+    assert facts["imports"] == ["calc/calc.h", "internal.h"]
+    header = extract_file("include/calc/calc.h", CALC_H.encode(), dotted=None, max_bytes=10**6)
+    hs = {s.qualname: s for s in header["symbols"]}
+    assert hs["calc_acc"].kind == "struct" and (hs["calc_acc"].start, hs["calc_acc"].end) == (13, 16)
+    assert hs["calc_add"].exported is True and hs["CALC_CLAMP"].kind == "macro" and header["public"] is True
+
+
+def test_header_only_cpp_library_card(brain):
+    repo = brain.repo
+    write(repo, "CMakeLists.txt", "project(geo CXX)\nadd_library(geo INTERFACE)\n")
+    write(repo, "include/geo/shape.h", SHAPE_HPP)  # a .h written in C++: read with the C++ grammar
+    brain.map()
+    root = card(brain, ".")
+    assert "### `include/geo/shape.h`" in root
+    assert "- `class Shape` — A closed figure." in root
+    assert "  - `explicit Shape(std::string name)` — Builds a named shape." in root
+    assert "  - `virtual double area() const = 0` — Its area in square units." in root
+    assert "  - `const std::string& name() const`" in root
+    assert "- `struct Point` — A point in the plane." in root and "  - `double x`" in root
+    assert "- `template <typename T> T larger(T a, T b)` — The larger of two values." in root
+    exposes = root.split("## Exposes")[1].split("## Dependencies")[0]
+    for private in ("name_", "cache_", "rename", "hidden_helper"):
+        assert private not in exposes
+    assert "- interface library `geo` (CMake target)" in root
+
+
+def test_cpp_symbols_have_line_ranges():
+    facts = extract_file("include/geo/shape.hpp", SHAPE_HPP.encode(), dotted=None, max_bytes=10**6)
+    by = {s.qualname: s for s in facts["symbols"]}
+    assert by["geo.Shape"].kind == "class" and (by["geo.Shape"].start, by["geo.Shape"].end) == (7, 22)
+    assert by["geo.Shape.area"] == Symbol("geo.Shape.area", "method", 13, 13, True, "virtual double area() const = 0")
+    assert by["geo.Shape.name_"].exported is False and by["geo.Shape.rename"].exported is False
+    assert by["geo.larger"] == Symbol("geo.larger", "function", 31, 34, True, "template <typename T> T larger(T a, T b)")
+    assert by["geo.detail.hidden_helper"].exported is False
+    assert [e["name"] for e in facts["exports"]] == ["geo::Shape", "geo::Point", "geo::larger"]
