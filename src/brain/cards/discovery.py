@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,16 +121,18 @@ def _skip_dir(name: str) -> bool:
 
 def _git_listing(repo: Path) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files, when ``repo`` is itself a git work tree's top."""
-    if not (repo / ".git").exists():
+    from ..errors import UntrustedRepository
+    from ..gitsafe import GitRepo
+
+    if not os.path.lexists(repo / ".git"):
         return None
     try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=repo, capture_output=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+        out = GitRepo(repo, timeout=60).output("ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    except UntrustedRepository:
         return None
-    if out.returncode != 0:
+    if out is None:
         return None
-    names = out.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+    names = out.split("\0")
     return sorted({n for n in names if n})
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, SyncError, UntrustedRepository
+from ..gitsafe import GitRepo, find_worktree_root
 from .discovery import card_rel_path
 
 __all__ = ["install_git_hook", "uninstall_git_hook", "refresh_staged", "HOOK_MARKER", "hook_script"]
@@ -23,17 +23,34 @@ HOOK_MARKER = "# brain:pre-commit-hook"
 CHAINED = "pre-commit.local"
 
 
-def _git(repo: Path, *args: str) -> str:
-    out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=60)
-    if out.returncode != 0:
-        raise InvalidInput(f"git {' '.join(args)} failed: {out.stderr.strip()[:200]}", field="repo",
-                           hint="run this inside a git repository")
-    return out.stdout
+def _project_git(repo: Path, *, hook: bool = False) -> GitRepo:
+    """The project repository's runner; inside the hook, git's own index (``GIT_INDEX_FILE``) is used."""
+    root = find_worktree_root(repo)
+    index = os.environ.get("GIT_INDEX_FILE") if hook else None
+    try:
+        if root is None:
+            raise UntrustedRepository(str(repo), "it is not inside a git repository")
+        return GitRepo(root, index_file=os.path.abspath(index) if index else None)
+    except UntrustedRepository:
+        raise InvalidInput(f"{repo} is not inside a git repository", field="repo",
+                           hint="run this inside a git repository") from None
+
+
+def _git(git: GitRepo, *args: str) -> str:
+    try:
+        return git.run(*args).stdout
+    except SyncError as exc:
+        raise InvalidInput(f"git {' '.join(args)} failed: {exc.detail[:200]}", field="repo",
+                           hint="run this inside a git repository") from None
 
 
 def hooks_dir(repo: Path) -> Path:
-    path = Path(_git(repo, "rev-parse", "--git-path", "hooks").strip())
-    return path if path.is_absolute() else (repo / path)
+    git = _project_git(repo)
+    try:
+        return git.hooks_dir()
+    except SyncError as exc:
+        raise InvalidInput(f"git rev-parse --git-path hooks failed: {exc.detail[:200]}", field="repo",
+                           hint="run this inside a git repository") from None
 
 
 def hook_script(python: str | None = None) -> str:
@@ -117,7 +134,8 @@ def refresh_staged(brain, *, check: bool = False) -> dict:
     from . import _mapper
 
     repo = brain.repo
-    staged = [p for p in _git(repo, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRD").split("\0") if p]
+    git = _project_git(repo, hook=True)
+    staged = [p for p in _git(git, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRD").split("\0") if p]
     mapper = _mapper(brain)
     brain_rel = brain.dir.relative_to(repo).as_posix() if brain.dir.is_relative_to(repo) else None
     contract_prefix = f"{brain_rel}/contracts/" if brain_rel else None
@@ -155,5 +173,5 @@ def refresh_staged(brain, *, check: bool = False) -> dict:
     except ValueError:  # decisions folder outside the repository: nothing to stage
         pass
     if to_stage:
-        _git(repo, "add", "--", *to_stage)
+        _git(git, "add", "--", *(os.path.relpath(repo / p, git.root) for p in to_stage))
     return {"modules": sorted(modules & known), "written": written, "stale": stale, "staged": to_stage}

@@ -7,7 +7,7 @@ with nothing rather than an error.
 
 from __future__ import annotations
 
-import subprocess
+import os
 
 from ..errors import InvalidInput
 from .index import MEMORY_KINDS
@@ -71,19 +71,21 @@ def related(brain, target: str, *, limit: int = 30) -> dict:
 
 def changed_files(repo) -> list[str]:
     """Files changed in the working tree (modified, added, untracked), repository-relative."""
-    if not (repo / ".git").exists():
+    from ..errors import UntrustedRepository
+    from ..gitsafe import GitRepo
+
+    if not os.path.lexists(repo / ".git"):
         return []
     try:
         # the memory is not code: leave .brain/ out of git's walk (it can hold thousands of files)
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "-z", "--", ".",
-                              ":(exclude).brain"], cwd=repo,
-                             capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
+        out = GitRepo(repo, timeout=5).output("status", "--porcelain", "--untracked-files=all", "-z", "--", ".",
+                                              ":(exclude).brain")
+    except UntrustedRepository:
         return []
-    if out.returncode != 0:
+    if out is None:
         return []
     paths = []
-    items = out.stdout.split("\0")
+    items = out.split("\0")
     i = 0
     while i < len(items):
         item = items[i]
