@@ -419,3 +419,105 @@ def test_mcp_brain_write_refuses_a_git_folder(project):
     result = with_client(stdio_params(project.repo), body)
     assert result.is_error
     assert not (project.dir / "notes" / ".git").exists()
+
+
+# -- the project is a linked worktree: its configuration lives in the main repository ----------
+def test_a_linked_worktree_gets_the_main_repositorys_configuration_neutralized(tmp_path, repo):
+    c = Canary(tmp_path / "canary")
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "feature", str(linked))
+    b = brainlib.init(linked)
+    commit_on_write(b)
+    git(linked, "add", "-A")
+    git(linked, "commit", "-q", "-m", "brain")
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    plant(repo, c)  # main repository's .git/config, hooks, info/attributes
+    git(linked, "config", "--worktree", "filter.wt.clean", f"{c.filter} worktree-clean")
+    (linked / ".gitattributes").write_text("* filter=wt\n")
+    prove_live(linked, c)
+    head = git(linked, "rev-parse", "HEAD")
+    for args, stdin in ((("write", "now"), "# Now\n\nin the worktree\n"), (("boot", "--task", "plan"), None),
+                        (("state", "--json"), None), (("sync", "--json"), None)):
+        out = cli(linked, *args, stdin=stdin)
+        assert out.returncode == 0, (args, out.stderr)
+    assert c.fired() == []
+    assert git(linked, "rev-parse", "HEAD") != head
+
+
+# -- the cheap pre-check never skips a configuration that sets a key to neutralize -------------
+from brain.gitsafe import _config_mentions_drivers, overrides_for  # noqa: E402
+
+CONFIG_VARIANTS = [
+    '[filter "x"]\n\tclean = C\n', '[FiLtEr "x"]\n\tsmudge = C\n', "[filter.x]\n\tprocess = C\n",
+    '[filter "a\\"b"]\n\tclean = C\n', '[filter   "sp ace"]\n\tclean = C\n', "[core]\n\tsshCommand = C\n",
+    "[core] SSHCOMMAND = C\n", '[remote "o"]\n\tuploadpack = C\n', '[remote "o"]\n\treceivePack = C\n',
+    '[credential "https://x"]\n\thelper = C\n', "[credential]\n\thelper = C\n", '[gpg "ssh"]\n\tprogram = C\n',
+    "[gpg]\n\tprogram = C\n", '[merge "m"]\n\tdriver = C\n', "[core]\n\taskPass = C\n",
+    "[core]\n\talternateRefsCommand = C\n", "[core]\n\tgitProxy = C\n",
+]
+
+
+def _scan_entries(root: Path) -> list[tuple[str, str, str]]:
+    out = subprocess.run(["git", "config", "--list", "--show-scope", "-z"], cwd=root, capture_output=True,
+                         text=True, check=True).stdout.split("\0")
+    return [(scope, *item.partition("\n")[::2]) for scope, item in zip(out[0::2], out[1::2])]
+
+
+@pytest.mark.parametrize("text", CONFIG_VARIANTS)
+def test_every_spelling_of_a_neutralized_key_is_seen_by_the_precheck(tmp_path, text):
+    root = tmp_path / "r"
+    git(tmp_path, "init", "-q", str(root))
+    assert not _config_mentions_drivers(root)  # a fresh repository: the scan is skipped
+    with open(root / ".git" / "config", "a", encoding="utf-8") as handle:
+        handle.write(text)
+    assert overrides_for(_scan_entries(root)), f"git does not read {text!r} as a key to neutralize"
+    assert _config_mentions_drivers(root)
+
+
+def test_an_included_file_is_followed(tmp_path):
+    root = tmp_path / "r"
+    git(tmp_path, "init", "-q", str(root))
+    (tmp_path / "inc.cfg").write_text('[filter "inc"]\n\tclean = C\n')
+    git(root, "config", "include.path", str(tmp_path / "inc.cfg"))
+    assert _config_mentions_drivers(root)
+    assert ("filter.inc.clean", "") in overrides_for(_scan_entries(root))
+
+
+def test_trusted_values_win_and_credential_helpers_are_reset_to_the_users_own():
+    entries = [("system", "credential.https://a.helper", "sys-helper"), ("global", "core.sshcommand", "my-ssh"),
+               ("global", "credential.helper", "my-helper"), ("global", "filter.lfs.clean", "git-lfs clean"),
+               ("local", "core.sshcommand", "evil"), ("local", "credential.helper", "!evil"),
+               ("local", "filter.lfs.clean", "evil"), ("local", "filter.X.smudge", "evil"),
+               ("worktree", "remote.origin.uploadpack", "evil"), ("local", "merge.m.driver", "evil"),
+               ("command", "core.sshcommand", "ignored"), ("local", "user.name", "kept")]
+    assert overrides_for(entries) == (
+        ("core.sshcommand", "my-ssh"), ("filter.lfs.clean", "git-lfs clean"), ("filter.X.smudge", ""),
+        ("remote.origin.uploadpack", "git-upload-pack"), ("merge.m.driver", "git merge-file %A %O %B"),
+        ("credential.helper", ""), ("credential.https://a.helper", "sys-helper"), ("credential.helper", "my-helper"))
+
+
+@pytest.mark.timeout(300)
+def test_any_key_git_writes_is_seen_by_the_precheck_and_scanned(tmp_path_factory):
+    """Property: whatever subsection and spelling, a key git itself writes into the repository's config
+    is found by the pre-check and overridden by the scan."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    keys = st.sampled_from(["filter.{}.clean", "filter.{}.smudge", "filter.{}.process", "merge.{}.driver",
+                            "credential.{}.helper", "remote.{}.uploadpack", "remote.{}.receivepack",
+                            "gpg.{}.program", "core.sshCommand", "core.askPass", "core.alternateRefsCommand"])
+    names = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12)
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(key=keys, name=names, value=st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=20),
+           upper=st.booleans())
+    def check(key, name, value, upper):
+        root = tmp_path_factory.mktemp("r")
+        git(root, "init", "-q")
+        section, _, rest = key.partition(".")
+        full = (section.upper() if upper else section) + "." + rest.format(name)
+        git(root, "config", "--add", full, value)
+        assert _config_mentions_drivers(root)
+        scanned = dict(overrides_for(_scan_entries(root)))
+        assert scanned, (full, value)
+
+    check()
