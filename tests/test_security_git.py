@@ -297,8 +297,9 @@ def test_the_projects_own_hostile_configuration_is_neutralized(hostile_project):
     assert note.returncode == 0, note.stderr
     runs = run_every_git_command(b.repo)
     assert c.fired() == [], f"hostile configuration ran: {c.fired()}"
-    hook = runs.pop("install git-hook")  # core.hooksPath names a folder with a pre-commit brain did not write
-    assert hook.returncode == 2 and json.loads(hook.stderr)["error"] == "hook_exists", hook.stderr
+    hook = runs.pop("install git-hook")  # the repository's own core.hooksPath points outside it: refused
+    assert hook.returncode == 2 and json.loads(hook.stderr)["field"] == "hook", hook.stderr
+    assert sorted(p.name for p in c.hooks_dir.iterdir()) == sorted(HOOK_NAMES)  # nothing written there
     for name, out in runs.items():
         assert out.returncode == 0, (name, out.stdout, out.stderr)
     assert git(b.repo, "rev-parse", "HEAD") != head  # brain did commit, merge and push
@@ -322,6 +323,25 @@ def test_inherited_git_variables_do_not_choose_the_repository(project, tmp_path)
     assert c.fired() == []
     state = json.loads(cli(project.repo, "state", "--json", env=env).stdout)
     assert state["git"]["head"] == git(project.repo, "rev-parse", "--short", "HEAD").strip()
+
+
+def test_the_hook_goes_where_the_user_not_the_repository_chose(project, tmp_path):
+    """core.hooksPath inside the repository (husky) or from the user's global config is honoured; the
+    repository's own pointing elsewhere is refused (brain would write a file there)."""
+    git(project.repo, "config", "core.hooksPath", ".husky/_")
+    out = cli(project.repo, "install", "git-hook", "--json")
+    assert out.returncode == 0 and Path(json.loads(out.stdout)["hook"]) == project.repo / ".husky" / "_" / "pre-commit"
+    elsewhere = tmp_path / "elsewhere-hooks"
+    git(project.repo, "config", "core.hooksPath", str(elsewhere))
+    out = cli(project.repo, "install", "git-hook", "--json")
+    assert out.returncode == 2 and json.loads(out.stderr)["field"] == "hook"
+    assert not elsewhere.exists()
+    git(project.repo, "config", "--unset", "core.hooksPath")
+    global_config = tmp_path / "global.gitconfig"
+    global_config.write_text(f"[core]\n\thooksPath = {elsewhere}\n")
+    out = cli(project.repo, "install", "git-hook", "--json", env={"GIT_CONFIG_GLOBAL": str(global_config)})
+    assert out.returncode == 0, out.stderr
+    assert (elsewhere / "pre-commit").exists()
 
 
 # -- remotes: protocols, ssh command, credential helpers ---------------------------------------
@@ -379,6 +399,24 @@ def test_ext_transport_is_refused_even_when_the_repository_allows_it(project, tm
     out = cli(project.repo, "sync", "--json")
     assert out.returncode == 7
     assert c.fired() == []
+
+
+def test_a_remote_named_like_an_option_stays_a_name(project, tmp_path):
+    """branch.main.remote = `--upload-pack=sh` (and a file named like the branch) must not become an option."""
+    c = Canary(tmp_path / "canary")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    name = "--upload-pack=sh"
+    git(project.repo, "config", f"remote.{name}.url", str(remote))
+    git(project.repo, "config", f"remote.{name}.fetch", f"+refs/heads/*:refs/remotes/{name}/*")
+    git(project.repo, "update-ref", f"refs/remotes/{name}/main", "HEAD")
+    git(project.repo, "config", "branch.main.remote", name)
+    git(project.repo, "config", "branch.main.merge", "refs/heads/main")
+    (project.repo / "main").write_text(f"{c.hook} option-injection\n")
+    out = cli(project.repo, "sync", "--json")
+    assert c.fired() == []
+    assert out.returncode == 0, out.stderr
+    assert git(remote, "rev-parse", "main") == git(project.repo, "rev-parse", "HEAD")
 
 
 # -- git's own ownership check stays on ---------------------------------------------------------

@@ -245,14 +245,16 @@ class GitRepo:
         """``git fetch -q REMOTE REFS`` with only https/http/ssh, or file with a neutral peer upload-pack."""
         local, protocols = self._transport(remote, push=False)
         extra = [f"--upload-pack={_peer_program('upload-pack')}"] if local else []
-        return self.run("fetch", "-q", *extra, remote, *refs, check=check, _protocols=protocols)
+        return self.run("fetch", "-q", *extra, "--", remote, *refs, check=check, _protocols=protocols)
 
     def push(self, remote: str, *refspecs: str, check: bool = False) -> subprocess.CompletedProcess:
         local, protocols = self._transport(remote, push=True)
         extra = [f"--receive-pack={_peer_program('receive-pack')}"] if local else []
-        return self.run("push", "-q", *extra, remote, *refspecs, check=check, _protocols=protocols)
+        return self.run("push", "-q", *extra, "--", remote, *refspecs, check=check, _protocols=protocols)
 
     def _transport(self, remote: str, *, push: bool) -> tuple[bool, str]:
+        """Whether ``remote`` is a local path, and the protocols its URLs need (names from config are data:
+        they come after ``--``, never as options)."""
         urls = self.run("remote", "get-url", "--all", *(["--push"] if push else []), "--", remote).stdout.split("\n")
         kinds = {is_local_url(u) for u in urls if u}
         if kinds == {True}:
@@ -283,10 +285,18 @@ class GitRepo:
     def is_ancestor(self, a: str, b: str) -> bool:
         return self.run("merge-base", "--is-ancestor", a, b, check=False).returncode == 0
 
-    def hooks_dir(self) -> Path:
-        """Where git looks for this repository's hooks (honouring its `core.hooksPath`): for installing one."""
-        path = Path(self.run("rev-parse", "--git-path", "hooks", _skip=("core.hooksPath",)).stdout.strip())
-        return path if path.is_absolute() else self.root / path
+    def hooks_dir(self) -> tuple[Path, bool]:
+        """Where git looks for this repository's hooks (honouring `core.hooksPath`), for installing one, and
+        whether that folder is the repository's own: inside its work tree or git dir, or chosen by the
+        user's global/system configuration rather than by the repository's."""
+        lines = self.run("rev-parse", "--git-path", "hooks", "--git-common-dir", _skip=("core.hooksPath",)).stdout
+        hooks, common = (Path(x) if Path(x).is_absolute() else self.root / x for x in lines.splitlines()[:2])
+        hooks, common = hooks.resolve(), common.resolve()
+        if any(hooks == top or top in hooks.parents for top in (self.root, common)):
+            return hooks, True
+        scope = self.run("config", "--show-scope", "--get", "core.hooksPath", check=False,
+                         _skip=("core.hooksPath",)).stdout.split("\t", 1)[0]
+        return hooks, scope in _TRUSTED_SCOPES
 
     # -- neutralizing the repository's own configuration -------------------------------
     def overrides(self) -> tuple[tuple[str, str], ...]:

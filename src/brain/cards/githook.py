@@ -45,12 +45,19 @@ def _git(git: GitRepo, *args: str) -> str:
 
 
 def hooks_dir(repo: Path) -> Path:
+    """The hooks folder git uses; refused when the repository's own `core.hooksPath` points outside it
+    (brain writes a file there: the repository's configuration must not choose where)."""
     git = _project_git(repo)
     try:
-        return git.hooks_dir()
+        folder, owned = git.hooks_dir()
     except SyncError as exc:
         raise InvalidInput(f"git rev-parse --git-path hooks failed: {exc.detail[:200]}", field="repo",
                            hint="run this inside a git repository") from None
+    if not owned:
+        raise InvalidInput(f"core.hooksPath in the repository's own git config points outside it ({folder}); "
+                           "not installing a hook there", field="hook",
+                           hint="set core.hooksPath to a folder inside the repository, or in your global git config")
+    return folder
 
 
 def hook_script(python: str | None = None) -> str:
