@@ -46,7 +46,7 @@ from pathlib import Path
 
 from .errors import SyncError, UntrustedRepository
 
-__all__ = ["GitRepo", "find_worktree_root", "discover_toplevel", "is_local_url", "NEUTRAL_CONFIG",
+__all__ = ["GitRepo", "project_repo", "find_worktree_root", "discover_toplevel", "is_local_url", "NEUTRAL_CONFIG",
            "PEER_CONFIG", "safe_env"]
 
 # Always passed as command-line configuration (highest precedence): features that run code
@@ -132,6 +132,16 @@ def find_worktree_root(start: Path) -> Path | None:
         if os.path.lexists(folder / ".git"):
             return folder
     return None
+
+
+def project_repo(folder: Path, *, timeout: float = 60.0, here_only: bool = False,
+                 index_file: str | None = None) -> GitRepo | None:
+    """The runner of the repository whose work tree holds ``folder`` (the nearest `.git` at or above it;
+    with ``here_only``, only a `.git` in ``folder`` itself), or None when there is none."""
+    root = Path(folder) if here_only else find_worktree_root(Path(folder))
+    if root is None or not os.path.lexists(root / ".git"):
+        return None
+    return GitRepo(root, timeout=timeout, index_file=index_file)
 
 
 def is_local_url(url: str) -> bool:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from .errors import UntrustedRepository
-from .gitsafe import GitRepo, find_worktree_root
+from .gitsafe import project_repo
 
 __all__ = ["derive_state", "port_open"]
 
@@ -25,11 +24,7 @@ def port_open(host: str, port: int, timeout: float = 0.2) -> bool:
 
 def derive_state(repo: Path, services: list[dict], recent: int = 5) -> dict:
     git: dict = {"repository": False}
-    root = find_worktree_root(repo)
-    try:
-        runner = GitRepo(root, timeout=5) if root is not None else None
-    except UntrustedRepository:
-        runner = None
+    runner = project_repo(repo, timeout=5)
     inside = runner.output("rev-parse", "--is-inside-work-tree") if runner else None
     if inside and inside.strip() == "true":
         branch = (runner.output("rev-parse", "--abbrev-ref", "HEAD") or "").strip() or None

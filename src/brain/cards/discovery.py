@@ -121,15 +121,10 @@ def _skip_dir(name: str) -> bool:
 
 def _git_listing(repo: Path) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files, when ``repo`` is itself a git work tree's top."""
-    from ..errors import UntrustedRepository
-    from ..gitsafe import GitRepo
+    from ..gitsafe import project_repo
 
-    if not os.path.lexists(repo / ".git"):
-        return None
-    try:
-        out = GitRepo(repo, timeout=60).output("ls-files", "-z", "--cached", "--others", "--exclude-standard")
-    except UntrustedRepository:
-        return None
+    git = project_repo(repo, here_only=True)
+    out = git.output("ls-files", "-z", "--cached", "--others", "--exclude-standard") if git is not None else None
     if out is None:
         return None
     names = out.split("\0")

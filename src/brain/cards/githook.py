@@ -13,8 +13,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from ..errors import InvalidInput, SyncError, UntrustedRepository
-from ..gitsafe import GitRepo, find_worktree_root
+from ..errors import InvalidInput, SyncError
+from ..gitsafe import GitRepo, project_repo
 from .discovery import card_rel_path
 
 __all__ = ["install_git_hook", "uninstall_git_hook", "refresh_staged", "HOOK_MARKER", "hook_script"]
@@ -25,15 +25,12 @@ CHAINED = "pre-commit.local"
 
 def _project_git(repo: Path, *, hook: bool = False) -> GitRepo:
     """The project repository's runner; inside the hook, git's own index (``GIT_INDEX_FILE``) is used."""
-    root = find_worktree_root(repo)
     index = os.environ.get("GIT_INDEX_FILE") if hook else None
-    try:
-        if root is None:
-            raise UntrustedRepository(str(repo), "it is not inside a git repository")
-        return GitRepo(root, index_file=os.path.abspath(index) if index else None)
-    except UntrustedRepository:
+    git = project_repo(repo, index_file=os.path.abspath(index) if index else None)
+    if git is None:
         raise InvalidInput(f"{repo} is not inside a git repository", field="repo",
-                           hint="run this inside a git repository") from None
+                           hint="run this inside a git repository")
+    return git
 
 
 def _git(git: GitRepo, *args: str) -> str:

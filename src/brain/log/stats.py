@@ -17,8 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UntrustedRepository
-from ..gitsafe import GitRepo, find_worktree_root
+from ..gitsafe import project_repo
 from .quantiles import Sketch
 from .transcripts import Counters, head_objects, read_transcript
 
@@ -169,11 +168,7 @@ def _codex_cwd(path: Path) -> str | None:
 def installed_at(brain) -> tuple[float | None, str | None]:
     """When brain came to this project: the earliest of its first commit, first boot, install record, brain.yml."""
     candidates: list[tuple[float, str]] = []
-    root = find_worktree_root(brain.repo)
-    try:
-        runner = GitRepo(root, timeout=10) if root is not None else None
-    except UntrustedRepository:
-        runner = None
+    runner = project_repo(brain.repo, timeout=10)
     if runner is not None:
         settings_file = os.path.relpath(brain.dir / "brain.yml", runner.root)
         out = runner.output("log", "--diff-filter=A", "--format=%ct", "--", settings_file) or ""

@@ -7,8 +7,6 @@ with nothing rather than an error.
 
 from __future__ import annotations
 
-import os
-
 from ..errors import InvalidInput
 from .index import MEMORY_KINDS
 from .locate import Localization, locate as rank_files
@@ -71,17 +69,12 @@ def related(brain, target: str, *, limit: int = 30) -> dict:
 
 def changed_files(repo) -> list[str]:
     """Files changed in the working tree (modified, added, untracked), repository-relative."""
-    from ..errors import UntrustedRepository
-    from ..gitsafe import GitRepo
+    from ..gitsafe import project_repo
 
-    if not os.path.lexists(repo / ".git"):
-        return []
-    try:
-        # the memory is not code: leave .brain/ out of git's walk (it can hold thousands of files)
-        out = GitRepo(repo, timeout=5).output("status", "--porcelain", "--untracked-files=all", "-z", "--", ".",
-                                              ":(exclude).brain")
-    except UntrustedRepository:
-        return []
+    git = project_repo(repo, timeout=5, here_only=True)
+    # the memory is not code: leave .brain/ out of git's walk (it can hold thousands of files)
+    out = git.output("status", "--porcelain", "--untracked-files=all", "-z", "--", ".", ":(exclude).brain") \
+        if git is not None else None
     if out is None:
         return []
     paths = []
