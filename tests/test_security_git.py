@@ -419,6 +419,30 @@ def test_a_remote_named_like_an_option_stays_a_name(project, tmp_path):
     assert git(remote, "rev-parse", "main") == git(project.repo, "rev-parse", "HEAD")
 
 
+def test_a_git_that_ignores_config_count_is_refused_where_drivers_are_configured(project, tmp_path):
+    """Before git 2.31 GIT_CONFIG_COUNT is silently ignored: the scanned overrides would be lost. The
+    fixed protections still hold (they go as -c), and a repository whose config names programs is refused."""
+    import shutil
+
+    c = Canary(tmp_path / "canary")
+    plant(project.repo, c)
+    prove_live(project.repo, c)
+    old_git = tmp_path / "old-git"
+    old_git.mkdir()
+    (old_git / "git").write_text(f'#!/bin/sh\nunset GIT_CONFIG_COUNT\nexec {shutil.which("git")} "$@"\n')
+    (old_git / "git").chmod(0o755)
+    env = {"PATH": f"{old_git}{os.pathsep}{os.environ['PATH']}"}
+    head = git(project.repo, "rev-parse", "HEAD")
+    for args, stdin in ((("write", "now"), "# Now\n\nold git\n"), (("boot", "--task", "fix the retry"), None),
+                        (("state", "--json"), None), (("map",), None)):
+        out = cli(project.repo, *args, stdin=stdin, env=env)
+        assert out.returncode == 0, (args, out.stderr)
+    sync = cli(project.repo, "sync", "--json", env=env)
+    assert c.fired() == []
+    assert git(project.repo, "rev-parse", "HEAD") == head  # refused, not committed with the drivers on
+    assert sync.returncode == 7 and json.loads(sync.stdout)["repos"][0]["status"] == "refused"
+
+
 # -- git's own ownership check stays on ---------------------------------------------------------
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown the repository")
 def test_a_repository_owned_by_someone_else_is_left_to_gits_ownership_check(project, tmp_path):

@@ -13,8 +13,8 @@ brain runs git there. Every git command brain runs goes through ``GitRepo``, whi
   ``GIT_CONFIG_*`` variables are dropped, and ``safe.bareRepository=explicit`` stops git from
   taking the root itself for a bare repository. ``GIT_DIR`` is deliberately *not* set: an
   explicit git dir turns off git's `safe.directory` ownership check, which stays on;
-- **switches off what runs code without configuration** (command-line configuration, which
-  beats every file): hooks (``core.hooksPath=/dev/null``), fsmonitor, pager and editors,
+- **switches off what runs code without configuration** (``-c`` command-line configuration,
+  which beats every file): hooks (``core.hooksPath=/dev/null``), fsmonitor, pager and editors,
   signing and signature checks, auto-gc/maintenance, submodule recursion; no protocol at all
   except in ``fetch``/``push`` (``GIT_ALLOW_PROTOCOL``), `--no-ext-diff --no-textconv` on
   every command that can print a diff;
@@ -154,8 +154,15 @@ def is_local_url(url: str) -> bool:
     return colon < 0 or 0 <= slash < colon
 
 
+def neutral_args(without: tuple[str, ...] = ()) -> list[str]:
+    """``-c key=value`` for NEUTRAL_CONFIG: plain keys, understood by every git (``GIT_CONFIG_COUNT``, which
+    carries the scanned overrides whose keys may hold any character, is silently ignored before git 2.31)."""
+    dropped = {key.lower() for key in without}
+    return [arg for k, v in NEUTRAL_CONFIG if k.lower() not in dropped for arg in ("-c", f"{k}={v}")]
+
+
 def safe_env(root: Path | None, *, overrides: tuple[tuple[str, str], ...] = (), protocols: str = "",
-             index_file: str | None = None, without: tuple[str, ...] = ()) -> dict[str, str]:
+             index_file: str | None = None) -> dict[str, str]:
     """The environment of every git process: inherited location/config variables dropped, ours set."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_ENV}
     env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GIT_PAGER": "cat", "GIT_EDITOR": ":",
@@ -167,10 +174,8 @@ def safe_env(root: Path | None, *, overrides: tuple[tuple[str, str], ...] = (), 
             env["GIT_CEILING_DIRECTORIES"] = str(root.parent)
     if index_file:
         env["GIT_INDEX_FILE"] = index_file
-    dropped = {key.lower() for key in without}
-    config = [(k, v) for k, v in (*NEUTRAL_CONFIG, *overrides) if k.lower() not in dropped]
-    env["GIT_CONFIG_COUNT"] = str(len(config))
-    for i, (key, value) in enumerate(config):
+    env["GIT_CONFIG_COUNT"] = str(len(overrides))
+    for i, (key, value) in enumerate(overrides):
         env[f"GIT_CONFIG_KEY_{i}"] = key
         env[f"GIT_CONFIG_VALUE_{i}"] = value
     return env
@@ -179,7 +184,8 @@ def safe_env(root: Path | None, *, overrides: tuple[tuple[str, str], ...] = (), 
 def discover_toplevel(start: Path, timeout: float = 5.0) -> Path | None:
     """The work tree git finds from ``start`` (for ``brain init`` without a folder), run with the neutral settings."""
     try:
-        out = subprocess.run(["git", "--no-pager", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True,
+        out = subprocess.run(["git", "--no-pager", *neutral_args(), "rev-parse", "--show-toplevel"], cwd=start,
+                             capture_output=True,
                              text=True, timeout=timeout, env=safe_env(None), stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -214,15 +220,17 @@ class GitRepo:
 
     # -- running ---------------------------------------------------------------------
     def run(self, *args: str, check: bool = True, identity: bool = False, timeout: float | None = None,
-            input: str | None = None, _protocols: str = "", _skip: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+            input: str | None = None, _protocols: str = "", _skip: tuple[str, ...] = (),
+            _overrides: tuple[tuple[str, str], ...] | None = None) -> subprocess.CompletedProcess:
         """Run ``git ARGS`` in the pinned repository; ``SyncError`` on failure when ``check``."""
         if not args:
             raise ValueError("no git subcommand")
         if args[0] in _NETWORK and not _protocols:
             raise ValueError(f"git {args[0]} talks to a remote: use GitRepo.fetch / GitRepo.push")
-        overrides = () if args[0] in _INERT else self.overrides()
-        cmd = ["git", "--no-pager", *(self.identity() if identity else []), *self._with_flags(args)]
-        env = safe_env(self.root, overrides=overrides, protocols=_protocols, index_file=self.index_file, without=_skip)
+        overrides = _overrides if _overrides is not None else () if args[0] in _INERT else self.overrides()
+        cmd = ["git", "--no-pager", *neutral_args(_skip), *(self.identity() if identity else []),
+               *self._with_flags(args)]
+        env = safe_env(self.root, overrides=overrides, protocols=_protocols, index_file=self.index_file)
         timeout = self.timeout if timeout is None else timeout
         try:
             out = subprocess.run(cmd, cwd=self.root, capture_output=True, encoding="utf-8", errors="surrogateescape",
@@ -237,10 +245,11 @@ class GitRepo:
         return out
 
     def output(self, *args: str, timeout: float | None = None) -> str | None:
-        """Standard output of ``git ARGS``, or None when git fails, times out or is missing."""
+        """Standard output of ``git ARGS``, or None when git fails, times out, is missing, or brain refuses
+        to run it here (for reads that can do without: state, the boot's changed files, map, stats)."""
         try:
             out = self.run(*args, check=False, timeout=timeout)
-        except SyncError:
+        except (SyncError, UntrustedRepository):
             return None
         return out.stdout if out.returncode == 0 else None
 
@@ -356,15 +365,24 @@ def _config_mentions_drivers(root: Path) -> bool:
     return False
 
 
+_PROBE = ("brain.gitconfigcount", "1")
+
+
 def _scan(repo: GitRepo) -> tuple[tuple[str, str], ...]:
-    out = repo.run("config", "--list", "--show-scope", "-z", check=False)
+    """Read the whole configuration with scopes; the probe proves this git honours ``GIT_CONFIG_COUNT``
+    (without it the overrides would be silently dropped: refuse rather than run the drivers)."""
+    out = repo.run("config", "--list", "--show-scope", "-z", check=False, _overrides=(_PROBE,))
     if out.returncode != 0:
-        raise SyncError(str(repo.root), "config --list", out.stderr or "cannot read the repository's configuration")
+        raise SyncError(str(repo.root), "config --list --show-scope",
+                        out.stderr or "cannot read the repository's configuration")
     entries: list[tuple[str, str, str]] = []  # (scope, key, value)
     fields = out.stdout.split("\0")
     for scope, item in zip(fields[0::2], fields[1::2]):
         key, _, value = item.partition("\n")
         entries.append((scope, key, value))
+    if ("command", *_PROBE) not in entries:
+        raise UntrustedRepository(str(repo.root), "its git configuration names programs, and this git is too old "
+                                                  "(before 2.31) for brain to switch them off; upgrade git")
     return overrides_for(entries)
 
 
