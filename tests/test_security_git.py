@@ -237,6 +237,12 @@ def test_a_declared_satellite_is_committed_and_synced_an_undeclared_one_refused(
     report = b.sync(push=False)
     by_status = {(r.kind, r.status) for r in report.repos}
     assert ("satellite", "no_remote") in by_status and ("untrusted", "refused") in by_status
+    # a declared satellite whose .git is a file (it could point at any repository) is refused too
+    pointed = b.dir / "notes" / "pointed"
+    git(tmp_path, "init", "-q", f"--separate-git-dir={tmp_path / 'pointed.git'}", str(pointed))
+    (b.dir / "brain.yml").write_text("version: 1\nsync:\n  satellites: [notes/team, notes/pointed]\n")
+    report = brainlib.open_brain(b.repo).sync(push=False)
+    assert {(r.repo, r.status) for r in report.refused} == {(str(pointed), "refused"), (str(undeclared), "refused")}
     tracked = git(b.repo, "ls-files", "-s", ".brain/notes")
     assert ".brain/notes/team" not in tracked and ".brain/notes/stray" not in tracked
 
