@@ -350,6 +350,21 @@ def test_the_hook_goes_where_the_user_not_the_repository_chose(project, tmp_path
     assert (elsewhere / "pre-commit").exists()
 
 
+def test_a_git_planted_in_the_project_is_never_the_git_brain_runs(project, tmp_path):
+    """With `.` (or an empty entry) on PATH, a bare `git` would resolve inside the repository brain runs in."""
+    c = Canary(tmp_path / "canary")
+    for folder in (project.repo, project.dir / "notes"):
+        (folder / "git").write_text(c.hook.read_text())
+        (folder / "git").chmod(0o755)
+    env = {"PATH": f".{os.pathsep}{os.pathsep}{os.environ['PATH']}"}
+    for args, stdin in ((("write", "now"), "# Now\n\nplan\n"), (("boot", "--task", "fix the retry"), None),
+                        (("state", "--json"), None), (("map",), None), (("sync", "--json"), None)):
+        out = cli(project.repo, *args, stdin=stdin, env=env)
+        assert out.returncode == 0, (args, out.stderr)
+    assert c.fired() == []
+    assert json.loads(cli(project.repo, "state", "--json", env=env).stdout)["git"]["repository"] is True
+
+
 # -- remotes: protocols, ssh command, credential helpers ---------------------------------------
 def test_ssh_command_from_the_repository_is_replaced_by_the_users_own(project, tmp_path):
     c = Canary(tmp_path / "canary")
@@ -513,7 +528,7 @@ def test_a_linked_worktree_gets_the_main_repositorys_configuration_neutralized(t
 
 
 # -- the cheap pre-check never skips a configuration that sets a key to neutralize -------------
-from brain.gitsafe import _config_mentions_drivers, overrides_for  # noqa: E402
+from brain.gitsafe import _config_mentions_drivers, git_binary, overrides_for  # noqa: E402
 
 CONFIG_VARIANTS = [
     '[filter "x"]\n\tclean = C\n', '[FiLtEr "x"]\n\tsmudge = C\n', "[filter.x]\n\tprocess = C\n",
@@ -560,7 +575,7 @@ def test_trusted_values_win_and_credential_helpers_are_reset_to_the_users_own():
                ("command", "core.sshcommand", "ignored"), ("local", "user.name", "kept")]
     assert overrides_for(entries) == (
         ("core.sshcommand", "my-ssh"), ("filter.lfs.clean", "git-lfs clean"), ("filter.X.smudge", ""),
-        ("remote.origin.uploadpack", "git-upload-pack"), ("merge.m.driver", "git merge-file %A %O %B"),
+        ("remote.origin.uploadpack", "git-upload-pack"), ("merge.m.driver", f"{git_binary()} merge-file %A %O %B"),
         ("credential.helper", ""), ("credential.https://a.helper", "sys-helper"), ("credential.helper", "my-helper"))
 
 

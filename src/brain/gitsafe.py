@@ -46,7 +46,7 @@ from pathlib import Path
 
 from .errors import SyncError, UntrustedRepository
 
-__all__ = ["GitRepo", "project_repo", "find_worktree_root", "discover_toplevel", "is_local_url", "NEUTRAL_CONFIG",
+__all__ = ["GitRepo", "project_repo", "git_binary", "find_worktree_root", "discover_toplevel", "is_local_url", "NEUTRAL_CONFIG",
            "PEER_CONFIG", "safe_env"]
 
 # Always passed as command-line configuration (highest precedence): features that run code
@@ -125,6 +125,24 @@ _MENTIONS = re.compile(rb"\[\s*(?:filter|merge|credential|gpg|include)|sshcomman
                        rb"|uploadpack|receivepack", re.IGNORECASE)
 
 
+def _search_path() -> str:
+    """PATH without relative entries: `.` or an empty entry would run a `git` planted in the repository."""
+    return os.pathsep.join(d for d in os.environ.get("PATH", os.defpath).split(os.pathsep) if os.path.isabs(d))
+
+
+_GIT_BINARY: dict[str, str] = {}
+
+
+def git_binary() -> str:
+    """The absolute path of git, found on the absolute entries of PATH (``git`` if none: then running fails)."""
+    search = _search_path()
+    if search not in _GIT_BINARY:
+        import shutil
+
+        _GIT_BINARY[search] = shutil.which("git", path=search) or "git"
+    return _GIT_BINARY[search]
+
+
 def find_worktree_root(start: Path) -> Path | None:
     """The nearest folder at or above ``start`` that has a ``.git`` entry (git's own rule, without running git)."""
     start = Path(start)
@@ -165,6 +183,7 @@ def safe_env(root: Path | None, *, overrides: tuple[tuple[str, str], ...] = (), 
              index_file: str | None = None) -> dict[str, str]:
     """The environment of every git process: inherited location/config variables dropped, ours set."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEEP_ENV}
+    env["PATH"] = _search_path()
     env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GIT_PAGER": "cat", "GIT_EDITOR": ":",
                 "GIT_SEQUENCE_EDITOR": ":", "GIT_ALLOW_PROTOCOL": protocols, "GIT_PROTOCOL_FROM_USER": "0",
                 "LC_ALL": "C"})
@@ -184,7 +203,7 @@ def safe_env(root: Path | None, *, overrides: tuple[tuple[str, str], ...] = (), 
 def discover_toplevel(start: Path, timeout: float = 5.0) -> Path | None:
     """The work tree git finds from ``start`` (for ``brain init`` without a folder), run with the neutral settings."""
     try:
-        out = subprocess.run(["git", "--no-pager", *neutral_args(), "rev-parse", "--show-toplevel"], cwd=start,
+        out = subprocess.run([git_binary(), "--no-pager", *neutral_args(), "rev-parse", "--show-toplevel"], cwd=start,
                              capture_output=True,
                              text=True, timeout=timeout, env=safe_env(None), stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
@@ -228,7 +247,7 @@ class GitRepo:
         if args[0] in _NETWORK and not _protocols:
             raise ValueError(f"git {args[0]} talks to a remote: use GitRepo.fetch / GitRepo.push")
         overrides = _overrides if _overrides is not None else () if args[0] in _INERT else self.overrides()
-        cmd = ["git", "--no-pager", *neutral_args(_skip), *(self.identity() if identity else []),
+        cmd = [git_binary(), "--no-pager", *neutral_args(_skip), *(self.identity() if identity else []),
                *self._with_flags(args)]
         env = safe_env(self.root, overrides=overrides, protocols=_protocols, index_file=self.index_file)
         timeout = self.timeout if timeout is None else timeout
@@ -326,7 +345,8 @@ class GitRepo:
 
 
 def _peer_program(name: str) -> str:
-    return "git " + " ".join(f"-c {shlex.quote(f'{k}={v}')}" for k, v in PEER_CONFIG) + f" {name}"
+    return shlex.quote(git_binary()) + " " + " ".join(f"-c {shlex.quote(f'{k}={v}')}" for k, v in PEER_CONFIG) \
+        + f" {name}"
 
 
 def _config_files(root: Path) -> list[Path] | None:
@@ -402,7 +422,8 @@ def overrides_for(entries: list[tuple[str, str, str]]) -> tuple[tuple[str, str],
             continue
         for pattern, neutral in _EXEC_KEYS:
             if pattern.fullmatch(key):
-                out[key] = trusted.get(key, neutral)
+                out[key] = trusted.get(key, neutral.replace("git ", shlex.quote(git_binary()) + " ", 1)
+                                       if neutral.startswith("git ") else neutral)
                 break
     pairs = list(out.items())
     if helpers:  # an empty helper resets the list; then the user's own helpers, in their order
