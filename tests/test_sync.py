@@ -51,8 +51,8 @@ def test_write_commits_only_its_path_naming_writer_and_reason(brain, repo):
     assert git(repo, "rev-parse", "HEAD") == head
 
 
-def test_layer_and_nested_satellites_get_their_own_commits(brain, repo, brain_home):
-    b = enable_commits(brain)
+def test_layer_and_declared_satellites_get_their_own_commits(brain, repo, brain_home):
+    b = enable_commits(brain, "  satellites: [notes/todo]\n")
     kernel = b.layers.path("kernel")
     git(kernel, "init", "-q", "-b", "main")
     todo = b.dir / "notes" / "todo"

@@ -28,6 +28,7 @@ __all__ = [
     "Forbidden",
     "SyncConflict",
     "SyncError",
+    "UntrustedRepository",
     "ExportLeak",
 ]
 
@@ -310,7 +311,7 @@ class SyncConflict(BrainError):
 
 
 class SyncError(BrainError):
-    """A git operation of `brain sync` or of a commit-on-write failed."""
+    """A git command brain ran (`brain sync`, a commit-on-write, a read for boot or state) failed."""
 
     exit_code = 7
     kind = "sync"
@@ -320,6 +321,20 @@ class SyncError(BrainError):
         self.repo = repo
         self.command = command
         self.detail = detail.strip()[:2000]
+
+
+class UntrustedRepository(BrainError):
+    """brain refused to run git in a repository it does not know (e.g. a `.git` found inside `.brain/`)."""
+
+    exit_code = 7
+    kind = "untrusted_repository"
+
+    def __init__(self, repo: str, reason: str) -> None:
+        super().__init__(f"{repo}: not running git here: {reason}",
+                         hint="a git repository inside the memory is used only when declared in `sync.satellites` "
+                              "(brain.yml); otherwise remove its .git")
+        self.repo = repo
+        self.reason = reason
 
 
 class ExportLeak(BrainError):

@@ -7,18 +7,11 @@ each service declared in settings whether something listens on its port.
 from __future__ import annotations
 
 import socket
-import subprocess
 from pathlib import Path
 
+from .gitsafe import project_repo
+
 __all__ = ["derive_state", "port_open"]
-
-
-def _git(repo: Path, *args: str) -> str | None:
-    try:
-        out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout if out.returncode == 0 else None
 
 
 def port_open(host: str, port: int, timeout: float = 0.2) -> bool:
@@ -31,12 +24,13 @@ def port_open(host: str, port: int, timeout: float = 0.2) -> bool:
 
 def derive_state(repo: Path, services: list[dict], recent: int = 5) -> dict:
     git: dict = {"repository": False}
-    inside = _git(repo, "rev-parse", "--is-inside-work-tree")
+    runner = project_repo(repo, timeout=5)
+    inside = runner.output("rev-parse", "--is-inside-work-tree") if runner else None
     if inside and inside.strip() == "true":
-        branch = (_git(repo, "rev-parse", "--abbrev-ref", "HEAD") or "").strip() or None
-        head = (_git(repo, "rev-parse", "--short", "HEAD") or "").strip() or None
-        status = _git(repo, "status", "--porcelain") or ""
-        subjects = (_git(repo, "log", f"-{recent}", "--format=%s") or "").splitlines()
+        branch = (runner.output("rev-parse", "--abbrev-ref", "HEAD") or "").strip() or None
+        head = (runner.output("rev-parse", "--short", "HEAD") or "").strip() or None
+        status = runner.output("status", "--porcelain") or ""
+        subjects = (runner.output("log", f"-{recent}", "--format=%s") or "").splitlines()
         git = {
             "repository": True,
             "branch": branch,

@@ -34,17 +34,6 @@ NAMED_TARGETS = {"now": "now.md", "focus": "focus.md", "note": "notes/{}.md", "w
                  "profile": "agents/{}.md"}
 
 
-def _git_root(start: Path) -> Path | None:
-    import subprocess
-
-    try:
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=start, capture_output=True,
-                             text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
-
-
 def find_brain_dir(start: Path, env: dict[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get("BRAIN_DIR"):
@@ -448,7 +437,9 @@ def init_brain(path: str | Path | None = None, *, env: dict[str, str] | None = N
     env = dict(os.environ) if env is None else env
     if path is None:
         cwd = Path.cwd()
-        repo = _git_root(cwd) or cwd
+        from .gitsafe import discover_toplevel
+
+        repo = discover_toplevel(cwd) or cwd
     else:
         repo = Path(path)
         repo.mkdir(parents=True, exist_ok=True)

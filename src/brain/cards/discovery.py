@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -150,16 +149,13 @@ def _skip_dir(name: str) -> bool:
 
 def _git_listing(repo: Path) -> list[str] | None:
     """Tracked and untracked-but-not-ignored files, when ``repo`` is itself a git work tree's top."""
-    if not (repo / ".git").exists():
+    from ..gitsafe import project_repo
+
+    git = project_repo(repo, here_only=True)
+    out = git.output("ls-files", "-z", "--cached", "--others", "--exclude-standard") if git is not None else None
+    if out is None:
         return None
-    try:
-        out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             cwd=repo, capture_output=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if out.returncode != 0:
-        return None
-    names = out.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+    names = out.split("\0")
     return sorted({n for n in names if n})
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, SyncError
+from ..gitsafe import GitRepo, project_repo
 from .discovery import card_rel_path
 
 __all__ = ["install_git_hook", "uninstall_git_hook", "refresh_staged", "HOOK_MARKER", "hook_script"]
@@ -23,17 +23,38 @@ HOOK_MARKER = "# brain:pre-commit-hook"
 CHAINED = "pre-commit.local"
 
 
-def _git(repo: Path, *args: str) -> str:
-    out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=60)
-    if out.returncode != 0:
-        raise InvalidInput(f"git {' '.join(args)} failed: {out.stderr.strip()[:200]}", field="repo",
+def _project_git(repo: Path, *, hook: bool = False) -> GitRepo:
+    """The project repository's runner; inside the hook, git's own index (``GIT_INDEX_FILE``) is used."""
+    index = os.environ.get("GIT_INDEX_FILE") if hook else None
+    git = project_repo(repo, index_file=os.path.abspath(index) if index else None)
+    if git is None:
+        raise InvalidInput(f"{repo} is not inside a git repository", field="repo",
                            hint="run this inside a git repository")
-    return out.stdout
+    return git
+
+
+def _git(git: GitRepo, *args: str) -> str:
+    try:
+        return git.run(*args).stdout
+    except SyncError as exc:
+        raise InvalidInput(f"git {' '.join(args)} failed: {exc.detail[:200]}", field="repo",
+                           hint="run this inside a git repository") from None
 
 
 def hooks_dir(repo: Path) -> Path:
-    path = Path(_git(repo, "rev-parse", "--git-path", "hooks").strip())
-    return path if path.is_absolute() else (repo / path)
+    """The hooks folder git uses; refused when the repository's own `core.hooksPath` points outside it
+    (brain writes a file there: the repository's configuration must not choose where)."""
+    git = _project_git(repo)
+    try:
+        folder, owned = git.hooks_dir()
+    except SyncError as exc:
+        raise InvalidInput(f"git rev-parse --git-path hooks failed: {exc.detail[:200]}", field="repo",
+                           hint="run this inside a git repository") from None
+    if not owned:
+        raise InvalidInput(f"core.hooksPath in the repository's own git config points outside it ({folder}); "
+                           "not installing a hook there", field="hook",
+                           hint="set core.hooksPath to a folder inside the repository, or in your global git config")
+    return folder
 
 
 def hook_script(python: str | None = None) -> str:
@@ -117,7 +138,8 @@ def refresh_staged(brain, *, check: bool = False) -> dict:
     from . import _mapper
 
     repo = brain.repo
-    staged = [p for p in _git(repo, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRD").split("\0") if p]
+    git = _project_git(repo, hook=True)
+    staged = [p for p in _git(git, "diff", "--cached", "--name-only", "-z", "--diff-filter=ACMRD").split("\0") if p]
     mapper = _mapper(brain)
     brain_rel = brain.dir.relative_to(repo).as_posix() if brain.dir.is_relative_to(repo) else None
     contract_prefix = f"{brain_rel}/contracts/" if brain_rel else None
@@ -155,5 +177,5 @@ def refresh_staged(brain, *, check: bool = False) -> dict:
     except ValueError:  # decisions folder outside the repository: nothing to stage
         pass
     if to_stage:
-        _git(repo, "add", "--", *to_stage)
+        _git(git, "add", "--", *(os.path.relpath(repo / p, git.root) for p in to_stage))
     return {"modules": sorted(modules & known), "written": written, "stale": stale, "staged": to_stage}

@@ -39,10 +39,11 @@ def register(sub) -> None:
     p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
 
     s = sub.add_parser("sync", help="pull and push every memory git repository against its remote",
-                       description="For the project memory and each satellite repository (layers under "
-                                   "$BRAIN_HOME, nested repos under .brain/): commit pending memory changes, fetch, "
+                       description="For the project memory, each layer repository under $BRAIN_HOME and each "
+                                   "satellite declared in sync.satellites: commit pending memory changes, fetch, "
                                    "merge and push. A real conflict stops that repository with the files named, "
-                                   "both sides kept (merge aborted, nothing pushed); exit code 6.")
+                                   "both sides kept (merge aborted, nothing pushed); exit code 6. A .git inside the "
+                                   "memory that is not declared is never run: reported as refused, exit code 7.")
     s.add_argument("--no-push", action="store_true", help="pull only")
     s.add_argument("--dry-run", action="store_true", help="list the repositories and pending changes, change nothing")
     add_json(s)
@@ -114,6 +115,11 @@ def cmd_sync(args) -> int:
     if report.conflicts:
         first = report.conflicts[0]
         raise SyncConflict(first.repo, first.conflicts, first.local or "", first.remote or "")
+    if report.refused:
+        from ..errors import UntrustedRepository
+
+        first = report.refused[0]
+        raise UntrustedRepository(first.repo, first.error or "")
     if report.errors:
         from ..errors import SyncError
 

@@ -13,11 +13,11 @@ import calendar
 import json
 import os
 import re
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..gitsafe import project_repo
 from .quantiles import Sketch
 from .transcripts import Counters, head_objects, read_transcript
 
@@ -168,14 +168,13 @@ def _codex_cwd(path: Path) -> str | None:
 def installed_at(brain) -> tuple[float | None, str | None]:
     """When brain came to this project: the earliest of its first commit, first boot, install record, brain.yml."""
     candidates: list[tuple[float, str]] = []
-    try:
-        out = subprocess.run(["git", "log", "--diff-filter=A", "--format=%ct", "--", ".brain/brain.yml"],
-                             cwd=brain.repo, capture_output=True, text=True, timeout=10)
-        stamps = [int(x) for x in out.stdout.split() if x.isdigit()]
+    runner = project_repo(brain.repo, timeout=10)
+    if runner is not None:
+        settings_file = os.path.relpath(brain.dir / "brain.yml", runner.root)
+        out = runner.output("log", "--diff-filter=A", "--format=%ct", "--", settings_file) or ""
+        stamps = [int(x) for x in out.split() if x.isdigit()]
         if stamps:
             candidates.append((float(min(stamps)), "first commit of .brain/brain.yml"))
-    except (OSError, subprocess.TimeoutExpired):
-        pass
     try:
         with open(brain.runtime / "boots.jsonl", "rb") as handle:
             first = json.loads(handle.readline())

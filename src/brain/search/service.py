@@ -7,8 +7,6 @@ with nothing rather than an error.
 
 from __future__ import annotations
 
-import subprocess
-
 from ..errors import InvalidInput
 from .index import MEMORY_KINDS
 from .locate import Localization, locate as rank_files
@@ -71,19 +69,16 @@ def related(brain, target: str, *, limit: int = 30) -> dict:
 
 def changed_files(repo) -> list[str]:
     """Files changed in the working tree (modified, added, untracked), repository-relative."""
-    if not (repo / ".git").exists():
-        return []
-    try:
-        # the memory is not code: leave .brain/ out of git's walk (it can hold thousands of files)
-        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "-z", "--", ".",
-                              ":(exclude).brain"], cwd=repo,
-                             capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    if out.returncode != 0:
+    from ..gitsafe import project_repo
+
+    git = project_repo(repo, timeout=5, here_only=True)
+    # the memory is not code: leave .brain/ out of git's walk (it can hold thousands of files)
+    out = git.output("status", "--porcelain", "--untracked-files=all", "-z", "--", ".", ":(exclude).brain") \
+        if git is not None else None
+    if out is None:
         return []
     paths = []
-    items = out.stdout.split("\0")
+    items = out.split("\0")
     i = 0
     while i < len(items):
         item = items[i]

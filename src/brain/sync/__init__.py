@@ -1,10 +1,22 @@
-"""Satellite repositories: each layer and the project memory may be its own git repository.
+"""Memory repositories: the project, the user-level layers, and declared satellites.
 
-- ``commit_write``: with ``sync.commit_on_write`` on, a memory write is committed in
-  the repository that owns the written path (the nearest ``.git`` at or above it: a
-  satellite such as ``.brain/notes/todo/``, a layer under ``$BRAIN_HOME``, ``.brain/``
-  itself, or the project), with a message naming the writer and the reason. Only
-  that path is committed; hooks are skipped (it is memory, not code).
+brain runs git only in repositories it knows (every command through brain.gitsafe, which
+pins the repository and switches off what its configuration could run):
+
+- the **project** repository (the nearest `.git` at or above the folder holding `.brain/`);
+- each user-level **layer** under `$BRAIN_HOME` (`kernel`, `instance`, `personal`) that is a
+  repository of its own;
+- the **satellites** declared in `sync.satellites` (`notes/team` for `.brain/notes/team/`,
+  `.` for `.brain/` itself, `kernel:agents/shared` inside a layer), each with a real `.git`
+  folder.
+
+A `.git` found anywhere else inside the memory (planted by hand, left over) is never run:
+a write under it is not committed (``UntrustedRepository``, logged; the write stands),
+`brain sync` reports it as ``refused`` and keeps it out of every other repository's commit.
+
+- ``commit_write``: with ``sync.commit_on_write`` on, a memory write is committed in the
+  known repository that owns the path, with a message naming the writer and the reason.
+  Only that path is committed; hooks are off (it is memory, not code).
 - ``sync_all``: for each memory repository, commit pending memory changes, fetch its
   upstream, merge, and push. Memory is laid out to merge cleanly (one file per entry
   where entries accumulate; generated sections are reproducible from code), so git's
@@ -17,13 +29,18 @@ from __future__ import annotations
 
 import fcntl
 import os
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import SyncError
-from .gitops import Git, find_repo_root
+from ..errors import SettingsError, SyncError, UntrustedRepository
+from ..gitsafe import GitRepo, find_worktree_root
 
-__all__ = ["commit_write", "memory_repos", "sync_all", "sync_repo", "RepoSync", "SyncReport", "MemoryRepo"]
+__all__ = ["commit_write", "memory_repos", "untrusted_repos", "declared_satellites", "sync_all", "sync_repo",
+           "RepoSync", "SyncReport", "MemoryRepo"]
+
+_LAYERS = ("kernel", "instance", "personal")
+_UNDECLARED = "a .git inside the memory that `sync.satellites` does not declare"
 
 
 @dataclass(frozen=True)
@@ -31,24 +48,28 @@ class MemoryRepo:
     root: Path
     kind: str  # project | brain | kernel | instance | personal | satellite
     scope: str = "."  # the memory inside the repository
-    excluded: tuple[str, ...] = ()  # nested satellite repositories (never added as gitlinks)
+    excluded: tuple[str, ...] = ()  # nested repositories, known or refused (never added as gitlinks)
 
     def pathspec(self) -> list[str]:
         return [self.scope, *(f":(exclude){x}" for x in self.excluded)]
+
+    def git(self) -> GitRepo:
+        """The pinned runner; a repository inside the memory must have a real `.git` folder."""
+        return GitRepo(self.root, dot_git_folder=self.kind in ("brain", "satellite"))
 
 
 @dataclass
 class RepoSync:
     repo: str
     kind: str
-    status: str  # up_to_date | pulled | pushed | pulled_pushed | committed | no_remote | conflict | dry_run
+    status: str  # up_to_date | pulled | pushed | pulled_pushed | committed | no_remote | conflict | dry_run | error | refused
     committed: bool = False
     pulled: int = 0
     pushed: int = 0
     conflicts: list[str] = field(default_factory=list)
     local: str | None = None
     remote: str | None = None
-    error: str | None = None  # status "error": what git said (the other repositories are still synced)
+    error: str | None = None  # status "error": what git said; "refused": why brain ran no git there
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -66,9 +87,13 @@ class SyncReport:
     def errors(self) -> list[RepoSync]:
         return [r for r in self.repos if r.status == "error"]
 
+    @property
+    def refused(self) -> list[RepoSync]:
+        return [r for r in self.repos if r.status == "refused"]
+
     def to_dict(self) -> dict:
         return {"repos": [r.to_dict() for r in self.repos], "conflicts": len(self.conflicts),
-                "errors": len(self.errors)}
+                "errors": len(self.errors), "refused": len(self.refused)}
 
 
 def _lock(brain):
@@ -78,26 +103,118 @@ def _lock(brain):
     return handle
 
 
+# -- which repositories are known --------------------------------------------------------
+def _layer_base(brain, layer: str) -> Path:
+    return Path(brain.layers.path(layer)).resolve()
+
+
+def declared_satellites(brain) -> list[tuple[Path, str]]:
+    """``(folder, base)`` of every `sync.satellites` entry (base: `project` or a layer name).
+
+    An entry is a folder inside `.brain/` (`notes/team`, `.` for `.brain/` itself) or inside a
+    layer (`kernel:agents/shared`); anything that leaves its base, names `runtime/` or a `.git`
+    is a ``SettingsError``."""
+    found: list[tuple[Path, str]] = []
+    for entry in brain.settings.get("sync.satellites") or []:
+        layer, sep, rel = entry.partition(":")
+        if not sep or layer not in _LAYERS:
+            layer, rel = "project", entry
+        base = brain.dir if layer == "project" else _layer_base(brain, layer)
+        norm = posixpath.normpath(rel.strip() or ".")
+        parts = norm.split("/")
+        if (rel.startswith("/") or parts[0] == ".." or any(p.lower() == ".git" for p in parts)
+                or (layer == "project" and parts[0] == "runtime") or "\\" in rel):
+            raise SettingsError(str(brain.dir / "brain.yml"), "sync.satellites",
+                                "a folder inside .brain/ (`notes/team`, `.`) or a layer (`kernel:agents`)", entry)
+        folder = (base / norm).resolve() if norm != "." else base
+        if folder != base and base not in folder.parents:  # a link out of the memory
+            raise SettingsError(str(brain.dir / "brain.yml"), "sync.satellites",
+                                "a folder inside .brain/ (`notes/team`, `.`) or a layer (`kernel:agents`)", entry)
+        if layer != "project" and folder == base:
+            continue  # a layer root is known whenever it is a repository
+        found.append((folder, layer))
+    return found
+
+
+def _known_roots(brain) -> dict[Path, str]:
+    """Every repository brain runs git in, by root: kind (project | brain | layer name | satellite)."""
+    known: dict[Path, str] = {}
+    for folder, _ in declared_satellites(brain):
+        if os.path.lexists(folder / ".git"):
+            known[folder] = "brain" if folder == brain.dir else "satellite"
+    for layer in _LAYERS:
+        base = _layer_base(brain, layer)
+        if os.path.lexists(base / ".git"):
+            known.setdefault(base, layer)
+    if brain.dir not in known:
+        project = find_worktree_root(brain.repo)
+        if project is not None:
+            known.setdefault(project.resolve(), "project")
+    return known
+
+
+def untrusted_repos(brain, known: dict[Path, str] | None = None) -> list[Path]:
+    """Folders inside `.brain/` or a layer that hold a `.git` brain does not know (never run, reported)."""
+    known = _known_roots(brain) if known is None else known
+    bases = [brain.dir, *(b for b in (_layer_base(brain, layer) for layer in _LAYERS) if b.is_dir())]
+    found: list[Path] = []
+    for base in bases:
+        stack = [base]
+        while stack:
+            folder = stack.pop()
+            if os.path.lexists(folder / ".git") and folder not in known:
+                found.append(folder)
+                continue
+            try:
+                entries = list(os.scandir(folder))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name == ".git" or not entry.is_dir(follow_symlinks=False):
+                    continue
+                if folder == brain.dir and entry.name == "runtime":
+                    continue
+                stack.append(Path(entry.path))
+    return sorted(set(found))
+
+
 # -- commit on write ---------------------------------------------------------------------
-def _owner_repo(brain, path: Path, layer: str | None) -> Path | None:
-    base = brain.layers.path(layer) if layer not in (None, "", "project") else brain.dir
-    root = find_repo_root(path.parent if not path.is_dir() else path)
-    if root is None:
-        return None
-    base = base.resolve()
-    # a repository above the layer root of a user-level layer is not the layer's (e.g. a home in git)
-    if layer not in (None, "", "project") and root != base and base not in root.parents and root not in (base,):
-        return None
-    return root
+def _owner_repo(brain, path: Path, layer: str | None) -> tuple[Path, str] | None:
+    """The known repository that owns ``path``; ``UntrustedRepository`` when a stray `.git` lies between.
+
+    A project write belongs to a declared satellite inside `.brain/` or else to the project
+    repository; a layer write to a declared satellite inside that layer or else to the layer's
+    own repository (never to a repository above the layer, such as a home folder kept in git)."""
+    project_layer = layer in (None, "", "project")
+    base = brain.dir if project_layer else _layer_base(brain, layer)
+
+    def candidate(root: Path, kind: str) -> bool:
+        if kind == "project":
+            return project_layer
+        if kind in _LAYERS:
+            return kind == layer
+        return root == base or base in root.parents
+
+    owners = {root: kind for root, kind in _known_roots(brain).items() if candidate(root, kind)}
+    above_base = project_layer and "project" in owners.values()
+    for folder in Path(path).resolve().parents:
+        if folder in owners:
+            return folder, owners[folder]
+        if os.path.lexists(folder / ".git"):
+            raise UntrustedRepository(str(folder), _UNDECLARED)
+        if folder == base and not above_base:
+            break
+    return None
 
 
 def commit_write(brain, path: Path, *, writer: str | None, reason: str | None, layer: str | None = None) -> str | None:
     """Commit the written ``path`` in its owning repository; the new commit id, or None (no repo / no change)."""
-    root = _owner_repo(brain, Path(path), layer)
-    if root is None:
+    owner = _owner_repo(brain, Path(path), layer)
+    if owner is None:
         return None
-    git = Git(root)
-    rel = Path(path).resolve().relative_to(root.resolve()).as_posix()
+    root, kind = owner
+    git = MemoryRepo(root, kind).git()
+    rel = Path(path).resolve().relative_to(root).as_posix()
     where = rel if layer in (None, "", "project") else f"{layer}:{rel}"
     subject = f"memory: {where} by {writer or 'unnamed writer'}"
     clean_reason = brain.redactor(reason.strip()) if reason and reason.strip() else None
@@ -109,7 +226,8 @@ def commit_write(brain, path: Path, *, writer: str | None, reason: str | None, l
     handle = _lock(brain)
     try:
         git.run("add", "--", rel)
-        out = git.run("commit", "-q", "--no-verify", "-m", message + body, "--", rel, check=False, identity=True)
+        out = git.run("commit", "-q", "--no-verify", "--no-gpg-sign", "-m", message + body, "--", rel, check=False,
+                      identity=True)
         if out.returncode != 0:
             if "nothing" in (out.stdout + out.stderr).lower():
                 return None  # same content as committed
@@ -120,57 +238,22 @@ def commit_write(brain, path: Path, *, writer: str | None, reason: str | None, l
 
 
 # -- discovery ---------------------------------------------------------------------------
-def memory_repos(brain) -> list[MemoryRepo]:
-    """Every git repository holding memory of this brain, project first, then layers and satellites."""
-    found: list[MemoryRepo] = []
-    seen: set[Path] = set()
-
-    def add(root: Path, kind: str, scope: str = ".") -> None:
-        root = root.resolve()
-        if root not in seen:
-            seen.add(root)
-            found.append(MemoryRepo(root, kind, scope))
-
-    if (brain.dir / ".git").exists():
-        add(brain.dir, "brain")
-    else:
-        project = find_repo_root(brain.dir)
-        if project is not None:
-            add(project, "project", os.path.relpath(brain.dir, project))
-    roots = [(brain.dir, "brain")] + [(brain.layers.path(layer), layer) for layer in ("kernel", "instance", "personal")]
-    for base, kind in roots:
-        if kind != "brain" and (base / ".git").exists():
-            add(base, kind)
-        for child in _satellites(base):
-            add(child, "satellite")
+def memory_repos(brain, untrusted: list[Path] | None = None) -> list[MemoryRepo]:
+    """Every known repository holding memory of this brain, project first, then layers and satellites."""
+    known = _known_roots(brain)
+    untrusted = untrusted_repos(brain, known) if untrusted is None else untrusted
+    order = {"project": 0, "brain": 0, "kernel": 1, "instance": 2, "personal": 3, "satellite": 4}
     out = []
-    for repo in found:
-        inner = tuple(sorted(os.path.relpath(o.root, repo.root) for o in found
-                             if o.root != repo.root and repo.root in o.root.parents))
-        out.append(MemoryRepo(repo.root, repo.kind, repo.scope, inner))
-    return out
-
-
-def _satellites(base: Path, depth: int = 2) -> list[Path]:
-    out: list[Path] = []
-    if depth == 0 or not base.is_dir():
-        return out
-    try:
-        entries = sorted((e for e in os.scandir(base) if e.is_dir(follow_symlinks=False)
-                          and e.name not in (".git", "runtime") and not e.name.startswith(".")), key=lambda e: e.name)
-    except OSError:
-        return out
-    for entry in entries:
-        path = Path(entry.path)
-        if (path / ".git").exists():
-            out.append(path)
-        else:
-            out.extend(_satellites(path, depth - 1))
+    for root, kind in sorted(known.items(), key=lambda item: (order[item[1]], str(item[0]))):
+        scope = os.path.relpath(brain.dir, root) if kind == "project" else "."
+        top = (root / scope).resolve() if scope != "." else root
+        inner = [o for o in [*known, *untrusted] if o != root and (top == o or top in o.parents)]
+        out.append(MemoryRepo(root, kind, scope, tuple(sorted(os.path.relpath(o, root) for o in inner))))
     return out
 
 
 # -- sync --------------------------------------------------------------------------------
-def _upstream(git: Git) -> tuple[str, str] | None:
+def _upstream(git: GitRepo) -> tuple[str, str] | None:
     out = git.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", check=False)
     if out.returncode == 0 and "/" in out.stdout.strip():
         remote, _, branch = out.stdout.strip().partition("/")
@@ -182,13 +265,13 @@ def _upstream(git: Git) -> tuple[str, str] | None:
     return None
 
 
-def _count(git: Git, a: str, b: str) -> int:
+def _count(git: GitRepo, a: str, b: str) -> int:
     out = git.run("rev-list", "--count", f"{a}..{b}", check=False)
     return int(out.stdout.strip() or 0) if out.returncode == 0 else 0
 
 
 def sync_repo(brain, repo: MemoryRepo, *, push: bool = True, dry_run: bool = False, attempts: int = 3) -> RepoSync:
-    git = Git(repo.root)
+    git = repo.git()
     result = RepoSync(str(repo.root), repo.kind, "up_to_date")
     upstream = _upstream(git)
     # 1. pending memory changes become a commit of their own (the merge needs a clean memory tree)
@@ -201,8 +284,8 @@ def sync_repo(brain, repo: MemoryRepo, *, push: bool = True, dry_run: bool = Fal
     if changes:
         git.run("add", "-A", "--", *spec)
         if git.run("diff", "--cached", "--quiet", "--", *spec, check=False).returncode != 0:
-            git.run("commit", "-q", "--no-verify", "-m", f"memory: sync from {brain.settings.machine}", "--", *spec,
-                    identity=True)
+            git.run("commit", "-q", "--no-verify", "--no-gpg-sign", "-m", f"memory: sync from {brain.settings.machine}",
+                    "--", *spec, identity=True)
             result.committed = True
             result.status = "committed"
     if upstream is None:
@@ -210,7 +293,7 @@ def sync_repo(brain, repo: MemoryRepo, *, push: bool = True, dry_run: bool = Fal
         return result
     remote, branch = upstream
     for _ in range(attempts):
-        fetched = git.run("fetch", "-q", remote, branch, check=False)
+        fetched = git.fetch(remote, branch)
         if fetched.returncode != 0 and "couldn't find remote ref" not in fetched.stderr.lower():
             raise SyncError(str(repo.root), f"fetch {remote} {branch}", fetched.stderr)
         local = git.rev("HEAD")
@@ -218,9 +301,9 @@ def sync_repo(brain, repo: MemoryRepo, *, push: bool = True, dry_run: bool = Fal
         result.local, result.remote = local, theirs
         if theirs is not None and local is not None and not git.is_ancestor(theirs, local):
             result.pulled += _count(git, local, theirs)
-            merged = git.run("merge", "-q", "--no-edit", "--no-verify", theirs, check=False, identity=True) \
-                if _merge_takes_no_verify(git) else git.run("merge", "-q", "--no-edit", theirs, check=False,
-                                                             identity=True)
+            merged = git.run("merge", "-q", "--no-edit", "--no-stat", "--no-gpg-sign",
+                             *(["--no-verify"] if _merge_takes_no_verify(git) else []), theirs, check=False,
+                             identity=True)
             if merged.returncode != 0:
                 files = git.run("diff", "--name-only", "--diff-filter=U", check=False).stdout.split()
                 if files:
@@ -236,7 +319,7 @@ def sync_repo(brain, repo: MemoryRepo, *, push: bool = True, dry_run: bool = Fal
         ahead = _count(git, theirs, local) if theirs else 1
         if ahead == 0:
             break
-        pushed = git.run("push", "-q", remote, f"HEAD:refs/heads/{branch}", check=False)
+        pushed = git.push(remote, f"HEAD:refs/heads/{branch}")
         if pushed.returncode == 0:
             result.pushed += ahead
             break
@@ -256,7 +339,7 @@ def sync_repo(brain, repo: MemoryRepo, *, push: bool = True, dry_run: bool = Fal
 _NO_VERIFY: dict[str, bool] = {}
 
 
-def _merge_takes_no_verify(git: Git) -> bool:
+def _merge_takes_no_verify(git: GitRepo) -> bool:
     """``git merge --no-verify`` exists since git 2.24; older gits just run the hooks."""
     if "ok" not in _NO_VERIFY:
         out = git.run("merge", "-h", check=False)
@@ -269,11 +352,17 @@ def sync_all(brain, *, push: bool = True, dry_run: bool = False) -> SyncReport:
     report = SyncReport()
     handle = _lock(brain)
     try:
-        for repo in memory_repos(brain):
+        known = _known_roots(brain)
+        untrusted = untrusted_repos(brain, known)
+        for repo in memory_repos(brain, untrusted):
             try:
                 report.repos.append(sync_repo(brain, repo, push=push, dry_run=dry_run))
+            except UntrustedRepository as exc:
+                report.repos.append(RepoSync(str(repo.root), repo.kind, "refused", error=exc.reason))
             except SyncError as exc:  # one unreachable remote does not stop the other repositories
                 report.repos.append(RepoSync(str(repo.root), repo.kind, "error", error=brain.redactor(exc.message)))
+        for folder in untrusted:
+            report.repos.append(RepoSync(str(folder), "untrusted", "refused", error=_UNDECLARED))
     finally:
         handle.close()
     return report
