@@ -482,7 +482,6 @@ def test_a_repository_owned_by_someone_else_is_left_to_gits_ownership_check(proj
 
 
 # -- through the API: a .git is never writable (path confinement, issue 12 class 1) --------------
-@pytest.mark.xfail(strict=False, reason="path refusal of `.git` components is sec-paths' fix (issue 12 class 1)")
 @pytest.mark.parametrize("path", ["notes/.git/config", ".git/config", "notes/x/.GIT/hooks/post-commit"])
 def test_the_cli_refuses_to_write_a_git_folder(project, path):
     out = cli(project.repo, "write", "--path", path, stdin="[core]\n\tfsmonitor = touch /tmp/x\n")
@@ -490,7 +489,6 @@ def test_the_cli_refuses_to_write_a_git_folder(project, path):
     assert not (project.dir / path).exists()
 
 
-@pytest.mark.xfail(strict=False, reason="path refusal of `.git` components is sec-paths' fix (issue 12 class 1)")
 def test_mcp_brain_write_refuses_a_git_folder(project):
     pytest.importorskip("mcp")
     from test_mcp_helpers import stdio_params, with_client
