@@ -46,6 +46,32 @@ def run_checks(brain) -> list[dict]:
     checks.append(_backend_check(brain))
     checks.append(_index_check(brain))
     checks.append(_hooks_check(brain.repo))
+    checks.extend(_client_command_checks(brain))
+    return checks
+
+
+def _client_command_checks(brain) -> list[dict]:
+    """Every command an installed client runs for brain resolves and starts (see hooks.installed)."""
+    import os
+
+    from .hooks.installed import installed_commands, probe
+
+    env = {**os.environ, **brain.env}
+    checks = []
+    for command in installed_commands(brain.repo, env):
+        starts, detail = probe(command, env)
+        bare = not os.path.isabs(command.argv[0])
+        where = "; ".join(command.where)
+        fix = (f"from the environment brain is installed in, run `brain install {command.client}` again: it writes "
+               f"the absolute path of the brain command (or pass --command /absolute/path/to/brain)")
+        if not starts:
+            checks.append(_check(f"client:{command.client}", False, f"{detail} (used by {where})", fix))
+        elif bare:
+            checks.append(_check(f"client:{command.client}", False, f"{detail}; the client may start it with "
+                                 f"another PATH (used by {where})", fix, level="warning"))
+        else:
+            checks.append(_check(f"client:{command.client}", True, f"{command.argv[0]} starts ({detail}); used by "
+                                 f"{where}"))
     return checks
 
 

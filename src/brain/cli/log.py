@@ -100,7 +100,9 @@ def register(sub) -> None:
 # -- install targets (registered by cli/install.py) ---------------------------------------------------------------
 def _add_command_option(p) -> None:
     p.add_argument("--command", dest="brain_command", metavar="CMD",
-                   help="how the client starts brain (default: `brain` if it is on PATH, else this Python's -m brain)")
+                   help="how the client starts brain, written as given (default: the absolute path of the `brain` "
+                        "installed next to this Python, else this Python's absolute path with -m brain, so the "
+                        "client finds it from any shell)")
 
 
 def register_install_claude_code(sub) -> None:
@@ -108,8 +110,8 @@ def register_install_claude_code(sub) -> None:
                        description="Merge into .mcp.json the `brain serve` MCP server and into .claude/settings.json "
                                    "the hooks: SessionStart injects a compact boot, PreCompact writes a checkpoint, Stop "
                                    "and SessionEnd import the turns into the log (Stop asks once to update now.md). "
-                                   "The user's own entries are kept as they are; `brain uninstall claude-code` "
-                                   "removes exactly what this added.")
+                                   "CLAUDE.md gets the one pointer line. The user's own entries are kept as they are; "
+                                   "`brain uninstall claude-code` removes exactly what this added.")
     p.add_argument("--local", action="store_true", help="write .claude/settings.local.json (not committed) instead")
     _add_command_option(p)
     add_json(p)
@@ -138,7 +140,9 @@ def cmd_install_claude_code(args) -> int:
     from ..hooks.claude import install
 
     data = install(open_from_args(args), _argv(args), local=args.local)
-    emit(data, args.json, lambda d: "wrote " + ", ".join(d["files"]) + "\nhooks: " + ", ".join(d["hooks"]))
+    emit(data, args.json, lambda d: "wrote " + ", ".join(d["files"]) + "\nhooks: " + ", ".join(d["hooks"])
+         + (f"\nadded the pointer line to {d['pointer']}" if d["pointer"] else "")
+         + f"\ncommand: {' '.join(d['command'])}")
     return 0
 
 
@@ -161,8 +165,9 @@ def cmd_uninstall(args) -> int:
         from ..hooks.claude import uninstall
 
         data = uninstall(brain)
-        emit(data, args.json, lambda d: ("removed brain from " + ", ".join(d["files"])) if d["files"]
-             else "nothing of brain's to remove")
+        emit(data, args.json, lambda d: ("removed brain from " + ", ".join(d["files"] + ([d["pointer"]] if d["pointer"]
+                                                                               else [])))
+             if d["files"] or d["pointer"] else "nothing of brain's to remove")
     else:
         from ..hooks.codex import uninstall
 

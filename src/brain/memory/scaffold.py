@@ -58,8 +58,10 @@ def _write_if_absent(path: Path, text: str, created: list[str], root: Path) -> N
         created.append(path.relative_to(root).as_posix())
 
 
-def add_pointer_line(agents_md: Path) -> bool:
-    """Append the pointer line unless a line with its marker is there. Returns True if added."""
+def add_pointer_line(agents_md: Path, title: str = "Agents") -> bool:
+    """Append the pointer line unless a line with its marker is there. Returns True if added.
+
+    A file created here starts with ``# <title>`` (AGENTS.md: Agents; CLAUDE.md: Claude)."""
     if agents_md.exists():
         raw = agents_md.read_bytes()
         text = raw.decode("utf-8", errors="surrogateescape")
@@ -69,7 +71,7 @@ def add_pointer_line(agents_md: Path) -> bool:
         new = text + sep + ("\n" if text.strip() else "") + POINTER_LINE + "\n"
         atomic_write_bytes(agents_md, new.encode("utf-8", errors="surrogateescape"))
     else:
-        atomic_write_bytes(agents_md, ("# Agents\n\n" + POINTER_LINE + "\n").encode("utf-8"))
+        atomic_write_bytes(agents_md, (f"# {title}\n\n" + POINTER_LINE + "\n").encode("utf-8"))
     return True
 
 
