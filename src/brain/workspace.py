@@ -96,7 +96,7 @@ class Brain:
         if store is self.memory and (store.resolve(path) == self.runtime or self.runtime in store.resolve(path).parents):
             # runtime/ holds the conversation logs: they never reach an agent (DESIGN §1, frontier rule)
             raise InvalidInput("runtime/ holds logs and derived state, not memory, and is not readable here",
-                               field="path", hint="read the thread's distilled handoff instead: handoffs/<thread>.md")
+                               field="path", hint="read the thread's distilled handoff instead: handoffs/local/<thread>.md")
         return store.read(path)
 
     def write(self, path: str, text: str, *, expected_hash: str | None = None, layer: str | None = None,
@@ -220,6 +220,10 @@ class Brain:
             raise InvalidInput(f"budget must be an integer of at least {minimum} tokens, not {budget!r}", field="budget")
         if task is not None and not isinstance(task, str):
             raise InvalidInput("task must be text", field="task")
+        if not role and session:  # a session id names its role: its profiles come in (`--role` overrides)
+            from .coord.rules import role_of_session
+
+            role = role_of_session(session)
         inferred = False
         if not module and task and task.strip():
             module = self._infer_module(task, session)  # the card of the module the task text points to
@@ -386,7 +390,7 @@ class Brain:
 
     def record_turn(self, thread: str | None, speaker: str, text: str, *, to: str | None = None,
                     kind: str = "message", files=(), ref: str | None = None, at: float | None = None):
-        """Append one turn to a thread's log and fold it into `handoffs/<thread>.md`.
+        """Append one turn to a thread's log and fold it into `handoffs/local/<thread>.md`.
 
         ``thread=None`` with ``to=`` names the thread of the two parties (thread_between).
         Coordination records every ask (kind="ask") and reply (kind="reply", ref=ticket) here."""

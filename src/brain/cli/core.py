@@ -50,8 +50,10 @@ def register(sub) -> None:
     task.add_argument("--task", metavar="TEXT", help="what the session is about to do")
     task.add_argument("--task-file", metavar="F", help="read the task text from F")
     p.add_argument("--module", metavar="M", help="the module the task is about")
-    p.add_argument("--role", metavar="R", help="the session's role (selects agent profiles and features)")
-    p.add_argument("--session", metavar="S", help="the session id (selects its checkpoint and thread)")
+    p.add_argument("--role", metavar="R", help="the session's role (selects agent profiles and features; default: "
+                                               "the role written in --session's id)")
+    p.add_argument("--session", metavar="S", help="the session id (selects its checkpoint and thread, and its role's "
+                                                  "profiles when --role is not given)")
     p.add_argument("--budget", type=int, metavar="N", help="token budget (default: boot.budget, 8000)")
     p.add_argument("--no-record", action="store_true", help="do not append this boot to runtime/boots.jsonl")
     add_json(p)

@@ -32,11 +32,15 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_log)
 
     p = sub.add_parser("handoff", help="print a thread's handoff summary, or list them",
-                       description="Print handoffs/THREAD.md, the bounded summary folded turn by turn (open questions, "
-                                   "answers, decisions, files touched, next step). Without THREAD, list the handoffs. "
-                                   "--rebuild recomputes it from what is left of the log.")
+                       description="Print a thread's handoff, the bounded summary folded turn by turn (open questions, "
+                                   "answers, decisions, files touched, next step), kept in handoffs/local/THREAD.md "
+                                   "(machine-local, not versioned). Without THREAD, list the handoffs. --rebuild "
+                                   "recomputes it from what is left of the log; --promote copies it to the versioned "
+                                   "handoffs/THREAD.md, as team memory.")
     p.add_argument("thread", nargs="?", metavar="THREAD")
     p.add_argument("--rebuild", action="store_true", help="recompute the handoff from the log")
+    p.add_argument("--promote", action="store_true",
+                   help="copy the handoff to the versioned handoffs/THREAD.md (team memory)")
     add_json(p)
     p.set_defaults(handler=cmd_handoff)
 
@@ -222,8 +226,10 @@ def cmd_handoff(args) -> int:
     brain = open_from_args(args)
     conv = brain.conversations
     if not args.thread:
-        names = [p[len("handoffs/"):-3] for p in brain.memory.list("handoffs")]
-        emit({"handoffs": names}, args.json, lambda d: "\n".join(d["handoffs"]) or "no handoff yet")
+        names = conv.handoff_names()
+        emit({"handoffs": sorted(set(names["local"]) | set(names["promoted"])), "promoted": names["promoted"]},
+             args.json, lambda d: "\n".join(t + ("  (promoted)" if t in d["promoted"] else "") for t in d["handoffs"])
+             or "no handoff yet")
         return 0
     if args.rebuild:
         if not conv.log.segments(args.thread):
@@ -232,6 +238,13 @@ def cmd_handoff(args) -> int:
     doc = conv.handoff(args.thread)
     if doc is None:
         raise NotFound(f"handoff of {args.thread}", hint="`brain handoff` lists them")
+    if args.promote:
+        from ..log import promoted_path
+
+        doc = brain.write(promoted_path(args.thread), doc.text, reason=f"promote the handoff of {args.thread}")
+        emit({"thread": args.thread, "path": doc.path, "hash": doc.hash, "promoted": True}, args.json,
+             lambda d: f"promoted to {d['path']}")
+        return 0
     emit({"thread": args.thread, "path": doc.path, "text": doc.text, "hash": doc.hash}, args.json, lambda d: d["text"])
     return 0
 

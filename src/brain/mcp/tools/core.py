@@ -22,6 +22,25 @@ def _hash_note(path: str, digest: str) -> str:
             f"expected_hash=\"{digest[:16]}\" so a newer version is never overwritten]")
 
 
+def _boot_session(brain, session: str | None) -> str | None:
+    """The session brain_boot boots: the one given, else this connection's own (started by this call).
+
+    Without a reachable coordination backend the boot still answers, without a session: the
+    memory is files, and a boot must never fail for want of the database."""
+    from ...team.identity import current_principal
+    from .coord import connection_session
+
+    if session or current_principal() is not None:
+        return connection_session(brain, session)  # the team server checks a token's sessions here
+    try:
+        return connection_session(brain)
+    except Exception as exc:  # noqa: BLE001 - coordination down: boot without a session
+        import logging
+
+        logging.getLogger("brain.mcp").warning("brain_boot without a session: %s", exc)
+        return None
+
+
 def register(tools: ToolRegistry) -> None:
     @tools.tool(title="Boot context", read_only=True)
     def brain_boot(
@@ -31,9 +50,12 @@ def register(tools: ToolRegistry) -> None:
                                                       "and search hits that come in.")] = None,
         module: Annotated[str | None, Field(description="The module the task is about, when you know it.")] = None,
         role: Annotated[str | None, Field(description="Your role (e.g. backend, reviewer): selects agent profiles "
-                                                      "and feature flags.")] = None,
+                                                      "and feature flags. Default: your session's role.")] = None,
         session: Annotated[str | None, Field(description="Your session id (sess-YYYYMMDD-HHMM-role@machine): "
-                                                         "brings in your checkpoint and thread handoff.")] = None,
+                                                         "brings in your checkpoint and thread handoff. Default: "
+                                                         "this connection's own session, so a call without "
+                                                         "arguments after a compaction sees your checkpoint.")]
+        = None,
         budget: Annotated[int | None, Field(description="Token budget of the message (default 8000).")] = None,
     ) -> ToolOutput:
         """Get the boot context of this project: now.md first (what is happening now), then your checkpoint,
@@ -41,6 +63,7 @@ def register(tools: ToolRegistry) -> None:
         Call it once at the start of a session, after a context compaction, or when you switch to a different
         task. Parts that did not fit are listed at the end with the tool or path to fetch them.
         Structured content: {text, tokens, budget, sections, files, omitted}."""
+        session = _boot_session(brain, session)
         result = brain.boot(task, module=module, role=role, session=session, budget=budget)
         return ToolOutput(result.text, result.to_dict())
 
