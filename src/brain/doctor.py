@@ -43,6 +43,7 @@ def run_checks(brain) -> list[dict]:
         checks.append(_check("runtime", True, f"{brain.runtime} writable"))
     except OSError as exc:
         checks.append(_check("runtime", False, str(exc), "make .brain/runtime/ writable"))
+    checks.append(_profiles_check(brain))
     checks.append(_backend_check(brain))
     checks.append(_index_check(brain))
     checks.append(_hooks_check(brain.repo))
@@ -73,6 +74,19 @@ def _client_command_checks(brain) -> list[dict]:
             checks.append(_check(f"client:{command.client}", True, f"{command.argv[0]} starts ({detail}); used by "
                                  f"{where}"))
     return checks
+
+
+def _profiles_check(brain) -> dict:
+    """Agent profiles that do not parse are skipped by every boot: say which, and why."""
+    from .memory.layers import TIERS
+
+    problems = brain.profile_problems()
+    if not problems:
+        return _check("agent profiles", True, f"{len(brain.profiles())} profile(s) parse")
+    return _check("agent profiles", False, "skipped by every boot: " + "; ".join(
+        f"{p['source']}: {p['problem']}" for p in problems),
+        f"fix the front matter of each (tier: one of {', '.join(TIERS)}; roles and triggers: a name or a list; "
+        "valid YAML between --- lines)", level="warning")
 
 
 def _backend_check(brain) -> dict:

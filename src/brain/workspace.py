@@ -79,6 +79,7 @@ class Brain:
         self.layers = Layers(settings.home)
         self._write_listeners: list[Callable[[str], None]] = [self._index_on_write]
         self._profiles: tuple[list, list[AgentProfile]] | None = None
+        self._profile_problems: list[dict] = []
 
     @property
     def name(self) -> str:
@@ -187,6 +188,9 @@ class Brain:
         """Agent profiles of the kernel layer, overridden by name by the project's .brain/agents/.
 
         Parsed once and kept while no profile file changes (a long-lived server boots often).
+        A profile that does not parse (unknown tier, broken front matter) is skipped, never
+        fatal: one bad file must not make every boot fail. ``profile_problems()`` names them
+        (the boot's manifest and `brain doctor` report them).
         """
         sources = [(f"kernel:agents/{p.name}", p) for p in self.layers.kernel_profile_files()]
         sources += [(rel, self.dir / rel) for rel in self.memory.list("agents")]
@@ -200,16 +204,27 @@ class Brain:
         if self._profiles is not None and self._profiles[0] == stamp:
             return self._profiles[1]
         found: dict[str, AgentProfile] = {}
+        problems: list[dict] = []
         for source, path in sources:
             try:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except FileNotFoundError:
                 continue
-            profile = AgentProfile.parse(text, source, path.stem)
+            try:
+                profile = AgentProfile.parse(text, source, path.stem)
+            except InvalidInput as exc:
+                problems.append({"source": source, "problem": exc.message.removeprefix(f"{source}: ")})
+                continue
             found[profile.name] = profile
         profiles = [found[name] for name in sorted(found)]
         self._profiles = (stamp, profiles)
+        self._profile_problems = problems
         return profiles
+
+    def profile_problems(self) -> list[dict]:
+        """The agent profiles skipped because they do not parse: [{source, problem}]."""
+        self.profiles()
+        return list(self._profile_problems)
 
     # -- boot ------------------------------------------------------------------
     def boot(self, task: str | None = None, *, module: str | None = None, role: str | None = None,
@@ -217,7 +232,8 @@ class Brain:
         budget = self.settings["boot.budget"] if budget is None else budget
         minimum = self.settings["boot.min_budget"]
         if not isinstance(budget, int) or budget < minimum:
-            raise InvalidInput(f"budget must be an integer of at least {minimum} tokens, not {budget!r}", field="budget")
+            raise InvalidInput(f"budget must be an integer of at least {minimum} tokens, not {budget!r}", field="budget",
+                               hint="give a larger budget; the minimum is the setting boot.min_budget")
         if task is not None and not isinstance(task, str):
             raise InvalidInput("task must be text", field="task")
         if not role and session:  # a session id names its role: its profiles come in (`--role` overrides)

@@ -45,7 +45,11 @@ def register(sub) -> None:
 
     p = sub.add_parser("boot", help="print the budgeted boot message",
                        description="Assemble what a session needs to resume, now.md first, under a hard token budget. "
-                                   "Every part left out is named at the end with how to fetch it.")
+                                   "Every part left out is named at the end with how to fetch it. Agent profiles "
+                                   "(.brain/agents/*.md, kernel agents/) load by the `tier` of their front matter: "
+                                   "always (every boot), hot (boots of their roles), warm (their roles, when the task "
+                                   "names a trigger), cold (never loaded, listed as fetchable). A profile that does not "
+                                   "parse is skipped and named at the end; `brain doctor` reports it.")
     task = p.add_mutually_exclusive_group()
     task.add_argument("--task", metavar="TEXT", help="what the session is about to do")
     task.add_argument("--task-file", metavar="F", help="read the task text from F")

@@ -56,7 +56,8 @@ def register(tools: ToolRegistry) -> None:
                                                          "this connection's own session, so a call without "
                                                          "arguments after a compaction sees your checkpoint.")]
         = None,
-        budget: Annotated[int | None, Field(description="Token budget of the message (default 8000).")] = None,
+        budget: Annotated[int | None, Field(description="Token budget of the message (default: the setting "
+                                                         "boot.budget, 8000).")] = None,
     ) -> ToolOutput:
         """Get the boot context of this project: now.md first (what is happening now), then your checkpoint,
         focus, the relevant module cards, decisions and agent profiles, under a hard token budget.
