@@ -130,6 +130,29 @@ class Brain:
                 logging.getLogger("brain").warning("memory written but not committed: %s", exc)
         return doc
 
+    def notify_write(self, path: str) -> None:
+        """Tell the write listeners (the search index...) that ``path`` changed or went away."""
+        for listener in self._write_listeners:
+            listener(path)
+
+    def notes(self, *, everything: bool = False) -> list:
+        """Memory files with title and size (brain.notes.NoteInfo); ``everything`` adds cards and local handoffs."""
+        from .notes import list_notes
+
+        return list_notes(self, everything=everything)
+
+    def remove(self, path: str, *, expected_hash: str | None = None, role: str | None = None) -> dict:
+        """Delete a memory file: territory of ``role`` checked, ``expected_hash`` honoured, the index updated."""
+        from .notes import remove_note
+
+        return remove_note(self, path, expected_hash=expected_hash, role=role)
+
+    def move(self, source: str, dest: str, *, expected_hash: str | None = None, role: str | None = None) -> dict:
+        """Rename a memory file (the destination must not exist); territories of both paths checked."""
+        from .notes import move_note
+
+        return move_note(self, source, dest, expected_hash=expected_hash, role=role)
+
     # -- territories (scribes) ----------------------------------------------------
     @property
     def territories(self):

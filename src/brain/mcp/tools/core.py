@@ -108,6 +108,49 @@ def register(tools: ToolRegistry) -> None:
                 if doc.redacted else None)
         return ToolOutput(f"wrote {doc.path} ({doc.size} bytes, sha256 {doc.hash[:16]})", data, note)
 
+    @tools.tool(title="List memory files", read_only=True)
+    def brain_notes(
+        brain,
+        everything: Annotated[bool, Field(description="Also list the module cards and the local thread "
+                                                      "handoffs.")] = False,
+    ) -> ToolOutput:
+        """List the project's memory files (now.md, focus.md, notes/, workflows/, decisions/, agents/, promoted
+        handoffs/) with their titles and sizes, to find a note before you read, rename or delete it.
+        Structured content: {notes: [{path, title, bytes}]}."""
+        notes = [n.to_dict() for n in brain.notes(everything=everything)]
+        text = "\n".join(f"{n['path']} ({n['bytes']} bytes): {n['title']}" for n in notes)
+        return ToolOutput(text or "no memory files", {"notes": notes})
+
+    @tools.tool(title="Delete a memory file", destructive=True)
+    def brain_delete(
+        brain,
+        path: Annotated[str, Field(description="Path relative to .brain/, e.g. notes/old-setup.md. now.md and "
+                                               "focus.md cannot be deleted.")],
+        expected_hash: Annotated[str | None, Field(description="The sha256 (or its first 8+ hex digits) brain_read "
+                                                               "gave you: refused if the file changed since.")] = None,
+    ) -> dict:
+        """Delete one memory file that is wrong or obsolete (a note, a workflow). Pass expected_hash from brain_read
+        so you never delete a version you did not see. Structured content: {removed, linked_from: [paths whose
+        [[links]] pointed to it]}."""
+        from ...team.identity import writer_role
+
+        return brain.remove(path, expected_hash=expected_hash, role=writer_role(brain))
+
+    @tools.tool(title="Rename a memory file", destructive=True)
+    def brain_move(
+        brain,
+        path: Annotated[str, Field(description="The memory file to rename, relative to .brain/.")],
+        to: Annotated[str, Field(description="The new path relative to .brain/; it must not exist.")],
+        expected_hash: Annotated[str | None, Field(description="The sha256 (or 8+ hex digits) brain_read gave you: "
+                                                               "refused if the file changed since.")] = None,
+    ) -> dict:
+        """Rename (move) one memory file, e.g. to give a note a clearer name or file it under another folder.
+        The search index follows. Structured content: {moved, to, hash, linked_from: [paths whose [[links]]
+        named the old path: update them with brain_write]}."""
+        from ...team.identity import writer_role
+
+        return brain.move(path, to, expected_hash=expected_hash, role=writer_role(brain))
+
     @tools.tool(title="Focus", read_only=True, inline=True)
     def brain_focus(brain) -> ToolOutput:
         """Read focus.md: what the humans running this project say matters now (priorities, what not to touch).
