@@ -26,7 +26,7 @@ COMMAND_INDEX = {
     **dict.fromkeys(["search", "index", "related"], "search"),
     "install": "install",
     **dict.fromkeys(["log", "handoff", "record-turn", "import-turns", "stats", "hook", "uninstall"], "log"),
-    **dict.fromkeys(["token", "sync"], "team"),
+    **dict.fromkeys(["token", "sync", "team"], "team"),
     "ui": "web",
     **dict.fromkeys(["notes", "rm", "mv"], "notes"),
 }
