@@ -191,3 +191,19 @@ def test_a_week_of_client_sessions_and_health_checks_leaves_things_tidy(brain, r
                             capture_output=True, text=True, check=True).stdout
     assert status == ""  # 200 thread handoffs, none of them in the versioned handoffs/
     assert len(brain.conversations.handoff_names()["local"]) == 200
+
+
+def test_local_handoffs_past_the_log_retention_are_pruned(brain, repo):
+    import os
+
+    old = brain.record_turn(None, "sess-a@m", "an old question", to="sess-b@m")
+    new = brain.record_turn(None, "sess-c@m", "a new question", to="sess-d@m")
+    brain.write(f"handoffs/{old.thread}.md", brain.read(old.handoff).text)  # promoted: team memory, stays
+    past = os.stat(brain.dir / old.handoff).st_mtime - 91 * 86400  # log.retention_days is 90
+    os.utime(brain.dir / old.handoff, (past, past))
+    out = subprocess.run(["python", "-m", "brain", "log", "--prune", "--json"], cwd=repo, capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["handoffs"] == [old.thread]
+    assert not (brain.dir / old.handoff).exists() and (brain.dir / new.handoff).exists()
+    assert (brain.dir / f"handoffs/{old.thread}.md").exists()

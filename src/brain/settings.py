@@ -63,7 +63,7 @@ SCHEMA: dict[str, Spec] = {
     "livestate.max_keys": Spec("int", 200, "At most this many live-state keys are kept (least recently written pruned)."),
     "log.rotate_bytes": Spec("int", 8388608, "A conversation's live `log.jsonl` is rotated when it reaches this many bytes (0 = never by size)."),
     "log.rotate_days": Spec("int", 30, "...or when its first turn is this many days old (0 = never by age)."),
-    "log.retention_days": Spec("int", 90, "Rotated log segments not written for this many days are deleted (0 = keep forever)."),
+    "log.retention_days": Spec("int", 90, "Rotated log segments not written for this many days are deleted (0 = keep forever); `brain log --prune` deletes local handoffs not updated that long too."),
     "handoff.max_bytes": Spec("int", 4096, "Size cap of each thread handoff, `handoffs/local/<thread>.md` (at least 1024); oldest detail is distilled away first."),
     "handoff.max_threads": Spec("int", 2, "How many thread handoffs of the session the boot's handoff slot offers."),
     "secrets.redact": Spec("bool", True, "Replace secret shapes (API keys, tokens, private keys, passwords in URLs) with [REDACTED:kind] before memory files and log lines touch disk."),

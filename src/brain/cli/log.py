@@ -27,7 +27,8 @@ def register(sub) -> None:
                                                          "(default: the last page)")
     p.add_argument("--size", type=int, default=50, metavar="K", help="lines per page (default 50)")
     p.add_argument("--prune", action="store_true", help="delete rotated segments past log.retention_days now "
-                                                        "(rotation does it for the thread it rotates)")
+                                                        "(rotation does it for the thread it rotates), and the "
+                                                        "local handoffs (handoffs/local/) not updated that long")
     add_json(p)
     p.set_defaults(handler=cmd_log)
 
@@ -193,8 +194,10 @@ def cmd_log(args) -> int:
     conv = brain.conversations
     if args.prune:
         removed = conv.log.prune_all()
-        emit({"pruned": removed}, args.json, lambda d: "\n".join(f"{t}: {', '.join(n)}" for t, n in d["pruned"].items())
-             or "nothing past the retention")
+        handoffs = conv.prune_local()
+        emit({"pruned": removed, "handoffs": handoffs}, args.json, lambda d: "\n".join(
+            [f"{t}: {', '.join(n)}" for t, n in d["pruned"].items()]
+            + [f"{t}: local handoff" for t in d["handoffs"]]) or "nothing past the retention")
         return 0
     if not args.thread:
         data = {"threads": [t.to_dict() for t in conv.threads()]}

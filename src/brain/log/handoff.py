@@ -19,7 +19,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
 from ..memory.files import Document, MemoryStore
 from .fold import HandoffState, Limits, render
 from .store import ConversationLog, Page, ThreadInfo
@@ -171,6 +171,24 @@ class Conversations:
         if current is None or current.text != text:
             # derived from the log (`brain handoff --rebuild` refolds it): atomic, without two fsyncs a turn
             self.memory.write(rel, text, durable=False)
+
+    def prune_local(self) -> list[str]:
+        """Delete the local handoffs not updated within the log's retention (``log.retention_days``; 0 keeps
+        them): the sessions they summed up are long over. Promoted copies in `handoffs/` stay. Returns the
+        threads whose handoff went; `brain handoff T --rebuild` refolds one while its log remains."""
+        if not self.log.retention_seconds:
+            return []
+        cutoff = self.log.clock() - self.log.retention_seconds
+        gone = []
+        for rel in self.memory.list(LOCAL_FOLDER):
+            try:
+                if self.memory.resolve(rel).stat().st_mtime >= cutoff:
+                    continue
+                self.memory.delete(rel)
+            except (OSError, NotFound):
+                continue  # removed meanwhile
+            gone.append(rel[len(LOCAL_FOLDER) + 1:-3])
+        return gone
 
     def _ignore_local(self) -> None:
         """`handoffs/local/.gitignore` = `*`: the folder ignores itself, in any repository, old or new."""
