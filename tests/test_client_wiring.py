@@ -186,3 +186,28 @@ def test_claude_code_connects_to_the_installed_server_from_a_bare_shell(brain, t
     assert out.returncode == 0, out.stderr
     line = next(line for line in out.stdout.splitlines() if line.startswith("brain:"))
     assert "Connected" in line, out.stdout
+
+
+def test_doctor_never_runs_a_command_that_the_repository_chose(brain, tmp_path):
+    """.mcp.json comes with the repository: doctor must not run what it names unless it is brain."""
+    env = user_env(tmp_path)
+    marker = tmp_path / "ran"
+    evil = brain.repo / "tools" / "brain"
+    evil.parent.mkdir()
+    evil.write_text(f"#!/bin/sh\n# brain.cli\ntouch {marker}\necho brain 9\n")
+    evil.chmod(0o755)
+    (brain.repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"brain": {"command": str(evil),
+                                                                              "args": ["serve"]}}}))
+    (brain.repo / "brain").mkdir()  # a `brain` package of the repository, for `python -m brain` run from here
+    (brain.repo / "brain" / "__main__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    out = brain_cli(brain.repo, "doctor", "--json", env=env)
+    check = {c["check"]: c for c in json.loads(out.stdout)}["client:claude-code"]
+    assert not check["ok"] and "not run" in check["detail"]
+    assert not marker.exists()
+    # a Python interpreter with -m brain is brain; run from a neutral folder, the repository's brain/ is not used
+    (brain.repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"brain": {
+        "command": sys.executable, "args": ["-m", "brain", "serve"]}}}))
+    out = brain_cli(brain.repo, "doctor", "--json", env=env)
+    check = {c["check"]: c for c in json.loads(out.stdout)}["client:claude-code"]
+    assert check["ok"], check
+    assert not marker.exists()

@@ -60,7 +60,7 @@ def _client_command_checks(brain) -> list[dict]:
     env = {**os.environ, **brain.env}
     checks = []
     for command in installed_commands(brain.repo, env):
-        starts, detail = probe(command, env)
+        starts, detail = probe(command, env, brain.repo)
         bare = not os.path.isabs(command.argv[0])
         where = "; ".join(command.where)
         fix = (f"from the environment brain is installed in, run `brain install {command.client}` again: it writes "

@@ -5,12 +5,19 @@ entry that says `brain` works in the installer's venv and fails everywhere else 
 connect", every hook `brain: not found`), and reading the config files cannot tell. So each
 installed command is resolved the way the client would (an absolute path must exist and be
 executable; a bare name depends on the client's PATH) and run once with `--version`, bounded.
+
+The commands come from files a repository carries (`.mcp.json`, `.claude/settings.json`), so
+they are data, and data never chooses what runs: only a command recognised as brain is run —
+a `brain` console script (a `#!` script importing `brain.cli`) or a Python interpreter with
+`-m brain` — never a file inside the repository, and from a neutral working directory (so
+`-m brain` cannot pick up a `brain/` package of the repository).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -22,6 +29,7 @@ __all__ = ["InstalledCommand", "installed_commands", "probe", "PROBE_TIMEOUT"]
 
 PROBE_TIMEOUT = 20.0  # seconds for `<command> --version`: a cold Python start on a loaded machine
 _MARK = " hook claude-code "
+_PYTHON = re.compile(r"python[0-9.]*")
 
 
 @dataclass
@@ -92,8 +100,26 @@ def installed_commands(repo: Path, env: dict[str, str]) -> list[InstalledCommand
     return list(found.values())
 
 
-def probe(command: InstalledCommand, env: dict[str, str], timeout: float = PROBE_TIMEOUT) -> tuple[bool, str]:
-    """(starts, what happened): resolve the command as a client would and run it with --version."""
+def _recognised(resolved: str, argv: list[str], repo: Path) -> str | None:
+    """Why ``resolved`` may not be run (None: it is brain, outside the repository)."""
+    real = Path(resolved).resolve()
+    if real == repo.resolve() or repo.resolve() in real.parents:
+        return "it is a file of the repository"
+    if _PYTHON.fullmatch(Path(resolved).name) and argv[1:3] == ["-m", "brain"]:
+        return None
+    try:
+        with open(real, "rb") as handle:
+            head = handle.read(2048)
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror})"
+    if head.startswith(b"#!") and b"brain.cli" in head:
+        return None
+    return "it is not a brain entry point (nor a Python interpreter with -m brain)"
+
+
+def probe(command: InstalledCommand, env: dict[str, str], repo: Path,
+          timeout: float = PROBE_TIMEOUT) -> tuple[bool, str]:
+    """(starts, what happened): resolve the command as a client would and, if it is brain, run it with --version."""
     exe = command.argv[0]
     if os.path.isabs(exe):
         if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
@@ -103,9 +129,13 @@ def probe(command: InstalledCommand, env: dict[str, str], timeout: float = PROBE
         resolved = shutil.which(exe, path=env.get("PATH"))
         if resolved is None:
             return False, f"`{exe}` is not on PATH"
+    refused = _recognised(resolved, command.argv, repo)
+    if refused:
+        return False, f"{resolved} was not run: {refused}"
     try:
         out = subprocess.run([resolved, *command.argv[1:], "--version"], capture_output=True, text=True,
-                             timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+                             timeout=timeout, env=env, stdin=subprocess.DEVNULL, cwd=Path.home() if
+                             Path.home().is_dir() else "/")
     except subprocess.TimeoutExpired:
         return False, f"`{shlex.join(command.argv)} --version` did not answer within {timeout:.0f} s"
     except OSError as exc:
