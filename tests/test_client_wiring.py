@@ -211,3 +211,57 @@ def test_doctor_never_runs_a_command_that_the_repository_chose(brain, tmp_path):
     check = {c["check"]: c for c in json.loads(out.stdout)}["client:claude-code"]
     assert check["ok"], check
     assert not marker.exists()
+
+
+def _claude_doctor(claude_bin: str, repo: Path, env: dict[str, str], bound: float = 90.0) -> str:
+    """The text `claude doctor` shows (it needs a terminal: run on a pty, read until it offers to close)."""
+    import pty
+    import re
+    import select
+    import signal
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: Claude Code's doctor in the project
+        os.chdir(repo)
+        os.execve(claude_bin, [claude_bin, "doctor"], env)
+    raw = b""
+    deadline = time.monotonic() + bound
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            raw += chunk
+            flat = re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]|\s", b"", raw)
+            if b"Entertoclose" in flat:
+                break
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\s", "", raw.decode("utf-8", "replace"))
+
+
+def test_claude_code_validates_the_written_settings(brain, tmp_path):
+    """`claude doctor` reports settings that fail its schema ("Invalid settings"): the installed ones pass."""
+    claude_bin = _client("claude")
+    env = user_env(tmp_path)
+    assert brain_cli(brain.repo, "install", "claude-code", env=env).returncode == 0
+    client_env = {**bare_env(env), "PATH": f"{Path(claude_bin).parent}:{BARE_PATH}", "TERM": "xterm",
+                  "COLUMNS": "200"}
+    text = _claude_doctor(claude_bin, brain.repo, client_env)
+    assert "Entertoclose" in text, text[-2000:]
+    assert "Invalidsettings" not in text, text
+    # the check can fail: a hook of the wrong type is reported
+    settings = brain.repo / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    data["hooks"]["SessionStart"][-1]["hooks"][0]["type"] = "bogus"
+    settings.write_text(json.dumps(data))
+    assert "Invalidsettings" in _claude_doctor(claude_bin, brain.repo, client_env)
