@@ -22,6 +22,9 @@ from brain.hooks import claude, codex
 from brain.memory.scaffold import POINTER_MARKER
 
 BARE_PATH = "/usr/bin:/bin"  # a shell without the venv: what a client started from the desktop has
+# no network at test time: Claude Code's update check, telemetry and other nonessential traffic off
+OFFLINE = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+           "DISABLE_ERROR_REPORTING": "1"}
 SID = "0c1d2e3f-2222-4e4e-9a9a-0123456789ab"
 
 
@@ -182,7 +185,7 @@ def test_claude_code_connects_to_the_installed_server_from_a_bare_shell(brain, t
     # the user approves the project's .mcp.json server (Claude Code asks once, interactively)
     (brain.repo / ".claude" / "settings.local.json").write_text('{"enabledMcpjsonServers": ["brain"]}\n')
     out = subprocess.run([claude_bin, "mcp", "list"], cwd=brain.repo, capture_output=True, text=True, timeout=120,
-                         env={**bare_env(env), "PATH": f"{Path(claude_bin).parent}:{BARE_PATH}"})
+                         env={**bare_env(env), **OFFLINE, "PATH": f"{Path(claude_bin).parent}:{BARE_PATH}"})
     assert out.returncode == 0, out.stderr
     line = next(line for line in out.stdout.splitlines() if line.startswith("brain:"))
     assert "Connected" in line, out.stdout
@@ -254,7 +257,7 @@ def test_claude_code_validates_the_written_settings(brain, tmp_path):
     claude_bin = _client("claude")
     env = user_env(tmp_path)
     assert brain_cli(brain.repo, "install", "claude-code", env=env).returncode == 0
-    client_env = {**bare_env(env), "PATH": f"{Path(claude_bin).parent}:{BARE_PATH}", "TERM": "xterm",
+    client_env = {**bare_env(env), **OFFLINE, "PATH": f"{Path(claude_bin).parent}:{BARE_PATH}", "TERM": "xterm",
                   "COLUMNS": "200"}
     text = _claude_doctor(claude_bin, brain.repo, client_env)
     assert "Entertoclose" in text, text[-2000:]
