@@ -29,5 +29,5 @@ def test_ask_and_reply_land_in_the_pair_thread_and_its_handoff(brain):
     turns = brain.conversations.page(thread_id, 1).turns
     assert [(t.kind, t.speaker) for t in turns] == [("ask", a), ("reply", b)]
     assert turns[1].ref == turns[0].ref == inbox[0]["ticket"]
-    handoff = brain.read(f"handoffs/{thread_id}.md").text
+    handoff = brain.read(f"handoffs/local/{thread_id}.md").text
     assert "parser API frozen" in handoff

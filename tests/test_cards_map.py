@@ -49,7 +49,7 @@ def test_map_writes_cards_with_sections(project):
     shop = card_text(project, "shop")
     assert shop.startswith(BEGIN)
     assert "`place_order(item: str, qty: int = 1) -> dict` — Place an order." in shop
-    assert "- `billing` (1 file: `billing`)" in shop
+    assert "- `billing` (1 file: `orders.py`; imports `billing`)" in shop
     assert "`requests` — declared (`requests>=2`)" in shop
     assert "`shop` → `shop.cli:main` (console script)" in shop
     assert "not read: `broken.py` (syntax error line 1)" in shop

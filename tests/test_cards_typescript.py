@@ -75,7 +75,7 @@ def test_workspace_cards(brain):
     assert "`function start(port: number): void`" in card and "`class ApiClient`" in card
     assert "server.test.ts" not in card.split("## Files")[0]
     assert "- `npm run start`: `node dist/server.js`" in card
-    assert "- `packages/shared` (1 file: `@mono/shared`)" in card
+    assert "- `packages/shared` (1 file: `src/server.ts`; imports `@mono/shared`)" in card
     assert "- `express` — declared (`express@^4.18.0`)" in card and "- `cors` — not declared in package.json" in card
     assert "- `GET /health` → `health` (src/server.ts)" in card
     assert "`migrations/`: 1 migration, latest `001_init.sql`" in card
@@ -100,5 +100,5 @@ def test_tsconfig_path_aliases_resolve_to_modules(brain):
     report = brain.map()
     assert {"src/lib", "src/ui"} <= set(report.modules)
     ui = (brain.dir / "modules/src/ui.md").read_text()
-    assert "- `src/lib` (1 file: `@/lib/money`)" in ui
+    assert "- `src/lib` (1 file: `page.tsx`; imports `@/lib/money`)" in ui
     assert "`react` — declared (`react@^18`)" in ui and "`@/lib`" not in ui.split("External")[-1]

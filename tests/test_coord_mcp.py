@@ -1,5 +1,5 @@
-"""The coordination MCP tools: the session is live at the initialize handshake, and every tool
-answers over a real stdio server (the test process plays the other session through the library)."""
+"""The coordination MCP tools: the session starts at the first tool call (never at a bare handshake), and
+every tool answers over a real stdio server (the test process plays the other session through the library)."""
 
 from __future__ import annotations
 
@@ -36,15 +36,20 @@ def wait_for(predicate, bound: float = BOUND):
         time.sleep(0.01)
 
 
-def test_session_is_live_at_the_initialize_handshake_and_ends_with_the_server(brain, repo):
+def test_a_handshake_and_a_tool_listing_leave_no_session_the_first_call_starts_it(brain, repo):
     server = RawStdioServer(repo)
     try:
         init = server.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                           "clientInfo": {"name": "claude-code", "version": "1.0"}})
         assert "result" in init
-        # no tool call yet: the handshake alone made the session live
-        [session] = wait_for(lambda: [s for s in brain.coord.sessions() if s.role == "claude-code"])
-        assert session.liveness == "alive" and session.id.endswith("-claude-code@testbox")
+        server.send("notifications/initialized", notify=True)
+        assert server.send("tools/list", {})["result"]["tools"]
+        assert brain.coord.sessions(include_gone=True) == []  # a health check: nothing left behind
+        boot = server.send("tools/call", {"name": "brain_boot", "arguments": {}})["result"]
+        assert boot["isError"] is False
+        [session] = brain.coord.sessions()
+        assert session.role == "claude-code" and session.id.endswith("-claude-code@testbox")
+        assert session.liveness == "alive"
     finally:
         server.close()
     assert brain.coord.session(session.id).liveness == "gone"

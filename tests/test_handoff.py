@@ -74,7 +74,7 @@ def test_recording_a_turn_appends_and_folds_into_the_handoff_memory_file(brain):
     assert rec.thread == "sess-a@m+sess-b@m" and rec.turns == 1
     brain.record_turn(rec.thread, "sess-b@m", "Reviewed. We decided to split it. Next: move views to src/views.py.",
                       to="sess-a@m", kind="reply")
-    doc = brain.read(f"handoffs/{rec.thread}.md")
+    doc = brain.read(f"handoffs/local/{rec.thread}.md")
     assert "src/views.py" in doc.text and "We decided to split it." in doc.text
     page = brain.conversations.page(rec.thread)
     assert [t.kind for t in page.turns] == ["ask", "reply"]
@@ -95,7 +95,7 @@ def test_handoff_size_cap_comes_from_settings(brain):
     b = brainlib.open(brain.repo)
     for i in range(80):
         b.record_turn("t1", "alice" if i % 2 else "bob", f"Question {i} about lib/part_{i}.py? Decision: keep {i}.")
-    assert len(b.read("handoffs/t1.md").text.encode()) <= 1200
+    assert len(b.read("handoffs/local/t1.md").text.encode()) <= 1200
 
 
 def test_boot_includes_the_sessions_thread_handoff(brain):
@@ -153,7 +153,7 @@ def test_async_record_with_an_llm_summarizer(brain):
     conv = brain.conversations
     rec = asyncio.run(conv.arecord(conv.make_turn("t2", "a", "long discussion"), LLMSummarizer(model)))
     assert rec.turns == 1
-    assert "LLM says: use FTS5" in brain.read("handoffs/t2.md").text
+    assert "LLM says: use FTS5" in brain.read("handoffs/local/t2.md").text
     assert [t.text for t in conv.page("t2").turns] == ["long discussion"]
 
 

@@ -116,7 +116,7 @@ def test_session_lifecycle_through_the_installed_hooks(installed, tmp_path, back
     # 5. SessionStart after compaction: the boot brings the checkpoint and the thread's handoff
     out = run_hook(repo, cmds["SessionStart"], payload(repo, "SessionStart", transcript, source="compact"))
     text = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "Next: add a regression test" in text and f"handoffs/{thread}.md" in text and len(text) <= 10000
+    assert "Next: add a regression test" in text and f"handoffs/local/{thread}.md" in text and len(text) <= 10000
     assert "why does it drop the last token" not in text.split("## Answers given")[0]  # no raw prompt outside the handoff
 
     # 6. SessionEnd: last turns imported, the brain session ended

@@ -19,7 +19,7 @@ def test_record_list_page_and_handoff(brain):
     assert out.returncode == 0, out.stderr
     rec = json.loads(out.stdout)
     assert rec == {"thread": "sess-a@m+sess-b@m", "bytes": rec["bytes"], "turns": 1,
-                   "handoff": "handoffs/sess-a@m+sess-b@m.md"}
+                   "handoff": "handoffs/local/sess-a@m+sess-b@m.md"}
     out = run(repo, "record-turn", "sess-a@m+sess-b@m", "--speaker", "sess-b@m", "--kind", "reply", "--json",
               stdin="Yes, frozen until v2. Decision: no new endpoints.\n")
     assert out.returncode == 0, out.stderr
@@ -33,7 +33,7 @@ def test_record_list_page_and_handoff(brain):
     assert "sess-b@m (reply):" in text and "frozen until v2" in text
     handoff = json.loads(run(repo, "handoff", "sess-a@m+sess-b@m", "--json").stdout)
     assert "Decision: no new endpoints." in handoff["text"] and "src/api.py" in handoff["text"]
-    assert json.loads(run(repo, "handoff", "--json").stdout) == {"handoffs": ["sess-a@m+sess-b@m"]}
+    assert json.loads(run(repo, "handoff", "--json").stdout) == {"handoffs": ["sess-a@m+sess-b@m"], "promoted": []}
     rebuilt = run(repo, "handoff", "sess-a@m+sess-b@m", "--rebuild", "--json")
     assert json.loads(rebuilt.stdout)["text"] == handoff["text"]
 
@@ -69,7 +69,7 @@ def test_import_turns_from_codex_and_claude_transcripts_incrementally(brain, tmp
     assert data["thread"] == "codex-cx-1+person" and data["turns"] == 2 and data["edited"] == ["cli.py"]
     again = json.loads(run(brain.repo, "import-turns", str(codex), "--json").stdout)
     assert again["turns"] == 0  # incremental: nothing new
-    assert "Next: wire --verbose." in brain.read("handoffs/codex-cx-1+person.md").text
+    assert "Next: wire --verbose." in brain.read("handoffs/local/codex-cx-1+person.md").text
     claude = tmp_path / "s.jsonl"
     claude.write_text("\n".join(claude_lines("cl-1", str(brain.repo), 1.7e9, tasks)) + "\n{torn")
     data = json.loads(run(brain.repo, "import-turns", str(claude), "--agent", "sess-x@m", "--json").stdout)

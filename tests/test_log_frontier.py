@@ -136,13 +136,13 @@ def test_no_canary_in_any_mcp_tool(planted):
         results = {}
         for tool in tools:
             results[tool.name] = await client.call_tool(tool.name, _args_for(tool.name, tool.input_schema, ctx))
-        for path in (ctx["log_path"], f"runtime/conversations/{thread}/handoff.json", f"handoffs/{thread}.md"):
+        for path in (ctx["log_path"], f"runtime/conversations/{thread}/handoff.json", f"handoffs/local/{thread}.md"):
             results[f"brain_read {path}"] = await client.call_tool("brain_read", {"path": path})
         return results
 
     results = with_client(stdio_params(brain.repo), body)
     assert {"brain_boot", "brain_read"} <= set(results)
     assert results[f"brain_read runtime/conversations/{thread}/log.jsonl"].is_error
-    assert "decision-control-4417" in text_of(results[f"brain_read handoffs/{thread}.md"])
+    assert "decision-control-4417" in text_of(results[f"brain_read handoffs/local/{thread}.md"])
     for name, result in results.items():
         assert_clean(f"MCP {name}", text_of(result) + json.dumps(result.structured_content or {}), canaries)

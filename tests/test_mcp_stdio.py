@@ -193,11 +193,30 @@ def test_debug_logging_never_reaches_stdout(served):
     assert "brain.mcp DEBUG" in stderr  # the debug log went somewhere: stderr
 
 
-def test_without_a_brain_serve_fails_before_speaking_protocol(tmp_path):
+def test_without_a_brain_stdio_serve_answers_every_tool_with_run_brain_init(tmp_path):
+    """Codex's config is global: the server starts in folders without a brain and says so on every call."""
     bare = tmp_path / "bare"
     bare.mkdir()
-    out = subprocess.run([sys.executable, "-m", "brain", "serve"], cwd=bare, capture_output=True, text=True,
-                         input="", timeout=BOUND)
+
+    async def body(client):
+        tools = (await client.list_tools()).tools
+        return tools, {t.name: await client.call_tool(t.name, {}) for t in tools}
+
+    tools, results = with_client(stdio_params(bare), body)
+    assert CORE_TOOLS <= {t.name for t in tools}
+    assert all(t.input_schema.get("additionalProperties") is False for t in tools)
+    for name, result in results.items():
+        assert result.is_error, name
+        assert result.structured_content["error"] == "not_initialized", name
+        assert "brain init" in result.structured_content["hint"]
+    assert not (bare / ".brain").exists()  # nothing was created
+
+
+def test_without_a_brain_http_serve_fails_before_speaking_protocol(tmp_path):
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    out = subprocess.run([sys.executable, "-m", "brain", "serve", "--http", "--port", "0"], cwd=bare,
+                         capture_output=True, text=True, input="", timeout=BOUND)
     assert out.returncode == 3  # NotInitialized.exit_code
     assert out.stdout == ""
     assert out.stderr.strip()  # the NotInitialized message and its hint

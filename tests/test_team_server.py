@@ -127,6 +127,7 @@ def test_oversized_requests_are_refused_with_413(team):
     big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "y" * 70000}}).encode()
     status, body = post(url, alice, big)
     assert status == 413 and json.loads(body)["error"] == "too_large"
+    assert "server.max_request_bytes" in json.loads(body)["message"]  # the setting that governs the limit
 
     import http.client
     from urllib.parse import urlsplit

@@ -34,8 +34,10 @@ sync:
 
 
 def memory_files(b) -> dict[str, bytes]:
+    """The versioned memory (runtime/, brain.local.yml and the machine-local handoffs/local/ are not shared)."""
     return {p.relative_to(b.dir).as_posix(): p.read_bytes() for p in sorted(b.dir.rglob("*"))
-            if p.is_file() and p.relative_to(b.dir).parts[0] != "runtime" and p.name != "brain.local.yml"}
+            if p.is_file() and p.relative_to(b.dir).parts[0] != "runtime" and p.name != "brain.local.yml"
+            and p.relative_to(b.dir).parts[:2] != ("handoffs", "local")}
 
 
 @pytest.fixture

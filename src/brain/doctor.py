@@ -47,9 +47,11 @@ def run_checks(brain) -> list[dict]:
         checks.append(_check("runtime", True, f"{brain.runtime} writable"))
     except OSError as exc:
         checks.append(_check("runtime", False, str(exc), "make .brain/runtime/ writable"))
+    checks.append(_profiles_check(brain))
     checks.append(_backend_check(brain))
     checks.append(_index_check(brain))
     checks.append(_hooks_check(brain.repo))
+    checks.extend(_client_command_checks(brain))
     return checks
 
 
@@ -81,6 +83,44 @@ def _links_check(brain) -> dict:
     shown = ", ".join(sorted(links)[:5]) + (" ..." if len(links) > 5 else "")
     return _check("links", False, f"{len(links)} symbolic link(s) in .brain/ are ignored (never read nor written "
                   f"through): {shown}", "replace each by the file it points to, or delete it", level="warning")
+
+
+def _client_command_checks(brain) -> list[dict]:
+    """Every command an installed client runs for brain resolves and starts (see hooks.installed)."""
+    import os
+
+    from .hooks.installed import installed_commands, probe
+
+    env = {**os.environ, **brain.env}
+    checks = []
+    for command in installed_commands(brain.repo, env):
+        starts, detail = probe(command, env, brain.repo)
+        bare = not os.path.isabs(command.argv[0])
+        where = "; ".join(command.where)
+        fix = (f"from the environment brain is installed in, run `brain install {command.client}` again: it writes "
+               f"the absolute path of the brain command (or pass --command /absolute/path/to/brain)")
+        if not starts:
+            checks.append(_check(f"client:{command.client}", False, f"{detail} (used by {where})", fix))
+        elif bare:
+            checks.append(_check(f"client:{command.client}", False, f"{detail}; the client may start it with "
+                                 f"another PATH (used by {where})", fix, level="warning"))
+        else:
+            checks.append(_check(f"client:{command.client}", True, f"{command.argv[0]} starts ({detail}); used by "
+                                 f"{where}"))
+    return checks
+
+
+def _profiles_check(brain) -> dict:
+    """Agent profiles that do not parse are skipped by every boot: say which, and why."""
+    from .memory.layers import TIERS
+
+    problems = brain.profile_problems()
+    if not problems:
+        return _check("agent profiles", True, f"{len(brain.profiles())} profile(s) parse")
+    return _check("agent profiles", False, "skipped by every boot: " + "; ".join(
+        f"{p['source']}: {p['problem']}" for p in problems),
+        f"fix the front matter of each (tier: one of {', '.join(TIERS)}; roles and triggers: a name or a list; "
+        "valid YAML between --- lines)", level="warning")
 
 
 def _backend_check(brain) -> dict:

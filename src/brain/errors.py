@@ -132,19 +132,24 @@ class PathRefused(PathEscape):
 
 
 class TooLarge(InvalidInput):
-    """A write or request above its configured size limit."""
+    """A write or request above its size limit.
+
+    ``setting`` is the brain.yml key that governs this limit (the hint names it); None for
+    a fixed bound, which the hint then says cannot be raised."""
 
     kind = "too_large"
 
-    def __init__(self, what: str, size: int, limit: int) -> None:
+    def __init__(self, what: str, size: int, limit: int, setting: str | None = None) -> None:
         super().__init__(
             f"{what} is {size} bytes, above the limit of {limit} bytes",
             field="size",
-            hint="shorten it, split it into several notes, or raise limits.write_bytes in brain.yml",
+            hint=(f"shorten it, split it into several notes, or raise {setting} in brain.yml" if setting
+                  else "shorten it: this limit is fixed"),
         )
         self.what = what
         self.size = size
         self.limit = limit
+        self.setting = setting
 
 
 class NotFound(BrainError):

@@ -53,6 +53,8 @@ SCHEMA: dict[str, Spec] = {
     "services": Spec("services", [], "Services shown by `brain state`: a list of `{name, port, host}`."),
     "coord.stall_seconds": Spec("int", 120, "A session without a heartbeat for this many seconds is Stalled (asks to it resolve as silent)."),
     "coord.gone_seconds": Spec("int", 900, "A session without a heartbeat for this many seconds is Gone (no broadcasts, checkpoint passes to a successor)."),
+    "coord.prune_idle_seconds": Spec("int", 3600, "A session that never did anything (no claim, signal, ask, checkpoint or live-state write: a health check, a tool listing) is deleted once it has been gone or ended this many seconds (0 = never)."),
+    "coord.prune_gone_seconds": Spec("int", 604800, "Any session gone or ended this many seconds is deleted from the session list (its audit history stays; 0 = never)."),
     "coord.claim_ttl": Spec("int", 1800, "Default lease of a claim, in seconds."),
     "coord.signal_ttl": Spec("int", 604800, "Signals older than this many seconds are pruned."),
     "coord.signal_max": Spec("int", 500, "At most this many signals are kept per recipient (oldest pruned)."),
@@ -61,8 +63,8 @@ SCHEMA: dict[str, Spec] = {
     "livestate.max_keys": Spec("int", 200, "At most this many live-state keys are kept (least recently written pruned)."),
     "log.rotate_bytes": Spec("int", 8388608, "A conversation's live `log.jsonl` is rotated when it reaches this many bytes (0 = never by size)."),
     "log.rotate_days": Spec("int", 30, "...or when its first turn is this many days old (0 = never by age)."),
-    "log.retention_days": Spec("int", 90, "Rotated log segments not written for this many days are deleted (0 = keep forever)."),
-    "handoff.max_bytes": Spec("int", 4096, "Size cap of each `handoffs/<thread>.md` (at least 1024); oldest detail is distilled away first."),
+    "log.retention_days": Spec("int", 90, "Rotated log segments not written for this many days are deleted (0 = keep forever); `brain log --prune` deletes local handoffs not updated that long too."),
+    "handoff.max_bytes": Spec("int", 4096, "Size cap of each thread handoff, `handoffs/local/<thread>.md` (at least 1024); oldest detail is distilled away first."),
     "handoff.max_threads": Spec("int", 2, "How many thread handoffs of the session the boot's handoff slot offers."),
     "secrets.redact": Spec("bool", True, "Replace secret shapes (API keys, tokens, private keys, passwords in URLs, assigned secrets) with [REDACTED:kind] before any store keeps the text (memory files, log lines, commit messages, coordination rows)."),
     "secrets.patterns": Spec("list[str]", [], "Extra regular expressions redacted like the built-in secret shapes (kind `custom`; a group named `secret` narrows the replaced part; a repeat inside an unbounded repeat, such as `(a+)+`, is refused)."),
@@ -83,7 +85,7 @@ ENVIRONMENT: dict[str, str] = {
     "BRAIN_LOG": "Debug logging: a level (`debug`, `info`) to stderr, or `debug:/path/file.log`. Never stdout.",
     "BRAIN_DIR": "The `.brain/` folder to use instead of searching upwards from the current folder.",
     "BRAIN_SESSION": "Default `--session` of the coordination commands (claim, signal, ask, reply...).",
-    "BRAIN_ROLE": "Role of the session `brain serve` starts at the MCP handshake (default: the client's name).",
+    "BRAIN_ROLE": "Role of the session `brain serve` starts at the connection's first tool call (default: the client's name).",
 }
 
 _TIERS = ("always", "hot", "warm", "cold")

@@ -69,6 +69,7 @@ class Brain:
         self.layers = Layers(settings.home)
         self._write_listeners: list[Callable[[str], None]] = [self._index_on_write]
         self._profiles: tuple[list, list[AgentProfile]] | None = None
+        self._profile_problems: list[dict] = []
 
     def _write_areas(self):
         """The project's memory areas, plus the decisions folder when brain.yml moves it inside .brain/."""
@@ -126,6 +127,29 @@ class Brain:
 
                 logging.getLogger("brain").warning("memory written but not committed: %s", exc)
         return doc
+
+    def notify_write(self, path: str) -> None:
+        """Tell the write listeners (the search index...) that ``path`` changed or went away."""
+        for listener in self._write_listeners:
+            listener(path)
+
+    def notes(self, *, everything: bool = False) -> list:
+        """Memory files with title and size (brain.notes.NoteInfo); ``everything`` adds cards and local handoffs."""
+        from .notes import list_notes
+
+        return list_notes(self, everything=everything)
+
+    def remove(self, path: str, *, expected_hash: str | None = None, role: str | None = None) -> dict:
+        """Delete a memory file: territory of ``role`` checked, ``expected_hash`` honoured, the index updated."""
+        from .notes import remove_note
+
+        return remove_note(self, path, expected_hash=expected_hash, role=role)
+
+    def move(self, source: str, dest: str, *, expected_hash: str | None = None, role: str | None = None) -> dict:
+        """Rename a memory file (the destination must not exist); territories of both paths checked."""
+        from .notes import move_note
+
+        return move_note(self, source, dest, expected_hash=expected_hash, role=role)
 
     # -- territories (scribes) ----------------------------------------------------
     @property
@@ -185,6 +209,9 @@ class Brain:
         """Agent profiles of the kernel layer, overridden by name by the project's .brain/agents/.
 
         Parsed once and kept while no profile file changes (a long-lived server boots often).
+        A profile that does not parse (unknown tier, broken front matter) is skipped, never
+        fatal: one bad file must not make every boot fail. ``profile_problems()`` names them
+        (the boot's manifest and `brain doctor` report them).
         """
         sources = [(f"kernel:agents/{p.name}", p) for p in self.layers.kernel_profile_files()]
         sources += [(rel, self.dir / rel) for rel in self.memory.list("agents")]
@@ -200,6 +227,7 @@ class Brain:
         from .memory.files import read_regular_file
 
         found: dict[str, AgentProfile] = {}
+        problems: list[dict] = []
         for source, path in sources:
             try:
                 data = read_regular_file(path)  # None for a link swapped in since the listing
@@ -208,11 +236,21 @@ class Brain:
             if data is None:
                 continue
             text = data.decode("utf-8", errors="replace")
-            profile = AgentProfile.parse(text, source, path.stem)
+            try:
+                profile = AgentProfile.parse(text, source, path.stem)
+            except InvalidInput as exc:
+                problems.append({"source": source, "problem": exc.message.removeprefix(f"{source}: ")})
+                continue
             found[profile.name] = profile
         profiles = [found[name] for name in sorted(found)]
         self._profiles = (stamp, profiles)
+        self._profile_problems = problems
         return profiles
+
+    def profile_problems(self) -> list[dict]:
+        """The agent profiles skipped because they do not parse: [{source, problem}]."""
+        self.profiles()
+        return list(self._profile_problems)
 
     # -- boot ------------------------------------------------------------------
     def boot(self, task: str | None = None, *, module: str | None = None, role: str | None = None,
@@ -220,9 +258,14 @@ class Brain:
         budget = self.settings["boot.budget"] if budget is None else budget
         minimum = self.settings["boot.min_budget"]
         if not isinstance(budget, int) or budget < minimum:
-            raise InvalidInput(f"budget must be an integer of at least {minimum} tokens, not {budget!r}", field="budget")
+            raise InvalidInput(f"budget must be an integer of at least {minimum} tokens, not {budget!r}", field="budget",
+                               hint="give a larger budget; the minimum is the setting boot.min_budget")
         if task is not None and not isinstance(task, str):
             raise InvalidInput("task must be text", field="task")
+        if not role and session:  # a session id names its role: its profiles come in (`--role` overrides)
+            from .coord.rules import role_of_session
+
+            role = role_of_session(session)
         inferred = False
         if not module and task and task.strip():
             module = self._infer_module(task, session)  # the card of the module the task text points to
@@ -389,7 +432,7 @@ class Brain:
 
     def record_turn(self, thread: str | None, speaker: str, text: str, *, to: str | None = None,
                     kind: str = "message", files=(), ref: str | None = None, at: float | None = None):
-        """Append one turn to a thread's log and fold it into `handoffs/<thread>.md`.
+        """Append one turn to a thread's log and fold it into `handoffs/local/<thread>.md`.
 
         ``thread=None`` with ``to=`` names the thread of the two parties (thread_between).
         Coordination records every ask (kind="ask") and reply (kind="reply", ref=ticket) here."""

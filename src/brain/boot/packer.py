@@ -75,7 +75,10 @@ def pack(header: str, parts: list[Part], budget: int, footer: str = "") -> BootR
     originals = {p.source: p for p in parts if p.required}
     used = fixed
     for part in parts:
-        tokens = cost(part)
+        tokens = cost(part) if part.text else 0
+        if part.listed_only:
+            omitted.append(Omitted(part.source, tokens, part.fetch, part.slot))
+            continue
         if part.required:
             room = budget - used - reserve
             if tokens > room:

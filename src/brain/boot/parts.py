@@ -25,6 +25,8 @@ class Part:
 
     ``required`` parts (only now.md) go in first and whole; the rest go in slot order
     while they fit, and each one left out is named with ``fetch``, the way to get it.
+    ``listed_only`` parts are never put in, only named in the manifest (cold agent profiles,
+    a profile skipped because it does not parse).
     """
 
     slot: str
@@ -34,6 +36,7 @@ class Part:
     fetch: str
     required: bool = False
     files: tuple[str, ...] = ()
+    listed_only: bool = False
 
 
 @dataclass(frozen=True)

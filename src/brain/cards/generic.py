@@ -165,9 +165,10 @@ def manifest_lines(module, facts: dict[str, dict]) -> list[str]:
 
 def generic_dependencies(module, facts: dict[str, dict], resolve: Callable[[str, str], str | None],
                          external: Callable[[str, str], tuple[str, str | None, str] | None]):
-    """(internal {module: specs}, counts, external lines) from the imports of non-Python, non-Node files."""
+    """(internal {module: specs}, importers {module: files}, external lines) from the imports of non-Python,
+    non-Node files."""
     internal: dict[str, set[str]] = {}
-    counts: dict[str, int] = {}
+    importers: dict[str, list[str]] = {}
     found: dict[str, tuple[str | None, str]] = {}
     for path in module.files:
         f = facts.get(path) or {}
@@ -180,7 +181,7 @@ def generic_dependencies(module, facts: dict[str, dict], resolve: Callable[[str,
                 if target != module.name:
                     internal.setdefault(target, set()).add(spec)
                     if target not in seen_here:
-                        counts[target] = counts.get(target, 0) + 1
+                        importers.setdefault(target, []).append(path)
                         seen_here.add(target)
                 continue
             ext = external(spec, path)
@@ -195,4 +196,4 @@ def generic_dependencies(module, facts: dict[str, dict], resolve: Callable[[str,
             lines.append(f"- `{name}` — declared (`{requirement}`)")
         else:
             lines.append(f"- `{name}` — " + (f"not declared in {manifest}" if manifest else "external"))
-    return internal, counts, lines
+    return internal, importers, lines

@@ -32,7 +32,7 @@ __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
 log = logging.getLogger("brain.cards")
 
-EXTRACTOR_VERSION = "10"  # 10: the language extractors (languages/)
+EXTRACTOR_VERSION = "11"  # 11: the language extractors (languages/); private packages show their names, dependency lines list their files
 Progress = Callable[[int, int, str], None]
 
 
@@ -469,7 +469,37 @@ class Mapper:
         _contract, raw_contract = self.contract(module)
         if raw_contract:
             h.update(b"contract " + _sha(raw_contract).encode() + b"\n")
+        parent = self._parent_init(module)
+        if parent:  # a private package's card says who re-exports it: the parent's __init__ is a source too
+            h.update(f"p {parent} {self.file_hash(infos[parent])[0]}\n".encode("utf-8", "surrogateescape"))
         return h.hexdigest()
+
+    def _parent_init(self, module: Module) -> str | None:
+        """The parent package's `__init__.py` of a private Python package (`httpx/_transports` -> httpx's)."""
+        if module.kind != "python" or not module.folder:
+            return None
+        parent, _, last = module.folder.rpartition("/")
+        if not last.startswith("_") or last.startswith("__"):
+            return None
+        init = f"{parent}/__init__.py" if parent else "__init__.py"
+        return init if init in self._infos() and init not in module.files else None
+
+    def _reexported_by(self, module: Module) -> list[tuple[str, list[str]]]:
+        """(parent package, names) when the parent's `__init__` re-exports from this private package."""
+        from .extract import extract_file
+
+        parent = self._parent_init(module)
+        if parent is None:
+            return []
+        try:
+            raw = (self.repo / parent).read_bytes()
+        except OSError:
+            return []
+        dotted = self.dotted().get(parent)
+        facts = extract_file(parent, raw, dotted=dotted, max_bytes=self.max_file_bytes)
+        names = [name for name, source, _orig in facts.get("reexports") or []
+                 if self.resolve(source) == module.name and not (name.startswith("_") and name != "*")]
+        return [(dotted or parent, list(dict.fromkeys(names)))] if names else []
 
     _info_map: dict[str, FileInfo] | None = None
 
@@ -600,7 +630,7 @@ class Mapper:
                           resolve_node=self.resolve_node, is_module=self.is_module, project=self.project(), contract=contract,
                           contract_path=".brain/" + contract_rel_path(module.name), exposes_budget=self.exposes_budget,
                           node_declared=node_declared, resolve_import=self.resolve_import, external=self.external,
-                          context=self.context_title(module))
+                          context=self.context_title(module), reexported_by=self._reexported_by(module))
         return render_generated(inp)
 
     def existing_cards(self) -> list[str]:

@@ -29,6 +29,7 @@ _ALIASES = {
     "backports": "backports.zoneinfo", "zoneinfo": "backports.zoneinfo", "oracledb": "oracledb", "cx_oracle": "cx-oracle",
 }
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_URL_LINE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # http://…, git+https://…, file://… (not `httpcore`)
 
 
 def normalize_dist(name: str) -> str:
@@ -58,8 +59,8 @@ def dist_for_import(top: str, declared: dict[str, str]) -> tuple[str, str | None
 def _requirements(lines: list[str], declared: dict[str, str]) -> None:
     for raw in lines:
         line = raw.split("#", 1)[0].strip()
-        if not line or line.startswith(("-", "git+", "http")):
-            continue
+        if not line or line.startswith("-") or _URL_LINE.match(line):
+            continue  # options (-r, -e, --index-url) and bare URLs name no distribution
         match = _REQ_NAME.match(line)
         if match:
             declared.setdefault(normalize_dist(match.group(1)), " ".join(line.split()))
@@ -144,4 +145,4 @@ def load_project(repo: Path) -> ProjectInfo:
     return info
 
 
-STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
+STDLIB = frozenset(sys.stdlib_module_names) | {"__future__", "_typeshed"}  # _typeshed: type-checking only

@@ -62,17 +62,23 @@ class RenderInput:
     resolve_import: Callable[[str, str], str | None] = lambda spec, path: None
     external: Callable[[str, str], tuple | None] = lambda spec, path: None
     context: str = ""                            # the nearest manifest's title when the module has none of its own
+    reexported_by: list[tuple[str, list[str]]] = field(default_factory=list)  # (package, names) re-exporting a private one
 
 
 def _rel(module: Module, path: str) -> str:
     return path[len(module.folder) + 1:] if module.folder else path
 
 
-def _skip_for_exposes(dotted: str, path: str) -> bool:
-    """Test files, migrations, `__main__` and private modules expose nothing."""
+def _skip_for_exposes(dotted: str, path: str, base: str = "") -> bool:
+    """Test files, migrations, `__main__` and private modules expose nothing.
+
+    Privacy is judged below ``base``, the module's own package: the card of a private package
+    that holds the implementation (`httpx/_transports`) shows what its files define."""
     name = path.rpartition("/")[2]
     if name in ("__main__.py", "conftest.py", "setup.py") or name.startswith(("test_", "tests_")) or name.endswith("_test.py"):
         return True
+    if base and (dotted == base or dotted.startswith(base + ".")):
+        dotted = dotted[len(base):].lstrip(".") or "__init__"
     parts = dotted.split(".")
     if any(p.startswith("_") and not (p.startswith("__") and p.endswith("__")) for p in parts):
         return True
@@ -174,15 +180,24 @@ def _pattern(names: list[str]) -> str:
     return ".".join(parts[0] if len(set(parts)) == 1 else "*" for parts in zip(*split))
 
 
+def private_base(inp: RenderInput) -> str:
+    """The dotted package of a module that is itself private (`httpx._transports`), else ""."""
+    init = f"{inp.module.folder}/__init__.py" if inp.module.folder else "__init__.py"
+    dotted = inp.dotted.get(init, "")
+    parts = dotted.split(".") if dotted else []
+    return dotted if any(p.startswith("_") and not p.endswith("__") for p in parts) else ""
+
+
 def python_blocks(inp: RenderInput) -> list[tuple[str, Callable[[int], str]]]:
     """(key, render at a detail level) per Python file that exposes something; look-alike files grouped."""
     own_tops = inp.project.top_packages
     files = [p for p in inp.module.files if p in inp.dotted]
+    base = private_base(inp)
     found = []
     for path in sorted(files, key=lambda p: (inp.dotted[p], p)):
         facts = inp.facts.get(path) or {}
         dotted = inp.dotted[path]
-        if facts.get("status") != "ok" or _skip_for_exposes(dotted, path):
+        if facts.get("status") != "ok" or _skip_for_exposes(dotted, path, base):
             continue
         entries, reexports = _py_file_entries(facts, dotted, path.endswith("__init__.py"), own_tops)
         if entries or reexports:
@@ -301,10 +316,16 @@ def exposes_section(inp: RenderInput) -> tuple[str, int]:
     if make is None:
         return "_No extractor for this language: see the files below and the How to use section._", 0
     blocks = make(inp)
+    via = ""
+    if inp.reexported_by:  # a private package: say where users get its names
+        via = "_Private package: " + "; ".join(
+            f"`{pkg}` re-exports " + ("all its public names (`import *`)" if names == ["*"] else
+                                      ", ".join(f"`{n}`" for n in names[:12]) + (" …" if len(names) > 12 else ""))
+            for pkg, names in inp.reexported_by) + "._\n\n"
     if not blocks:
         if inp.module.kind not in ("python", "node"):
-            return "_Nothing public found by the language's rule (exported names, `pub`, `public`, public headers)._", 0
-        return "_Nothing public found (no `__all__`, no public top-level names)._", 0
+            return via + "_Nothing public found by the language's rule (exported names, `pub`, `public`, public headers)._", 0
+        return via + "_Nothing public found (no `__all__`, no public top-level names)._", 0
     levels = [0] * len(blocks)
     texts = [render(0) for _key, render in blocks]
     costs = [estimate_tokens(t) + 1 for t in texts]
@@ -324,7 +345,7 @@ def exposes_section(inp: RenderInput) -> tuple[str, int]:
     while total > budget and shown > 1:
         shown -= 1
         total -= costs[shown]
-    body = "\n\n".join(texts[:shown])
+    body = via + "\n\n".join(texts[:shown])
     lowered = sum(1 for lv in levels[:shown] if lv)
     notes = []
     if lowered:
@@ -345,7 +366,7 @@ def exposed_names(inp: RenderInput) -> set[str]:
         for path in inp.module.files:
             facts = inp.facts.get(path) or {}
             dotted = inp.dotted.get(path)
-            if dotted is None or facts.get("status") != "ok" or _skip_for_exposes(dotted, path):
+            if dotted is None or facts.get("status") != "ok" or _skip_for_exposes(dotted, path, private_base(inp)):
                 continue
             entries, reexports = _py_file_entries(facts, dotted, path.endswith("__init__.py"), inp.project.top_packages)
             names.update(e["name"] for e in entries)
@@ -398,6 +419,7 @@ def _entry_points(inp: RenderInput) -> list[str]:
 def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
     internal: dict[str, set[str]] = {}
     counts: dict[str, int] = {}
+    importers: dict[str, list[str]] = {}  # dependency -> the files of this module importing it
     external: set[str] = set()
     module = inp.module
     own_tops = inp.project.top_packages
@@ -422,6 +444,7 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
                             internal.setdefault(resolved, set()).add(used)
                             if resolved not in seen_here:
                                 counts[resolved] = counts.get(resolved, 0) + 1
+                                importers.setdefault(resolved, []).append(path)
                                 seen_here.add(resolved)
                     elif top not in STDLIB and top not in own_tops and top:
                         external.add(top)
@@ -433,6 +456,7 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
                         internal.setdefault(resolved, set()).add(spec)
                         if resolved not in seen_here:
                             counts[resolved] = counts.get(resolved, 0) + 1
+                            importers.setdefault(resolved, []).append(path)
                             seen_here.add(resolved)
                 elif not spec.startswith((".", "/", "@/", "~/", "#")):
                     bare = spec[5:] if spec.startswith("node:") else spec
@@ -440,19 +464,25 @@ def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
                     if spec.startswith("node:") or name in NODE_BUILTINS:
                         continue
                     external.add("npm:" + name)
-    more_internal, more_counts, generic_external = generic_dependencies(module, inp.facts, inp.resolve_import, inp.external)
+    more_internal, more_importers, generic_external = generic_dependencies(module, inp.facts, inp.resolve_import, inp.external)
     generic_specs = set()
     for name, specs in more_internal.items():
         internal.setdefault(name, set()).update(specs)
         generic_specs.update(specs)
-        counts[name] = counts.get(name, 0) + more_counts.get(name, 0)
+        files = more_importers.get(name, [])
+        counts[name] = counts.get(name, 0) + len(files)
+        importers.setdefault(name, []).extend(files)
     internal_lines = []
+    def listed(items: list[str]) -> str:
+        more = f" and {len(items) - MAX_IMPORT_NAMES} more" if len(items) > MAX_IMPORT_NAMES else ""
+        return ", ".join(f"`{t}`" for t in items[:MAX_IMPORT_NAMES]) + more
+
     for name in sorted(internal, key=lambda n: (-counts.get(n, 0), n)):
-        targets = sorted(internal[name])
-        shown = ", ".join(f"`{t}`" for t in targets[:MAX_IMPORT_NAMES])
-        more = f" and {len(targets) - MAX_IMPORT_NAMES} more" if len(targets) > MAX_IMPORT_NAMES else ""
-        n = counts.get(name, 0)
-        internal_lines.append(f"- `{name}` ({n} file{'s' if n != 1 else ''}: {shown}{more})")
+        # "N files: <those N files>", then what they import: each count matches the list it heads
+        files = sorted(_rel(module, p) for p in importers.get(name, []))
+        n = len(files)
+        internal_lines.append(f"- `{name}` ({n} file{'s' if n != 1 else ''}: {listed(files)}; imports "
+                              f"{listed(sorted(internal[name]))})")
     for name in sorted(internal, key=lambda n: (-counts.get(n, 0), n)):
         # the Python modules this one uses from each dependency, for the boot (invisible when rendered)
         used = [t for t in sorted(internal[name]) if _DOTTED.match(t) and t not in generic_specs]

@@ -40,6 +40,13 @@ def register(sub) -> None:
     s.add_argument("--all", action="store_true", help="include gone and ended sessions")
     add_json(s)
     s.set_defaults(handler=cmd_session_list)
+    s = ssub.add_parser("prune", help="delete sessions gone or ended long enough",
+                        description="Delete the sessions that never did anything and have been gone or ended for "
+                                    "coord.prune_idle_seconds, and every session gone or ended for "
+                                    "coord.prune_gone_seconds (never one holding a claim or in an open ask; the "
+                                    "audit history stays). Every session start does this too.")
+    add_json(s)
+    s.set_defaults(handler=cmd_session_prune)
     p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
 
     p = sub.add_parser("claim", help="claim a path, glob or name:ITEM (overlaps are reported, never blocked)",
@@ -164,6 +171,12 @@ def cmd_session_end(args) -> int:
     released = open_from_args(args).coord.end_session(args.id)
     emit({"session": args.id, "released": released}, args.json,
          lambda d: f"ended {d['session']} (released {len(d['released'])} claims)")
+    return 0
+
+
+def cmd_session_prune(args) -> int:
+    pruned = open_from_args(args).coord.prune_sessions()
+    emit({"pruned": pruned}, args.json, lambda d: f"pruned {d['pruned']} session(s)")
     return 0
 
 

@@ -45,13 +45,19 @@ def register(sub) -> None:
 
     p = sub.add_parser("boot", help="print the budgeted boot message",
                        description="Assemble what a session needs to resume, now.md first, under a hard token budget. "
-                                   "Every part left out is named at the end with how to fetch it.")
+                                   "Every part left out is named at the end with how to fetch it. Agent profiles "
+                                   "(.brain/agents/*.md, kernel agents/) load by the `tier` of their front matter: "
+                                   "always (every boot), hot (boots of their roles), warm (their roles, when the task "
+                                   "names a trigger), cold (never loaded, listed as fetchable). A profile that does not "
+                                   "parse is skipped and named at the end; `brain doctor` reports it.")
     task = p.add_mutually_exclusive_group()
     task.add_argument("--task", metavar="TEXT", help="what the session is about to do")
     task.add_argument("--task-file", metavar="F", help="read the task text from F")
     p.add_argument("--module", metavar="M", help="the module the task is about")
-    p.add_argument("--role", metavar="R", help="the session's role (selects agent profiles and features)")
-    p.add_argument("--session", metavar="S", help="the session id (selects its checkpoint and thread)")
+    p.add_argument("--role", metavar="R", help="the session's role (selects agent profiles and features; default: "
+                                               "the role written in --session's id)")
+    p.add_argument("--session", metavar="S", help="the session id (selects its checkpoint and thread, and its role's "
+                                                  "profiles when --role is not given)")
     p.add_argument("--budget", type=int, metavar="N", help="token budget (default: boot.budget, 8000)")
     p.add_argument("--no-record", action="store_true", help="do not append this boot to runtime/boots.jsonl")
     add_json(p)

@@ -27,16 +27,21 @@ def register(sub) -> None:
                                                          "(default: the last page)")
     p.add_argument("--size", type=int, default=50, metavar="K", help="lines per page (default 50)")
     p.add_argument("--prune", action="store_true", help="delete rotated segments past log.retention_days now "
-                                                        "(rotation does it for the thread it rotates)")
+                                                        "(rotation does it for the thread it rotates), and the "
+                                                        "local handoffs (handoffs/local/) not updated that long")
     add_json(p)
     p.set_defaults(handler=cmd_log)
 
     p = sub.add_parser("handoff", help="print a thread's handoff summary, or list them",
-                       description="Print handoffs/THREAD.md, the bounded summary folded turn by turn (open questions, "
-                                   "answers, decisions, files touched, next step). Without THREAD, list the handoffs. "
-                                   "--rebuild recomputes it from what is left of the log.")
+                       description="Print a thread's handoff, the bounded summary folded turn by turn (open questions, "
+                                   "answers, decisions, files touched, next step), kept in handoffs/local/THREAD.md "
+                                   "(machine-local, not versioned). Without THREAD, list the handoffs. --rebuild "
+                                   "recomputes it from what is left of the log; --promote copies it to the versioned "
+                                   "handoffs/THREAD.md, as team memory.")
     p.add_argument("thread", nargs="?", metavar="THREAD")
     p.add_argument("--rebuild", action="store_true", help="recompute the handoff from the log")
+    p.add_argument("--promote", action="store_true",
+                   help="copy the handoff to the versioned handoffs/THREAD.md (team memory)")
     add_json(p)
     p.set_defaults(handler=cmd_handoff)
 
@@ -100,7 +105,9 @@ def register(sub) -> None:
 # -- install targets (registered by cli/install.py) ---------------------------------------------------------------
 def _add_command_option(p) -> None:
     p.add_argument("--command", dest="brain_command", metavar="CMD",
-                   help="how the client starts brain (default: `brain` if it is on PATH, else this Python's -m brain)")
+                   help="how the client starts brain, written as given (default: the absolute path of the `brain` "
+                        "installed next to this Python, else this Python's absolute path with -m brain, so the "
+                        "client finds it from any shell)")
 
 
 def register_install_claude_code(sub) -> None:
@@ -108,8 +115,8 @@ def register_install_claude_code(sub) -> None:
                        description="Merge into .mcp.json the `brain serve` MCP server and into .claude/settings.json "
                                    "the hooks: SessionStart injects a compact boot, PreCompact writes a checkpoint, Stop "
                                    "and SessionEnd import the turns into the log (Stop asks once to update now.md). "
-                                   "The user's own entries are kept as they are; `brain uninstall claude-code` "
-                                   "removes exactly what this added.")
+                                   "CLAUDE.md gets the one pointer line. The user's own entries are kept as they are; "
+                                   "`brain uninstall claude-code` removes exactly what this added.")
     p.add_argument("--local", action="store_true", help="write .claude/settings.local.json (not committed) instead")
     _add_command_option(p)
     add_json(p)
@@ -138,7 +145,9 @@ def cmd_install_claude_code(args) -> int:
     from ..hooks.claude import install
 
     data = install(open_from_args(args), _argv(args), local=args.local)
-    emit(data, args.json, lambda d: "wrote " + ", ".join(d["files"]) + "\nhooks: " + ", ".join(d["hooks"]))
+    emit(data, args.json, lambda d: "wrote " + ", ".join(d["files"]) + "\nhooks: " + ", ".join(d["hooks"])
+         + (f"\nadded the pointer line to {d['pointer']}" if d["pointer"] else "")
+         + f"\ncommand: {' '.join(d['command'])}")
     return 0
 
 
@@ -161,8 +170,9 @@ def cmd_uninstall(args) -> int:
         from ..hooks.claude import uninstall
 
         data = uninstall(brain)
-        emit(data, args.json, lambda d: ("removed brain from " + ", ".join(d["files"])) if d["files"]
-             else "nothing of brain's to remove")
+        emit(data, args.json, lambda d: ("removed brain from " + ", ".join(d["files"] + ([d["pointer"]] if d["pointer"]
+                                                                               else [])))
+             if d["files"] or d["pointer"] else "nothing of brain's to remove")
     else:
         from ..hooks.codex import uninstall
 
@@ -184,8 +194,10 @@ def cmd_log(args) -> int:
     conv = brain.conversations
     if args.prune:
         removed = conv.log.prune_all()
-        emit({"pruned": removed}, args.json, lambda d: "\n".join(f"{t}: {', '.join(n)}" for t, n in d["pruned"].items())
-             or "nothing past the retention")
+        handoffs = conv.prune_local()
+        emit({"pruned": removed, "handoffs": handoffs}, args.json, lambda d: "\n".join(
+            [f"{t}: {', '.join(n)}" for t, n in d["pruned"].items()]
+            + [f"{t}: local handoff" for t in d["handoffs"]]) or "nothing past the retention")
         return 0
     if not args.thread:
         data = {"threads": [t.to_dict() for t in conv.threads()]}
@@ -217,8 +229,10 @@ def cmd_handoff(args) -> int:
     brain = open_from_args(args)
     conv = brain.conversations
     if not args.thread:
-        names = [p[len("handoffs/"):-3] for p in brain.memory.list("handoffs")]
-        emit({"handoffs": names}, args.json, lambda d: "\n".join(d["handoffs"]) or "no handoff yet")
+        names = conv.handoff_names()
+        emit({"handoffs": sorted(set(names["local"]) | set(names["promoted"])), "promoted": names["promoted"]},
+             args.json, lambda d: "\n".join(t + ("  (promoted)" if t in d["promoted"] else "") for t in d["handoffs"])
+             or "no handoff yet")
         return 0
     if args.rebuild:
         if not conv.log.segments(args.thread):
@@ -227,6 +241,13 @@ def cmd_handoff(args) -> int:
     doc = conv.handoff(args.thread)
     if doc is None:
         raise NotFound(f"handoff of {args.thread}", hint="`brain handoff` lists them")
+    if args.promote:
+        from ..log import promoted_path
+
+        doc = brain.write(promoted_path(args.thread), doc.text, reason=f"promote the handoff of {args.thread}")
+        emit({"thread": args.thread, "path": doc.path, "hash": doc.hash, "promoted": True}, args.json,
+             lambda d: f"promoted to {d['path']}")
+        return 0
     emit({"thread": args.thread, "path": doc.path, "text": doc.text, "hash": doc.hash}, args.json, lambda d: d["text"])
     return 0
 

@@ -19,7 +19,9 @@ def register(sub) -> None:
                     "(`brain token create`) every request needs `Authorization: Bearer <token>` and each token acts "
                     "as its own session (team mode, docs/team.md), and without tokens only loopback addresses are "
                     "served. The brain is the one "
-                    "of the current folder (or -C DIR); without .brain/ the command fails before serving.",
+                    "of the current folder (or -C DIR). Without .brain/, --http fails before serving, and the "
+                    "stdio server still starts (a client with a global config, such as Codex, opens it in every "
+                    "folder) and answers every tool with not_initialized: run `brain init`.",
         epilog="Client config example: {\"command\": \"brain\", \"args\": [\"-C\", \"/path/to/repo\", \"serve\"]}")
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     p.add_argument("--host", help="HTTP address to bind (default 127.0.0.1: this machine only)")
@@ -42,13 +44,24 @@ def cmd_serve(args) -> int:
     port = DEFAULT_PORT if args.port is None else args.port
     if not 0 <= port <= 65535:
         raise InvalidInput(f"--port {port} is not a TCP port", field="port")
-    brain = open_from_args(args)  # no .brain/: NotInitialized on stderr, before any protocol
+    from ..errors import NotInitialized
+
+    try:
+        brain = open_from_args(args)
+    except NotInitialized as error:
+        if args.http:
+            raise  # no .brain/: NotInitialized on stderr, before any protocol
+        brain, missing = None, error
     try:
         import mcp  # noqa: F401 - the SDK, an optional extra
     except ImportError:
         raise InvalidInput("the MCP server needs the `mcp` extra", field="http",
                            hint="pip install 'agent-brain[mcp]'") from None
-    from ..mcp.transports import run_http, run_stdio
+    from ..mcp.transports import run_http, run_stdio, run_stdio_unbound
+
+    if brain is None:  # a client with a global config (Codex) opened a folder without a brain
+        run_stdio_unbound(missing)
+        return 0
 
     if args.http:
         run_http(brain, host, port, workers=workers)

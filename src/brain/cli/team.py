@@ -1,4 +1,5 @@
-"""Team commands: `brain token create|list|revoke` (team server access) and `brain sync` (git remotes)."""
+"""Team commands: `brain token create|list|revoke|delete` and `brain team leave` (team server access), and
+`brain sync` (git remotes)."""
 
 from __future__ import annotations
 
@@ -36,7 +37,29 @@ def register(sub) -> None:
     r.add_argument("name", metavar="NAME")
     add_json(r)
     r.set_defaults(handler=cmd_token_revoke)
+    d = tsub.add_parser("delete", help="delete a token's record (active or revoked) from the list",
+                        description="Forget token NAME entirely: an active one stops working at its next request, "
+                                    "and it no longer appears in `brain token list`. The last token deleted still "
+                                    "leaves the server in team mode; `brain team leave` goes back to local mode.")
+    d.add_argument("name", metavar="NAME")
+    add_json(d)
+    d.set_defaults(handler=cmd_token_delete)
     p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
+
+    t = sub.add_parser("team", help="team mode of this brain (leave: back to local mode)",
+                       description="Team mode starts with the first `brain token create`: the HTTP server then "
+                                   "requires a bearer token. `brain team leave --yes` goes back to local mode.")
+    tteam = t.add_subparsers(dest="team_command", metavar="ACTION")
+    lv = tteam.add_parser("leave", help="delete every token: back to local mode (loopback, no token)",
+                          description="Delete the token store (.brain/runtime/tokens.json): every token stops "
+                                      "working, and `brain serve --http` serves this machine only, without a token, "
+                                      "as before the first token. A server already bound beyond loopback keeps "
+                                      "refusing requests without a valid token (it will find none): stop it and "
+                                      "start it again on 127.0.0.1. Deliberate: refused without --yes.")
+    lv.add_argument("--yes", action="store_true", help="really delete every token")
+    add_json(lv)
+    lv.set_defaults(handler=cmd_team_leave)
+    t.set_defaults(handler=lambda args: (t.print_help(), 2)[1])
 
     s = sub.add_parser("sync", help="pull and push every memory git repository against its remote",
                        description="For the project memory, each layer repository under $BRAIN_HOME and each "
@@ -85,6 +108,32 @@ def cmd_token_revoke(args) -> int:
     brain = open_from_args(args)
     record = brain.tokens.revoke(args.name)
     emit(record.public(), args.json, lambda d: f"revoked token {d['name']}")
+    return 0
+
+
+def cmd_token_delete(args) -> int:
+    brain = open_from_args(args)
+    gone = brain.tokens.delete(args.name)
+    emit({"deleted": args.name, "records": len(gone), "tokens_left": len(brain.tokens.list())}, args.json,
+         lambda d: f"deleted token {d['deleted']} ({d['tokens_left']} left"
+         + ("; still team mode: `brain team leave --yes` goes back to local mode)" if not d["tokens_left"] else ")"))
+    return 0
+
+
+def cmd_team_leave(args) -> int:
+    from ..errors import InvalidInput
+
+    brain = open_from_args(args)
+    active = [r.name for r in brain.tokens.list() if r.active]
+    if not args.yes:
+        raise InvalidInput("leaving team mode deletes every token" + (f" ({', '.join(active)})" if active else ""),
+                           field="yes", hint="run `brain team leave --yes` to do it")
+    was_team = brain.tokens.exists()
+    gone = brain.tokens.leave()
+    emit({"left": was_team, "tokens_deleted": [r.name for r in gone]}, args.json,
+         lambda d: ("local mode: deleted " + (", ".join(d["tokens_deleted"]) or "the empty token store")
+                    + "; restart a running `brain serve --http` on 127.0.0.1") if d["left"]
+         else "already in local mode (no token store)")
     return 0
 
 

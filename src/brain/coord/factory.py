@@ -21,6 +21,8 @@ def config_from_settings(settings, env: dict[str, str]) -> tuple[CoordConfig, Li
         signal_max=int(settings["coord.signal_max"]) or CoordConfig.signal_max,
         ask_timeout=resolve_ask_timeout(env.get("BRAIN_ASK_TIMEOUT"),
                                         float(settings["coord.ask_timeout"]) or CoordConfig.ask_timeout),
+        prune_idle_seconds=float(settings["coord.prune_idle_seconds"]),
+        prune_gone_seconds=float(settings["coord.prune_gone_seconds"]),
     )
     limits = LiveLimits(ttl=float(settings["livestate.ttl"]) or LiveLimits.ttl,
                         max_keys=int(settings["livestate.max_keys"]) or LiveLimits.max_keys)

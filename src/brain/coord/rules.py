@@ -15,7 +15,7 @@ from ..errors import InvalidInput, SettingsError
 
 __all__ = [
     "CoordConfig", "ALIVE", "STALLED", "GONE", "liveness", "claim_live", "session_id", "clean_role",
-    "resolve_ask_timeout", "resolve_turn_timeout", "check_text", "DEFAULT_ASK_TIMEOUT",
+    "role_of_session", "resolve_ask_timeout", "resolve_turn_timeout", "check_text", "DEFAULT_ASK_TIMEOUT",
 ]
 
 ALIVE, STALLED, GONE = "alive", "stalled", "gone"
@@ -35,6 +35,8 @@ class CoordConfig:
     ask_timeout: float = DEFAULT_ASK_TIMEOUT
     text_max: int = 8000              # question, answer, signal body, checkpoint note
     item_max: int = 400
+    prune_idle_seconds: float = 3600.0        # gone/ended this long and never did anything: deleted (0 = never)
+    prune_gone_seconds: float = 7 * 86400.0   # gone/ended this long, whatever it did: deleted (0 = never)
 
 
 def liveness(now: float, last_seen: float, ended: float | None, waiting_until: float | None,
@@ -75,6 +77,15 @@ def session_id(now: float, role: str, machine: str, n: int = 1) -> str:
     stamp = time.strftime("%Y%m%d-%H%M", time.gmtime(now))
     suffix = "" if n <= 1 else f".{n}"
     return f"sess-{stamp}-{role}{suffix}@{machine}"
+
+
+_SESSION_ID = re.compile(r"sess-[0-9]{8}-[0-9]{4}-([A-Za-z0-9_-]{1,40})(?:\.[0-9]+)?@[^@\s]+")
+
+
+def role_of_session(session: str | None) -> str | None:
+    """The role written in a session id (``sess-YYYYMMDD-HHMM-<role>[.n]@<machine>``), else None."""
+    match = _SESSION_ID.fullmatch(session) if isinstance(session, str) and len(session) <= 300 else None
+    return match.group(1) if match else None
 
 
 def resolve_ask_timeout(env_value: str | None, default: float = DEFAULT_ASK_TIMEOUT) -> float:

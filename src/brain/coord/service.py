@@ -133,7 +133,44 @@ class Coordinator(AsksMixin):
                 break
             n += 1
         self._audit(tx, sid, "session_start", sid, role=role, pid=pid)
+        self._prune_sessions(tx, now)  # each start tidies the list: the cost stays with the writers
         return sid
+
+    # a session "did something" when any of these rows names it; a health check leaves none
+    _DID_SOMETHING = ("EXISTS (SELECT 1 FROM claims c WHERE c.session = sessions.id) "
+                      "OR EXISTS (SELECT 1 FROM asks a WHERE a.asker = sessions.id OR a.target = sessions.id) "
+                      "OR EXISTS (SELECT 1 FROM checkpoints k WHERE k.session = sessions.id) "
+                      "OR EXISTS (SELECT 1 FROM signals g WHERE g.sender = sessions.id) "
+                      "OR EXISTS (SELECT 1 FROM livestate v WHERE v.writer = sessions.id)")
+
+    def _prune_sessions(self, tx, now: float) -> int:
+        """Delete sessions gone or ended long enough (settings coord.prune_idle_seconds for those that never
+        did anything, coord.prune_gone_seconds for all). Never one holding a claim or in an open ask."""
+        idle, gone = self.config.prune_idle_seconds, self.config.prune_gone_seconds
+        if idle <= 0 and gone <= 0:
+            return 0
+        far = now + 1.0  # a cutoff no session reaches: that rule is off
+        idle_cut = now - idle if idle > 0 else -far
+        gone_cut = now - gone if gone > 0 else -far
+        over = "COALESCE(sessions.ended, sessions.last_seen + ?)"  # when it ended, or went Gone without ending
+        tx.execute(f"DELETE FROM signal_cursors WHERE session IN (SELECT id FROM sessions WHERE brain = ? AND "
+                   f"(({over} < ? AND NOT ({self._DID_SOMETHING})) OR {over} < ?) "
+                   "AND NOT EXISTS (SELECT 1 FROM claims h WHERE h.session = sessions.id AND h.state = 'held') "
+                   "AND NOT EXISTS (SELECT 1 FROM asks w WHERE (w.asker = sessions.id OR w.target = sessions.id) "
+                   "AND w.state = 'pending'))",
+                   (self.brain_name, self.config.gone_seconds, idle_cut, self.config.gone_seconds, gone_cut))
+        tx.execute(f"DELETE FROM sessions WHERE brain = ? AND (({over} < ? AND NOT ({self._DID_SOMETHING})) "
+                   f"OR {over} < ?) "
+                   "AND NOT EXISTS (SELECT 1 FROM claims h WHERE h.session = sessions.id AND h.state = 'held') "
+                   "AND NOT EXISTS (SELECT 1 FROM asks w WHERE (w.asker = sessions.id OR w.target = sessions.id) "
+                   "AND w.state = 'pending')",
+                   (self.brain_name, self.config.gone_seconds, idle_cut, self.config.gone_seconds, gone_cut))
+        return tx.rowcount()
+
+    def prune_sessions(self) -> int:
+        """Delete the sessions the prune settings say are done with (see ``_prune_sessions``); returns how many."""
+        with self.backend.transaction() as tx:
+            return self._prune_sessions(tx, self.clock())
 
     def _touch(self, tx, session: str) -> None:
         """The heartbeat carried by every call naming a session."""

@@ -177,7 +177,7 @@ def _checkpoint(brain, party: str, state: dict, payload: dict) -> None:
     hstate = brain.conversations.state(thread)
     step = hstate.next_step.text if hstate.next_step else "context compaction"
     note_lines = [f"Written before a {payload.get('trigger') or 'context'} compaction.",
-                  f"Thread handoff: .brain/handoffs/{thread}.md"]
+                  f"Thread handoff: .brain/handoffs/local/{thread}.md"]
     if state.get("edited"):
         note_lines.append("Files edited this session: " + ", ".join(state["edited"][:30]))
     note = "\n".join(note_lines)

@@ -1,4 +1,4 @@
-"""Installing brain into a Claude Code project, and removing exactly that.
+"""Installing brain into a Claude Code project (and its CLAUDE.md pointer line), and removing exactly that.
 
 `.mcp.json` gets ``mcpServers.brain`` (`brain serve`); `.claude/settings.json` (or
 settings.local.json) gets one hook group per event running `brain hook claude-code EVENT`.
@@ -19,6 +19,7 @@ from ..errors import IntegrationConflict, InvalidInput
 from ..memory.files import atomic_write_bytes
 from .jsonedit import add_element, add_member, find, remove_element, remove_member, scan
 from .jsonfile import dump_json, read_json_file, sha256_text
+from .pointer import add_pointer, remove_pointer
 
 __all__ = ["install", "uninstall", "HOOK_EVENTS", "hook_command", "MARK", "CLIENT"]
 
@@ -176,11 +177,13 @@ def install(brain, brain_argv: list[str], *, local: bool = False) -> dict:
             entry["original"] = original
         entry["written"] = sha256_text(text)
         written[rel] = entry
+    pointer = add_pointer(brain.repo, CLIENT, manifest)  # CLAUDE.md: the file Claude Code reads instructions from
     manifest = {"client": CLIENT, "at": manifest.get("at", time.time()), "command": brain_argv,
-                "files": {**files, **written}}
+                "files": {**files, **written}, **pointer}
     manifest_path.parent.mkdir(parents=True, exist_ok=True)
     manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     return {"client": CLIENT, "files": sorted(written), "command": brain_argv,
+            "pointer": pointer["pointer_file"] if pointer["pointer_added"] else None,
             "hooks": {e: hook_command(brain_argv, sub) for e, (_, sub, _) in HOOK_EVENTS.items()}}
 
 
@@ -211,8 +214,10 @@ def uninstall(brain) -> dict:
         else:
             atomic_write_bytes(path, new.encode("utf-8"))
         changed.append(rel)
+    removed_pointer = remove_pointer(brain.repo, manifest)
     manifest_path.unlink(missing_ok=True)
-    return {"client": CLIENT, "files": sorted(changed)}
+    return {"client": CLIENT, "files": sorted(changed), "pointer": manifest.get("pointer_file") if removed_pointer
+            else None}
 
 
 def _without_ours(rel: str, text: str, original: str | None) -> str | None:

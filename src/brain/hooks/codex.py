@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import IntegrationConflict, InvalidInput
 from ..memory.files import atomic_write_bytes
-from ..memory.scaffold import POINTER_MARKER, add_pointer_line
+from .pointer import add_pointer, remove_pointer
 
 __all__ = ["install", "uninstall", "config_path", "BEGIN", "END"]
 
@@ -55,6 +55,14 @@ def _manifest_path(brain) -> Path:
     return brain.runtime / "installs" / f"{CLIENT}.json"
 
 
+def _legacy(manifest: dict) -> dict:
+    """A manifest written before the pointer fields were shared with Claude Code (agents_* keys)."""
+    if "agents_added" not in manifest:
+        return manifest
+    return {**manifest, "pointer_file": "AGENTS.md", "pointer_added": manifest.get("agents_added"),
+            "pointer_original": manifest.get("agents_original"), "pointer_written": manifest.get("agents_written")}
+
+
 def install(brain, brain_argv: list[str], env: dict[str, str]) -> dict:
     path = config_path(env)
     text = _read(path)
@@ -79,18 +87,13 @@ def install(brain, brain_argv: list[str], env: dict[str, str]) -> dict:
         old = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         pass
-    agents = brain.repo / "AGENTS.md"
-    agents_before = _read(agents)
-    added_now = add_pointer_line(agents)
-    agents_added = added_now or bool(old.get("agents_added"))
+    pointer = add_pointer(brain.repo, CLIENT, _legacy(old))
     manifest = {"client": CLIENT, "at": old.get("at", time.time()), "config": str(path),
                 "config_original": old.get("config_original", text) if old else text,
-                "config_written": new, "agents_added": agents_added, "command": brain_argv,
-                "agents_original": agents_before if added_now else old.get("agents_original"),
-                "agents_written": _read(agents) if added_now else old.get("agents_written")}
+                "config_written": new, "command": brain_argv, **pointer}
     manifest_path.parent.mkdir(parents=True, exist_ok=True)
     manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    return {"client": CLIENT, "config": str(path), "agents_md": agents_added, "command": brain_argv}
+    return {"client": CLIENT, "config": str(path), "agents_md": pointer["pointer_added"], "command": brain_argv}
 
 
 def uninstall(brain, env: dict[str, str]) -> dict:
@@ -119,25 +122,6 @@ def uninstall(brain, env: dict[str, str]) -> dict:
             else:
                 path.unlink()
             removed_config = True
-    removed_pointer = False
-    agents = brain.repo / "AGENTS.md"
-    if manifest.get("agents_added") and agents.is_file() and _read(agents) == manifest.get("agents_written"):
-        original = manifest.get("agents_original")
-        if original is None:
-            agents.unlink()
-        else:
-            atomic_write_bytes(agents, original.encode("utf-8"))
-        removed_pointer = True
-    elif manifest.get("agents_added") and agents.is_file():
-        raw = agents.read_text(encoding="utf-8")
-        lines = raw.splitlines(keepends=True)
-        kept = [line for line in lines if POINTER_MARKER not in line]
-        if len(kept) != len(lines):
-            rest = "".join(kept)
-            if rest.strip() in ("", "# Agents"):
-                agents.unlink()
-            else:
-                atomic_write_bytes(agents, rest.rstrip("\n").encode("utf-8") + b"\n")
-            removed_pointer = True
+    removed_pointer = remove_pointer(brain.repo, _legacy(manifest))
     manifest_path.unlink(missing_ok=True)
     return {"client": CLIENT, "config": str(path), "removed_config": removed_config, "agents_md": removed_pointer}

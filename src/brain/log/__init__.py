@@ -1,19 +1,19 @@
 """Conversation log, handoff summaries and usage figures (DESIGN §3.8, §3.10).
 
 The log (`runtime/conversations/<thread>/log.jsonl`) is for humans only; agents
-get the distilled handoff (`handoffs/<thread>.md`) and nothing else of it.
+get the distilled handoff (`handoffs/local/<thread>.md`) and nothing else of it.
 """
 
 from __future__ import annotations
 
 from .fold import HandoffState, Limits, fold, render
-from .handoff import Conversations, Recorded, handoff_path
+from .handoff import Conversations, Recorded, handoff_path, promoted_path
 from .store import ConversationLog, Page, ThreadInfo
 from .summarizer import AsyncSummarizer, HeuristicSummarizer, LLMSummarizer, Summarizer
 from .turns import Turn, thread_between
 
 __all__ = ["Conversations", "ConversationLog", "Recorded", "Page", "ThreadInfo", "Turn", "HandoffState", "Limits",
-           "fold", "render", "handoff_path", "thread_between", "Summarizer", "AsyncSummarizer",
+           "fold", "render", "handoff_path", "promoted_path", "thread_between", "Summarizer", "AsyncSummarizer",
            "HeuristicSummarizer", "LLMSummarizer", "open_conversations"]
 
 

@@ -2,8 +2,11 @@
 
 ``Conversations`` is the one write path for conversations. Under the thread's lock it
 loads the summary state, appends the turn (one O_APPEND line), folds the turn in and
-writes the handoff markdown `handoffs/<thread>.md` through the atomic ``MemoryStore``
-(it is memory: versioned, bounded, distilled). The state itself is kept beside the
+writes the handoff markdown `handoffs/local/<thread>.md` through the atomic ``MemoryStore``
+(bounded, distilled, readable by agents). A thread's handoff is the working memory of
+its sessions, on this machine: `handoffs/local/` ignores itself in git (its own
+`.gitignore`), so per-session handoffs never pile up in the versioned `handoffs/`. Team
+memory is what someone promotes (``promote``): a copy at `handoffs/<thread>.md`, versioned. The state itself is kept beside the
 log in `runtime/conversations/<thread>/handoff.json`; it is derived (the fold is
 deterministic), so when it is missing it is rebuilt by replaying the log.
 """
@@ -16,19 +19,27 @@ import os
 import time
 from dataclasses import dataclass
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotFound
 from ..memory.files import Document, MemoryStore
 from .fold import HandoffState, Limits, render
 from .store import ConversationLog, Page, ThreadInfo
 from .summarizer import AsyncSummarizer, HeuristicSummarizer, Summarizer
 from .turns import Turn, check_thread_id, thread_between
 
-__all__ = ["Conversations", "Recorded", "handoff_path"]
+__all__ = ["Conversations", "Recorded", "handoff_path", "promoted_path", "LOCAL_FOLDER"]
 
 STATE = "handoff.json"
+LOCAL_FOLDER = "handoffs/local"
+_SELF_IGNORING = b"# brain: per-session handoffs of this machine, not versioned (`brain handoff T --promote`)\n*\n"
 
 
 def handoff_path(thread: str) -> str:
+    """Where a thread's handoff is kept as it is folded: machine-local, not versioned."""
+    return f"{LOCAL_FOLDER}/{check_thread_id(thread)}.md"
+
+
+def promoted_path(thread: str) -> str:
+    """Where a promoted handoff goes: the versioned `handoffs/`, shared with the team."""
     return f"handoffs/{check_thread_id(thread)}.md"
 
 
@@ -155,9 +166,38 @@ class Conversations:
         text = render(state)
         rel = handoff_path(thread)
         current = self.memory.read_or_none(rel)
+        if current is None:
+            self._ignore_local()
         if current is None or current.text != text:
             # derived from the log (`brain handoff --rebuild` refolds it): atomic, without two fsyncs a turn
             self.memory.write(rel, text, durable=False)
+
+    def prune_local(self) -> list[str]:
+        """Delete the local handoffs not updated within the log's retention (``log.retention_days``; 0 keeps
+        them): the sessions they summed up are long over. Promoted copies in `handoffs/` stay. Returns the
+        threads whose handoff went; `brain handoff T --rebuild` refolds one while its log remains."""
+        if not self.log.retention_seconds:
+            return []
+        cutoff = self.log.clock() - self.log.retention_seconds
+        gone = []
+        for rel in self.memory.list(LOCAL_FOLDER):
+            try:
+                if self.memory.resolve(rel).stat().st_mtime >= cutoff:
+                    continue
+                self.memory.delete(rel)
+            except (OSError, NotFound):
+                continue  # removed meanwhile
+            gone.append(rel[len(LOCAL_FOLDER) + 1:-3])
+        return gone
+
+    def _ignore_local(self) -> None:
+        """`handoffs/local/.gitignore` = `*`: the folder ignores itself, in any repository, old or new."""
+        marker = self.memory.resolve(LOCAL_FOLDER) / ".gitignore"
+        if not marker.exists():
+            from ..memory.files import atomic_write_bytes
+
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(marker, _SELF_IGNORING)
 
     def rebuild(self, thread: str) -> HandoffState:
         """Recompute a handoff from what is left of the log (after a summarizer change, say)."""
@@ -175,7 +215,13 @@ class Conversations:
         return self.log.threads()
 
     def handoff(self, thread: str) -> Document | None:
-        return self.memory.read_or_none(handoff_path(thread))
+        """The thread's handoff: the local one being folded, else a promoted copy."""
+        return self.memory.read_or_none(handoff_path(thread)) or self.memory.read_or_none(promoted_path(thread))
+
+    def handoff_names(self) -> dict[str, list[str]]:
+        """Thread ids with a handoff: {"local": [...], "promoted": [...]}."""
+        return {"local": [p[len(LOCAL_FOLDER) + 1:-3] for p in self.memory.list(LOCAL_FOLDER)],
+                "promoted": [p[len("handoffs/"):-3] for p in self.memory.list("handoffs")]}
 
     def handoffs_for(self, party: str) -> list[Document]:
         """The handoffs of every thread ``party`` takes part in, most recently updated first."""

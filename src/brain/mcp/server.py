@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from ..errors import BrainError
 from .registry import ClientHello, ToolDef, ToolOutput, ToolRegistry
 
-__all__ = ["build_server", "error_result", "to_result", "INSTRUCTIONS"]
+__all__ = ["build_server", "build_unbound_server", "error_result", "to_result", "INSTRUCTIONS"]
 
 log = logging.getLogger("brain.mcp")
 
@@ -131,9 +131,10 @@ def _sdk_tool(tool: ToolDef, brain) -> Tool:
 class _BrainMCPServer(MCPServer):
     """MCPServer that refuses unknown arguments and words argument errors for an agent."""
 
-    def __init__(self, registry: ToolRegistry, **kwargs: Any) -> None:
+    def __init__(self, registry: ToolRegistry, *, unbound: BrainError | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._accepted = {name: tool.argument_names() for name, tool in registry.tools.items()}
+        self._unbound = unbound  # no brain here: every known tool answers this, whatever its arguments
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         from ..team.identity import PRINCIPAL, principal_of_scope
@@ -149,6 +150,8 @@ class _BrainMCPServer(MCPServer):
 
     async def _call_tool(self, name: str, arguments: dict[str, Any], context=None):
         accepted = self._accepted.get(name)
+        if accepted is not None and self._unbound is not None:
+            return brain_error_result(self._unbound)
         if accepted is not None:
             unknown = sorted(set(arguments) - set(accepted))
             if unknown:
@@ -242,3 +245,41 @@ def build_server(brain, registry: ToolRegistry | None = None, *, transport: str 
     )
     server.middleware.append(_hello_middleware(brain, registry, transport))
     return server
+
+
+def _unavailable(tool: ToolDef, error: BrainError) -> Callable[..., Any]:
+    """A function with the tool's inputs that answers ``error`` whatever it is called with."""
+    params = tool.parameters()
+
+    async def call(**_kwargs):
+        return brain_error_result(error)
+
+    call.__name__ = call.__qualname__ = tool.name
+    call.__doc__ = tool.description
+    call.__signature__ = inspect.Signature(params, return_annotation=CallToolResult)  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in params} | {"return": CallToolResult}
+    return call
+
+
+def build_unbound_server(error: BrainError, registry: ToolRegistry | None = None) -> MCPServer:
+    """A server for a folder without a brain: the same tools, each answering ``error`` (what to run).
+
+    A client whose MCP config is global (Codex: ~/.codex/config.toml) starts `brain serve` in
+    every folder it opens. Exiting there would show brain as failed in the client's list and
+    hide why; this server completes the handshake and tells the agent, on every call, that
+    this folder has no brain and that `brain init` makes one. No session is started.
+    """
+    from .. import __version__
+    from .tools import collect
+
+    registry = collect() if registry is None else registry
+    tools = []
+    for tool in registry.tools.values():
+        sdk = Tool.from_function(_unavailable(tool, error), name=tool.name, title=tool.title,
+                                 description=tool.description,
+                                 annotations=ToolAnnotations(title=tool.title, read_only_hint=tool.read_only))
+        sdk.parameters["additionalProperties"] = False
+        tools.append(sdk)
+    return _BrainMCPServer(registry, unbound=error, name="brain", title="brain: no brain here", version=__version__,
+                           instructions=f"{error.message}. {error.hint or ''}".strip(), tools=tools,
+                           log_level="WARNING")

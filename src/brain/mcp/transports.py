@@ -15,7 +15,7 @@ import logging
 import socket
 import sys
 
-__all__ = ["run_stdio", "run_http", "LISTENING"]
+__all__ = ["run_stdio", "run_stdio_unbound", "run_http", "LISTENING"]
 
 log = logging.getLogger("brain.mcp")
 
@@ -33,6 +33,16 @@ def run_stdio(brain) -> None:
         sys.stderr.write("brain MCP server on stdio: an MCP client starts this command and speaks JSON-RPC on its "
                          "standard input (see `brain serve --help`; --http serves HTTP). Ctrl-D stops it.\n")
     anyio.run(server.run_stdio_async)
+
+
+def run_stdio_unbound(error) -> None:
+    """Serve over stdio in a folder without a brain: every tool answers ``error`` (server.build_unbound_server)."""
+    import anyio
+
+    from .server import build_unbound_server
+
+    log.warning("%s: serving tools that say so (%s)", error.message, error.hint)
+    anyio.run(build_unbound_server(error).run_stdio_async)
 
 
 def _uvicorn_logging(debug: bool) -> dict:

@@ -365,8 +365,8 @@ class MemoryStore:
         data = text.encode("utf-8")
         decode_text(data, rel)  # refuses NUL bytes
         limit = self.limits.get(rel, self.write_limit)
-        if len(data) > limit:
-            raise TooLarge(rel, len(data), limit)
+        if len(data) > limit:  # the per-path limits are now.md's (limits.now_bytes)
+            raise TooLarge(rel, len(data), limit, "limits.now_bytes" if rel in self.limits else "limits.write_bytes")
         if expected_hash is not None and expected_hash != "" and len(expected_hash) < 8:
             raise InvalidInput("expected hash must have at least 8 hex digits", field="expected_hash")
         parts = rel.split("/")

@@ -115,6 +115,9 @@ class AgentProfile:
         triggers = meta.get("triggers", [])
         if isinstance(triggers, str):
             triggers = [triggers]
+        for key, value in (("roles", roles), ("triggers", triggers)):
+            if not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value):
+                raise InvalidInput(f"{source}: {key} must be a name or a list of names", field=key)
         return cls(
             name=str(meta.get("name", default_name)),
             tier=tier,

@@ -75,8 +75,10 @@ def ensure_gitignore(brain_dir: Path) -> list[str]:
     return missing
 
 
-def add_pointer_line(agents_md: Path) -> bool:
-    """Append the pointer line unless a line with its marker is there. Returns True if added."""
+def add_pointer_line(agents_md: Path, title: str = "Agents") -> bool:
+    """Append the pointer line unless a line with its marker is there. Returns True if added.
+
+    A file created here starts with ``# <title>`` (AGENTS.md: Agents; CLAUDE.md: Claude)."""
     if agents_md.exists():
         raw = agents_md.read_bytes()
         text = raw.decode("utf-8", errors="surrogateescape")
@@ -86,7 +88,7 @@ def add_pointer_line(agents_md: Path) -> bool:
         new = text + sep + ("\n" if text.strip() else "") + POINTER_LINE + "\n"
         atomic_write_bytes(agents_md, new.encode("utf-8", errors="surrogateescape"))
     else:
-        atomic_write_bytes(agents_md, ("# Agents\n\n" + POINTER_LINE + "\n").encode("utf-8"))
+        atomic_write_bytes(agents_md, (f"# {title}\n\n" + POINTER_LINE + "\n").encode("utf-8"))
     return True
 
 

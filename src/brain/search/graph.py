@@ -1,11 +1,13 @@
 """The derived graph: modules, files, cards, decisions and contracts, and how they relate.
 
-Nodes are ``file:<path>``, ``module:<folder>``, ``card:<name>``, ``decision:<id>``
-and ``contract:<name>``. Edges: a file is ``in`` its module, ``imports`` another
+Nodes are ``file:<path>``, ``module:<folder>``, ``card:<name>``, ``decision:<id>``,
+``contract:<name>`` and ``memory:<path>`` (a memory file in a ``[[wiki link]]``). Edges: a file is ``in`` its module, ``imports`` another
 file; a module ``depends`` on another (from its files' imports); a card
 ``describes`` its module; a contract ``declares`` for its module; a decision
 ``decides-about`` the files, modules and cards it names and ``supersedes`` an
-earlier one. Everything is rebuilt from the index's code tables and the memory
+earlier one; a memory file ``links`` to each memory file its ``[[name]]``,
+``[[folder/name]]`` or ``[[name|label]]`` links resolve to (a path with or without
+`.md`, else the file of that name, notes/ first). Everything is rebuilt from the index's code tables and the memory
 documents, so it is as derived as the rest of index.db.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-__all__ = ["GRAPH_SCHEMA", "rebuild_graph", "related", "resolve_node"]
+__all__ = ["GRAPH_SCHEMA", "rebuild_graph", "related", "resolve_node", "wiki_links", "resolve_link"]
 
 GRAPH_SCHEMA = """
 CREATE TABLE IF NOT EXISTS nodes(id TEXT PRIMARY KEY, kind TEXT, label TEXT, path TEXT);
@@ -26,6 +28,28 @@ _DECISION_ID = re.compile(r"^(\d{1,6})")
 _SUPERSEDES = re.compile(r"supersedes?\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
 _SUPERSEDED_BY = re.compile(r"superseded\s+by\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
 _PATHISH = re.compile(r"[\w.\-]+(?:/[\w.\-]+)+|`([\w.\-/]+)`")
+# [[target]], [[target|label]], [[target#heading]]: negated classes and bounds keep it linear
+_WIKI = re.compile(r"\[\[([^\[\]\n|#]{1,200})(?:[|#][^\[\]\n]{0,200})?\]\]")
+
+
+def wiki_links(text: str) -> list[str]:
+    """The targets of the ``[[wiki links]]`` in ``text``, in order, without duplicates."""
+    seen: list[str] = []
+    for match in _WIKI.finditer(text):
+        target = match.group(1).strip()
+        if target and target not in seen:
+            seen.append(target)
+    return seen
+
+
+def resolve_link(target: str, paths: set[str], by_stem: dict[str, list[str]]) -> str | None:
+    """The memory path a link target names: a path (with or without .md), else a file of that name."""
+    t = target.strip().strip("/").removeprefix(".brain/")
+    for candidate in (t, f"{t}.md"):
+        if candidate in paths:
+            return candidate
+    stems = by_stem.get(t.rsplit("/", 1)[-1].removesuffix(".md").lower(), [])
+    return stems[0] if stems else None
 
 
 def _module_of(path: str) -> str:
@@ -88,6 +112,7 @@ def rebuild_graph(index) -> dict[str, int]:
                     edges.add((nid, f"module:{ref}", "decides-about"))
             for card in re.findall(r"modules/([\w.\-]+)\.md", text):
                 edges.add((nid, f"card:{card}", "decides-about"))
+    _link_memory(db, nodes, edges)
     # edges may point at nodes that are not (yet) known, e.g. a decision number not on disk
     from .code import transaction
 
@@ -98,6 +123,23 @@ def rebuild_graph(index) -> dict[str, int]:
                        [(k, *v) for k, v in sorted(nodes.items())])
         db.executemany("INSERT OR IGNORE INTO edges(src, dst, kind) VALUES (?,?,?)", sorted(edges))
     return {"nodes": len(nodes), "edges": len(edges)}
+
+
+def _link_memory(db, nodes: dict, edges: set) -> None:
+    """``memory:`` nodes and ``links`` edges from the [[wiki links]] of every memory document."""
+    paths = {row[0] for row in db.execute("SELECT path FROM docs")}
+    by_stem: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(paths, key=lambda p: (not p.startswith("notes/"), p)):
+        by_stem[path.rsplit("/", 1)[-1].removesuffix(".md").lower()].append(path)
+    rows = db.execute("SELECT docs.path, docs_fts.body FROM docs JOIN docs_fts ON docs_fts.rowid = docs.id "
+                      "WHERE instr(docs_fts.body, '[[') > 0")
+    for rel, text in rows:
+        for target in wiki_links(text):
+            dst = resolve_link(target, paths, by_stem)
+            if dst and dst != rel:
+                nodes[f"memory:{rel}"] = ("memory", rel, rel)
+                nodes[f"memory:{dst}"] = ("memory", dst, dst)
+                edges.add((f"memory:{rel}", f"memory:{dst}", "links"))
 
 
 def _named_modules(text: str, name: str, modules: set[str]) -> set[str]:
@@ -117,7 +159,8 @@ def resolve_node(db, target: str) -> list[str]:
     target = target.strip().strip("/")
     candidates = [target] if ":" in target else []
     candidates += [f"file:{target}", f"module:{target}", f"module:{target.replace('.', '/')}", f"card:{target}",
-                   f"contract:{target}"]
+                   f"contract:{target}", f"memory:{target.removeprefix('.brain/')}", f"memory:{target}.md",
+                   f"memory:notes/{target}.md"]
     if target.isdigit():
         candidates.append(f"decision:{int(target)}")
     m = _DECISION_ID.match(target.rsplit("/", 1)[-1])

@@ -253,11 +253,15 @@ class SearchIndex:
         """Re-index one memory path after a write (the Brain.on_write listener)."""
         path = self.brain_dir / rel
         db = self.db
+        linked = db.execute("SELECT 1 FROM edges WHERE src = ? OR dst = ? LIMIT 1",
+                            (f"memory:{rel}", f"memory:{rel}")).fetchone() is not None
         db.execute("BEGIN IMMEDIATE")
         try:
             data = read_memory_file(self.brain_dir, rel)
             if data is not None:
-                self._put_doc(rel, data.decode("utf-8", errors="replace"))
+                text = data.decode("utf-8", errors="replace")
+                linked = linked or "[[" in text
+                self._put_doc(rel, text)
                 st = path.stat()
                 db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)",
                            (rel, st.st_size, st.st_mtime_ns))
@@ -273,8 +277,8 @@ class SearchIndex:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        if rel.split("/", 1)[0] in ("modules", "decisions", "contracts", "@decisions") or rel == "decisions.md":
-            from .graph import rebuild_graph
+        if linked or rel.split("/", 1)[0] in ("modules", "decisions", "contracts", "@decisions") or rel == "decisions.md":
+            from .graph import rebuild_graph  # [[wiki links]] to or from this file: the graph follows
 
             rebuild_graph(self)
 

@@ -101,7 +101,8 @@ class TeamAuthMiddleware:
                     return await _respond(send, 400, "bad_request", "Content-Length is not a number")
         if length is not None and length > self.max_body:
             return await _respond(send, 413, "too_large",
-                                  f"request body of {length} bytes is above the limit of {self.max_body} bytes")
+                                  f"request body of {length} bytes is above the limit of {self.max_body} bytes "
+                                  "(setting server.max_request_bytes)")
         body = bytearray()
         more = scope.get("method") not in ("GET", "HEAD", "DELETE", "OPTIONS") or length
         while more:
@@ -111,7 +112,8 @@ class TeamAuthMiddleware:
             body += message.get("body", b"")
             if len(body) > self.max_body:
                 return await _respond(send, 413, "too_large",
-                                      f"request body is above the limit of {self.max_body} bytes")
+                                      f"request body is above the limit of {self.max_body} bytes "
+                                      "(setting server.max_request_bytes)")
             more = message.get("more_body", False)
         replayed = False
 

@@ -43,4 +43,6 @@ def team_app(brain, *, path: str = "/mcp", host: str = "127.0.0.1", require_auth
     # session follows the bearer token (not an Mcp-Session-Id), so any worker can answer any request
     # and each call skips the SSE framing and the session registry.
     app = server.streamable_http_app(streamable_http_path=path, host=host, json_response=True, stateless_http=True)
+    if require_auth is None and not is_loopback(host):
+        require_auth = True  # beyond this machine a token is always needed, even if the tokens are deleted later
     return protect(app, brain, require_auth=require_auth)

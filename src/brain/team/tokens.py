@@ -172,6 +172,27 @@ class TokenStore:
                     return record
             raise NotFound(f"active token {name!r}", hint="`brain token list` shows the tokens")
 
+    def delete(self, name: str) -> list[TokenRecord]:
+        """Forget every record named ``name`` (active or revoked): the token stops working and leaves the list."""
+        with self._locked() as records:
+            gone = [r for r in records if r.name == name]
+            if not gone:
+                raise NotFound(f"token {name!r}", hint="`brain token list` shows the tokens")
+            records[:] = [r for r in records if r.name != name]
+        return gone
+
+    def leave(self) -> list[TokenRecord]:
+        """Back to local mode: delete the store, so no token is needed (and none accepted) any more.
+
+        Returns the records that were in it. A server bound beyond loopback keeps requiring a
+        token (team_app), so leaving never opens one to the network; restart it on 127.0.0.1."""
+        with self._locked() as records:
+            gone = list(records)
+        self.path.unlink(missing_ok=True)
+        self.path.with_name(self.path.name + ".lock").unlink(missing_ok=True)
+        self._stamp, self._records, self._by_hash = None, [], {}
+        return gone
+
     def session_for(self, name: str, alive: Callable[[str], bool], start: Callable[[], str]) -> str:
         """The session ``name`` acts as: its last session if ``alive`` says so, else a new one from ``start``.
 

@@ -69,11 +69,16 @@ def work_state(brain) -> dict:
     now = coord.clock()
     sessions = [s for s in coord.sessions(include_gone=True)
                 if s.liveness != GONE or now - s.last_seen <= RECENT_GONE_SECONDS]
-    sessions.sort(key=lambda s: (_LIVENESS_ORDER.get(s.liveness, 3), s.started, s.id))
     live = {e.key: e for e in coord.livestate.read()}
     claims_by = defaultdict(list)
     for claim in coord.claims():
         claims_by[claim.session].append(claim)
+
+    def working(s) -> bool:  # claims, live state or an ask in flight: work, not an idle connection
+        return bool(claims_by.get(s.id) or s.id in live or s.waiting_on)
+
+    # live work first: alive, then stalled, then gone; within each, sessions at work first, latest seen first
+    sessions.sort(key=lambda s: (_LIVENESS_ORDER.get(s.liveness, 3), not working(s), -s.last_seen, s.id))
     by_id = {s.id: s for s in sessions}
     asks = []
     stall = coord.config.stall_seconds

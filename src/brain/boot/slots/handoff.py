@@ -1,6 +1,7 @@
 """The session's thread handoffs: the distilled summary of each conversation it takes part in.
 
-Only the bounded handoff markdown (`handoffs/<thread>.md`) comes in — never the log
+Only the bounded handoff markdown (`handoffs/local/<thread>.md`, else a promoted
+`handoffs/<thread>.md`) comes in — never the log
 itself (DESIGN §1, frontier rule). Read only when the boot names a session and a
 conversation was ever recorded; nothing is created when there is none. The party index
 (`runtime/conversations/index.json`, kept by ``brain.log.store``) is read directly, so a
@@ -29,12 +30,13 @@ def collect(brain, request) -> list[Part]:
     for thread in threads if isinstance(threads, list) else []:
         if not isinstance(thread, str) or "/" in thread or thread.startswith("."):
             continue
-        path = f"handoffs/{thread}.md"
-        try:
-            mtime = brain.memory.resolve(path).stat().st_mtime
-        except (OSError, InvalidInput):  # a link or a name the path rule refuses is no handoff
-            continue
-        found.append((-mtime, path))
+        for path in (f"handoffs/local/{thread}.md", f"handoffs/{thread}.md"):  # the live one, else a promoted copy
+            try:
+                mtime = brain.memory.resolve(path).stat().st_mtime
+            except (OSError, InvalidInput):  # a link or a name the path rule refuses is no handoff
+                continue
+            found.append((-mtime, path))
+            break
     parts = []
     for _, path in sorted(found)[: brain.settings["handoff.max_threads"]]:  # most recently updated first
         doc = brain.memory.read_or_none(path)

@@ -3,7 +3,8 @@
 Tiers: `always` profiles come into every boot; `hot` ones into boots of their roles
 (a profile without roles is for every role); `warm` ones only when the task mentions
 one of their triggers (or their name); `cold` ones never, they are listed as
-fetchable. A role's `tiers` setting narrows what it loads; a profile that
+fetchable in the manifest (those of the session's role). A profile that does not
+parse is skipped and named in the manifest with what is wrong. A role's `tiers` setting narrows what it loads; a profile that
 `requires` a feature flag comes in only when that flag is on for the role.
 """
 
@@ -31,13 +32,20 @@ def _wanted(profile, role: str | None, task: str, tiers: tuple[str, ...], brain)
 
 def collect(brain, request) -> list[Part]:
     profiles = brain.profiles()
+    skipped = [Part("profiles", f"{bad['source']} (skipped: {bad['problem']})", "", "", _fetch(bad["source"]),
+                    listed_only=True) for bad in brain.profile_problems()]
     if not profiles:
-        return []
+        return skipped
     tiers = brain.settings.tiers_for(request.role)
     task = (request.task or "").lower()
     chosen = [p for p in profiles if _wanted(p, request.role, task, tiers, brain)]
     chosen.sort(key=lambda p: (_TIER_ORDER[p.tier], p.name))
-    return [Part("profiles", p.source, f"Agent profile: {p.name} ({p.tier})", p.body, _fetch(p.source)) for p in chosen]
+    cold = [p for p in profiles if p.tier == "cold" and (not p.roles or request.role in p.roles)]
+    return ([Part("profiles", p.source, f"Agent profile: {p.name} ({p.tier})", p.body, _fetch(p.source))
+             for p in chosen]
+            + [Part("profiles", f"{p.source} (cold profile)", f"Agent profile: {p.name} (cold)", p.body,
+                    _fetch(p.source), listed_only=True) for p in cold]
+            + skipped)
 
 
 def _fetch(source: str) -> str:

@@ -1,7 +1,9 @@
 """Search hits: memory documents (notes, decisions, cards, handoffs, workflows) that match the task.
 
 Bounded: a few hits, each its path, kind and a one-line snippet, never a whole file;
-the agent reads what it needs with `brain_read`. Only when a task is given and the
+the agent reads what it needs with `brain_read`. The memory files the hits link to, or
+that link to them (``[[wiki links]]``, one hop in the graph), follow as one line each
+(at most MAX_LINKED). Only when a task is given and the
 index exists (the files slot builds it for a task), so a plain boot stays cheap.
 """
 
@@ -9,9 +11,10 @@ from __future__ import annotations
 
 from ..parts import Part
 
-__all__ = ["collect", "MAX_HITS", "SKIP_KINDS"]
+__all__ = ["collect", "MAX_HITS", "MAX_LINKED", "SKIP_KINDS"]
 
 MAX_HITS = 6
+MAX_LINKED = 4
 SKIP_KINDS = {"code", "now", "focus", "profile"}  # code has its own slot; now, focus and profiles are in the boot already
 QUERY_CHARS = 400
 
@@ -35,5 +38,34 @@ def collect(brain, request) -> list[Part]:
     if not hits:
         return []
     lines = [f"- `{h.path}` ({h.kind}): {h.snippet}" for h in hits]
+    lines += _linked(index, [h.path for h in hits if h.kind != "code"])
     return [Part("search", "search hits", "Memory matching the task (search)", "\n".join(lines),
                  "brain search TERMS")]
+
+
+def _linked(index, paths: list[str]) -> list[str]:
+    """One hop along [[wiki links]] from the hits, both ways: `- path (links from/to hit): title`."""
+    if not paths:
+        return []
+    out: list[str] = []
+    seen = set(paths)
+    try:
+        for path in paths:
+            rows = index.db.execute(
+                "SELECT 'linked from', e.src, d.title FROM edges e LEFT JOIN docs d ON d.path = substr(e.src, 8) "
+                "WHERE e.dst = ? AND e.kind = 'links' UNION ALL "
+                "SELECT 'linked to', e.dst, d.title FROM edges e LEFT JOIN docs d ON d.path = substr(e.dst, 8) "
+                "WHERE e.src = ? AND e.kind = 'links' ORDER BY 1, 2", (f"memory:{path}", f"memory:{path}")).fetchall()
+            for how, node, title in rows:
+                other = node.removeprefix("memory:")
+                if other in seen:
+                    continue
+                seen.add(other)
+                out.append(f"- `{other}` ({how} `{path}`): {(title or other)[:120]}")
+                if len(out) >= MAX_LINKED:
+                    return out
+    except Exception as exc:  # derived help: never cost the agent its boot
+        from ...workspace import _debug
+
+        _debug("boot link hop failed: %s", exc)
+    return out

@@ -1,10 +1,13 @@
 """Coordination MCP tools: claims, signals, checkpoints, ask/reply, live state.
 
-The connection's session is created at the MCP handshake (``on_initialize``), not at
-the first tool call: from that moment other sessions see it live and can ask it
-questions. Its id is ``sess-YYYYMMDD-HHMM-<role>@<machine>``, the role coming from
-BRAIN_ROLE or the client's name. Every tool defaults to that session; each call is
-its heartbeat. The session ends (claims released) when the server stops.
+The connection's session is created at its first tool call that acts as a session
+(brain_boot, which the instructions say to call first, or any coordination tool), not at
+the handshake: a health check or a tool listing (`claude mcp list`, an Inspector call:
+initialize, list tools, disconnect) leaves no session behind. The handshake only
+records who connected (``on_initialize``), for the role. The id is
+``sess-YYYYMMDD-HHMM-<role>@<machine>``, the role coming from BRAIN_ROLE or the
+client's name. Every tool defaults to that session; each call is its heartbeat. The
+session ends (claims released) when the server stops.
 """
 
 from __future__ import annotations
@@ -23,8 +26,8 @@ __all__ = ["register", "connection_session", "start_connection_session"]
 
 _lock = threading.Lock()
 
-Session = Annotated[str | None, Field(description="Your session id; leave empty to use the one this connection "
-                                                  "got at the handshake.")]
+Session = Annotated[str | None, Field(description="Your session id; leave empty to use this connection's own "
+                                                  "session (started at its first call).")]
 
 
 def start_connection_session(brain, hello: ClientHello | None = None) -> str:
@@ -41,6 +44,7 @@ def start_connection_session(brain, hello: ClientHello | None = None) -> str:
         existing = getattr(brain, "_mcp_session", None)
         if existing:
             return existing
+        hello = hello or getattr(brain, "_mcp_hello", None)
         role = brain.env.get("BRAIN_ROLE") or (hello.client_name if hello and hello.client_name else "agent")
         role = re.sub(r"[^A-Za-z0-9_-]+", "-", role).strip("-")[:40] or "agent"
         client = client_pid() if hello is not None and hello.transport == "stdio" else None
@@ -67,8 +71,12 @@ def connection_session(brain, session: str | None = None) -> str:
 
 def register(tools: ToolRegistry) -> None:
     @tools.on_initialize
-    def _session_live_at_handshake(brain, hello: ClientHello) -> None:
-        start_connection_session(brain, hello)
+    def _remember_who_connected(brain, hello: ClientHello) -> None:
+        from ...team.identity import current_principal
+
+        brain._mcp_hello = hello  # the session itself starts at the first call that needs one
+        if current_principal() is not None:  # team server: the token's one session, reused by its every connection
+            start_connection_session(brain, hello)
 
     @tools.on_close
     def _end_session(brain) -> None:

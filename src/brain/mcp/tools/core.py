@@ -22,6 +22,25 @@ def _hash_note(path: str, digest: str) -> str:
             f"expected_hash=\"{digest[:16]}\" so a newer version is never overwritten]")
 
 
+def _boot_session(brain, session: str | None) -> str | None:
+    """The session brain_boot boots: the one given, else this connection's own (started by this call).
+
+    Without a reachable coordination backend the boot still answers, without a session: the
+    memory is files, and a boot must never fail for want of the database."""
+    from ...team.identity import current_principal
+    from .coord import connection_session
+
+    if session or current_principal() is not None:
+        return connection_session(brain, session)  # the team server checks a token's sessions here
+    try:
+        return connection_session(brain)
+    except Exception as exc:  # noqa: BLE001 - coordination down: boot without a session
+        import logging
+
+        logging.getLogger("brain.mcp").warning("brain_boot without a session: %s", exc)
+        return None
+
+
 def register(tools: ToolRegistry) -> None:
     @tools.tool(title="Boot context", read_only=True)
     def brain_boot(
@@ -31,16 +50,21 @@ def register(tools: ToolRegistry) -> None:
                                                       "and search hits that come in.")] = None,
         module: Annotated[str | None, Field(description="The module the task is about, when you know it.")] = None,
         role: Annotated[str | None, Field(description="Your role (e.g. backend, reviewer): selects agent profiles "
-                                                      "and feature flags.")] = None,
+                                                      "and feature flags. Default: your session's role.")] = None,
         session: Annotated[str | None, Field(description="Your session id (sess-YYYYMMDD-HHMM-role@machine): "
-                                                         "brings in your checkpoint and thread handoff.")] = None,
-        budget: Annotated[int | None, Field(description="Token budget of the message (default 8000).")] = None,
+                                                         "brings in your checkpoint and thread handoff. Default: "
+                                                         "this connection's own session, so a call without "
+                                                         "arguments after a compaction sees your checkpoint.")]
+        = None,
+        budget: Annotated[int | None, Field(description="Token budget of the message (default: the setting "
+                                                         "boot.budget, 8000).")] = None,
     ) -> ToolOutput:
         """Get the boot context of this project: now.md first (what is happening now), then your checkpoint,
         focus, the relevant module cards, decisions and agent profiles, under a hard token budget.
         Call it once at the start of a session, after a context compaction, or when you switch to a different
         task. Parts that did not fit are listed at the end with the tool or path to fetch them.
         Structured content: {text, tokens, budget, sections, files, omitted}."""
+        session = _boot_session(brain, session)
         result = brain.boot(task, module=module, role=role, session=session, budget=budget)
         return ToolOutput(result.text, result.to_dict())
 
@@ -83,6 +107,49 @@ def register(tools: ToolRegistry) -> None:
         note = ("redacted " + ", ".join(f"{n} {k}" for k, n in doc.redacted) + ": secrets never reach memory"
                 if doc.redacted else None)
         return ToolOutput(f"wrote {doc.path} ({doc.size} bytes, sha256 {doc.hash[:16]})", data, note)
+
+    @tools.tool(title="List memory files", read_only=True)
+    def brain_notes(
+        brain,
+        everything: Annotated[bool, Field(description="Also list the module cards and the local thread "
+                                                      "handoffs.")] = False,
+    ) -> ToolOutput:
+        """List the project's memory files (now.md, focus.md, notes/, workflows/, decisions/, agents/, promoted
+        handoffs/) with their titles and sizes, to find a note before you read, rename or delete it.
+        Structured content: {notes: [{path, title, bytes}]}."""
+        notes = [n.to_dict() for n in brain.notes(everything=everything)]
+        text = "\n".join(f"{n['path']} ({n['bytes']} bytes): {n['title']}" for n in notes)
+        return ToolOutput(text or "no memory files", {"notes": notes})
+
+    @tools.tool(title="Delete a memory file", destructive=True)
+    def brain_delete(
+        brain,
+        path: Annotated[str, Field(description="Path relative to .brain/, e.g. notes/old-setup.md. now.md and "
+                                               "focus.md cannot be deleted.")],
+        expected_hash: Annotated[str | None, Field(description="The sha256 (or its first 8+ hex digits) brain_read "
+                                                               "gave you: refused if the file changed since.")] = None,
+    ) -> dict:
+        """Delete one memory file that is wrong or obsolete (a note, a workflow). Pass expected_hash from brain_read
+        so you never delete a version you did not see. Structured content: {removed, linked_from: [paths whose
+        [[links]] pointed to it]}."""
+        from ...team.identity import writer_role
+
+        return brain.remove(path, expected_hash=expected_hash, role=writer_role(brain))
+
+    @tools.tool(title="Rename a memory file", destructive=True)
+    def brain_move(
+        brain,
+        path: Annotated[str, Field(description="The memory file to rename, relative to .brain/.")],
+        to: Annotated[str, Field(description="The new path relative to .brain/; it must not exist.")],
+        expected_hash: Annotated[str | None, Field(description="The sha256 (or 8+ hex digits) brain_read gave you: "
+                                                               "refused if the file changed since.")] = None,
+    ) -> dict:
+        """Rename (move) one memory file, e.g. to give a note a clearer name or file it under another folder.
+        The search index follows. Structured content: {moved, to, hash, linked_from: [paths whose [[links]]
+        named the old path: update them with brain_write]}."""
+        from ...team.identity import writer_role
+
+        return brain.move(path, to, expected_hash=expected_hash, role=writer_role(brain))
 
     @tools.tool(title="Focus", read_only=True, inline=True)
     def brain_focus(brain) -> ToolOutput:
