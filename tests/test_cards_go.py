@@ -150,7 +150,7 @@ def test_go_packages_cards(shop):
     exposes = api.split("## Exposes")[1].split("## ")[0]
     for private in ("getItem", "health", "placeOrder", "defaultAddr", "store *store.Store", "TestX", "Exported"):
         assert private not in exposes
-    assert "- `store` (1 file: `example.com/shop/store`)" in api
+    assert "- `store` (1 file: `server.go`; imports `example.com/shop/store`)" in api
     assert "- `github.com/gin-gonic/gin` — declared (`github.com/gin-gonic/gin v1.9.1`)" in api
     assert "net/http" not in api.split("## Dependencies")[1].split("## Routes")[0]
     assert "- `ANY /health` → `health` (server.go)" in api
@@ -164,7 +164,7 @@ def test_go_packages_cards(shop):
     assert "  - `ID string`" in store and "  - `Price int`" in store
     main = card(shop, "cmd/shopd")
     assert "## Entry points\n\n- `go run ./cmd/shopd` (`main.go`)" in main
-    assert "- `api` (1 file: `example.com/shop/api`)" in main and "- `store` (1 file: `example.com/shop/store`)" in main
+    assert "- `api` (1 file: `main.go`; imports `example.com/shop/api`)" in main and "- `store` (1 file: `main.go`; imports `example.com/shop/store`)" in main
     root = card(shop, ".")
     assert "Go module `example.com/shop` (go 1.22) in `./`." in root
     assert "`github.com/gin-gonic/gin v1.9.1`" in root and "`golang.org/x/sync v0.5.0 (indirect)`" in root

@@ -138,7 +138,7 @@ def test_maven_packages_cards(maven):
     assert "- `GET /items` → `ItemController.list` (ItemController.java)" in api
     assert "- `GET /items/{id}` → `ItemController.get` (ItemController.java)" in api
     assert "- `POST /items/new` → `ItemController.create` (ItemController.java)" in api
-    assert f"- `{base}/model` (1 file: `com.example.shop.model.Item`)" in api
+    assert f"- `{base}/model` (1 file: `ItemController.java`; imports `com.example.shop.model.Item`)" in api
     assert "- `org.springframework.boot:spring-boot-starter-web` — declared (`org.springframework.boot:spring-boot-starter-web 3.2.0`)" in api
     model = card(maven, f"{base}/model")
     assert "- `record Item(String id, long price)` — One thing for sale." in model

@@ -91,7 +91,7 @@ def test_js_workspace_cards(brain):
     assert "- `function query(sql)`" in server
     assert "- `function Badge({ count })` — The cart badge." in server
     assert "- `shop-server` → `bin/cli.js` (bin)" in server
-    assert "- `packages/util` (1 file: `@shop/util`)" in server
+    assert "- `packages/util` (1 file: `server.js`; imports `@shop/util`)" in server
     assert "- `express` — declared (`express@^4.19.0`)" in server and "- `react` — not declared in package.json" in server
     assert "- `GET /health` → `health` (server.js)" in server and "- `POST /orders` → `(inline)` (server.js)" in server
     assert "not read" not in server.split("## Files")[1].split("<!--")[0].replace("0 not read", "")

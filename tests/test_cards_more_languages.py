@@ -122,7 +122,7 @@ def test_php_composer_card(brain):
     assert "  - `function place(Item $item, int $qty = 1): Order` — Places one order." in text
     assert "  - `function legacy()`" in text and "audit" not in text.split("## Files")[0] and "$cache" not in text
     assert "- `function money(int $cents): string` — Formats cents." in text
-    assert "- `src/Models` (1 file: `Acme\\Shop\\Models\\Item`)" in text
+    assert "- `src/Models` (1 file: `src/OrderService.php`; imports `Acme\\Shop\\Models\\Item`)" in text
     assert "- `psr/log` — declared (`psr/log ^3.0`)" in text
     assert "- `shop` → `bin/shop` (composer bin)" in text
     assert "- `GET /orders/{id}` → `[OrderController::class, 'show']` (routes/web.php)" in text
@@ -175,7 +175,7 @@ def test_csharp_card(brain):
     assert "Audit" not in api.split("## Files")[0] and "_repo" not in api.split("## Files")[0]
     assert "- `GET /api/items/{id}` → `ItemsController.Get` (ItemsController.cs)" in api
     assert "- `POST /api/items` → `ItemsController.Create` (ItemsController.cs)" in api
-    assert "- `Shop/Models` (1 file: `Shop.Models`)" in api
+    assert "- `Shop/Models` (1 file: `ItemsController.cs`; imports `Shop.Models`)" in api
     assert "- `dotnet run` (`Program.cs`)" in card(brain, "Shop")
     facts = extract_file("Shop/Api/ItemsController.cs", CONTROLLER_CS.encode(), dotted=None, max_bytes=10**6)
     by = {s.qualname: s for s in facts["symbols"]}

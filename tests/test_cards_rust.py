@@ -139,7 +139,7 @@ def test_cargo_workspace_cards(workspace):
     cli = card(workspace, "cli")
     assert "## Entry points" in cli and "- `cargo run` (`src/main.rs`)" in cli
     assert "- `shopctl` → `src/main.rs` (cargo run --bin shopctl)" in cli
-    assert "- `core` (1 file: `shop_core::Item`, `shop_core::parse`)" in cli
+    assert "- `core` (1 file: `src/main.rs`; imports `shop_core::Item`, `shop_core::parse`)" in cli
     assert "- `axum` — declared (`axum 0.7`)" in cli
     assert "- `GET /items/:id` → `show_item` (src/main.rs)" in cli and "- `POST /items` → `create_item` (src/main.rs)" in cli
 

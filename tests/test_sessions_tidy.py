@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 
 import anyio
@@ -122,7 +123,7 @@ def test_prune_settings_are_read_and_zero_turns_a_rule_off(brain):
     now = time.time()
     b.coord.clock = lambda: now + 365 * 86400
     assert b.coord.prune_sessions() == 0
-    out = subprocess.run(["python", "-m", "brain", "session", "prune", "--json"], cwd=brain.repo, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "brain", "session", "prune", "--json"], cwd=brain.repo, capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0 and json.loads(out.stdout) == {"pruned": 0}
 
@@ -135,14 +136,14 @@ def test_thread_handoffs_stay_out_of_git_until_promoted(brain, repo):
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", ".brain/handoffs"], cwd=repo,
                             capture_output=True, text=True, check=True).stdout
     assert status == ""
-    out = subprocess.run(["python", "-m", "brain", "handoff", rec.thread, "--promote", "--json"], cwd=repo,
+    out = subprocess.run([sys.executable, "-m", "brain", "handoff", rec.thread, "--promote", "--json"], cwd=repo,
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["path"] == f"handoffs/{rec.thread}.md"
     status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", ".brain/handoffs"], cwd=repo,
                             capture_output=True, text=True, check=True).stdout
     assert status.strip() == f"?? .brain/handoffs/{rec.thread}.md"
-    listing = json.loads(subprocess.run(["python", "-m", "brain", "handoff", "--json"], cwd=repo, capture_output=True,
+    listing = json.loads(subprocess.run([sys.executable, "-m", "brain", "handoff", "--json"], cwd=repo, capture_output=True,
                                         text=True, timeout=60).stdout)
     assert listing == {"handoffs": [rec.thread], "promoted": [rec.thread]}
 
@@ -201,7 +202,7 @@ def test_local_handoffs_past_the_log_retention_are_pruned(brain, repo):
     brain.write(f"handoffs/{old.thread}.md", brain.read(old.handoff).text)  # promoted: team memory, stays
     past = os.stat(brain.dir / old.handoff).st_mtime - 91 * 86400  # log.retention_days is 90
     os.utime(brain.dir / old.handoff, (past, past))
-    out = subprocess.run(["python", "-m", "brain", "log", "--prune", "--json"], cwd=repo, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "brain", "log", "--prune", "--json"], cwd=repo, capture_output=True,
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["handoffs"] == [old.thread]

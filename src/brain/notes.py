@@ -42,10 +42,10 @@ def _title(path: str, head: str) -> str:
 
 def _walk(store, folder: str, depth: int = 0) -> list[str]:
     paths = store.list(folder)
-    base = store.resolve(folder)
+    base = store.folder(folder)
     if depth < 4 and base.is_dir():
         for child in sorted(base.iterdir()):
-            if child.is_dir() and not child.name.startswith("."):
+            if child.is_dir() and not child.is_symlink() and not child.name.startswith("."):
                 paths += _walk(store, f"{folder}/{child.name}", depth + 1)
     return paths
 

@@ -192,7 +192,7 @@ class Conversations:
 
     def _ignore_local(self) -> None:
         """`handoffs/local/.gitignore` = `*`: the folder ignores itself, in any repository, old or new."""
-        marker = self.memory.resolve(LOCAL_FOLDER) / ".gitignore"
+        marker = self.memory.folder(LOCAL_FOLDER) / ".gitignore"
         if not marker.exists():
             from ..memory.files import atomic_write_bytes
 

@@ -279,6 +279,11 @@ class MemoryStore:
         """The real path of a memory path the rule accepts (PathEscape / PathRefused otherwise)."""
         return self.root / self.confine(rel)
 
+    def folder(self, rel: str) -> Path:
+        """The real path of a memory folder the rule accepts (links and refused names raise, as for files)."""
+        norm = confine(self.root, rel, folder=True)
+        return self.root / norm if norm else self.root
+
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.root).as_posix()
 
