@@ -17,9 +17,10 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .definitions import LANGUAGES, scan_definitions
 from .tokenize import token_text
 
-__all__ = ["transaction", "CODE_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
+__all__ = ["transaction", "CODE_EXTENSIONS", "SKIP_DIRS", "is_test_path", "is_nonproduct_path", "scan_files", "extract", "FileFacts",
            "CODE_SCHEMA", "refresh_code", "module_name_for"]
 
 @contextlib.contextmanager
@@ -44,19 +45,41 @@ CODE_EXTENSIONS = {
 SKIP_DIRS = {"node_modules", "__pycache__", "build", "dist", "venv", "env", "site-packages", "target",
              "vendor", "bower_components", "coverage", "htmlcov"}
 MAX_FILE_BYTES = 1_000_000
-TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e"}
+TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e", "testdata", "__mocks__", "__snapshots__",
+             "__fixtures__"}
+# a `test` folder is a test tree at the top of a repository or a package (`src/test/java/...`, `crate/test/`),
+# not deeper, where it is as often a product package (a web framework's `test` client)
+_TEST_PARENTS = {"src", "lib", "source"}
+# file-name shapes of tests in each language: test_x.py, x_test.py, x_test.go, x.test.js, x.spec.ts, XTest.java
+_TEST_STEM = re.compile(r"^test_|_tests?$|^tests?$|^conftest$|[a-z0-9](?:Test|Tests|IT|Spec)$")
+# folders of code that ships beside the product but is rarely what a report is about
+NONPRODUCT_DIRS = {"examples", "example", "docs", "doc", "benches", "benchmarks", "benchmark", "bench", "scripts",
+                   "fuzz", "sandbox", "demo", "demos", "samples", "sample"}
+_CONFIG_FILE = re.compile(r"\w\.(?:config|conf)\.[cm]?[jt]s$|^(?:gruntfile|gulpfile|jakefile)\.[cm]?js$", re.I)
+_BUNDLED = re.compile(r"[.\-]min\.[cm]?js$|\.bundle\.[cm]?js$")
 
 
 def is_test_path(path: str) -> bool:
-    """True for test files: `tests/` folders, a top-level `test/`, test_*.py, *_test.go, *.spec.ts..."""
+    """True for test files of any language: `tests/` folders, a top-level or `src/test/`, test_*.py,
+    *_test.go, *.test.js, *.spec.ts, FooTest.java, `__tests__/`, `testdata/`."""
     parts = path.split("/")
     name = parts[-1]
     stem = name.split(".", 1)[0]
-    if any(p in TEST_DIRS and p != "test" for p in parts[:-1]) or (len(parts) > 1 and parts[0] == "test"):
+    folders = parts[:-1]
+    if any(p in TEST_DIRS and p != "test" for p in folders):
         return True
-    if stem.startswith("test_") or stem.endswith(("_test", "_tests")) or stem in ("tests", "conftest", "test"):
+    if folders and (folders[0] == "test" or any(p == "test" and i > 0 and folders[i - 1] in _TEST_PARENTS
+                                                for i, p in enumerate(folders))):
         return True
-    return ".test." in name or ".spec." in name
+    if _TEST_STEM.search(stem):
+        return True
+    return ".test." in name or ".spec." in name or name.endswith(("_test.go", "_spec.rb"))
+
+
+def is_nonproduct_path(path: str) -> bool:
+    """Examples, docs, benchmarks, scripts and tool configuration: shipped beside the product, rarely the fix."""
+    parts = path.split("/")
+    return any(p.lower() in NONPRODUCT_DIRS for p in parts[:-1]) or bool(_CONFIG_FILE.search(parts[-1]))
 
 
 def scan_files(repo: Path) -> dict[str, tuple[int, int]]:
@@ -69,8 +92,8 @@ def scan_files(repo: Path) -> dict[str, tuple[int, int]]:
         rel_folder = folder[cut:]
         for name in files:
             ext = os.path.splitext(name)[1]
-            if ext not in CODE_EXTENSIONS or name.startswith("."):
-                continue
+            if ext not in CODE_EXTENSIONS or name.startswith(".") or _BUNDLED.search(name):
+                continue  # minified and bundled files are build output, not source
             full = os.path.join(folder, name)
             try:
                 st = os.stat(full)
@@ -167,6 +190,9 @@ _REGEX_DEFS = re.compile(
 
 
 def _regex_facts(text: str, lang: str) -> FileFacts:
+    if lang in LANGUAGES:
+        scan = scan_definitions(text, lang)
+        return FileFacts(symbols=scan.symbols, imports=scan.imports)
     facts = FileFacts()
     for match in _REGEX_DEFS.finditer(text):
         kind, name, const = match.group(1), match.group(2), match.group(3)

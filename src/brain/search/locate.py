@@ -27,6 +27,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from .code import is_nonproduct_path
 from .tokenize import STOPWORDS, tokens
 
 __all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", "locate", "MAX_TASK_CHARS"]
@@ -60,7 +61,14 @@ GENERATED_FACTOR = 0.3
 _GENERATED = re.compile(r"(?:^|/)\d{3,}_\w*\.\w+$")
 SYMBOL_DECAY = 0.6
 NAMES_WEIGHT = 2.0  # BM25 column weight of a file's path and defined names against its body
-KIND_FACTOR = {"class": 1.0, "function": 1.0, "var": 0.8, "method": 0.7, "attr": 0.45, "inner": 0.3}
+KIND_FACTOR = {"class": 1.0, "function": 1.0, "macro": 1.0, "var": 0.8, "method": 0.7, "decl": 0.6, "attr": 0.45,
+               "inner": 0.3}
+NONPRODUCT_FACTOR = 0.4
+# folders that hold sources without naming a module: `src/main/java/com/x/Y.java` is module com.x.Y,
+# `tokio/src/sync/mpsc/mod.rs` is tokio::sync::mpsc, `include/fmt/core.h` is fmt/core
+_SOURCE_ROOTS = frozenset({"src", "source", "sources", "lib", "main", "java", "kotlin", "scala", "include", "pkg"})
+# file names that stand for their folder's module
+_FOLDER_FILES = frozenset({"mod", "lib", "index", "__init__", "main", "package-info"})
 
 
 @dataclass
@@ -120,7 +128,7 @@ def extract_signals(text: str | None) -> Signals:
         marked.update(re.findall(r"[A-Za-z_]\w+", match.group(1)))
     for match in re.finditer(r"(?<!\w)([A-Za-z_]\w*)\s*\(", text):
         marked.add(match.group(1))
-    for match in _DOTTED.finditer(text):
+    for match in _DOTTED.finditer(text.replace("::", ".")):  # Rust and C++ paths read as dotted names
         dotted = match.group(1)
         if not re.search(r"\." + _EXT + r"$", dotted) and dotted.count(".") < 12:
             sig.dotted.append(dotted)
@@ -162,6 +170,31 @@ class CodeView:
             parts = path.split("/")
             for i in range(len(parts)):
                 self.by_suffix["/".join(parts[i:])].append(path)
+        self._segments: tuple[dict, dict] | None = None
+
+    def module_keys(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """(module -> files, folder -> files) keyed by every lower-case tail of the path's module words.
+
+        A module's words are its folders without source roots plus its file stem (a folder file
+        such as ``mod.rs`` or ``index.js`` stands for its folder): what ``a.b.C``, ``a::b::C`` and
+        ``a/b`` name in Java, Rust, Go, C++ and JavaScript texts. Built on first use.
+        """
+        if self._segments is None:
+            modules: dict[str, list[str]] = defaultdict(list)
+            folders: dict[str, list[str]] = defaultdict(list)
+            for path, (_, test) in self.files.items():
+                if test:
+                    continue
+                parts = path.lower().split("/")
+                dirs = [d for d in parts[:-1] if d not in _SOURCE_ROOTS]
+                stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
+                words = dirs if stem in _FOLDER_FILES else [*dirs, stem]
+                for i in range(len(words)):
+                    modules["/".join(words[i:])].append(path)
+                for i in range(len(dirs)):
+                    folders["/".join(dirs[i:])].append(path)
+            self._segments = (modules, folders)
+        return self._segments
 
     def is_test(self, path: str) -> bool:
         return self.files.get(path, ("", False))[1]
@@ -306,6 +339,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             break
         if resolved:
             continue
+        _resolve_words(view, parts, defs, add, dotted)
         for a, b in zip(parts, parts[1:]):
             hits = quals.get(f"{a}.{b}", set()) - {p for p in quals.get(f"{a}.{b}", set()) if view.is_test(p)}
             if hits and len(hits) <= 5:
@@ -359,6 +393,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             score[path] *= TEST_FACTOR
         elif _GENERATED.search(path) and path not in named:
             score[path] *= GENERATED_FACTOR  # numbered migrations and the like: data, rarely the fix
+        elif path not in named and is_nonproduct_path(path):
+            score[path] *= NONPRODUCT_FACTOR  # examples, docs, benchmarks, build configuration
     order = sorted(score, key=lambda p: (-score[p], p))[:limit]
     hits = []
     for path in order:
@@ -371,6 +407,35 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     for hit in hits:
         modules[_module_of(view, hit.path)] += hit.score
     return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _resolve_words(view: CodeView, parts: list[str], defs: dict, add, written: str) -> bool:
+    """A qualified name by its path words: ``com.x.Y``, ``tokio::sync::mpsc::Sender``, Go's ``pkg.Name``.
+
+    The longest head of ``parts`` that is a module (file) or folder of the repository wins;
+    the first word after it, when a file there defines it, points at that file. One word of
+    head (a Go package, a C++ namespace) counts only with a defined name after it.
+    """
+    modules, folders = view.module_keys()
+    for k in range(len(parts), 0, -1):
+        key = "/".join(parts[:k]).lower()
+        files = modules.get(key, [])
+        folder = folders.get(key, [])
+        if not files and not folder:
+            continue
+        rest = parts[k:]
+        if rest:
+            defined = {p for p, _, _ in defs.get(rest[0], ())}
+            definers = sorted(p for p in {*files, *folder} if p in defined)
+            if definers and len(definers) <= 5:
+                for path in definers:
+                    add(path, W_MODULE / len(definers) ** 0.5, f"`{written}` defined here")
+                return True
+        if k >= 2 and files and len(files) <= 3:
+            for path in files:
+                add(path, W_MODULE * (0.4 if rest else 0.8) / len(files), f"module `{written}` named", name=not rest)
+            return True
+    return False
 
 
 def _follow(view: CodeView, path: str, name: str, defs: dict) -> str | None:
