@@ -58,10 +58,10 @@ def release_dir(pypi: str) -> Path:
     return folder
 
 
-def workspace_for(pypi: str) -> Path:
+def workspace_for(pypi: str, trees: Path | None = None) -> Path:
     """A private hard-linked copy of the release, so our .brain/ never collides with other benchmarks."""
     src = release_dir(pypi)
-    dst = CACHE / "localization" / src.name
+    dst = (trees or CACHE / "localization") / src.name
     if not dst.is_dir():
         tmp = dst.with_name(dst.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -84,6 +84,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cli", action="store_true", help="boot through the `brain` command instead of the library")
     ap.add_argument("--limit", type=int, help="only the first N tasks")
     ap.add_argument("--only", help="only tasks whose instance_id contains this")
+    ap.add_argument("--trees", help="folder for this run's copies of the releases (default bench/.cache/localization; "
+                                    "a private one keeps another checkout's index out of the measurement)")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold file is not first")
     ap.add_argument("--out", default=str(HERE / "results" / "localization.json"))
     args = ap.parse_args(argv)
@@ -103,7 +105,7 @@ def main(argv=None) -> int:
     tmp = CACHE / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     for pypi in sorted(by_release):
-        folder = workspace_for(pypi)
+        folder = workspace_for(pypi, Path(args.trees) if args.trees else None)
         prep_seconds[pypi] = prepare(folder, args.cli)
         import brain as brainlib
 

@@ -20,8 +20,9 @@ from pathlib import Path
 from .definitions import LANGUAGES, scan_definitions
 from .tokenize import token_text
 
-__all__ = ["transaction", "CODE_EXTENSIONS", "SKIP_DIRS", "is_test_path", "is_nonproduct_path", "scan_files", "extract", "FileFacts",
-           "CODE_SCHEMA", "refresh_code", "module_name_for"]
+__all__ = ["transaction", "CODE_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
+           "CODE_SCHEMA", "refresh_code", "module_name_for",
+           "is_nonproduct_path", "looks_generated", "vendored_folders"]
 
 @contextlib.contextmanager
 def transaction(db: sqlite3.Connection):
@@ -80,6 +81,39 @@ def is_nonproduct_path(path: str) -> bool:
     """Examples, docs, benchmarks, scripts and tool configuration: shipped beside the product, rarely the fix."""
     parts = path.split("/")
     return any(p.lower() in NONPRODUCT_DIRS for p in parts[:-1]) or bool(_CONFIG_FILE.search(parts[-1]))
+
+
+VENDORED_DIRS = {"third_party", "thirdparty", "3rdparty", "third-party", "external", "extern", "deps"}
+_GENERATED_MARK = re.compile(r"code generated|generated (?:by|from)|do not edit|made by gnu bison", re.I)
+_COMMENT_START = ("//", "#", "/*", "*", "--", "<!--", ";")
+
+
+def vendored_folders(repo: Path) -> set[str]:
+    """Folders of third-party code copied in, by the names projects give them (``third_party``, ``deps``).
+
+    A license file in a folder is no sign: projects keep attribution licenses beside code of their own."""
+    found: set[str] = set()
+    root = str(repo)
+    cut = len(root) + 1
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+        rel = folder[cut:].replace(os.sep, "/")
+        if not rel:
+            continue
+        if rel.rsplit("/", 1)[-1].lower() in VENDORED_DIRS:
+            found.add(rel)
+            dirs[:] = []
+    return found
+
+
+def looks_generated(text: str) -> bool:
+    """A file a tool wrote (`// Code generated ... DO NOT EDIT.`, Bison/flex output): a comment in its
+    first lines says so, or it opens with a `#line` directive."""
+    for line in text[:2000].split("\n")[:6]:
+        line = line.strip()
+        if line.startswith("#line ") or (line.startswith(_COMMENT_START) and _GENERATED_MARK.search(line)):
+            return True
+    return False
 
 
 def scan_files(repo: Path) -> dict[str, tuple[int, int]]:
@@ -217,7 +251,7 @@ def extract(text: str, lang: str, module: str = "", is_package: bool = False) ->
 CODE_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_./-:'"
 CODE_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS code_files(id INTEGER PRIMARY KEY, path TEXT UNIQUE, mtime_ns INTEGER, size INTEGER,
-    module TEXT, lang TEXT, is_test INTEGER, doc TEXT);
+    module TEXT, lang TEXT, is_test INTEGER, doc TEXT, generated INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS code_files_module ON code_files(module);
 CREATE TABLE IF NOT EXISTS code_symbols(path TEXT, name TEXT, lname TEXT, kind TEXT, qual TEXT, line INTEGER);
 CREATE INDEX IF NOT EXISTS code_symbols_lname ON code_symbols(lname);
@@ -238,6 +272,7 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in current if p.endswith("/__init__.py") or p == "__init__.py"}
     if not removed and not changed:
         return {"files": len(current), "changed": 0, "removed": 0}
+    vendored = vendored_folders(repo)
     with transaction(db):
         for path in removed + [p for p in changed if p in known]:
             row = db.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()
@@ -258,8 +293,10 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
                 except OSError:
                     continue
                 facts = extract(text, lang, module, path.endswith("__init__.py"))
-            cur = db.execute("INSERT INTO code_files(path, mtime_ns, size, module, lang, is_test, doc) VALUES (?,?,?,?,?,?,?)",
-                             (path, mtime, size, module, lang, int(test), facts.doc))
+            foreign = text is not None and (looks_generated(text) or any(
+                path.startswith(folder + "/") for folder in vendored))
+            cur = db.execute("INSERT INTO code_files(path, mtime_ns, size, module, lang, is_test, doc, generated) "
+                             "VALUES (?,?,?,?,?,?,?,?)", (path, mtime, size, module, lang, int(test), facts.doc, int(foreign)))
             if text is None:
                 continue
             names = " ".join([path, module, " ".join(sorted({s[0] for s in facts.symbols if s[1] != "inner"}))])

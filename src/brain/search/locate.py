@@ -43,6 +43,7 @@ _LINE_SUFFIX = re.compile(r"(?::\d+)+$")
 _FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w])")
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w{2,}(?![\w])|(?<=\.)[A-Za-z_]\w{2,}(?![\w])")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
 
 W_PATH = 8.0
@@ -110,7 +111,7 @@ def extract_signals(text: str | None) -> Signals:
     sig = Signals()
     if not text or not text.strip():
         return sig
-    text = _clip(text)
+    text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
     title = text.strip().split("\n", 1)[0]
     for match in _FRAME.finditer(text):
         sig.frames.append((match.group(1).replace("\\", "/"), match.group(3) or ""))
@@ -157,11 +158,14 @@ class CodeView:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
         self.files: dict[str, tuple[str, bool]] = {}
+        self.generated: set[str] = set()  # written by a tool or copied from another project
         self.by_module: dict[str, str] = {}
         self.by_suffix: dict[str, list[str]] = defaultdict(list)
         self.by_stem: dict[str, list[str]] = defaultdict(list)
-        for path, module, is_test in db.execute("SELECT path, module, is_test FROM code_files"):
+        for path, module, is_test, generated in db.execute("SELECT path, module, is_test, generated FROM code_files"):
             self.files[path] = (module, bool(is_test))
+            if generated:
+                self.generated.add(path)
             if not is_test:
                 self.by_module.setdefault(module, path)
                 stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
@@ -183,8 +187,8 @@ class CodeView:
             modules: dict[str, list[str]] = defaultdict(list)
             folders: dict[str, list[str]] = defaultdict(list)
             for path, (_, test) in self.files.items():
-                if test:
-                    continue
+                if test or path.endswith((".py", ".pyi")):
+                    continue  # Python modules resolve exactly through `by_module`
                 parts = path.lower().split("/")
                 dirs = [d for d in parts[:-1] if d not in _SOURCE_ROOTS]
                 stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
@@ -391,7 +395,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     for path in list(score):
         if view.is_test(path):
             score[path] *= TEST_FACTOR
-        elif _GENERATED.search(path) and path not in named:
+        elif (_GENERATED.search(path) or path in view.generated) and path not in named:
             score[path] *= GENERATED_FACTOR  # numbered migrations and the like: data, rarely the fix
         elif path not in named and is_nonproduct_path(path):
             score[path] *= NONPRODUCT_FACTOR  # examples, docs, benchmarks, build configuration
@@ -414,7 +418,8 @@ def _resolve_words(view: CodeView, parts: list[str], defs: dict, add, written: s
 
     The longest head of ``parts`` that is a module (file) or folder of the repository wins;
     the first word after it, when a file there defines it, points at that file. One word of
-    head (a Go package, a C++ namespace) counts only with a defined name after it.
+    head (a Go package, a C++ namespace) counts only with a defined name after it. Python
+    files are left out: their dotted names were resolved exactly through the module index.
     """
     modules, folders = view.module_keys()
     for k in range(len(parts), 0, -1):
