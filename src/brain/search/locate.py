@@ -3,8 +3,10 @@
 No model, only evidence a reader would use, each kind weighed by how specific it is:
 
 1. paths the text names (``django/forms/fields.py``, ``src/app/x.ts:12``), traceback
-   frames (``File ".../pkg/mod.py", line 3, in f``: the deepest frame inside the
-   repository weighs most);
+   frames (``File ".../pkg/mod.py", line 3, in f``, and each other language's shape: Go
+   panics, Rust panics and backtraces, Java ``at a.b.C.m(C.java:42)``, JavaScript stack
+   frames, C/C++ compiler errors and sanitizer frames, see ``traces``): the deepest frame
+   inside the repository weighs most;
 2. dotted module paths (``pkg.sub.mod`` or ``pkg.sub.Name``, followed through a
    package's re-exports to the module that defines the name);
 3. identifiers that match symbols the code defines (``Class.method`` pairs most, then
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 
 from .code import is_nonproduct_path
 from .tokenize import STOPWORDS, tokens
+from .traces import trace_frames
 
 __all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", "locate", "MAX_TASK_CHARS"]
 
@@ -115,7 +118,14 @@ def extract_signals(text: str | None) -> Signals:
     title = text.strip().split("\n", 1)[0]
     for match in _FRAME.finditer(text):
         sig.frames.append((match.group(1).replace("\\", "/"), match.group(3) or ""))
-    unframed = _FRAME.sub(" ", text)
+    others, used = trace_frames(text)  # Go, Rust, Java, JavaScript, C/C++ traces and compiler errors
+    sig.frames.extend(others)
+    if used:
+        text_lines = text.split("\n")
+        unframed = "\n".join(" " if i in used else line for i, line in enumerate(text_lines))
+    else:
+        unframed = text
+    unframed = _FRAME.sub(" ", unframed)
     for match in _PATH_RUN.finditer(unframed):
         run = _LINE_SUFFIX.sub("", match.group().rstrip(".:-"))
         if len(run) > 400 or not _PATH_END.search(run):
