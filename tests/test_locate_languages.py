@@ -322,3 +322,14 @@ def test_test_files_of_every_language_never_rank_above_source(polyglot):
         source = [i for i, p in enumerate(ranked) if not is_test_path(p)]
         assert source and all(t > max(source) for t in tests), (text, ranked)
     assert polyglot.locate("match is wrong").paths[0] == "lib/router/layer.js"  # not the config file defining `match`
+
+
+def test_inflected_words_of_the_text_reach_their_stems(polyglot, monkeypatch):
+    from brain.search import locate as locate_module
+
+    polyglot.reindex()
+    view = polyglot.index.code_view()
+    text = "Values are colorized in a dark foreground\n\nThe colorizing makes them invisible on dark terminals."
+    assert locate_module.locate(view, text).paths[0] == "src/jv_print.c"
+    monkeypatch.setattr(locate_module, "STEM_PREFIXES", False)
+    assert "src/jv_print.c" not in locate_module.locate(view, text).paths

@@ -58,6 +58,7 @@ W_SYMBOL = 1.5
 W_STEM = 2.5
 W_BM25 = 8.0
 W_BM25_TITLE = 10.0
+STEM_PREFIXES = True
 W_CHANGED = 1.5
 W_CLAIMED = 2.0
 TEST_FACTOR = 0.02
@@ -241,12 +242,20 @@ class CodeView:
     def imports_of(self, path: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT target FROM code_imports WHERE path = ?", (path,))]
 
-    def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False) -> list[tuple[str, float]]:
-        """Files ranked by BM25 over their identifier tokens (``tokenize.tokens``; test files are not in the table)."""
+    def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False,
+             stems: bool = False) -> list[tuple[str, float]]:
+        """Files ranked by BM25 over their identifier tokens (``tokenize.tokens``; test files are not in the table).
+
+        ``stems`` also matches each inflected query word's stem as a prefix (`colorized` finds `color`)."""
         terms = [w for w in dict.fromkeys(words) if len(w) > 1][:200]
         if not terms:
             return []
-        query = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+        if stems:
+            # English inflections reach their stem: `colorized`, `coloring` -> color*, `panics` -> panic*
+            stems = {_stem(t) for t in terms} - set(terms) - {None}
+            quoted += ['"' + s.replace('"', '""') + '"*' for s in sorted(stems)]
+        query = " OR ".join(quoted)
         weights = "0.0, 1.0" if body_only else f"{NAMES_WEIGHT}, 1.0"
         try:
             rows = self.db.execute(f"SELECT code_files.path, bm25(code_fts, {weights}) AS s FROM code_fts "
@@ -272,6 +281,19 @@ class Localization:
     @property
     def paths(self) -> list[str]:
         return [h.path for h in self.files]
+
+
+_SUFFIXES = ("izations", "ization", "ations", "ation", "izing", "ized", "izes", "ize", "ings", "ing", "ed", "es", "s")
+
+
+def _stem(word: str) -> str | None:
+    """A crude English stem for prefix search, or None: only plain words of 5+ letters."""
+    if not word.isalpha() or len(word) < 5:
+        return None
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return None
 
 
 def _module_of(view: CodeView, path: str) -> str:
@@ -381,8 +403,9 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             add(path, weight * SYMBOL_DECAY ** i, reason)
 
     # 4. full text: the whole text, and the title alone (the report's one-line summary)
-    for words, weight in ((sig.words, W_BM25), (sig.title_words, W_BM25_TITLE)):
-        ranked = view.bm25(words, 60) if weight else []
+    # (inflected words of the whole text also reach their stems; the title's few words are taken as written)
+    for words, weight, stems in ((sig.words, W_BM25, STEM_PREFIXES), (sig.title_words, W_BM25_TITLE, False)):
+        ranked = view.bm25(words, 60, stems=stems) if weight else []
         if ranked:
             top = ranked[0][1] or 1.0
             for path, s in ranked:
