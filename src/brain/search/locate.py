@@ -469,9 +469,18 @@ def _resolve_words(view: CodeView, parts: list[str], defs: dict, add, written: s
                 for path in definers:
                     add(path, W_MODULE / len(definers) ** 0.5, f"`{written}` defined here")
                 return True
+        if rest and k >= 2:
+            # the name lives elsewhere and is re-exported here (`pub use`, `export * from`): its few definers
+            last = [p for p, kind, _ in defs.get(parts[-1], ()) if kind in ("class", "function", "macro")
+                    and not view.is_test(p) and not p.endswith((".py", ".pyi"))]
+            if 0 < len(set(last)) <= 2:
+                for path in sorted(set(last)):
+                    add(path, W_MODULE * 0.8 / len(set(last)), f"`{written}` defined here")
         if k >= 2 and files and len(files) <= 3:
             for path in files:
                 add(path, W_MODULE * (0.4 if rest else 0.8) / len(files), f"module `{written}` named", name=not rest)
+            return True
+        if rest and k >= 2:
             return True
     return False
 
