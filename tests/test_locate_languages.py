@@ -333,3 +333,10 @@ def test_inflected_words_of_the_text_reach_their_stems(polyglot, monkeypatch):
     assert locate_module.locate(view, text).paths[0] == "src/jv_print.c"
     monkeypatch.setattr(locate_module, "STEM_PREFIXES", False)
     assert "src/jv_print.c" not in locate_module.locate(view, text).paths
+
+
+def test_links_to_repository_files_keep_their_path_and_other_addresses_drop():
+    sig = extract_signals("Broken since https://github.com/acme/app/blob/v1.2/core/mapping/unmarshaler.go#L120 landed\n"
+                          "![image](https://user-images.example.com/9c2f/shot-a1b2.png) see https://docs.example.com/api/pin")
+    assert [p for p, _ in sig.paths] == ["core/mapping/unmarshaler.go"]
+    assert not {"pin", "shot", "user-images.example.com"} & set(sig.idents) and "docs.example.com" not in sig.dotted

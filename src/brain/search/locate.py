@@ -46,6 +46,18 @@ _LINE_SUFFIX = re.compile(r"(?::\d+)+$")
 _FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w])")
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w{2,}(?![\w])|(?<=\.)[A-Za-z_]\w{2,}(?![\w])")
+# a link to a file in a repository keeps its path (`.../blob/<ref>/src/x.go#L12` -> `src/x.go`); any other
+# address (images, other sites, issue links) is not about this code and its words only add noise
+_URL = re.compile(r"\bhttps?://[^\s()<>\[\]\"'`]{1,2000}")
+_BLOB = re.compile(r"/(?:blob|tree|raw)/[^/\s]+/([^\s#?]+)")
+STRIP_URLS = True
+
+
+def _url_path(match: re.Match) -> str:
+    blob = _BLOB.search(match.group())
+    return f" {blob.group(1)} " if blob else " "
+
+
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
 
@@ -116,6 +128,8 @@ def extract_signals(text: str | None) -> Signals:
     if not text or not text.strip():
         return sig
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
+    if STRIP_URLS:
+        text = _URL.sub(_url_path, text)
     title = text.strip().split("\n", 1)[0]
     for match in _FRAME.finditer(text):
         sig.frames.append((match.group(1).replace("\\", "/"), match.group(3) or ""))
