@@ -340,3 +340,9 @@ def test_links_to_repository_files_keep_their_path_and_other_addresses_drop():
                           "![image](https://user-images.example.com/9c2f/shot-a1b2.png) see https://docs.example.com/api/pin")
     assert [p for p, _ in sig.paths] == ["core/mapping/unmarshaler.go"]
     assert not {"pin", "shot", "user-images.example.com"} & set(sig.idents) and "docs.example.com" not in sig.dotted
+
+
+def test_go_import_paths_and_javascript_requires_name_their_package(polyglot):
+    assert _first(polyglot, 'Since v1.3 `import "example.com/app/core/discov"` fails to build') == "core/discov/config.go"
+    assert _first(polyglot, "`require('./lib/router')` returns undefined under Node 20") == "lib/router/index.js"
+    assert extract_signals("see and/or TCP/IP and ./lib/router").module_paths == ["and/or", "TCP/IP", "lib/router"]

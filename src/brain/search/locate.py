@@ -58,6 +58,7 @@ def _url_path(match: re.Match) -> str:
     return f" {blob.group(1)} " if blob else " "
 
 
+_MODULE_WORD = re.compile(r"[A-Za-z_][\w\-.]{0,80}")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
 
@@ -98,6 +99,7 @@ class Signals:
     idents: dict[str, float] = field(default_factory=dict)  # identifier -> code-likeness x title x mentions
     words: list[str] = field(default_factory=list)  # query tokens for full text
     title_words: list[str] = field(default_factory=list)  # query tokens of the first line
+    module_paths: list[str] = field(default_factory=list)  # slashed names without extension: Go imports, JS requires
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -143,7 +145,12 @@ def extract_signals(text: str | None) -> Signals:
     unframed = _FRAME.sub(" ", unframed)
     for match in _PATH_RUN.finditer(unframed):
         run = _LINE_SUFFIX.sub("", match.group().rstrip(".:-"))
-        if len(run) > 400 or not _PATH_END.search(run):
+        if len(run) > 400:
+            continue
+        if not _PATH_END.search(run):
+            words = [w for w in run.split("/") if w not in ("", ".", "..")]
+            if "/" in run and len(words) >= 2 and all(_MODULE_WORD.fullmatch(w) for w in words):
+                sig.module_paths.append("/".join(words))  # `core/logx`, `./lib/router`: a package or module
             continue
         path = re.sub(r"^[A-Za-z]:(?=[/\\])", "", run).replace("\\", "/")
         if "/" not in path and path.count(".") > 1:
@@ -350,6 +357,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
         hits = view.resolve_path(written)
         for path in hits:
             add(path, W_PATH * weight / 2 / len(hits), f"path `{written}` in the task", name=True)
+    for written in dict.fromkeys(sig.module_paths):
+        _resolve_module_path(view, written, add)
 
     # 2. dotted module paths and Class.member pairs
     names: set[str] = set(sig.idents)
@@ -458,6 +467,26 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     for hit in hits:
         modules[_module_of(view, hit.path)] += hit.score
     return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _resolve_module_path(view: CodeView, written: str, add) -> None:
+    """A slashed module name without extension: Go's ``github.com/org/app/core/logx`` (a package folder),
+    JavaScript's ``./lib/router`` (``lib/router.js`` or ``lib/router/index.js``). The longest tail that
+    is a module names that file; else the longest tail that is a folder lends its files a share."""
+    modules, folders = view.module_keys()
+    words = written.lower().split("/")
+    for i in range(len(words) - 1):  # at least two words: one word alone is too common to trust
+        key = "/".join(words[i:])
+        files = modules.get(key)
+        if files and len(files) <= 3:
+            for path in files:
+                add(path, W_MODULE * 0.8 / len(files), f"module `{written}` named", name=len(files) == 1)
+            return
+        folder = folders.get(key)
+        if folder and len(folder) <= 40:
+            for path in folder:
+                add(path, W_MODULE * 0.5 / len(folder) ** 0.5, f"package `{written}` named")
+            return
 
 
 def _resolve_words(view: CodeView, parts: list[str], defs: dict, add, written: str) -> bool:
