@@ -71,6 +71,10 @@ def test_javascript_functions_classes_exports_and_prototype_methods():
             ("fetchStats", "function"), ("res.send", "method")} <= defs
     assert ("Card.if", "method") not in defs
     assert scan_definitions(text, "js").imports == ["path", "./utils"]
+    ts = ("export class CartStore {\n  private items: Item[] = [];\n  public async addItem(id: string): Promise<void> {\n"
+          "    this.items.push(id);\n  }\n  get<T>(key: string): T | undefined {\n    return undefined;\n  }\n}\n")
+    assert {("CartStore.addItem", "method"), ("CartStore.get", "method")} <= _defs(ts, "ts")
+    assert ("CartStore.push", "method") not in _defs(ts, "ts")
 
 
 def test_c_and_cpp_functions_types_macros_not_statements():
@@ -213,6 +217,7 @@ def test_trace_lines_are_frames_not_written_paths():
     ("src/main/java/com/x/Latest.java", False), ("tokio/tests/io.rs", True), ("tokio/src/runtime/tests/mod.rs", True),
     ("src/__tests__/card.js", True), ("lib/router.spec.js", True), ("test/format-test.cc", True), ("tests/jq.c", True),
     ("src/attest.rs", False), ("django/test/client.py", False), ("src/contest.c", False),
+    ("MyLib.Tests/ParserTests.cs", True), ("integration_tests/run.rs", True), ("src/latest/a.rs", False),
 ])
 def test_test_files_of_every_language(path, test):
     assert is_test_path(path) is test

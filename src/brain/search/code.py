@@ -51,6 +51,8 @@ TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e", "t
 # a `test` folder is a test tree at the top of a repository or a package (`src/test/java/...`, `crate/test/`),
 # not deeper, where it is as often a product package (a web framework's `test` client)
 _TEST_PARENTS = {"src", "lib", "source"}
+# a folder named as the tests of something: `Foo.Tests` (.NET), `integration_tests`, `unit-tests`, `app-test`
+_TEST_FOLDER = re.compile(r"[.\-_][Tt]ests?$")
 # file-name shapes of tests in each language: test_x.py, x_test.py, x_test.go, x.test.js, x.spec.ts, XTest.java
 _TEST_STEM = re.compile(r"^test_|_tests?$|^tests?$|^conftest$|[a-z0-9](?:Test|Tests|IT|Spec)$")
 # folders of code that ships beside the product but is rarely what a report is about
@@ -67,7 +69,7 @@ def is_test_path(path: str) -> bool:
     name = parts[-1]
     stem = name.split(".", 1)[0]
     folders = parts[:-1]
-    if any(p in TEST_DIRS and p != "test" for p in folders):
+    if any(p in TEST_DIRS and p != "test" or _TEST_FOLDER.search(p) for p in folders):
         return True
     if folders and (folders[0] == "test" or any(p == "test" and i > 0 and folders[i - 1] in _TEST_PARENTS
                                                 for i, p in enumerate(folders))):

@@ -106,7 +106,9 @@ LANGUAGES: dict[str, LanguageTable] = {
             (_p(r"(?P<name>[\w$]+)\s*:\s*(?:async\s+)?function\b"), "function"),
         ),
         containers=(_p(r"(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)[^{]*\{\s*$"),),
-        members=(_p(r"(?:static\s+|async\s+|get\s+|set\s+|\*\s*)*(?P<name>[\w$]+)\s*\([^()]*\)\s*\{\s*\}?\s*$"),),
+        # class members: `render() {`, `static async load(id) {`, TypeScript `private get(key: string): T {`
+        members=(_p(r"(?:(?:public|private|protected|readonly|override|abstract|static|async|get|set)\s+|\*\s*)*"
+                    r"(?P<name>[\w$]+)\s*(?:<[^<>()]*>)?\s*\([^()]*\)\s*(?::\s*[^{;=]+)?\{\s*\}?\s*$"),),
         imports=(_p(r"""(?:import|export)\b[^'"]*?from\s*['"](?P<target>[^'"]+)['"]"""),
                  _p(r"""import\s*['"](?P<target>[^'"]+)['"]"""),
                  _p(r"""(?:const|let|var)?[^'"]*?require\(\s*['"](?P<target>[^'"]+)['"]""")),
