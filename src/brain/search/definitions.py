@@ -36,7 +36,6 @@ _STATEMENT_WORDS = frozenset(
 _SIG_PREFIX = re.compile(r"[\w\s*&:<>,\[\].~?@]*")
 _CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(")
 _TYPEDEF_END = re.compile(r"\}\s*(\w+)\s*;")
-_RUST_TEST_MODULE = re.compile(r"(?:pub(?:\([\w\s:]*\))?\s+)?mod\s+tests?\s*\{")
 _TEST_MODULE = "\0test"
 
 
@@ -56,6 +55,11 @@ class LanguageTable:
     members: tuple[re.Pattern, ...] = ()  # method shapes that count only inside a container
     c_like: bool = False
     container_defines: bool = False  # a container line also defines its name (C/C++ struct, class, enum)
+    test_block: re.Pattern | None = None  # a block of test code inside a source file (Rust `mod tests {`)
+    import_block: tuple[str, re.Pattern] | None = None  # (opening line, one import inside): Go `import (`
+    nested_are_local: bool = False  # an indented definition outside a class is a closure or a local (JS)
+    bare_definitions: bool = False  # `name(...)` alone at column 0 defines (C, GNU style type on the line above)
+    caps_are_macros: bool = True  # an ALL-CAPS `NAME(` is a macro call, not a definition
 
 
 def _p(pattern: str) -> re.Pattern:
@@ -75,7 +79,8 @@ LANGUAGES: dict[str, LanguageTable] = {
         ),
         containers=(_p(r"type\s+(?P<name>\w+)\s+(?:struct|interface)\s*\{\s*$"),),
         members=(_p(r"(?P<name>[A-Z]\w*)\s*\("),),  # interface methods
-        imports=(_p(r'import\s+(?:[\w.]+\s+)?"(?P<target>[^"\s]+)"'), _p(r'(?:[\w.]+\s+)?"(?P<target>[\w.\-~/]+)"\s*$')),
+        imports=(_p(r'import\s+(?:[\w.]+\s+)?"(?P<target>[^"\s]+)"'),),
+        import_block=("import (", _p(r'(?:[\w.]+\s+)?"(?P<target>[\w.\-~/]+)"\s*$')),
     ),
     "rust": LanguageTable(
         defs=(
@@ -87,12 +92,13 @@ LANGUAGES: dict[str, LanguageTable] = {
         containers=(_p(r"(?:unsafe\s+)?impl\b(?P<head>[^{;]*)\{\s*$"),
                     _p(_RUST_VIS + r"(?:unsafe\s+)?trait\s+(?P<name>\w+)[^;]*\{\s*$")),
         imports=(_p(r"(?:pub(?:\([\w\s:]*\))?\s+)?use\s+(?P<target>[\w:]+)"),),
+        test_block=_p(r"(?:pub(?:\([\w\s:]*\))?\s+)?mod\s+tests?\s*\{"),
     ),
     "java": LanguageTable(
         defs=((_p(_JAVA_MODS + r"(?:class|interface|enum|record|@interface|object)\s+(?P<name>\w+)"), "class"),),
         containers=(_p(r"(?:@\w+\s+)*" + _JAVA_MODS + r"(?:class|interface|enum|record|@interface|object)\s+(?P<name>\w+)"),),
         imports=(_p(r"import\s+(?:static\s+)?(?P<target>[\w.]+)"),),
-        c_like=True,
+        c_like=True, caps_are_macros=False,
     ),
     "js": LanguageTable(
         defs=(
@@ -112,12 +118,13 @@ LANGUAGES: dict[str, LanguageTable] = {
         imports=(_p(r"""(?:import|export)\b[^'"]*?from\s*['"](?P<target>[^'"]+)['"]"""),
                  _p(r"""import\s*['"](?P<target>[^'"]+)['"]"""),
                  _p(r"""(?:const|let|var)?[^'"]*?require\(\s*['"](?P<target>[^'"]+)['"]""")),
+        nested_are_local=True,
     ),
     "c": LanguageTable(
         defs=((_p(r"#\s*define\s+(?P<name>\w+)"), "macro"),),
         containers=(_p(r"(?:typedef\s+)?(?:struct|union|enum)\b(?P<head>[\w\s]*)\{?\s*$"),),
         imports=(_p(r'#\s*include\s*[<"](?P<target>[^>"]+)[>"]'),),
-        c_like=True, container_defines=True,
+        c_like=True, container_defines=True, bare_definitions=True,
     ),
     "cpp": LanguageTable(
         defs=(
@@ -126,7 +133,7 @@ LANGUAGES: dict[str, LanguageTable] = {
         ),
         containers=(_p(r"(?:template\s*<[^>]*>\s*)?(?:typedef\s+)?(?:class|struct|union|enum)\b(?P<head>[\w\s:<>,]*)\{?\s*$"),),
         imports=(_p(r'#\s*include\s*[<"](?P<target>[^>"]+)[>"]'),),
-        c_like=True, container_defines=True,
+        c_like=True, container_defines=True, bare_definitions=True,
     ),
 }
 LANGUAGES["ts"] = LANGUAGES["js"]
@@ -134,7 +141,7 @@ LANGUAGES["kotlin"] = LanguageTable(
     defs=(*LANGUAGES["java"].defs,
           (_p(_JAVA_MODS + r"(?:suspend\s+)?fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)"), "function"),
           (_p(_JAVA_MODS + r"(?:val|var)\s+(?P<name>\w+)"), "var")),
-    containers=LANGUAGES["java"].containers, imports=LANGUAGES["java"].imports,
+    containers=LANGUAGES["java"].containers, imports=LANGUAGES["java"].imports, caps_are_macros=False,
 )
 
 
@@ -165,13 +172,13 @@ def _owner_from_head(head: str) -> str | None:
     return words[-1] if words else None
 
 
-def _signature(line: str, indent: int, lang: str) -> tuple[str, str | None, bool] | None:
+def _signature(line: str, indent: int, table: LanguageTable) -> tuple[str, str | None, bool] | None:
     """(name, owner, is_prototype) when a C/C++/Java line declares a function, else None."""
     match = _CALL.search(line)
     if not match:
         return None
     name = match.group(1)
-    if name in _KEYWORDS or name.isupper() and len(name) > 2 and lang != "java":
+    if name in _KEYWORDS or name.isupper() and len(name) > 2 and table.caps_are_macros:
         return None  # control flow, or an all-caps macro call such as FMT_BEGIN_NAMESPACE(...)
     prefix = line[: match.start()]
     if _SIG_PREFIX.fullmatch(prefix) is None or "=" in prefix:
@@ -192,7 +199,7 @@ def _signature(line: str, indent: int, lang: str) -> tuple[str, str | None, bool
     if not words:
         # no return type on this line: a C definition whose type sits on the line above (GNU
         # style), a C++ constructor `Owner::Owner(`, or a Java/C++ constructor in its class
-        if not ((indent == 0 and not prototype and lang in ("c", "cpp")) or (owner and owner == name)):
+        if not ((indent == 0 and not prototype and table.bare_definitions) or (owner and owner == name)):
             return None
     return name, owner, prototype
 
@@ -205,7 +212,7 @@ def scan_definitions(text: str, lang: str) -> _Scan:
         return out
     stack: list[tuple[int, str]] = []  # (indent, owner) of open containers
     in_block_comment = False
-    in_go_imports = False
+    in_import_block = False
     for number, raw in enumerate(text.split("\n"), 1):
         if len(raw) > MAX_LINE:
             continue
@@ -233,22 +240,22 @@ def scan_definitions(text: str, lang: str) -> _Scan:
             if line.endswith("{"):
                 stack.append((indent, _TEST_MODULE))  # anything opened inside a test module is test code too
             continue
-        if lang == "rust" and _RUST_TEST_MODULE.match(line):
+        if table.test_block is not None and table.test_block.match(line):
             stack.append((indent, _TEST_MODULE))
             continue
-        if lang == "go":
-            if line.startswith("import ("):
-                in_go_imports = True
+        if table.import_block is not None:
+            if line.startswith(table.import_block[0]):
+                in_import_block = True
                 continue
-            if in_go_imports:
+            if in_import_block:
                 if line.startswith(")"):
-                    in_go_imports = False
+                    in_import_block = False
                 else:
-                    m = table.imports[1].match(line)
+                    m = table.import_block[1].match(line)
                     if m:
                         out.imports.append(m.group("target"))
                 continue
-        for pattern in table.imports[:1] if lang == "go" else table.imports:
+        for pattern in table.imports:
             m = pattern.match(line)
             if m:
                 out.imports.append(m.group("target"))
@@ -268,9 +275,9 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                 who = None
             if kind == "function" and who:
                 out.symbols.append((name, "method", f"{who}.{name}", number))
-            elif kind == "function" and lang in ("js", "ts") and indent > 0 and not owner:
+            elif kind == "function" and table.nested_are_local and indent > 0 and not owner:
                 out.symbols.append((name, "inner", name, number))
-            elif kind == "var" and indent > 0 and lang in ("js", "ts"):
+            elif kind == "var" and indent > 0 and table.nested_are_local:
                 pass  # a local variable, not the file's vocabulary
             else:
                 qual = f"{owner}.{name}" if owner and kind in ("class", "var") else name
@@ -285,7 +292,7 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                     found = True
                     break
         if not found and table.c_like and "(" in line and not line.startswith("#"):
-            sig = _signature(line, indent, lang)
+            sig = _signature(line, indent, table)
             if sig:
                 name, explicit_owner, prototype = sig
                 who = explicit_owner or owner
