@@ -30,11 +30,12 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from locbench import BUDGET, bm25_files, boot, prepare, rank_of, shared_tasks
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CACHE = HERE / ".cache"
-DEFAULT_TASKS = ROOT.parent / "shared" / "bench" / "swe-lite-dev.jsonl"
-BUDGET = 8000
+DEFAULT_TASKS = shared_tasks("swe-lite-dev.jsonl")
 
 
 def release_dir(pypi: str) -> Path:
@@ -57,55 +58,16 @@ def release_dir(pypi: str) -> Path:
     return folder
 
 
-def workspace_for(pypi: str) -> Path:
+def workspace_for(pypi: str, trees: Path | None = None) -> Path:
     """A private hard-linked copy of the release, so our .brain/ never collides with other benchmarks."""
     src = release_dir(pypi)
-    dst = CACHE / "localization" / src.name
+    dst = (trees or CACHE / "localization") / src.name
     if not dst.is_dir():
         tmp = dst.with_name(dst.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.copytree(src, tmp, copy_function=os.link)
         tmp.rename(dst)
     return dst
-
-
-def prepare(folder: Path, cli: bool) -> float:
-    """`brain init` and (when available) `brain map`, then the index; returns the seconds it took."""
-    import brain as brainlib
-
-    started = time.perf_counter()
-    b = brainlib.init(folder)
-    if cli:
-        subprocess.run([sys.executable, "-m", "brain", "-C", str(folder), "map"], capture_output=True)
-        subprocess.run([sys.executable, "-m", "brain", "-C", str(folder), "index", "--quiet"], check=True,
-                       capture_output=True)
-    else:
-        if hasattr(b, "map"):
-            try:
-                b.map()
-            except Exception as exc:  # the cards part is optional for this benchmark
-                print(f"  brain map failed: {exc}", file=sys.stderr)
-        b.reindex()
-    return time.perf_counter() - started
-
-
-def boot(folder: Path, text: str, cli: bool, tmp: Path) -> dict:
-    if cli:
-        task_file = tmp / "task.txt"
-        task_file.write_text(text, encoding="utf-8")
-        out = subprocess.run([sys.executable, "-m", "brain", "-C", str(folder), "boot", "--task-file", str(task_file),
-                              "--budget", str(BUDGET), "--json", "--no-record"], capture_output=True, text=True, check=True)
-        return json.loads(out.stdout)
-    import brain as brainlib
-
-    return brainlib.open(folder).boot(text, budget=BUDGET, record=False).to_dict()
-
-
-def rank_of(gold: list[str], files: list[str]) -> int | None:
-    for i, f in enumerate(files):
-        if f in gold:
-            return i + 1
-    return None
 
 
 def summarize(rows: list[dict], key: str) -> dict:
@@ -122,6 +84,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cli", action="store_true", help="boot through the `brain` command instead of the library")
     ap.add_argument("--limit", type=int, help="only the first N tasks")
     ap.add_argument("--only", help="only tasks whose instance_id contains this")
+    ap.add_argument("--trees", help="folder for this run's copies of the releases (default bench/.cache/localization; "
+                                    "a private one keeps another checkout's index out of the measurement)")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold file is not first")
     ap.add_argument("--out", default=str(HERE / "results" / "localization.json"))
     args = ap.parse_args(argv)
@@ -141,19 +105,17 @@ def main(argv=None) -> int:
     tmp = CACHE / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     for pypi in sorted(by_release):
-        folder = workspace_for(pypi)
+        folder = workspace_for(pypi, Path(args.trees) if args.trees else None)
         prep_seconds[pypi] = prepare(folder, args.cli)
         import brain as brainlib
 
         view = brainlib.open(folder).index.code_view()
-        from brain.search.tokenize import tokens
-
         for task in by_release[pypi]:
             gold = task["gold_files"]
             started = time.perf_counter()
             result = boot(folder, task["problem_statement"], args.cli, tmp)
             seconds = time.perf_counter() - started
-            bm25 = [p for p, _ in view.bm25(tokens(task["problem_statement"], stop=True), 20, body_only=True)]
+            bm25 = bm25_files(view, task["problem_statement"])
             row = {
                 "id": task["instance_id"], "release": pypi, "gold": gold,
                 "brain": rank_of(gold, result["files"]),

@@ -17,10 +17,12 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .definitions import LANGUAGES, scan_definitions
 from .tokenize import token_text
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
-           "CODE_SCHEMA", "refresh_code", "module_name_for"]
+           "CODE_SCHEMA", "refresh_code", "module_name_for",
+           "is_nonproduct_path", "looks_generated", "vendored_folders"]
 
 @contextlib.contextmanager
 def transaction(db: sqlite3.Connection):
@@ -44,19 +46,76 @@ CODE_EXTENSIONS = {
 SKIP_DIRS = {"node_modules", "__pycache__", "build", "dist", "venv", "env", "site-packages", "target",
              "vendor", "bower_components", "coverage", "htmlcov"}
 MAX_FILE_BYTES = 1_000_000
-TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e"}
+TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e", "testdata", "__mocks__", "__snapshots__",
+             "__fixtures__"}
+# a `test` folder is a test tree at the top of a repository or a package (`src/test/java/...`, `crate/test/`),
+# not deeper, where it is as often a product package (a web framework's `test` client)
+_TEST_PARENTS = {"src", "lib", "source"}
+# a folder named as the tests of something: `Foo.Tests` (.NET), `integration_tests`, `unit-tests`, `app-test`
+_TEST_FOLDER = re.compile(r"[.\-_][Tt]ests?$")
+# file-name shapes of tests in each language: test_x.py, x_test.py, x_test.go, x.test.js, x.spec.ts, XTest.java
+_TEST_STEM = re.compile(r"^test_|_tests?$|^tests?$|^conftest$|[a-z0-9](?:Test|Tests|IT|Spec)$")
+# folders of code that ships beside the product but is rarely what a report is about
+NONPRODUCT_DIRS = {"examples", "example", "docs", "doc", "benches", "benchmarks", "benchmark", "bench", "scripts",
+                   "fuzz", "sandbox", "demo", "demos", "samples", "sample"}
+_CONFIG_FILE = re.compile(r"\w\.(?:config|conf)\.[cm]?[jt]s$|^(?:gruntfile|gulpfile|jakefile)\.[cm]?js$", re.I)
+_BUNDLED = re.compile(r"[.\-]min\.[cm]?js$|\.bundle\.[cm]?js$")
 
 
 def is_test_path(path: str) -> bool:
-    """True for test files: `tests/` folders, a top-level `test/`, test_*.py, *_test.go, *.spec.ts..."""
+    """True for test files of any language: `tests/` folders, a top-level or `src/test/`, test_*.py,
+    *_test.go, *.test.js, *.spec.ts, FooTest.java, `__tests__/`, `testdata/`."""
     parts = path.split("/")
     name = parts[-1]
     stem = name.split(".", 1)[0]
-    if any(p in TEST_DIRS and p != "test" for p in parts[:-1]) or (len(parts) > 1 and parts[0] == "test"):
+    folders = parts[:-1]
+    if any(p in TEST_DIRS and p != "test" or _TEST_FOLDER.search(p) for p in folders):
         return True
-    if stem.startswith("test_") or stem.endswith(("_test", "_tests")) or stem in ("tests", "conftest", "test"):
+    if folders and (folders[0] == "test" or any(p == "test" and i > 0 and folders[i - 1] in _TEST_PARENTS
+                                                for i, p in enumerate(folders))):
         return True
-    return ".test." in name or ".spec." in name
+    if _TEST_STEM.search(stem):
+        return True
+    return ".test." in name or ".spec." in name or name.endswith(("_test.go", "_spec.rb"))
+
+
+def is_nonproduct_path(path: str) -> bool:
+    """Examples, docs, benchmarks, scripts and tool configuration: shipped beside the product, rarely the fix."""
+    parts = path.split("/")
+    return any(p.lower() in NONPRODUCT_DIRS for p in parts[:-1]) or bool(_CONFIG_FILE.search(parts[-1]))
+
+
+VENDORED_DIRS = {"third_party", "thirdparty", "3rdparty", "third-party", "external", "extern", "deps"}
+_GENERATED_MARK = re.compile(r"code generated|generated (?:by|from)|do not edit|made by gnu bison", re.I)
+_COMMENT_START = ("//", "#", "/*", "*", "--", "<!--", ";")
+
+
+def vendored_folders(repo: Path) -> set[str]:
+    """Folders of third-party code copied in, by the names projects give them (``third_party``, ``deps``).
+
+    A license file in a folder is no sign: projects keep attribution licenses beside code of their own."""
+    found: set[str] = set()
+    root = str(repo)
+    cut = len(root) + 1
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+        rel = folder[cut:].replace(os.sep, "/")
+        if not rel:
+            continue
+        if rel.rsplit("/", 1)[-1].lower() in VENDORED_DIRS:
+            found.add(rel)
+            dirs[:] = []
+    return found
+
+
+def looks_generated(text: str) -> bool:
+    """A file a tool wrote (`// Code generated ... DO NOT EDIT.`, Bison/flex output): a comment in its
+    first lines says so, or it opens with a `#line` directive."""
+    for line in text[:2000].split("\n")[:6]:
+        line = line.strip()
+        if line.startswith("#line ") or (line.startswith(_COMMENT_START) and _GENERATED_MARK.search(line)):
+            return True
+    return False
 
 
 def scan_files(repo: Path) -> dict[str, tuple[int, int]]:
@@ -69,8 +128,8 @@ def scan_files(repo: Path) -> dict[str, tuple[int, int]]:
         rel_folder = folder[cut:]
         for name in files:
             ext = os.path.splitext(name)[1]
-            if ext not in CODE_EXTENSIONS or name.startswith("."):
-                continue
+            if ext not in CODE_EXTENSIONS or name.startswith(".") or _BUNDLED.search(name):
+                continue  # minified and bundled files are build output, not source
             full = os.path.join(folder, name)
             try:
                 st = os.stat(full)
@@ -167,6 +226,9 @@ _REGEX_DEFS = re.compile(
 
 
 def _regex_facts(text: str, lang: str) -> FileFacts:
+    if lang in LANGUAGES:
+        scan = scan_definitions(text, lang)
+        return FileFacts(symbols=scan.symbols, imports=scan.imports)
     facts = FileFacts()
     for match in _REGEX_DEFS.finditer(text):
         kind, name, const = match.group(1), match.group(2), match.group(3)
@@ -191,7 +253,7 @@ def extract(text: str, lang: str, module: str = "", is_package: bool = False) ->
 CODE_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_./-:'"
 CODE_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS code_files(id INTEGER PRIMARY KEY, path TEXT UNIQUE, mtime_ns INTEGER, size INTEGER,
-    module TEXT, lang TEXT, is_test INTEGER, doc TEXT);
+    module TEXT, lang TEXT, is_test INTEGER, doc TEXT, generated INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS code_files_module ON code_files(module);
 CREATE TABLE IF NOT EXISTS code_symbols(path TEXT, name TEXT, lname TEXT, kind TEXT, qual TEXT, line INTEGER);
 CREATE INDEX IF NOT EXISTS code_symbols_lname ON code_symbols(lname);
@@ -212,6 +274,7 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in current if p.endswith("/__init__.py") or p == "__init__.py"}
     if not removed and not changed:
         return {"files": len(current), "changed": 0, "removed": 0}
+    vendored = vendored_folders(repo)
     with transaction(db):
         for path in removed + [p for p in changed if p in known]:
             row = db.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()
@@ -232,8 +295,10 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
                 except OSError:
                     continue
                 facts = extract(text, lang, module, path.endswith("__init__.py"))
-            cur = db.execute("INSERT INTO code_files(path, mtime_ns, size, module, lang, is_test, doc) VALUES (?,?,?,?,?,?,?)",
-                             (path, mtime, size, module, lang, int(test), facts.doc))
+            foreign = text is not None and (looks_generated(text) or any(
+                path.startswith(folder + "/") for folder in vendored))
+            cur = db.execute("INSERT INTO code_files(path, mtime_ns, size, module, lang, is_test, doc, generated) "
+                             "VALUES (?,?,?,?,?,?,?,?)", (path, mtime, size, module, lang, int(test), facts.doc, int(foreign)))
             if text is None:
                 continue
             names = " ".join([path, module, " ".join(sorted({s[0] for s in facts.symbols if s[1] != "inner"}))])

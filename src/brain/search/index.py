@@ -29,7 +29,7 @@ from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
 __all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet"]
 
 INDEX_FILE = "index.db"
-SCHEMA_VERSION = "8"  # bump when tokens or tables change: an older index is rebuilt
+SCHEMA_VERSION = "11"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 SNIPPET_CHARS = 240
 

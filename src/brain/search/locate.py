@@ -3,8 +3,10 @@
 No model, only evidence a reader would use, each kind weighed by how specific it is:
 
 1. paths the text names (``django/forms/fields.py``, ``src/app/x.ts:12``), traceback
-   frames (``File ".../pkg/mod.py", line 3, in f``: the deepest frame inside the
-   repository weighs most);
+   frames (``File ".../pkg/mod.py", line 3, in f``, and each other language's shape: Go
+   panics, Rust panics and backtraces, Java ``at a.b.C.m(C.java:42)``, JavaScript stack
+   frames, C/C++ compiler errors and sanitizer frames, see ``traces``): the deepest frame
+   inside the repository weighs most;
 2. dotted module paths (``pkg.sub.mod`` or ``pkg.sub.Name``, followed through a
    package's re-exports to the module that defines the name);
 3. identifiers that match symbols the code defines (``Class.method`` pairs most, then
@@ -27,7 +29,9 @@ import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from .code import is_nonproduct_path
 from .tokenize import STOPWORDS, tokens
+from .traces import trace_frames
 
 __all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", "locate", "MAX_TASK_CHARS"]
 
@@ -42,6 +46,20 @@ _LINE_SUFFIX = re.compile(r"(?::\d+)+$")
 _FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w])")
 _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w{2,}(?![\w])|(?<=\.)[A-Za-z_]\w{2,}(?![\w])")
+# a link to a file in a repository keeps its path (`.../blob/<ref>/src/x.go#L12` -> `src/x.go`); any other
+# address (images, other sites, issue links) is not about this code and its words only add noise
+_URL = re.compile(r"\bhttps?://[^\s()<>\[\]\"'`]{1,2000}")
+_BLOB = re.compile(r"/(?:blob|tree|raw)/[^/\s]+/([^\s#?]+)")
+STRIP_URLS = True
+
+
+def _url_path(match: re.Match) -> str:
+    blob = _BLOB.search(match.group())
+    return f" {blob.group(1)} " if blob else " "
+
+
+_MODULE_WORD = re.compile(r"[A-Za-z_][\w\-.]{0,80}")
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
 
 W_PATH = 8.0
@@ -53,6 +71,7 @@ W_SYMBOL = 1.5
 W_STEM = 2.5
 W_BM25 = 8.0
 W_BM25_TITLE = 10.0
+STEM_PREFIXES = True
 W_CHANGED = 1.5
 W_CLAIMED = 2.0
 TEST_FACTOR = 0.02
@@ -60,7 +79,14 @@ GENERATED_FACTOR = 0.3
 _GENERATED = re.compile(r"(?:^|/)\d{3,}_\w*\.\w+$")
 SYMBOL_DECAY = 0.6
 NAMES_WEIGHT = 2.0  # BM25 column weight of a file's path and defined names against its body
-KIND_FACTOR = {"class": 1.0, "function": 1.0, "var": 0.8, "method": 0.7, "attr": 0.45, "inner": 0.3}
+KIND_FACTOR = {"class": 1.0, "function": 1.0, "macro": 1.0, "var": 0.8, "method": 0.7, "decl": 0.6, "attr": 0.45,
+               "inner": 0.3}
+NONPRODUCT_FACTOR = 0.4
+# folders that hold sources without naming a module: `src/main/java/com/x/Y.java` is module com.x.Y,
+# `tokio/src/sync/mpsc/mod.rs` is tokio::sync::mpsc, `include/fmt/core.h` is fmt/core
+_SOURCE_ROOTS = frozenset({"src", "source", "sources", "lib", "main", "java", "kotlin", "scala", "include", "pkg"})
+# file names that stand for their folder's module
+_FOLDER_FILES = frozenset({"mod", "lib", "index", "__init__", "main", "package-info"})
 
 
 @dataclass
@@ -73,6 +99,7 @@ class Signals:
     idents: dict[str, float] = field(default_factory=dict)  # identifier -> code-likeness x title x mentions
     words: list[str] = field(default_factory=list)  # query tokens for full text
     title_words: list[str] = field(default_factory=list)  # query tokens of the first line
+    module_paths: list[str] = field(default_factory=list)  # slashed names without extension: Go imports, JS requires
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -102,14 +129,28 @@ def extract_signals(text: str | None) -> Signals:
     sig = Signals()
     if not text or not text.strip():
         return sig
-    text = _clip(text)
+    text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
+    if STRIP_URLS:
+        text = _URL.sub(_url_path, text)
     title = text.strip().split("\n", 1)[0]
     for match in _FRAME.finditer(text):
         sig.frames.append((match.group(1).replace("\\", "/"), match.group(3) or ""))
-    unframed = _FRAME.sub(" ", text)
+    others, used = trace_frames(text)  # Go, Rust, Java, JavaScript, C/C++ traces and compiler errors
+    sig.frames.extend(others)
+    if used:
+        text_lines = text.split("\n")
+        unframed = "\n".join(" " if i in used else line for i, line in enumerate(text_lines))
+    else:
+        unframed = text
+    unframed = _FRAME.sub(" ", unframed)
     for match in _PATH_RUN.finditer(unframed):
         run = _LINE_SUFFIX.sub("", match.group().rstrip(".:-"))
-        if len(run) > 400 or not _PATH_END.search(run):
+        if len(run) > 400:
+            continue
+        if not _PATH_END.search(run):
+            words = [w for w in run.split("/") if w not in ("", ".", "..")]
+            if "/" in run and len(words) >= 2 and all(_MODULE_WORD.fullmatch(w) for w in words):
+                sig.module_paths.append("/".join(words))  # `core/logx`, `./lib/router`: a package or module
             continue
         path = re.sub(r"^[A-Za-z]:(?=[/\\])", "", run).replace("\\", "/")
         if "/" not in path and path.count(".") > 1:
@@ -120,7 +161,7 @@ def extract_signals(text: str | None) -> Signals:
         marked.update(re.findall(r"[A-Za-z_]\w+", match.group(1)))
     for match in re.finditer(r"(?<!\w)([A-Za-z_]\w*)\s*\(", text):
         marked.add(match.group(1))
-    for match in _DOTTED.finditer(text):
+    for match in _DOTTED.finditer(text.replace("::", ".")):  # Rust and C++ paths read as dotted names
         dotted = match.group(1)
         if not re.search(r"\." + _EXT + r"$", dotted) and dotted.count(".") < 12:
             sig.dotted.append(dotted)
@@ -149,11 +190,14 @@ class CodeView:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
         self.files: dict[str, tuple[str, bool]] = {}
+        self.generated: set[str] = set()  # written by a tool or copied from another project
         self.by_module: dict[str, str] = {}
         self.by_suffix: dict[str, list[str]] = defaultdict(list)
         self.by_stem: dict[str, list[str]] = defaultdict(list)
-        for path, module, is_test in db.execute("SELECT path, module, is_test FROM code_files"):
+        for path, module, is_test, generated in db.execute("SELECT path, module, is_test, generated FROM code_files"):
             self.files[path] = (module, bool(is_test))
+            if generated:
+                self.generated.add(path)
             if not is_test:
                 self.by_module.setdefault(module, path)
                 stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
@@ -162,6 +206,31 @@ class CodeView:
             parts = path.split("/")
             for i in range(len(parts)):
                 self.by_suffix["/".join(parts[i:])].append(path)
+        self._segments: tuple[dict, dict] | None = None
+
+    def module_keys(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """(module -> files, folder -> files) keyed by every lower-case tail of the path's module words.
+
+        A module's words are its folders without source roots plus its file stem (a folder file
+        such as ``mod.rs`` or ``index.js`` stands for its folder): what ``a.b.C``, ``a::b::C`` and
+        ``a/b`` name in Java, Rust, Go, C++ and JavaScript texts. Built on first use.
+        """
+        if self._segments is None:
+            modules: dict[str, list[str]] = defaultdict(list)
+            folders: dict[str, list[str]] = defaultdict(list)
+            for path, (_, test) in self.files.items():
+                if test or path.endswith((".py", ".pyi")):
+                    continue  # Python modules resolve exactly through `by_module`
+                parts = path.lower().split("/")
+                dirs = [d for d in parts[:-1] if d not in _SOURCE_ROOTS]
+                stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
+                words = dirs if stem in _FOLDER_FILES else [*dirs, stem]
+                for i in range(len(words)):
+                    modules["/".join(words[i:])].append(path)
+                for i in range(len(dirs)):
+                    folders["/".join(dirs[i:])].append(path)
+            self._segments = (modules, folders)
+        return self._segments
 
     def is_test(self, path: str) -> bool:
         return self.files.get(path, ("", False))[1]
@@ -194,12 +263,20 @@ class CodeView:
     def imports_of(self, path: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT target FROM code_imports WHERE path = ?", (path,))]
 
-    def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False) -> list[tuple[str, float]]:
-        """Files ranked by BM25 over their identifier tokens (``tokenize.tokens``; test files are not in the table)."""
+    def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False,
+             stems: bool = False) -> list[tuple[str, float]]:
+        """Files ranked by BM25 over their identifier tokens (``tokenize.tokens``; test files are not in the table).
+
+        ``stems`` also matches each inflected query word's stem as a prefix (`colorized` finds `color`)."""
         terms = [w for w in dict.fromkeys(words) if len(w) > 1][:200]
         if not terms:
             return []
-        query = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+        if stems:
+            # English inflections reach their stem: `colorized`, `coloring` -> color*, `panics` -> panic*
+            stems = {_stem(t) for t in terms} - set(terms) - {None}
+            quoted += ['"' + s.replace('"', '""') + '"*' for s in sorted(stems)]
+        query = " OR ".join(quoted)
         weights = "0.0, 1.0" if body_only else f"{NAMES_WEIGHT}, 1.0"
         try:
             rows = self.db.execute(f"SELECT code_files.path, bm25(code_fts, {weights}) AS s FROM code_fts "
@@ -225,6 +302,19 @@ class Localization:
     @property
     def paths(self) -> list[str]:
         return [h.path for h in self.files]
+
+
+_SUFFIXES = ("izations", "ization", "ations", "ation", "izing", "ized", "izes", "ize", "ings", "ing", "ed", "es", "s")
+
+
+def _stem(word: str) -> str | None:
+    """A crude English stem for prefix search, or None: only plain words of 5+ letters."""
+    if not word.isalpha() or len(word) < 5:
+        return None
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return None
 
 
 def _module_of(view: CodeView, path: str) -> str:
@@ -267,6 +357,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
         hits = view.resolve_path(written)
         for path in hits:
             add(path, W_PATH * weight / 2 / len(hits), f"path `{written}` in the task", name=True)
+    for written in dict.fromkeys(sig.module_paths):
+        _resolve_module_path(view, written, add)
 
     # 2. dotted module paths and Class.member pairs
     names: set[str] = set(sig.idents)
@@ -306,6 +398,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             break
         if resolved:
             continue
+        _resolve_words(view, parts, defs, add, dotted)
         for a, b in zip(parts, parts[1:]):
             hits = quals.get(f"{a}.{b}", set()) - {p for p in quals.get(f"{a}.{b}", set()) if view.is_test(p)}
             if hits and len(hits) <= 5:
@@ -333,8 +426,9 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             add(path, weight * SYMBOL_DECAY ** i, reason)
 
     # 4. full text: the whole text, and the title alone (the report's one-line summary)
-    for words, weight in ((sig.words, W_BM25), (sig.title_words, W_BM25_TITLE)):
-        ranked = view.bm25(words, 60) if weight else []
+    # (inflected words of the whole text also reach their stems; the title's few words are taken as written)
+    for words, weight, stems in ((sig.words, W_BM25, STEM_PREFIXES), (sig.title_words, W_BM25_TITLE, False)):
+        ranked = view.bm25(words, 60, stems=stems) if weight else []
         if ranked:
             top = ranked[0][1] or 1.0
             for path, s in ranked:
@@ -357,8 +451,10 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     for path in list(score):
         if view.is_test(path):
             score[path] *= TEST_FACTOR
-        elif _GENERATED.search(path) and path not in named:
+        elif (_GENERATED.search(path) or path in view.generated) and path not in named:
             score[path] *= GENERATED_FACTOR  # numbered migrations and the like: data, rarely the fix
+        elif path not in named and is_nonproduct_path(path):
+            score[path] *= NONPRODUCT_FACTOR  # examples, docs, benchmarks, build configuration
     order = sorted(score, key=lambda p: (-score[p], p))[:limit]
     hits = []
     for path in order:
@@ -371,6 +467,65 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     for hit in hits:
         modules[_module_of(view, hit.path)] += hit.score
     return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _resolve_module_path(view: CodeView, written: str, add) -> None:
+    """A slashed module name without extension: Go's ``github.com/org/app/core/logx`` (a package folder),
+    JavaScript's ``./lib/router`` (``lib/router.js`` or ``lib/router/index.js``). The longest tail that
+    is a module names that file; else the longest tail that is a folder lends its files a share."""
+    modules, folders = view.module_keys()
+    words = written.lower().split("/")
+    for i in range(len(words) - 1):  # at least two words: one word alone is too common to trust
+        key = "/".join(words[i:])
+        files = modules.get(key)
+        if files and len(files) <= 3:
+            for path in files:
+                add(path, W_MODULE * 0.8 / len(files), f"module `{written}` named", name=len(files) == 1)
+            return
+        folder = folders.get(key)
+        if folder and len(folder) <= 40:
+            for path in folder:
+                add(path, W_MODULE * 0.5 / len(folder) ** 0.5, f"package `{written}` named")
+            return
+
+
+def _resolve_words(view: CodeView, parts: list[str], defs: dict, add, written: str) -> bool:
+    """A qualified name by its path words: ``com.x.Y``, ``tokio::sync::mpsc::Sender``, Go's ``pkg.Name``.
+
+    The longest head of ``parts`` that is a module (file) or folder of the repository wins;
+    the first word after it, when a file there defines it, points at that file. One word of
+    head (a Go package, a C++ namespace) counts only with a defined name after it. Python
+    files are left out: their dotted names were resolved exactly through the module index.
+    """
+    modules, folders = view.module_keys()
+    for k in range(len(parts), 0, -1):
+        key = "/".join(parts[:k]).lower()
+        files = modules.get(key, [])
+        folder = folders.get(key, [])
+        if not files and not folder:
+            continue
+        rest = parts[k:]
+        if rest:
+            defined = {p for p, _, _ in defs.get(rest[0], ())}
+            definers = sorted(p for p in {*files, *folder} if p in defined)
+            if definers and len(definers) <= 5:
+                for path in definers:
+                    add(path, W_MODULE / len(definers) ** 0.5, f"`{written}` defined here")
+                return True
+        if rest and k >= 2:
+            # the name lives elsewhere and is re-exported here (`pub use`, `export * from`): its few definers
+            last = [p for p, kind, _ in defs.get(parts[-1], ()) if kind in ("class", "function", "macro")
+                    and not view.is_test(p) and not p.endswith((".py", ".pyi"))]
+            if 0 < len(set(last)) <= 2:
+                for path in sorted(set(last)):
+                    add(path, W_MODULE * 0.8 / len(set(last)), f"`{written}` defined here")
+        if k >= 2 and files and len(files) <= 3:
+            for path in files:
+                add(path, W_MODULE * (0.4 if rest else 0.8) / len(files), f"module `{written}` named", name=not rest)
+            return True
+        if rest and k >= 2:
+            return True
+    return False
 
 
 def _follow(view: CodeView, path: str, name: str, defs: dict) -> str | None:

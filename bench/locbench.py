@@ -1,0 +1,85 @@
+"""Helpers shared by the localization benchmarks (Django releases, multi-language repositories).
+
+Both build a brain on a source tree once (`brain init`, `brain map`, the index), boot each
+task's report under the same token budget, and score the boot's ranked `files` against the
+files the real fix changed, beside a BM25-over-files baseline on the same index.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["BUDGET", "prepare", "boot", "rank_of", "bm25_files", "load_tasks", "percentile", "shared_tasks"]
+
+BUDGET = 8000
+
+
+def shared_tasks(name: str) -> Path:
+    """A task file of ../shared/bench, found from the main checkout or from a worktree one level deeper."""
+    root = Path(__file__).resolve().parent.parent
+    for base in (root.parent, root.parent.parent):
+        if (base / "shared" / "bench" / name).is_file():
+            return base / "shared" / "bench" / name
+    return root.parent / "shared" / "bench" / name
+
+
+def load_tasks(path: str | Path) -> list[dict]:
+    return [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+
+
+def prepare(folder: Path, cli: bool, *, quiet: bool = False) -> float:
+    """`brain init` and (when available) `brain map`, then the index; returns the seconds it took."""
+    import brain as brainlib
+
+    started = time.perf_counter()
+    b = brainlib.init(folder)
+    if cli:
+        subprocess.run([sys.executable, "-m", "brain", "-C", str(folder), "map"], capture_output=True)
+        subprocess.run([sys.executable, "-m", "brain", "-C", str(folder), "index", "--quiet"], check=True,
+                       capture_output=True)
+    else:
+        if hasattr(b, "map"):
+            try:
+                b.map()
+            except Exception as exc:  # the cards part is optional for these benchmarks
+                if not quiet:
+                    print(f"  brain map failed in {folder.name}: {exc}", file=sys.stderr)
+        b.reindex()
+    return time.perf_counter() - started
+
+
+def boot(folder: Path, text: str, cli: bool, tmp: Path) -> dict:
+    """The boot for one task: through `brain boot --task-file ... --json` or the library call it makes."""
+    if cli:
+        task_file = tmp / "task.txt"
+        task_file.write_text(text, encoding="utf-8")
+        out = subprocess.run([sys.executable, "-m", "brain", "-C", str(folder), "boot", "--task-file", str(task_file),
+                              "--budget", str(BUDGET), "--json", "--no-record"], capture_output=True, text=True, check=True)
+        return json.loads(out.stdout)
+    import brain as brainlib
+
+    return brainlib.open(folder).boot(text, budget=BUDGET, record=False).to_dict()
+
+
+def bm25_files(view, text: str, limit: int = 20) -> list[str]:
+    """The baseline: identifier-aware BM25 over the source files' bodies (test files are not indexed)."""
+    from brain.search.tokenize import tokens
+
+    return [p for p, _ in view.bm25(tokens(text, stop=True), limit, body_only=True)]
+
+
+def rank_of(gold: list[str], files: list[str]) -> int | None:
+    """1-based rank of the first gold file in ``files``, or None."""
+    for i, f in enumerate(files):
+        if f in gold:
+            return i + 1
+    return None
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
