@@ -266,11 +266,14 @@ class Forbidden(BrainError):
     exit_code = 9
     kind = "forbidden"
 
-    def __init__(self, what: str, principal: str) -> None:
+    def __init__(self, what: str, principal: str, *, argument: str | None = None, tool: str | None = None,
+                 hint: str | None = None) -> None:
         super().__init__(f"{what} does not belong to token {principal!r}",
-                         hint="leave the session argument empty to act as your own session")
+                         hint=hint or "leave the session argument empty to act as your own session")
         self.what = what
         self.principal = principal
+        self.argument = argument
+        self.tool = tool
 
 
 class SyncConflict(BrainError):

@@ -69,6 +69,7 @@ SCHEMA: dict[str, Spec] = {
     "territories": Spec("map[str]", {}, "Scribe territories: `area: role`, an area being a memory path or glob (`kernel:` etc. for a layer); writes by another role are refused."),
     "sync.commit_on_write": Spec("bool", False, "Commit each memory write in the git repository that owns the path (its layer's satellite repo, or the project), naming the writer and the reason."),
     "server.max_request_bytes": Spec("int", 1048576, "Largest HTTP request body the MCP/team server accepts (413 above)."),
+    "server.allowed_hosts": Spec("list[str]", [], "Extra Host header names `brain serve --http` and `brain ui` answer (`name` any port, `name:port` that port), e.g. the name a reverse proxy forwards; the bind address and, for loopback binds, localhost/127.0.0.1/[::1] are always allowed."),
     "home": Spec("str", None, "User-level state folder (kernel, instance, personal layers). Env: BRAIN_HOME.", local_only=True),
     "backend": Spec("str", "sqlite", "Coordination backend: `sqlite` or a `postgresql://` URL. Env: BRAIN_BACKEND.", local_only=True),
     "machine": Spec("str", None, "Machine name used in session ids; defaults to the host name. Env: BRAIN_MACHINE.", local_only=True),

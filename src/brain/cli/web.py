@@ -29,15 +29,6 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_ui)
 
 
-def allowed_hosts(host: str, extra: list[str]) -> list[str]:
-    from ..web.security import LOOPBACK_HOSTS
-
-    names = set(LOOPBACK_HOSTS) | {h.strip().lower() for h in extra if h.strip()}
-    if host not in ("0.0.0.0", "::", ""):
-        names.add(host.lower())
-    return sorted(names)
-
-
 def cmd_ui(args) -> int:
     import socket
     import sys
@@ -49,6 +40,9 @@ def cmd_ui(args) -> int:
     if not 0.2 <= args.poll <= 3600:
         raise InvalidInput("--poll must be between 0.2 and 3600 seconds", field="poll")
     brain = open_from_args(args)  # no .brain/: NotInitialized before anything is bound
+    from ..team.server import check_exposure, host_allow_list
+
+    check_exposure(brain, args.host, command="brain ui")  # no tokens: loopback only, like `brain serve --http`
     try:
         import jinja2  # noqa: F401
         import markdown_it  # noqa: F401
@@ -70,7 +64,7 @@ def cmd_ui(args) -> int:
                            hint="pick another --port, or 0 for a free one") from None
     sock.listen(128)  # connections queue from now on: the address printed below is usable at once
     port = sock.getsockname()[1]
-    hosts = allowed_hosts(args.host, args.allow_host)
+    hosts = host_allow_list(brain, args.host, port, args.allow_host)  # every bind address, loopback included
     if args.host in ("0.0.0.0", "::") and not args.allow_host:
         sys.stderr.write("brain ui: bound to every interface; pass --allow-host NAME for each name or IP "
                          "browsers will use (other Host headers are refused)\n")

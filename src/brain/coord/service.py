@@ -236,6 +236,12 @@ class Coordinator(AsksMixin):
             self._audit(tx, session, "renew", f"claim:{info.claim}", item=info.item, fence=info.fence, ttl=lease)
         return Grant(info.claim, info.fence, info.item, session, now + lease, overlaps)
 
+    def claim_owner(self, claim: int) -> str | None:
+        """The session that holds (or held) claim ``claim``; None for an unknown id."""
+        with self.backend.transaction(write=False) as tx:
+            rows = tx.execute("SELECT session FROM claims WHERE id = ?", (int(claim),))
+        return rows[0][0] if rows else None
+
     def check_fence(self, claim: int, fence: int) -> bool:
         """True while ``claim`` is held with this fencing number; a holder checks before acting."""
         now = self.clock()

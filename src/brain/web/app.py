@@ -132,7 +132,8 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
     secret = security.new_secret()
     human = HumanSession(brain)
     usage = views.UsageCache()
-    hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
+    hosts = (allowed_hosts if allowed_hosts is None or hasattr(allowed_hosts, "allows")  # a HostAllowList
+             else frozenset(h.lower() for h in allowed_hosts))
 
     def render(request: Request, template: str, status: int = 200, **context) -> HTMLResponse:
         context.update(request=request, csrf=request.state.csrf_token, poll=f"every {poll_seconds:g}s",
