@@ -17,6 +17,7 @@ __all__ = [
     "NotFound",
     "Conflict",
     "BackendError",
+    "DamagedStore",
     "ClaimLost",
     "ReplyRefused",
     "WaitCycle",
@@ -156,6 +157,18 @@ class BackendError(BrainError):
 
     exit_code = 7
     kind = "backend"
+
+
+class DamagedStore(BackendError):
+    """A SQLite file of brain is damaged (truncated, overwritten, broken pages): says which and how to recover."""
+
+    kind = "damaged_store"
+
+    def __init__(self, path: str, store: str, detail: str, recovery: str) -> None:
+        super().__init__(f"the {store} {path} is damaged ({detail})", hint=recovery)
+        self.path = path
+        self.store = store  # "coordination store" | "search index"
+        self.detail = detail
 
 
 class ClaimLost(BrainError):

@@ -216,8 +216,12 @@ class Brain:
              session: str | None = None, budget: int | None = None, record: bool = True) -> BootResult:
         budget = self.settings["boot.budget"] if budget is None else budget
         minimum = self.settings["boot.min_budget"]
-        if not isinstance(budget, int) or budget < minimum:
-            raise InvalidInput(f"budget must be an integer of at least {minimum} tokens, not {budget!r}", field="budget")
+        from .bounds import MAX_BUDGET
+
+        if isinstance(budget, bool) or not isinstance(budget, int) or not minimum <= budget <= MAX_BUDGET:
+            shown = repr(budget) if len(repr(budget)) <= 40 else repr(budget)[:37] + "..."
+            raise InvalidInput(f"budget must be an integer from {minimum} to {MAX_BUDGET} tokens, not {shown}",
+                               field="budget")
         if task is not None and not isinstance(task, str):
             raise InvalidInput("task must be text", field="task")
         inferred = False
@@ -326,7 +330,16 @@ class Brain:
 
     def reindex(self, *, rebuild: bool = False, code: bool = True) -> dict:
         """Bring runtime/index.db up to date with the files (or rebuild it from nothing)."""
-        return self.index.rebuild() if rebuild else self.index.refresh(code=code)
+        if rebuild:
+            return self.index.rebuild()
+        try:
+            return self.index.refresh(code=code)
+        except Exception as exc:  # noqa: BLE001 - a damaged index (derived) is rebuilt, anything else raised
+            from .search.index import is_corruption
+
+            if not is_corruption(exc):
+                raise
+            return self.index.rebuild()
 
     def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[dict]:
         """Bounded search hits (path, kind, title, snippet, score) over memory and code symbols."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..bounds import MAX_ASK_TIMEOUT, MAX_COUNT, MAX_ID, MAX_PAGE, MAX_SECONDS, cli_int, cli_seconds  # noqa: F401
+
 from .common import open_from_args
 
 __all__ = ["register", "DEFAULT_PORT"]
@@ -19,12 +21,12 @@ def register(sub) -> None:
                     "protected against cross-site requests. Needs the `web` extra.",
         epilog="Then open the printed address. Ctrl-C stops the server (and ends its human session).")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+    p.add_argument("--port", type=cli_int(-MAX_COUNT, MAX_COUNT, "--port"), default=DEFAULT_PORT,
                    help=f"port (default {DEFAULT_PORT}; 0 picks a free one, announced on stderr)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="also accept requests whose Host header names NAME (repeatable; needed when binding "
                         "a non-loopback address and browsing by machine name or IP)")
-    p.add_argument("--poll", type=float, default=2.0, metavar="SECONDS",
+    p.add_argument("--poll", type=cli_seconds(MAX_SECONDS, "--poll"), default=2.0, metavar="SECONDS",
                    help="how often live panels refresh in the browser (default 2)")
     p.set_defaults(handler=cmd_ui)
 

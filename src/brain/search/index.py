@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from ..backends.sqlite import is_corruption, sqlite_file_problem
 from .code import CODE_SCHEMA, refresh_code
 from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
 
-__all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet"]
+__all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet", "is_corruption",
+           "sqlite_file_problem"]  # the last two re-exported from brain.backends.sqlite
 
 INDEX_FILE = "index.db"
 SCHEMA_VERSION = "8"  # bump when tokens or tables change: an older index is rebuilt
@@ -354,6 +356,15 @@ class SearchIndex:
         self.close()
         self._remove_files()
         return self.refresh()
+
+    def discard(self) -> None:
+        """Drop a damaged index: close this thread's connection and delete the files (it is derived)."""
+        try:
+            self.close()
+        except sqlite3.Error:
+            pass
+        self._local = threading.local()
+        self._remove_files()
 
     # -- queries -----------------------------------------------------------------
     def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[SearchHit]:
