@@ -3,8 +3,7 @@ reply, workstate, audit. Each parses, makes one library call on ``brain.coord``,
 
 from __future__ import annotations
 
-from ..bounds import MAX_ASK_TIMEOUT, MAX_COUNT, MAX_ID, MAX_PAGE, MAX_SECONDS, cli_int, cli_seconds  # noqa: F401
-
+from ..bounds import MAX_COUNT, MAX_ID, MAX_SECONDS, cli_int, cli_seconds
 import os
 import time
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..bounds import MAX_ASK_TIMEOUT, MAX_COUNT, MAX_ID, MAX_PAGE, MAX_SECONDS, cli_int, cli_seconds  # noqa: F401
-
+from ..bounds import MAX_BUDGET, cli_int
 import argparse
 
 from .common import add_json, open_from_args
@@ -54,7 +53,7 @@ def register(sub) -> None:
     p.add_argument("--module", metavar="M", help="the module the task is about")
     p.add_argument("--role", metavar="R", help="the session's role (selects agent profiles and features)")
     p.add_argument("--session", metavar="S", help="the session id (selects its checkpoint and thread)")
-    p.add_argument("--budget", type=cli_int(0, 10_000_000, "--budget"), metavar="N", help="token budget (default: boot.budget, 8000)")
+    p.add_argument("--budget", type=cli_int(0, MAX_BUDGET, "--budget"), metavar="N", help="token budget (default: boot.budget, 8000)")
     p.add_argument("--no-record", action="store_true", help="do not append this boot to runtime/boots.jsonl")
     add_json(p)
     p.set_defaults(handler=cmd_boot)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..bounds import MAX_ASK_TIMEOUT, MAX_COUNT, MAX_ID, MAX_PAGE, MAX_SECONDS, cli_int, cli_seconds  # noqa: F401
-
+from ..bounds import MAX_COUNT, cli_int
 from .common import open_from_args
 
 __all__ = ["register", "DEFAULT_PORT"]

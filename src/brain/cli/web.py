@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ..bounds import MAX_ASK_TIMEOUT, MAX_COUNT, MAX_ID, MAX_PAGE, MAX_SECONDS, cli_int, cli_seconds  # noqa: F401
-
+from ..bounds import MAX_COUNT, MAX_SECONDS, cli_int, cli_seconds
 from .common import open_from_args
 
 __all__ = ["register", "DEFAULT_PORT"]
@@ -20,12 +19,15 @@ def register(sub) -> None:
                     "and the usage figures. Binds 127.0.0.1 unless --host says otherwise; write actions are "
                     "protected against cross-site requests. Needs the `web` extra.",
         epilog="Then open the printed address. Ctrl-C stops the server (and ends its human session).")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only; a non-loopback address needs team "
+                        "tokens, `brain token create`)")
     p.add_argument("--port", type=cli_int(-MAX_COUNT, MAX_COUNT, "--port"), default=DEFAULT_PORT,
                    help=f"port (default {DEFAULT_PORT}; 0 picks a free one, announced on stderr)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="also accept requests whose Host header names NAME (repeatable; needed when binding "
-                        "a non-loopback address and browsing by machine name or IP)")
+                        "a non-loopback address and browsing by machine name or IP; the server.allowed_hosts "
+                        "setting adds names for every run)")
     p.add_argument("--poll", type=cli_seconds(MAX_SECONDS, "--poll"), default=2.0, metavar="SECONDS",
                    help="how often live panels refresh in the browser (default 2)")
     p.set_defaults(handler=cmd_ui)
