@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("mcp")
 
@@ -283,3 +285,50 @@ def test_a_non_loopback_bind_without_tokens_is_refused(brain, repo, command):
                          capture_output=True, text=True, timeout=BOUND, env=os.environ, stdin=subprocess.DEVNULL)
     assert out.returncode == 2
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) <= 2
+
+
+def test_a_page_of_another_site_cannot_call_the_mcp_server(brain, repo):
+    with team_server(repo, None, "--host", "127.0.0.2") as url:
+        port = urlsplit(url).port
+        parts = urlsplit(url)
+
+        def post(origin):
+            conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=BOUND)
+            try:
+                conn.request("POST", parts.path, body=b"{}", headers={
+                    "Host": f"127.0.0.2:{port}", "Origin": origin, "Content-Type": "application/json",
+                    "Accept": "application/json, text/event-stream"})
+                return conn.getresponse().status
+            finally:
+                conn.close()
+
+        assert post("http://evil.example") == 403
+        assert post(f"http://evil.example:{port}") == 403
+        assert post("http://localhost:6274") != 403  # a local tool's page (the MCP Inspector) on this machine
+        assert post(f"http://127.0.0.2:{port}") != 403
+
+
+_LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(labels=st.lists(_LABEL, min_size=1, max_size=4), port=st.integers(0, 65535),
+       bind=st.sampled_from(["127.0.0.1", "127.0.0.2", "::1", "10.1.2.3", "0.0.0.0"]),
+       bound=st.integers(1, 65535))
+def test_host_allow_list_property(labels, port, bind, bound):
+    """Only the bound port answers; a foreign name never does, in any case or with a trailing dot."""
+    from brain.team.hosts import allowed_hosts, is_loopback
+
+    allow = allowed_hosts(bind, bound, ["proxy.example"])
+    name = ".".join(labels)
+    shown = f"[{bind}]" if ":" in bind else bind
+    local = is_loopback(bind) or bind == "0.0.0.0"
+    expected = name in ("localhost", "proxy.example") and (name == "proxy.example" or (local and port == bound))
+    assert allow.allows(f"{name}:{port}") is expected
+    assert allow.allows(f"{name.upper()}:{port}") is expected
+    assert allow.allows(f"{name}.:{port}") is False
+    assert allow.allows(f"{name}@{shown}:{bound}") is False
+    if bind != "0.0.0.0":
+        assert allow.allows(f"{shown}:{bound}") and allow.allows(f"{shown}:{port}") is (port == bound)
+    assert allow.allows(f"localhost:{bound}") is local
+    assert allow.allows(f"{shown}:{bound}/x") is False and allow.allows(f"{shown}:{bound}:{bound}") is False

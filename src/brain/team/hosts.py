@@ -16,7 +16,8 @@ Allowed, for a server bound to address A on port P:
 
 A wildcard bind (0.0.0.0, ::) allows the loopback forms and the extra names only.
 Refusals are answered ``421 Misdirected Request`` before the app sees the request; a
-request whose ``Origin`` names another host is refused ``403`` when ``check_origin`` is on.
+request whose ``Origin`` names another site is refused ``403`` when ``check_origin`` is on
+(pages of this machine, on any port, may call a loopback server, as the MCP SDK allows).
 """
 
 from __future__ import annotations
@@ -89,6 +90,8 @@ class HostAllowList:
 
     pairs: frozenset[tuple[str, int | None]]
     any_port: frozenset[str]
+    local_origins: bool = False  # a loopback bind: pages of this machine (any port) may call it
+
 
     def allows(self, header: str | None) -> bool:
         if not header:
@@ -98,6 +101,14 @@ class HostAllowList:
             return False
         name, port = parsed
         return name in self.any_port or (name, port) in self.pairs
+
+    def allows_origin(self, netloc: str) -> bool:
+        """An ``Origin``'s host[:port] may call this server: a name it answers, or (loopback bind) a
+        page served by this machine on any port, such as the MCP Inspector."""
+        if self.allows(netloc):
+            return True
+        parsed = split_host(netloc)
+        return bool(parsed and self.local_origins and parsed[0] in _LOOPBACK_NAMES)
 
     def names(self) -> list[str]:
         shown = [f"{n}:{p}" if p is not None else n for n, p in self.pairs] + [f"{n}:*" for n in self.any_port]
@@ -124,7 +135,7 @@ def allowed_hosts(bind: str, port: int, extra: list[str] | tuple[str, ...] = ())
             any_port.add(name)
         else:
             pairs.add((name, extra_port))
-    return HostAllowList(frozenset(pairs), frozenset(any_port))
+    return HostAllowList(frozenset(pairs), frozenset(any_port), is_loopback(bind) or is_wildcard(bind))
 
 
 async def _refuse(send, status: int, error: str, message: str) -> None:
@@ -157,6 +168,6 @@ class HostCheck:
         origin = headers.get(b"origin")
         if self.check_origin and origin and origin != b"null":
             netloc = urlsplit(origin.decode("latin-1")).netloc
-            if not self.allow.allows(netloc):
+            if not self.allow.allows_origin(netloc):
                 return await _refuse(send, 403, "cross_origin", "requests from another site's pages are refused")
         return await self.app(scope, receive, send)
