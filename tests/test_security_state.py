@@ -216,3 +216,24 @@ def test_any_text_is_accepted_or_refused_the_same_way_on_both_backends(coord, te
     except InvalidInput:
         accepted = False
     assert accepted == ("\x00" not in text)
+
+
+def test_the_web_ui_answers_503_not_500_on_a_damaged_store(brain, repo):
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from brain.web import create_app
+
+    session = brain.coord.start_session("build").id
+    for i in range(40):
+        brain.coord.claim(session, f"src/m{i}/**")
+    brain.backend.close()
+    _checkpointed(brain.runtime / "brain.db")
+    damage(brain.runtime / "brain.db", "broken_pages")
+    fresh = brainlib.open_brain(repo)
+    with TestClient(create_app(fresh, warm=False), base_url="http://127.0.0.1:8766",
+                    raise_server_exceptions=False) as c:
+        for url in ("/work", "/claims", "/signals"):
+            response = c.get(url)
+            assert response.status_code == 503, (url, response.status_code)
+            assert str(brain.runtime / "brain.db") in response.text

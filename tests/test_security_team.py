@@ -121,12 +121,14 @@ def test_a_token_naming_anything_of_another_token_is_refused_uniformly(team):
                     if isinstance(marker, ActsAs):
                         args = own.get(name, {}) | {argument: values[marker.kind]}
                         results[(name, argument)] = await a.call_tool(name, args)
+            results[("workstate_set", "key", "role")] = await a.call_tool("workstate_set", {"key": "frontend",
+                                                                                          "intent": "as bob's role"})
             after = store_rows(b)
             return results, before, after
 
     results, before, after = run(body)
     assert len(results) >= 14
-    for (name, argument), result in results.items():
+    for (name, argument, *_), result in results.items():
         data = result.structured_content
         assert result.is_error, (name, argument, text_of(result))
         assert (data["error"], data["principal"], data["tool"], data["argument"]) == \

@@ -111,6 +111,9 @@ def _check(brain, principal, tool: str, argument: str, kind: str, value) -> None
                 raise _refuse(principal, tool, argument, f"live-state key {key} (a session)",
                               "leave key empty to write your own session's entry, or use a key that names no "
                               "session (a workstream)")
+        elif key != principal.session_role and key in _token_roles(brain):
+            raise _refuse(principal, tool, argument, f"live-state key {key} (another token's role)",
+                          "a role's key is written by that role's tokens; use your session or a workstream key")
     elif kind == CLAIM:
         owner = brain.coord.claim_owner(int(value))
         if owner is not None and not _owns(brain, principal, owner):
@@ -131,6 +134,10 @@ def _check(brain, principal, tool: str, argument: str, kind: str, value) -> None
                           f"the kernel is read-only to tokens whose role is not {KERNEL_SCRIBE}")
     else:  # an unknown kind is a bug in a declaration: refuse rather than let it through
         raise _refuse(principal, tool, argument, f"{argument} (undeclared kind {kind!r})")
+
+
+def _token_roles(brain) -> set[str]:
+    return {r.role or r.name for r in brain.tokens.list() if r.active}
 
 
 def _is_session(brain, key: str) -> bool:

@@ -305,7 +305,10 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         return Response(render_svg(report), media_type="image/svg+xml")
 
     async def brain_error(request, exc: BrainError):
-        status = 404 if isinstance(exc, NotFound) else 400
+        from ..errors import BackendError
+
+        # the caller's mistake: 4xx; the server's own store unusable (damaged, unreachable): 503, never a 500 trace
+        status = 404 if isinstance(exc, NotFound) else 503 if isinstance(exc, BackendError) else 400
         return render(request, "error.html", status=status, message=str(exc), hint=getattr(exc, "hint", None),
                       kind=exc.kind)
 
