@@ -79,7 +79,9 @@ class SettingsError(BrainError):
     def __init__(self, file: str, key: str | None, expected: str, got: str | None = None) -> None:
         where = f"{file}: {key}" if key else file
         detail = f"expected {expected}" + (f", got {got}" if got is not None else "")
-        super().__init__(f"{where}: {detail}", hint="fix the file and run the command again")
+        variable = file.startswith("BRAIN_") and "/" not in file  # an environment variable, not a file
+        super().__init__(f"{where}: {detail}", hint=f"fix (or unset) {file} and run the command again" if variable
+                         else "fix the file and run the command again")
         self.file = file
         self.key = key
         self.expected = expected
