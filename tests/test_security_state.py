@@ -237,3 +237,39 @@ def test_the_web_ui_answers_503_not_500_on_a_damaged_store(brain, repo):
             response = c.get(url)
             assert response.status_code == 503, (url, response.status_code)
             assert str(brain.runtime / "brain.db") in response.text
+
+
+def test_threads_of_one_server_all_recover_from_one_damaged_index(indexed):
+    """A server searches from a pool of threads: after the index is damaged every thread answers, and the
+    rebuilt file is not discarded again by a thread that still held the damaged one."""
+    import threading
+
+    from brain.search.index import sqlite_file_problem
+
+    pool = 4
+    barrier = threading.Barrier(pool, timeout=BOUND)
+    results: dict[int, list] = {}
+    errors: list[BaseException] = []
+
+    def worker(n):
+        try:
+            indexed.search("pelican")  # every thread holds its own connection to the healthy index
+            barrier.wait()
+            if n == 0:
+                damage(indexed.runtime / "index.db", "garbage")
+            barrier.wait()
+            results[n] = [h["path"] for h in indexed.search("pelican")]
+            barrier.wait()
+            results[n] += [h["path"] for h in indexed.search("harbour")]
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(pool)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(BOUND)
+    assert not errors and len(results) == pool
+    assert all("notes/pelican.md" in paths for paths in results.values())
+    assert sqlite_file_problem(indexed.runtime / "index.db") is None
+    assert indexed.index.generation == 1  # one rebuild for the whole pool, not one per thread

@@ -20,6 +20,7 @@ brain. See docs/team.md ("What a token may do").
 
 from __future__ import annotations
 
+import inspect
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -71,8 +72,6 @@ def declarations(fn, skip_first: bool = True) -> dict[str, Any]:
 
     Raises TypeError for an argument of ``REFERENCE_NAMES`` with no marker, or one with two."""
     hints = typing.get_type_hints(fn, include_extras=True)
-    import inspect
-
     names = list(inspect.signature(fn).parameters)[1 if skip_first else 0:]
     found: dict[str, Any] = {}
     for name in names:

@@ -113,6 +113,8 @@ class SearchIndex:
         self.path = runtime / INDEX_FILE
         self.decisions_dir = decisions_dir
         self._local = threading.local()  # one connection per thread (the web UI searches from a pool)
+        self._generation = 0  # bumped when a damaged file is discarded: every thread then reopens
+        self._heal_lock = threading.Lock()
 
     # -- connection ----------------------------------------------------------------
     @property
@@ -126,6 +128,7 @@ class SearchIndex:
     @_db.setter
     def _db(self, value: sqlite3.Connection | None) -> None:
         self._local.db = value
+        self._local.generation = self._generation
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -357,13 +360,41 @@ class SearchIndex:
         self._remove_files()
         return self.refresh()
 
+    def reopen_if_replaced(self) -> None:
+        """At the start of an operation: drop this thread's connection if another thread discarded the file
+        it points to (never mid-operation, when the connection may still be in use)."""
+        db = self._db
+        if db is not None and getattr(self._local, "generation", 0) != self._generation:
+            try:
+                db.close()
+            except sqlite3.Error:
+                pass
+            self._local.db = None
+
+    @property
+    def generation(self) -> int:
+        """How many times a damaged file was discarded (see ``discard_if``)."""
+        return self._generation
+
+    def heal(self, seen: int) -> bool:
+        """Discard the damaged file and rebuild it, unless another thread did since generation ``seen``.
+
+        Under one lock, so the threads of a server that all hit the damage wait for one rebuild
+        instead of each rebuilding (and contending on the new file); True when this call rebuilt."""
+        with self._heal_lock:
+            if self._generation != seen:
+                return False
+            self.discard()
+            self.refresh()
+            return True
+
     def discard(self) -> None:
-        """Drop a damaged index: close this thread's connection and delete the files (it is derived)."""
+        """Drop a damaged index: delete the files (it is derived); every thread's connection is reopened."""
         try:
             self.close()
         except sqlite3.Error:
             pass
-        self._local = threading.local()
+        self._generation += 1
         self._remove_files()
 
     # -- queries -----------------------------------------------------------------

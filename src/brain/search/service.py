@@ -37,6 +37,8 @@ def _self_healing(fn):
 
     @functools.wraps(fn)
     def wrapper(brain, *args, **kwargs):
+        seen = brain.index.generation
+        brain.index.reopen_if_replaced()
         try:
             return fn(brain, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - only corruption is handled; anything else is re-raised
@@ -44,8 +46,14 @@ def _self_healing(fn):
                 raise
             logging.getLogger("brain").warning("the search index %s is damaged (%s): rebuilding it",
                                                brain.index.path, exc)
-            brain.index.discard()
+            brain.index.reopen_if_replaced()
+            try:
+                brain.index.heal(seen)  # the first thread rebuilds; the others wait for it, then reopen
+            except Exception as again:  # noqa: BLE001
+                if not is_corruption(again):
+                    raise
             brain.__dict__.pop("_located", None)
+        brain.index.reopen_if_replaced()
         try:
             return fn(brain, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001
