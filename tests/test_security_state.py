@@ -273,3 +273,48 @@ def test_threads_of_one_server_all_recover_from_one_damaged_index(indexed):
     assert all("notes/pelican.md" in paths for paths in results.values())
     assert sqlite_file_problem(indexed.runtime / "index.db") is None
     assert indexed.index.generation == 1  # one rebuild for the whole pool, not one per thread
+
+
+def _searcher(repo, ready, go, out):
+    """A process of a multi-worker server: holds a connection to the index (page 1 read, nothing else
+    cached) when ``ready`` is set, searches once ``go`` is set."""
+    import brain as _brainlib
+
+    b = _brainlib.open_brain(repo)
+    b.index.db  # noqa: B018 - connected before the damage, as a long-running worker is
+    ready.set()
+    go.wait(BOUND)
+    out.put([h["path"] for h in b.search("pelican")])
+
+
+def test_worker_processes_rebuild_a_damaged_index_once(indexed, repo):
+    """A worker that held the index when it was damaged, and finds it damaged after another worker rebuilt
+    it, reopens that rebuild instead of discarding it again (one rebuild, not one per worker)."""
+    import multiprocessing
+    import sqlite3
+
+    ctx = multiprocessing.get_context("spawn")
+    ready, go, out = ctx.Event(), ctx.Event(), ctx.Queue()
+    held = ctx.Process(target=_searcher, args=(repo, ready, go, out))
+    held.start()
+    try:
+        assert ready.wait(BOUND)
+        damage(indexed.runtime / "index.db", "garbage")
+        fresh = cli(repo, "search", "pelican", "--json")  # another worker: finds the damage and rebuilds
+        assert fresh.returncode == 0 and "notes/pelican.md" in [h["path"] for h in json.loads(fresh.stdout)]
+        witness = sqlite3.connect(indexed.runtime / "index.db")  # a mark in that rebuild
+        witness.execute("INSERT INTO meta(key, value) VALUES ('witness', 'first rebuild')")
+        witness.commit()
+        witness.close()
+        go.set()
+        paths = out.get(timeout=BOUND)
+    finally:
+        held.join(BOUND)
+        if held.is_alive():
+            held.kill()
+    assert "notes/pelican.md" in paths
+    kept = sqlite3.connect(indexed.runtime / "index.db")
+    try:
+        assert kept.execute("SELECT value FROM meta WHERE key = 'witness'").fetchall() == [("first rebuild",)]
+    finally:
+        kept.close()

@@ -50,6 +50,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS code_vocab USING fts5vocab(code_fts, 'row');
 UNION_DOCS = 3000  # a fallback union ranks at most about this many documents
 
 
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
 def kind_of(path: str) -> str:
     """The memory kind of a path relative to .brain/ (decision records may live elsewhere)."""
     top = path.split("/", 1)[0]
@@ -152,6 +159,7 @@ class SearchIndex:
             db.executescript(DOCS_SCHEMA + CODE_SCHEMA + GRAPH_SCHEMA + VOCAB_SCHEMA)
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
             self._db = db
+            self._local.inode = _inode(self.path)
         return self._db
 
     def close(self) -> None:
@@ -383,6 +391,10 @@ class SearchIndex:
         instead of each rebuilding (and contending on the new file); True when this call rebuilt."""
         with self._heal_lock:
             if self._generation != seen:
+                return False
+            opened = getattr(self._local, "inode", None)
+            if opened is not None and _inode(self.path) not in (None, opened):
+                self._generation += 1  # another process already replaced the file: reopen, keep its rebuild
                 return False
             self.discard()
             self.refresh()
