@@ -163,6 +163,8 @@ def layered(brain, repo, brain_home):
     (brain_home / "personal" / "diary.md").write_text("personal canary zebraquokka\n")
     (brain_home / "instance" / "paths.md").write_text("instance canary okapinarwhal\n")
     (brain_home / "kernel" / "agents" / "reviewer.md").write_text("---\nname: reviewer\n---\nReview kindly.\n")
+    (brain_home / "personal" / "mine.md").write_text("---\nname: mine\ntier: always\n---\nprofile canary ibexlemur\n")
+    (brain_home / "kernel" / "agents" / "stolen.md").symlink_to(brain_home / "personal" / "mine.md")  # a cloned link
     tokens = {}
     for name, extra in (("alice", ["--role", "backend"]), ("carol", ["--role", "lead", "--layer", "personal"]),
                         ("kim", ["--role", "kernel-scribe"])):
@@ -213,6 +215,7 @@ def test_user_layers_are_not_served_and_the_kernel_is_read_only(layered):
     for key in ("search", "boot"):
         assert not out[key].is_error
         assert "zebraquokka" not in text_of(out[key]) and "okapinarwhal" not in text_of(out[key])
+        assert "ibexlemur" not in text_of(out[key])  # a kernel profile linked into personal/ is not served
     assert not out["carol_personal"].is_error and "zebraquokka" in text_of(out["carol_personal"])
     assert not out["kim_kernel"].is_error and (home / "kernel" / "agents" / "scribe.md").is_file()
     assert kernel_file.read_bytes() == kernel_before and not (home / "personal" / "x.md").exists()

@@ -59,6 +59,14 @@ def find_brain_dir(start: Path, env: dict[str, str] | None = None) -> Path:
     raise NotInitialized(str(start))
 
 
+def _stays_inside(path: Path, root: Path) -> bool:
+    """``path``, symlinks resolved, is inside ``root`` (a profile linked to another layer is skipped)."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
+
+
 class Brain:
     """One project's brain: memory files, layers, settings, and the derived parts."""
 
@@ -188,8 +196,11 @@ class Brain:
 
         Parsed once and kept while no profile file changes (a long-lived server boots often).
         """
-        sources = [(f"kernel:agents/{p.name}", p) for p in self.layers.kernel_profile_files()]
-        sources += [(rel, self.dir / rel) for rel in self.memory.list("agents")]
+        kernel = self.layers.path("kernel")
+        sources = [(f"kernel:agents/{p.name}", p) for p in self.layers.kernel_profile_files()
+                   if _stays_inside(p, kernel)]  # a link out of the kernel (say to personal/) is never served
+        sources += [(rel, self.dir / rel) for rel in self.memory.list("agents")
+                    if _stays_inside(self.dir / rel, self.dir)]
         stamp = []
         for source, path in sources:
             try:
