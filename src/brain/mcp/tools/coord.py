@@ -126,8 +126,8 @@ def register(tools: ToolRegistry) -> None:
     @tools.tool(title="Send a signal")
     def brain_signal(
         brain,
-        target: Annotated[str, Addresses(), Field(description="A session id, or <brain>@<machine> to broadcast to every live "
-                                                 "session of this brain on that machine.")],
+        target: Annotated[str, Field(description="A session id, or <brain>@<machine> to broadcast to every live "
+                                                 "session of this brain on that machine."), Addresses()],
         text: Annotated[str, Field(description="The message.")],
         kind: Annotated[str, Field(description="A short label: note, warning, handoff...")] = "note",
         session: Session = None,
@@ -177,8 +177,8 @@ def register(tools: ToolRegistry) -> None:
         question: Annotated[str | None, Field(description="The question, self-contained.")] = None,
         timeout: Annotated[float | None, Field(description="Give up sooner than the absolute timeout (600 s by "
                                                            "default), in seconds.")] = None,
-        ticket: Annotated[str | None, ActsAs(ASK_MADE), Field(description="Keep waiting on an earlier ask that came back pending, "
-                                                        "instead of asking again.")] = None,
+        ticket: Annotated[str | None, Field(description="Keep waiting on an earlier ask that came back pending, "
+                                                        "instead of asking again."), ActsAs(ASK_MADE)] = None,
         wait_seconds: Annotated[float | None, Field(description="Bound of this call's wait; when it passes first "
                                                                 "the outcome is pending (call again with ticket).")]
         = None,
