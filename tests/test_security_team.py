@@ -337,3 +337,12 @@ def test_host_allow_list_property(labels, port, bind, bound):
         assert allow.allows(f"{shown}:{bound}") and allow.allows(f"{shown}:{port}") is (port == bound)
     assert allow.allows(f"localhost:{bound}") is local
     assert allow.allows(f"{shown}:{bound}/x") is False and allow.allows(f"{shown}:{bound}:{bound}") is False
+
+
+def test_a_rebound_name_never_reaches_the_ui_sign_in_form(brain, repo):
+    brain.tokens.create("alice", role="backend")
+    with ui_server(repo, "127.0.0.2") as url:
+        port = urlsplit(url).port
+        assert _get(url + "login", f"evil.example:{port}") == 421
+        assert _get(url, f"evil.example:{port}") == 421
+        assert _get(url, f"127.0.0.2:{port}") == 401  # the right name: the token form

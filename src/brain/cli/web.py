@@ -75,7 +75,11 @@ def cmd_ui(args) -> int:
     from ..team.middleware import web_middleware
 
     # team mode: once a token exists, the UI needs one too (Authorization header or the /login cookie)
-    app = create_app(brain, middleware=web_middleware(brain), allowed_hosts=hosts, poll_seconds=args.poll)
+    from ..team.hosts import HostCheck
+
+    # the Host check first, before the sign-in: a rebound name never even gets the login form
+    app = HostCheck(create_app(brain, middleware=web_middleware(brain), allowed_hosts=hosts, poll_seconds=args.poll),
+                    hosts)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     sys.stderr.write(f"brain ui: serving {brain.name} at http://{shown}:{port}/\n")
     sys.stderr.flush()
