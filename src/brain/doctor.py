@@ -10,8 +10,11 @@ from pathlib import Path
 __all__ = ["run_checks"]
 
 
-def _check(name: str, ok: bool, detail: str, fix: str | None = None, *, level: str | None = None) -> dict:
-    return {"check": name, "ok": ok, "level": level or ("ok" if ok else "error"), "detail": detail, "fix": fix if not ok else None}
+def _check(name: str, ok: bool, detail: str, fix: str | None = None, *, level: str | None = None,
+           file: str | None = None) -> dict:
+    found = {"check": name, "ok": ok, "level": level or ("ok" if ok else "error"), "detail": detail,
+             "fix": fix if not ok else None}
+    return found | {"file": file} if file else found
 
 
 def run_checks(brain) -> list[dict]:
@@ -126,6 +129,13 @@ def _profiles_check(brain) -> dict:
 def _backend_check(brain) -> dict:
     backend = brain.settings.get("backend")
     if backend == "sqlite":
+        from .search.index import sqlite_file_problem
+
+        db = brain.runtime / "brain.db"
+        problem = sqlite_file_problem(db)
+        if problem:
+            return _check("backend", False, f"{db} is damaged: {problem}", CORRUPT_STORE_FIX.format(db=db),
+                          file=str(db))
         return _check("backend", True, "sqlite (embedded) in .brain/runtime/brain.db")
     if importlib.util.find_spec("psycopg") is None:
         return _check("backend", False, "postgresql configured but psycopg is not installed",
@@ -141,10 +151,23 @@ def _backend_check(brain) -> dict:
                       "check the URL in brain.local.yml / BRAIN_BACKEND and that the server runs")
 
 
+CORRUPT_STORE_FIX = ("stop the brain servers and agents of this project, move the file aside "
+                     "(`mv {db} {db}.damaged`, and its -wal and -shm files), then run `brain doctor` again: a new "
+                     "empty store is created at the next use (sessions, claims, signals and asks start over; "
+                     "memory files are not in it and are kept)")
+
+
 def _index_check(brain) -> dict:
+    from .search.index import sqlite_file_problem
+
     db = brain.runtime / "index.db"
     if not db.exists():
         return _check("index", True, "no search index yet; it is derived and built on demand", level="info")
+    problem = sqlite_file_problem(db)
+    if problem:
+        return _check("index", False, f"{db} is damaged: {problem}",
+                      "run `brain index --rebuild` (the index is derived from the files: nothing is lost; "
+                      "search and boot also rebuild it on their own when they find it damaged)", file=str(db))
     newest = max((p.lstat().st_mtime for p in brain.dir.rglob("*.md") if "runtime" not in p.parts), default=0)
     fresh = db.stat().st_mtime >= newest
     return _check("index", fresh, "up to date" if fresh else "older than the newest memory file", "run `brain index`",

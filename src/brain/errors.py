@@ -18,6 +18,7 @@ __all__ = [
     "NotFound",
     "Conflict",
     "BackendError",
+    "DamagedStore",
     "ClaimLost",
     "ReplyRefused",
     "WaitCycle",
@@ -80,7 +81,9 @@ class SettingsError(BrainError):
     def __init__(self, file: str, key: str | None, expected: str, got: str | None = None) -> None:
         where = f"{file}: {key}" if key else file
         detail = f"expected {expected}" + (f", got {got}" if got is not None else "")
-        super().__init__(f"{where}: {detail}", hint="fix the file and run the command again")
+        variable = file.startswith("BRAIN_") and "/" not in file  # an environment variable, not a file
+        super().__init__(f"{where}: {detail}", hint=f"fix (or unset) {file} and run the command again" if variable
+                         else "fix the file and run the command again")
         self.file = file
         self.key = key
         self.expected = expected
@@ -182,6 +185,18 @@ class BackendError(BrainError):
 
     exit_code = 7
     kind = "backend"
+
+
+class DamagedStore(BackendError):
+    """A SQLite file of brain is damaged (truncated, overwritten, broken pages): says which and how to recover."""
+
+    kind = "damaged_store"
+
+    def __init__(self, path: str, store: str, detail: str, recovery: str) -> None:
+        super().__init__(f"the {store} {path} is damaged ({detail})", hint=recovery)
+        self.path = path
+        self.store = store  # "coordination store" | "search index"
+        self.detail = detail
 
 
 class ClaimLost(BrainError):
@@ -292,11 +307,14 @@ class Forbidden(BrainError):
     exit_code = 9
     kind = "forbidden"
 
-    def __init__(self, what: str, principal: str) -> None:
+    def __init__(self, what: str, principal: str, *, argument: str | None = None, tool: str | None = None,
+                 hint: str | None = None) -> None:
         super().__init__(f"{what} does not belong to token {principal!r}",
-                         hint="leave the session argument empty to act as your own session")
+                         hint=hint or "leave the session argument empty to act as your own session")
         self.what = what
         self.principal = principal
+        self.argument = argument
+        self.tool = tool
 
 
 class SyncConflict(BrainError):

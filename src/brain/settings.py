@@ -58,7 +58,7 @@ SCHEMA: dict[str, Spec] = {
     "coord.claim_ttl": Spec("int", 1800, "Default lease of a claim, in seconds."),
     "coord.signal_ttl": Spec("int", 604800, "Signals older than this many seconds are pruned."),
     "coord.signal_max": Spec("int", 500, "At most this many signals are kept per recipient (oldest pruned)."),
-    "coord.ask_timeout": Spec("int", 600, "Absolute ask timeout in seconds (finite); BRAIN_ASK_TIMEOUT overrides, 0 = no override."),
+    "coord.ask_timeout": Spec("int", 600, "Absolute ask timeout in seconds (finite, at most 86400); BRAIN_ASK_TIMEOUT overrides, 0 = no override."),
     "livestate.ttl": Spec("int", 604800, "Live-state entries not written for this many seconds are pruned."),
     "livestate.max_keys": Spec("int", 200, "At most this many live-state keys are kept (least recently written pruned)."),
     "log.rotate_bytes": Spec("int", 8388608, "A conversation's live `log.jsonl` is rotated when it reaches this many bytes (0 = never by size)."),
@@ -72,6 +72,7 @@ SCHEMA: dict[str, Spec] = {
     "sync.commit_on_write": Spec("bool", False, "Commit each memory write in the git repository that owns the path (a declared satellite, its layer's repository, or the project), naming the writer and the reason."),
     "sync.satellites": Spec("list[str]", [], "Folders inside the memory that are git repositories of their own (`notes/team`, `.` for `.brain/` itself, `kernel:agents/shared` in a layer); any other `.git` inside the memory is never run."),
     "server.max_request_bytes": Spec("int", 1048576, "Largest HTTP request body the MCP/team server accepts (413 above)."),
+    "server.allowed_hosts": Spec("list[str]", [], "Extra Host header names `brain serve --http` and `brain ui` answer (`name` any port, `name:port` that port), e.g. the name a reverse proxy forwards; the bind address and, for loopback binds, localhost/127.0.0.1/[::1] are always allowed."),
     "home": Spec("str", None, "User-level state folder (kernel, instance, personal layers). Env: BRAIN_HOME.", local_only=True),
     "backend": Spec("str", "sqlite", "Coordination backend: `sqlite` or a `postgresql://` URL. Env: BRAIN_BACKEND.", local_only=True),
     "machine": Spec("str", None, "Machine name used in session ids; defaults to the host name. Env: BRAIN_MACHINE.", local_only=True),
@@ -81,7 +82,7 @@ ENVIRONMENT: dict[str, str] = {
     "BRAIN_HOME": "Relocates all user-level state (default `~/.brain`). Tests point it at a temporary folder.",
     "BRAIN_BACKEND": "Coordination backend, overriding `backend`: `sqlite` or a `postgresql://` URL.",
     "BRAIN_MACHINE": "Machine name used in session ids, overriding `machine`.",
-    "BRAIN_ASK_TIMEOUT": "Absolute ask timeout in seconds; 0 means no override (the default stands).",
+    "BRAIN_ASK_TIMEOUT": "Absolute ask timeout in seconds, 0 to 86400 (one day); 0 means no override (the default stands).",
     "BRAIN_LOG": "Debug logging: a level (`debug`, `info`) to stderr, or `debug:/path/file.log`. Never stdout.",
     "BRAIN_DIR": "The `.brain/` folder to use instead of searching upwards from the current folder.",
     "BRAIN_SESSION": "Default `--session` of the coordination commands (claim, signal, ask, reply...).",
@@ -147,8 +148,8 @@ def _check(file: str, key: str, spec: Spec, value: Any) -> Any:
     if value is None and spec.default is None:
         return None
     if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise bad("a non-negative integer")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**53:
+            raise bad("a non-negative integer up to 2**53")
     elif kind == "str":
         if not isinstance(value, str):
             raise bad("a string")

@@ -48,6 +48,14 @@ def find_brain_dir(start: Path, env: dict[str, str] | None = None) -> Path:
     raise NotInitialized(str(start))
 
 
+def _stays_inside(path: Path, root: Path) -> bool:
+    """``path``, symlinks resolved, is inside ``root`` (a profile linked to another layer is skipped)."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
+
+
 class Brain:
     """One project's brain: memory files, layers, settings, and the derived parts."""
 
@@ -213,8 +221,11 @@ class Brain:
         fatal: one bad file must not make every boot fail. ``profile_problems()`` names them
         (the boot's manifest and `brain doctor` report them).
         """
-        sources = [(f"kernel:agents/{p.name}", p) for p in self.layers.kernel_profile_files()]
-        sources += [(rel, self.dir / rel) for rel in self.memory.list("agents")]
+        kernel = self.layers.path("kernel")
+        sources = [(f"kernel:agents/{p.name}", p) for p in self.layers.kernel_profile_files()
+                   if _stays_inside(p, kernel)]  # a link out of the kernel (say to personal/) is never served
+        sources += [(rel, self.dir / rel) for rel in self.memory.list("agents")
+                    if _stays_inside(self.dir / rel, self.dir)]
         stamp = []
         for source, path in sources:
             try:
@@ -257,9 +268,12 @@ class Brain:
              session: str | None = None, budget: int | None = None, record: bool = True) -> BootResult:
         budget = self.settings["boot.budget"] if budget is None else budget
         minimum = self.settings["boot.min_budget"]
-        if not isinstance(budget, int) or budget < minimum:
-            raise InvalidInput(f"budget must be an integer of at least {minimum} tokens, not {budget!r}", field="budget",
-                               hint="give a larger budget; the minimum is the setting boot.min_budget")
+        from .bounds import MAX_BUDGET
+
+        if isinstance(budget, bool) or not isinstance(budget, int) or not minimum <= budget <= MAX_BUDGET:
+            shown = repr(budget) if len(repr(budget)) <= 40 else repr(budget)[:37] + "..."
+            raise InvalidInput(f"budget must be an integer from {minimum} to {MAX_BUDGET} tokens, not {shown}",
+                               field="budget", hint="the minimum is the setting boot.min_budget")
         if task is not None and not isinstance(task, str):
             raise InvalidInput("task must be text", field="task")
         if not role and session:  # a session id names its role: its profiles come in (`--role` overrides)
@@ -372,7 +386,16 @@ class Brain:
 
     def reindex(self, *, rebuild: bool = False, code: bool = True) -> dict:
         """Bring runtime/index.db up to date with the files (or rebuild it from nothing)."""
-        return self.index.rebuild() if rebuild else self.index.refresh(code=code)
+        if rebuild:
+            return self.index.rebuild()
+        try:
+            return self.index.refresh(code=code)
+        except Exception as exc:  # noqa: BLE001 - a damaged index (derived) is rebuilt, anything else raised
+            from .search.index import is_corruption
+
+            if not is_corruption(exc):
+                raise
+            return self.index.rebuild()
 
     def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[dict]:
         """Bounded search hits (path, kind, title, snippet, score) over memory and code symbols."""

@@ -12,7 +12,22 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, Sequence
 
-__all__ = ["Backend", "Tx"]
+__all__ = ["Backend", "Tx", "refuse_nul"]
+
+
+def refuse_nul(params: Sequence[Any]) -> None:
+    """Refuse text holding a NUL character before any backend sees it.
+
+    PostgreSQL rejects ``\\x00`` in text columns while SQLite stores it: checked here, in
+    both backends' ``execute``, the same text is refused identically on both (an
+    ``InvalidInput``, exit code 2, MCP ``invalid_input``), on reads as on writes. The
+    callers that know the field's name (``coord.rules.check_text``) refuse it earlier."""
+    for value in params:
+        if isinstance(value, str) and "\x00" in value:
+            from ..errors import InvalidInput
+
+            raise InvalidInput("text with a NUL character (\\x00) cannot be stored", field="text",
+                               hint="remove the NUL characters; brain stores text, not binary data")
 
 
 class Tx(Protocol):

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
 from ..errors import BackendError
+from .base import refuse_nul
 from .migrations import apply_pending
 
 __all__ = ["PostgresBackend"]
@@ -41,6 +42,7 @@ class _Tx:
         self.channels: set[str] = set()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        refuse_nul(params)  # a clear InvalidInput, identical to SQLite's, instead of a driver DataError
         self.cur.execute(sql.replace("?", "%s"), tuple(params) if params else None)
         return self.cur.fetchall() if self.cur.description else []
 

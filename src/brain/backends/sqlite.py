@@ -16,10 +16,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from ..errors import BackendError
+from ..errors import BackendError, DamagedStore
+from .base import refuse_nul
 from .migrations import MIGRATIONS, apply_pending
 
-__all__ = ["SqliteBackend"]
+__all__ = ["SqliteBackend", "is_corruption", "sqlite_file_problem"]
 
 POLL_SECONDS = 0.005
 BUSY_TIMEOUT_MS = 30000
@@ -39,6 +40,41 @@ def _enable_wal(conn: sqlite3.Connection) -> None:
             time.sleep(0.005 * min(attempt + 1, 20))
 
 
+_CORRUPT_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB (primary result codes)
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """A SQLite error that says the file is damaged (not a lock, not a full disk)."""
+    if not isinstance(exc, sqlite3.DatabaseError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _CORRUPT_CODES
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def sqlite_file_problem(path: Path) -> str | None:
+    """What is wrong with the SQLite file ``path`` (None when it reads whole, or is absent).
+
+    Opened read-only and checked with ``PRAGMA quick_check`` (every page read once), so a
+    damaged file is found whether its header, its pages or its length is broken."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error as exc:
+        return str(exc)
+    try:
+        rows = db.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.Error as exc:
+        return str(exc)
+    finally:
+        db.close()
+    problems = [str(r[0]) for r in rows if r and r[0] != "ok"]
+    return "; ".join(problems[:3]) or None
+
+
 class _Tx:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -46,6 +82,7 @@ class _Tx:
         self.channels: set[str] = set()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        refuse_nul(params)  # as PostgreSQL does: the same text is refused on both backends
         cur = self.conn.execute(sql, tuple(params))
         rows = cur.fetchall()
         self._rowcount = cur.rowcount
@@ -85,12 +122,20 @@ class SqliteBackend:
                 _enable_wal(conn)
                 conn.execute("PRAGMA synchronous=NORMAL")
             except (sqlite3.Error, OSError) as exc:
-                raise BackendError(f"cannot open the SQLite database {self.path}: {exc}",
-                                   hint="check that .brain/runtime/ is writable") from None
+                raise self._open_error(exc) from None
             self._local.conn = conn
             with self._lock:
                 self._conns.append(conn)
         return conn
+
+    def _open_error(self, exc: BaseException) -> BackendError:
+        """The error for a store that cannot be used: a damaged file says so, with the way out."""
+        if is_corruption(exc):
+            return DamagedStore(str(self.path), "coordination store", str(exc),
+                                f"run `brain doctor`; to start over, stop brain's processes and move it aside "
+                                f"(`mv {self.path} {self.path}.damaged`, and its -wal/-shm files)")
+        return BackendError(f"cannot open the SQLite database {self.path}: {exc}",
+                            hint="check that .brain/runtime/ is writable")
 
     @contextmanager
     def _raw(self, write: bool) -> Iterator[_Tx]:
@@ -141,6 +186,8 @@ class SqliteBackend:
             with self._raw(write) as tx:
                 yield tx
         except sqlite3.Error as exc:
+            if is_corruption(exc):
+                raise self._open_error(exc) from None
             raise BackendError(f"SQLite error: {exc}") from None
 
     # -- wake-ups --------------------------------------------------------------
@@ -170,6 +217,8 @@ class SqliteBackend:
             with self._raw(True) as tx:
                 applied = apply_pending(tx, "sqlite")
         except sqlite3.Error as exc:
+            if is_corruption(exc):
+                raise self._open_error(exc) from None
             raise BackendError(f"SQLite migration failed: {exc}") from None
         self._migrated = True
         return applied

@@ -3,6 +3,7 @@ reply, workstate, audit. Each parses, makes one library call on ``brain.coord``,
 
 from __future__ import annotations
 
+from ..bounds import MAX_COUNT, MAX_ID, MAX_SECONDS, cli_int, cli_seconds
 import os
 import time
 
@@ -55,13 +56,13 @@ def register(sub) -> None:
                                    "claim and never revives a lost one.")
     p.add_argument("item", nargs="?", metavar="ITEM")
     _session_arg(p)
-    p.add_argument("--ttl", type=float, metavar="S", help="lease in seconds (default coord.claim_ttl, 1800)")
-    p.add_argument("--renew", type=int, metavar="CLAIM", help="renew this claim instead of claiming ITEM")
+    p.add_argument("--ttl", type=cli_seconds(MAX_SECONDS, "--ttl"), metavar="S", help="lease in seconds (default coord.claim_ttl, 1800)")
+    p.add_argument("--renew", type=cli_int(0, MAX_ID, "--renew"), metavar="CLAIM", help="renew this claim instead of claiming ITEM")
     add_json(p)
     p.set_defaults(handler=cmd_claim)
 
     p = sub.add_parser("release", help="release a claim", description="Release CLAIM, every claim on --item, or --all.")
-    p.add_argument("claim", nargs="?", type=int, metavar="CLAIM")
+    p.add_argument("claim", nargs="?", type=cli_int(0, MAX_ID, "CLAIM"), metavar="CLAIM")
     _session_arg(p)
     p.add_argument("--item", metavar="ITEM")
     p.add_argument("--all", action="store_true", help="release every claim of the session")
@@ -75,9 +76,9 @@ def register(sub) -> None:
     p.add_argument("--session", metavar="ID", help="only this session's claims")
     p.add_argument("--all", action="store_true", help="include released and expired claims")
     p.add_argument("--watch", action="store_true", help="keep watching for overlaps")
-    p.add_argument("--interval", type=float, default=5.0, metavar="S", help="seconds between watch rounds (default 5)")
-    p.add_argument("--count", type=int, metavar="N", help="stop watching after N rounds")
-    p.add_argument("--decide", nargs=2, type=int, metavar=("A", "B"), help="record a decision on the overlap of claims A and B")
+    p.add_argument("--interval", type=cli_seconds(86400, "--interval"), default=5.0, metavar="S", help="seconds between watch rounds (default 5)")
+    p.add_argument("--count", type=cli_int(1, MAX_COUNT, "--count"), metavar="N", help="stop watching after N rounds")
+    p.add_argument("--decide", nargs=2, type=cli_int(0, MAX_ID, "--decide"), metavar=("A", "B"), help="record a decision on the overlap of claims A and B")
     p.add_argument("--decision", metavar="TEXT", help="the decision text (with --decide)")
     p.add_argument("--by", default="human", metavar="WHO", help="who decided (default human)")
     add_json(p)
@@ -99,7 +100,7 @@ def register(sub) -> None:
     _session_arg(p)
     p.add_argument("--ack", action="store_true", help="acknowledge what is printed")
     p.add_argument("--all", action="store_true", help="include already acknowledged signals still kept")
-    p.add_argument("--limit", type=int, default=100, metavar="N")
+    p.add_argument("--limit", type=cli_int(1, MAX_COUNT, "--limit"), default=100, metavar="N")
     add_json(p)
     p.set_defaults(handler=cmd_signals)
 
@@ -120,7 +121,7 @@ def register(sub) -> None:
     p.add_argument("target", nargs="?", metavar="TARGET")
     p.add_argument("question", nargs="?", metavar="QUESTION")
     _session_arg(p)
-    p.add_argument("--timeout", type=float, metavar="S", help="a shorter bound for this ask (never above the absolute one)")
+    p.add_argument("--timeout", type=cli_seconds(MAX_SECONDS, "--timeout"), metavar="S", help="a shorter bound for this ask (never above the absolute one)")
     p.add_argument("--ticket", metavar="T", help="wait on this earlier ask instead of asking again")
     add_json(p)
     p.set_defaults(handler=cmd_ask)
@@ -147,13 +148,13 @@ def register(sub) -> None:
     p.add_argument("--progress")
     p.add_argument("--delegation")
     p.add_argument("--status", choices=["idle", "working", "done", "blocked", "stalled"])
-    p.add_argument("--expect", type=int, metavar="REV", help="write only if the key is at revision REV (0: new key)")
+    p.add_argument("--expect", type=cli_int(0, MAX_ID, "--expect"), metavar="REV", help="write only if the key is at revision REV (0: new key)")
     add_json(p)
     p.set_defaults(handler=cmd_workstate)
 
     p = sub.add_parser("audit", help="coordination history: grants, releases, expiries, signals, asks, replies",
                        description="The audit history of coordination, newest first.")
-    p.add_argument("--limit", type=int, default=50, metavar="N")
+    p.add_argument("--limit", type=cli_int(1, MAX_COUNT, "--limit"), default=50, metavar="N")
     p.add_argument("--session", metavar="ID")
     p.add_argument("--action", metavar="A", help="only this action (grant, release, expire, signal, ask, reply...)")
     add_json(p)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..bounds import MAX_BUDGET, cli_int
 import argparse
 
 from .common import add_json, open_from_args
@@ -58,7 +59,7 @@ def register(sub) -> None:
                                                "the role written in --session's id)")
     p.add_argument("--session", metavar="S", help="the session id (selects its checkpoint and thread, and its role's "
                                                   "profiles when --role is not given)")
-    p.add_argument("--budget", type=int, metavar="N", help="token budget (default: boot.budget, 8000)")
+    p.add_argument("--budget", type=cli_int(0, MAX_BUDGET, "--budget"), metavar="N", help="token budget (default: boot.budget, 8000)")
     p.add_argument("--no-record", action="store_true", help="do not append this boot to runtime/boots.jsonl")
     add_json(p)
     p.set_defaults(handler=cmd_boot)

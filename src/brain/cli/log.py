@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from ..bounds import MAX_COUNT, MAX_PAGE, cli_int
 import sys
 
 from .common import add_json, open_from_args
@@ -23,9 +24,9 @@ def register(sub) -> None:
                                    "skipped and counted, so page N is the same here and in `brain ui`. The log is for "
                                    "people: no agent-facing surface ever returns it.")
     p.add_argument("thread", nargs="?", metavar="THREAD")
-    p.add_argument("--page", type=int, metavar="N", help="page number, 1 = oldest; negative counts from the end "
+    p.add_argument("--page", type=cli_int(-MAX_PAGE, MAX_PAGE, "--page"), metavar="N", help="page number, 1 = oldest; negative counts from the end "
                                                          "(default: the last page)")
-    p.add_argument("--size", type=int, default=50, metavar="K", help="lines per page (default 50)")
+    p.add_argument("--size", type=cli_int(1, MAX_COUNT, "--size"), default=50, metavar="K", help="lines per page (default 50)")
     p.add_argument("--prune", action="store_true", help="delete rotated segments past log.retention_days now "
                                                         "(rotation does it for the thread it rotates), and the "
                                                         "local handoffs (handoffs/local/) not updated that long")
@@ -82,7 +83,7 @@ def register(sub) -> None:
     p.add_argument("--installed", metavar="YYYY-MM-DD", help="split before/after at this date instead of the "
                                                               "detected install date")
     p.add_argument("--svg", metavar="F", help="also write a small SVG chart to F")
-    p.add_argument("--tasks", type=int, default=20, metavar="N", help="task rows in the table (default 20)")
+    p.add_argument("--tasks", type=cli_int(0, MAX_COUNT, "--tasks"), default=20, metavar="N", help="task rows in the table (default 20)")
     add_json(p)
     p.set_defaults(handler=cmd_stats)
 

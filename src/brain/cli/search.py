@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..bounds import MAX_COUNT, cli_int
 from .common import add_json, open_from_args
 from .output import emit
 
@@ -16,7 +17,7 @@ def register(sub) -> None:
     p.add_argument("query", metavar="QUERY", nargs="+")
     p.add_argument("--kind", metavar="K", help="only this kind: now, focus, note, workflow, card, decision, handoff, "
                                               "contract, profile, memory or code")
-    p.add_argument("--limit", type=int, default=10, metavar="N", help="at most N results (1-100, default 10)")
+    p.add_argument("--limit", type=cli_int(-MAX_COUNT, MAX_COUNT, "--limit"), default=10, metavar="N", help="at most N results (1-100, default 10)")
     add_json(p)
     p.set_defaults(handler=cmd_search)
 
@@ -34,7 +35,7 @@ def register(sub) -> None:
                        description="Neighbours of X in the derived graph: imports and dependencies, the module a file is "
                                    "in, the card describing a module, decisions about it and what they supersede.")
     p.add_argument("target", metavar="X")
-    p.add_argument("--limit", type=int, default=30, metavar="N", help="at most N neighbours (1-100, default 30)")
+    p.add_argument("--limit", type=cli_int(-MAX_COUNT, MAX_COUNT, "--limit"), default=30, metavar="N", help="at most N neighbours (1-100, default 30)")
     add_json(p)
     p.set_defaults(handler=cmd_related)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..bounds import MAX_COUNT, cli_int
 from .common import open_from_args
 
 __all__ = ["register", "DEFAULT_PORT"]
@@ -25,8 +26,8 @@ def register(sub) -> None:
         epilog="Client config example: {\"command\": \"brain\", \"args\": [\"-C\", \"/path/to/repo\", \"serve\"]}")
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     p.add_argument("--host", help="HTTP address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, help="HTTP port (default 8765; 0 picks a free port, announced on stderr)")
-    p.add_argument("--workers", type=int, metavar="N",
+    p.add_argument("--port", type=cli_int(-MAX_COUNT, MAX_COUNT, "--port"), help="HTTP port (default 8765; 0 picks a free port, announced on stderr)")
+    p.add_argument("--workers", type=cli_int(-MAX_COUNT, MAX_COUNT, "--workers"), metavar="N",
                    help="HTTP server processes sharing the port (default 1; one per core serves a busy team)")
     p.set_defaults(handler=cmd_serve)
 

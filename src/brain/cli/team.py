@@ -26,6 +26,9 @@ def register(sub) -> None:
     c.add_argument("--machine", metavar="M", help="machine name in the token's session ids (default: NAME)")
     c.add_argument("--session-prefix", metavar="P", help="also allow acting as existing sessions whose id starts "
                                                           "with P (e.g. sess-20261130-0900-build@laptop)")
+    c.add_argument("--layer", action="append", default=[], choices=["instance", "personal"], dest="layers",
+                   help="serve this user-level layer to the token (read, write); repeatable. Without it the "
+                        "instance and personal layers are never served to the token")
     add_json(c)
     c.set_defaults(handler=cmd_token_create)
     lp = tsub.add_parser("list", help="list tokens (never the tokens themselves)",
@@ -80,7 +83,7 @@ def _when(stamp) -> str:
 def cmd_token_create(args) -> int:
     brain = open_from_args(args)
     token, record = brain.tokens.create(args.name, role=args.role, machine=args.machine,
-                                        session_prefix=args.session_prefix)
+                                        session_prefix=args.session_prefix, layers=args.layers)
     data = {"token": token, **record.public()}
     emit(data, args.json, lambda d: (f"token {d['name']} (role {d['role'] or d['name']}, machine {d['machine']}):\n"
                                      f"{d['token']}\nshown once: store it now (e.g. in the client's "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..bounds import MAX_COUNT, MAX_SECONDS, cli_int, cli_seconds
 from .common import open_from_args
 
 __all__ = ["register", "DEFAULT_PORT"]
@@ -18,24 +19,18 @@ def register(sub) -> None:
                     "and the usage figures. Binds 127.0.0.1 unless --host says otherwise; write actions are "
                     "protected against cross-site requests. Needs the `web` extra.",
         epilog="Then open the printed address. Ctrl-C stops the server (and ends its human session).")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only; a non-loopback address needs team "
+                        "tokens, `brain token create`)")
+    p.add_argument("--port", type=cli_int(-MAX_COUNT, MAX_COUNT, "--port"), default=DEFAULT_PORT,
                    help=f"port (default {DEFAULT_PORT}; 0 picks a free one, announced on stderr)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="also accept requests whose Host header names NAME (repeatable; needed when binding "
-                        "a non-loopback address and browsing by machine name or IP)")
-    p.add_argument("--poll", type=float, default=2.0, metavar="SECONDS",
+                        "a non-loopback address and browsing by machine name or IP; the server.allowed_hosts "
+                        "setting adds names for every run)")
+    p.add_argument("--poll", type=cli_seconds(MAX_SECONDS, "--poll"), default=2.0, metavar="SECONDS",
                    help="how often live panels refresh in the browser (default 2)")
     p.set_defaults(handler=cmd_ui)
-
-
-def allowed_hosts(host: str, extra: list[str]) -> list[str]:
-    from ..web.security import LOOPBACK_HOSTS
-
-    names = set(LOOPBACK_HOSTS) | {h.strip().lower() for h in extra if h.strip()}
-    if host not in ("0.0.0.0", "::", ""):
-        names.add(host.lower())
-    return sorted(names)
 
 
 def cmd_ui(args) -> int:
@@ -49,6 +44,9 @@ def cmd_ui(args) -> int:
     if not 0.2 <= args.poll <= 3600:
         raise InvalidInput("--poll must be between 0.2 and 3600 seconds", field="poll")
     brain = open_from_args(args)  # no .brain/: NotInitialized before anything is bound
+    from ..team.server import check_exposure, host_allow_list
+
+    check_exposure(brain, args.host, command="brain ui")  # no tokens: loopback only, like `brain serve --http`
     try:
         import jinja2  # noqa: F401
         import markdown_it  # noqa: F401
@@ -70,14 +68,18 @@ def cmd_ui(args) -> int:
                            hint="pick another --port, or 0 for a free one") from None
     sock.listen(128)  # connections queue from now on: the address printed below is usable at once
     port = sock.getsockname()[1]
-    hosts = allowed_hosts(args.host, args.allow_host)
+    hosts = host_allow_list(brain, args.host, port, args.allow_host)  # every bind address, loopback included
     if args.host in ("0.0.0.0", "::") and not args.allow_host:
         sys.stderr.write("brain ui: bound to every interface; pass --allow-host NAME for each name or IP "
                          "browsers will use (other Host headers are refused)\n")
     from ..team.middleware import web_middleware
 
     # team mode: once a token exists, the UI needs one too (Authorization header or the /login cookie)
-    app = create_app(brain, middleware=web_middleware(brain), allowed_hosts=hosts, poll_seconds=args.poll)
+    from ..team.hosts import HostCheck
+
+    # the Host check first, before the sign-in: a rebound name never even gets the login form
+    app = HostCheck(create_app(brain, middleware=web_middleware(brain), allowed_hosts=hosts, poll_seconds=args.poll),
+                    hosts)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     sys.stderr.write(f"brain ui: serving {brain.name} at http://{shown}:{port}/\n")
     sys.stderr.flush()

@@ -90,14 +90,20 @@ def role_of_session(session: str | None) -> str | None:
 
 def resolve_ask_timeout(env_value: str | None, default: float = DEFAULT_ASK_TIMEOUT) -> float:
     """The absolute ask timeout: BRAIN_ASK_TIMEOUT when set and > 0, else the default; never infinite."""
+    from ..bounds import MAX_ASK_TIMEOUT
+
+    if default > MAX_ASK_TIMEOUT:
+        raise SettingsError("brain.yml", "coord.ask_timeout", f"at most {MAX_ASK_TIMEOUT:g} seconds (one day)",
+                            repr(default))
     if env_value is None or not str(env_value).strip():
         return default
     try:
-        value = float(env_value)
+        value = float(env_value) if len(str(env_value)) <= 40 else float("inf")
     except ValueError:
-        raise SettingsError("BRAIN_ASK_TIMEOUT", None, "a number of seconds", repr(env_value)) from None
-    if math.isnan(value) or math.isinf(value) or value < 0:
-        raise SettingsError("BRAIN_ASK_TIMEOUT", None, "a finite number of seconds >= 0", repr(env_value))
+        raise SettingsError("BRAIN_ASK_TIMEOUT", None, "a number of seconds", repr(env_value)[:60]) from None
+    if math.isnan(value) or math.isinf(value) or value < 0 or value > MAX_ASK_TIMEOUT:
+        raise SettingsError("BRAIN_ASK_TIMEOUT", None, f"a number of seconds from 0 to {MAX_ASK_TIMEOUT:g} (one day)",
+                            repr(env_value)[:60])
     return default if value == 0 else value
 
 
@@ -105,10 +111,9 @@ def resolve_turn_timeout(requested: float | None, absolute: float) -> float:
     """One wait turn's bound: finite, positive, never above the absolute timeout."""
     if requested is None:
         return absolute
-    if isinstance(requested, bool) or not isinstance(requested, (int, float)) or math.isnan(requested) \
-            or math.isinf(requested) or requested <= 0:
-        raise InvalidInput(f"a timeout must be a finite number of seconds above 0, not {requested!r}", field="timeout")
-    return min(float(requested), absolute)
+    from ..bounds import MAX_SECONDS, bounded_seconds
+
+    return min(bounded_seconds(requested, "timeout", high=MAX_SECONDS), absolute)
 
 
 def check_text(value, field: str, limit: int, *, allow_empty: bool = False) -> str:
@@ -118,6 +123,9 @@ def check_text(value, field: str, limit: int, *, allow_empty: bool = False) -> s
         raise InvalidInput(f"{field} must be text", field=field)
     if not allow_empty and not value.strip():
         raise InvalidInput(f"{field} is empty", field=field)
+    if "\x00" in value:
+        raise InvalidInput(f"{field} contains a NUL character (\\x00)", field=field,
+                           hint="remove it: brain stores text, identically on SQLite and PostgreSQL")
     size = len(value.encode("utf-8"))
     if size > limit:
         raise TooLarge(field, size, limit)

@@ -15,6 +15,7 @@ import os
 import time
 from typing import Callable
 
+from ..bounds import MAX_COUNT, MAX_ID, bounded_int
 from ..errors import ClaimLost, InvalidInput, NotFound
 from ..livestate.store import LiveLimits, LiveState
 from ..security.redact import Redactor
@@ -24,6 +25,11 @@ from .overlap import item_kind, normalize_item, normalized_overlap as items_over
 from .rules import ALIVE, GONE, CoordConfig, check_text, claim_live, clean_role, liveness, session_id
 
 __all__ = ["Coordinator", "pid_alive"]
+
+
+def _claim_id(claim) -> int:
+    """A claim id from a caller, bounded to the stores' 64-bit integers (InvalidInput otherwise)."""
+    return bounded_int(claim, "claim", low=0, high=MAX_ID)
 
 log = logging.getLogger("brain.coord")
 
@@ -85,7 +91,8 @@ class Coordinator(AsksMixin):
                 sql += f" AND {column} = ?"
                 params.append(value)
         with self.backend.transaction(write=False) as tx:
-            rows = tx.execute(sql + " ORDER BY id DESC LIMIT ?", (*params, int(limit)))
+            rows = tx.execute(sql + " ORDER BY id DESC LIMIT ?",
+                              (*params, bounded_int(limit, "limit", low=1, high=MAX_COUNT)))
         return [AuditEvent(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
 
     # -- sessions ------------------------------------------------------------------
@@ -268,7 +275,7 @@ class Coordinator(AsksMixin):
             self._touch(tx, session)
             now = self.clock()
             self._expire_in(tx, now)
-            rows = tx.execute(f"SELECT {_CLAIM_COLS} FROM claims WHERE id = ?", (int(claim),))
+            rows = tx.execute(f"SELECT {_CLAIM_COLS} FROM claims WHERE id = ?", (_claim_id(claim),))
             if not rows or rows[0][1] != session:
                 raise NotFound(f"claim {claim} of {session}")
             info = ClaimInfo(*rows[0])
@@ -280,11 +287,17 @@ class Coordinator(AsksMixin):
             self._audit(tx, session, "renew", f"claim:{info.claim}", item=info.item, fence=info.fence, ttl=lease)
         return Grant(info.claim, info.fence, info.item, session, now + lease, overlaps)
 
+    def claim_owner(self, claim: int) -> str | None:
+        """The session that holds (or held) claim ``claim``; None for an unknown id."""
+        with self.backend.transaction(write=False) as tx:
+            rows = tx.execute("SELECT session FROM claims WHERE id = ?", (_claim_id(claim),))
+        return rows[0][0] if rows else None
+
     def check_fence(self, claim: int, fence: int) -> bool:
         """True while ``claim`` is held with this fencing number; a holder checks before acting."""
         now = self.clock()
         with self.backend.transaction(write=False) as tx:
-            rows = tx.execute(f"SELECT {_CLAIM_COLS} FROM claims WHERE id = ?", (int(claim),))
+            rows = tx.execute(f"SELECT {_CLAIM_COLS} FROM claims WHERE id = ?", (_claim_id(claim),))
         if not rows:
             return False
         info = ClaimInfo(*rows[0])
@@ -294,7 +307,7 @@ class Coordinator(AsksMixin):
         sql, params = "SELECT id, item FROM claims WHERE session = ? AND state = 'held'", [session]
         if claim is not None:
             sql += " AND id = ?"
-            params.append(int(claim))
+            params.append(_claim_id(claim))
         if item is not None:
             sql += " AND item = ?"
             params.append(self.redact(normalize_item(item)))  # items are stored redacted
@@ -316,7 +329,7 @@ class Coordinator(AsksMixin):
         with self.backend.transaction() as tx:
             self._touch(tx, session)
             if claim is not None:
-                rows = tx.execute("SELECT session, state FROM claims WHERE id = ?", (int(claim),))
+                rows = tx.execute("SELECT session, state FROM claims WHERE id = ?", (_claim_id(claim),))
                 if not rows or rows[0][0] != session:
                     raise NotFound(f"claim {claim} of {session}")
             return self._release_in(tx, session, claim, item)
@@ -359,7 +372,7 @@ class Coordinator(AsksMixin):
     def decide_overlap(self, claim_a: int, claim_b: int, decision: str, *, by: str = "human") -> dict:
         """Record a human decision on an overlap (the watchdog shows it next to the pair)."""
         decision = self._clean(decision, "decision", 1000)
-        a, b = sorted((int(claim_a), int(claim_b)))
+        a, b = sorted((_claim_id(claim_a), _claim_id(claim_b)))
         with self.backend.transaction() as tx:
             found = {r[0] for r in tx.execute("SELECT id FROM claims WHERE id IN (?, ?)", (a, b))}
             if found != {a, b}:
@@ -416,7 +429,8 @@ class Coordinator(AsksMixin):
             cursor = self._cursor(tx, session)
             rows = tx.execute("SELECT id, sender, recipient, target, kind, body, created FROM signals "
                               "WHERE recipient = ? AND id > ? AND expires > ? ORDER BY id LIMIT ?",
-                              (session, -1 if include_acked else cursor, now, int(limit)))
+                              (session, -1 if include_acked else cursor, now,
+                               bounded_int(limit, "limit", low=1, high=MAX_COUNT)))
             if ack and rows:
                 self._set_cursor(tx, session, max(cursor, rows[-1][0]))
         return [Signal(*r) for r in rows]

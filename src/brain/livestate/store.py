@@ -106,6 +106,9 @@ class LiveState:
                   for name, value in values.items()}
         now = self.clock()
         if expected_revision is not None:
+            from ..bounds import MAX_ID, bounded_int
+
+            expected_revision = bounded_int(expected_revision, "expected_revision", low=0, high=MAX_ID)
             rows = tx.execute("SELECT revision FROM livestate WHERE key = ?", (key,))
             actual = rows[0][0] if rows else None
             if expected_revision != (actual or 0):

@@ -67,6 +67,7 @@ class ToolDef:
     destructive: bool = False
     idempotent: bool = False
     inline: bool = False  # a sync tool run on the event loop rather than a worker thread
+    access: dict[str, Any] = field(default_factory=dict)  # argument -> what it names (brain.mcp.access)
 
     @property
     def is_async(self) -> bool:
@@ -115,10 +116,17 @@ class ToolRegistry:
             except NameError as exc:
                 raise TypeError(f"MCP tool {tool_name!r}: its annotations cannot be resolved ({exc}); import the "
                                 "names they use (Annotated, Field...) at module level") from None
+            from .access import declarations
+
+            try:
+                access = declarations(fn)  # what each argument names: checked once per call by the dispatch
+            except TypeError as exc:
+                raise TypeError(f"MCP tool {tool_name!r}: {exc}") from None
             text = inspect.cleandoc(description or fn.__doc__ or "")
             if not text:
                 raise ValueError(f"MCP tool {tool_name!r} needs a description (a docstring)")
-            self.tools[tool_name] = ToolDef(tool_name, fn, text, title, read_only, destructive, idempotent, inline)
+            self.tools[tool_name] = ToolDef(tool_name, fn, text, title, read_only, destructive, idempotent, inline,
+                                           access)
             return fn
 
         return decorator

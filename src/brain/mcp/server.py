@@ -6,6 +6,9 @@ CLI imports it only inside ``brain serve``. What it adds to the SDK:
 - the opened ``Brain`` is passed to every tool function, hidden from the schema;
 - unknown arguments are refused (the SDK's argument models silently drop them),
   and the advertised input schemas say ``additionalProperties: false``;
+- every call goes through ``access.authorize`` first: on the team server a tool
+  argument naming a session, claim, ask or layer the token does not own is refused
+  (``Forbidden``), the same way for every tool;
 - ``BrainError`` becomes a tool error (``isError``) whose text names the kind and
   says what to do, with the error's typed fields as structured content;
 - the ``on_initialize`` hooks of the tool groups run at the MCP handshake.
@@ -26,6 +29,7 @@ from mcp_types import CLIENT_INFO_META_KEY, CallToolResult, TextContent, ToolAnn
 from pydantic import ValidationError
 
 from ..errors import BrainError
+from .access import authorize
 from .registry import ClientHello, ToolDef, ToolOutput, ToolRegistry
 
 __all__ = ["build_server", "build_unbound_server", "error_result", "to_result", "INSTRUCTIONS"]
@@ -84,10 +88,12 @@ def _internal(name: str, exc: BaseException) -> CallToolResult:
 def _bind(tool: ToolDef, brain) -> Callable[..., Any]:
     """A function with the tool's inputs (``brain`` hidden) that calls the library and maps errors."""
     params = tool.parameters()
+    access = tool.access
 
     if tool.is_async:
         async def call(**kwargs):
             try:
+                authorize(brain, tool.name, access, kwargs)
                 return to_result(await tool.fn(brain, **kwargs))
             except BrainError as error:
                 return brain_error_result(error)
@@ -96,6 +102,7 @@ def _bind(tool: ToolDef, brain) -> Callable[..., Any]:
     elif tool.inline:
         async def call(**kwargs):  # quick and non-blocking by declaration: no worker-thread hop
             try:
+                authorize(brain, tool.name, access, kwargs)  # team server: a token acts only as itself
                 return to_result(tool.fn(brain, **kwargs))
             except BrainError as error:
                 return brain_error_result(error)
@@ -104,6 +111,7 @@ def _bind(tool: ToolDef, brain) -> Callable[..., Any]:
     else:
         def call(**kwargs):  # the SDK runs a sync tool on a worker thread: the event loop stays free
             try:
+                authorize(brain, tool.name, access, kwargs)  # team server: a token acts only as itself
                 return to_result(tool.fn(brain, **kwargs))
             except BrainError as error:
                 return brain_error_result(error)

@@ -119,7 +119,7 @@ def _serve_socket(brain, sock: socket.socket, host: str, path: str) -> None:
 
     from ..team.server import team_app
 
-    app = team_app(brain, path=path, host=host)
+    app = team_app(brain, path=path, host=host, port=sock.getsockname()[1])
     debug = logging.getLogger("brain").isEnabledFor(logging.DEBUG)
     config = uvicorn.Config(app, log_config=_uvicorn_logging(debug), log_level="debug" if debug else "warning",
                             lifespan="on")

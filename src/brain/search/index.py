@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from ..backends.sqlite import is_corruption, sqlite_file_problem
 from ..memory.files import read_memory_file, read_regular_file
 from ..memory.paths import has_link_between, is_plain_memory_name
 from .code import CODE_SCHEMA, refresh_code
 from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
 
-__all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet"]
+__all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet", "is_corruption",
+           "sqlite_file_problem"]  # the last two re-exported from brain.backends.sqlite
 
 INDEX_FILE = "index.db"
 SCHEMA_VERSION = "11"  # bump when tokens or tables change: an older index is rebuilt
@@ -48,6 +50,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs_vocab USING fts5vocab(docs_fts, 'row');
 CREATE VIRTUAL TABLE IF NOT EXISTS code_vocab USING fts5vocab(code_fts, 'row');
 """
 UNION_DOCS = 3000  # a fallback union ranks at most about this many documents
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
 
 
 def kind_of(path: str) -> str:
@@ -113,6 +122,8 @@ class SearchIndex:
         self.path = runtime / INDEX_FILE
         self.decisions_dir = decisions_dir
         self._local = threading.local()  # one connection per thread (the web UI searches from a pool)
+        self._generation = 0  # bumped when a damaged file is discarded: every thread then reopens
+        self._heal_lock = threading.Lock()
 
     # -- connection ----------------------------------------------------------------
     @property
@@ -126,6 +137,7 @@ class SearchIndex:
     @_db.setter
     def _db(self, value: sqlite3.Connection | None) -> None:
         self._local.db = value
+        self._local.generation = self._generation
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -149,6 +161,7 @@ class SearchIndex:
             db.executescript(DOCS_SCHEMA + CODE_SCHEMA + GRAPH_SCHEMA + VOCAB_SCHEMA)
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
             self._db = db
+            self._local.inode = _inode(self.path)
         return self._db
 
     def close(self) -> None:
@@ -370,6 +383,47 @@ class SearchIndex:
         self.close()
         self._remove_files()
         return self.refresh()
+
+    def reopen_if_replaced(self) -> None:
+        """At the start of an operation: drop this thread's connection if another thread discarded the file
+        it points to (never mid-operation, when the connection may still be in use)."""
+        db = self._db
+        if db is not None and getattr(self._local, "generation", 0) != self._generation:
+            try:
+                db.close()
+            except sqlite3.Error:
+                pass
+            self._local.db = None
+
+    @property
+    def generation(self) -> int:
+        """How many times a damaged file was discarded (see ``discard_if``)."""
+        return self._generation
+
+    def heal(self, seen: int) -> bool:
+        """Discard the damaged file and rebuild it, unless another thread did since generation ``seen``.
+
+        Under one lock, so the threads of a server that all hit the damage wait for one rebuild
+        instead of each rebuilding (and contending on the new file); True when this call rebuilt."""
+        with self._heal_lock:
+            if self._generation != seen:
+                return False
+            opened = getattr(self._local, "inode", None)
+            if opened is not None and _inode(self.path) not in (None, opened):
+                self._generation += 1  # another process already replaced the file: reopen, keep its rebuild
+                return False
+            self.discard()
+            self.refresh()
+            return True
+
+    def discard(self) -> None:
+        """Drop a damaged index: delete the files (it is derived); every thread's connection is reopened."""
+        try:
+            self.close()
+        except sqlite3.Error:
+            pass
+        self._generation += 1
+        self._remove_files()
 
     # -- queries -----------------------------------------------------------------
     def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[SearchHit]:

@@ -7,8 +7,11 @@ with nothing rather than an error.
 
 from __future__ import annotations
 
-from ..errors import InvalidInput
-from .index import MEMORY_KINDS
+import functools
+import logging
+
+from ..errors import DamagedStore, InvalidInput
+from .index import MEMORY_KINDS, is_corruption
 from .locate import Localization, locate as rank_files
 
 __all__ = ["search", "related", "locate", "infer_module", "ensure_index", "changed_files", "SEARCH_KINDS", "MAX_LIMIT"]
@@ -22,6 +25,42 @@ def _check_limit(limit) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, not {limit!r}", field="limit")
     return limit
+
+
+def _self_healing(fn):
+    """Run ``fn(brain, ...)``; when the derived index turns out damaged, delete it, rebuild, and retry once.
+
+    The index holds nothing canonical (runtime/index.db is rebuilt from the files), so a
+    truncated or overwritten file costs one rebuild, never a traceback in search or boot."""
+
+    @functools.wraps(fn)
+    def wrapper(brain, *args, **kwargs):
+        seen = brain.index.generation
+        brain.index.reopen_if_replaced()
+        try:
+            return fn(brain, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - only corruption is handled; anything else is re-raised
+            if not is_corruption(exc):
+                raise
+            logging.getLogger("brain").warning("the search index %s is damaged (%s): rebuilding it",
+                                               brain.index.path, exc)
+            brain.index.reopen_if_replaced()
+            try:
+                brain.index.heal(seen)  # the first thread rebuilds; the others wait for it, then reopen
+            except Exception as again:  # noqa: BLE001
+                if not is_corruption(again):
+                    raise
+            brain.__dict__.pop("_located", None)
+        brain.index.reopen_if_replaced()
+        try:
+            return fn(brain, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001
+            if not is_corruption(exc):
+                raise
+            raise DamagedStore(str(brain.index.path), "search index", f"{exc}; rebuilding did not help",
+                               "run `brain index --rebuild` (it is derived: nothing is lost)") from None
+
+    return wrapper
 
 
 def ensure_index(brain, *, code: bool = True):
@@ -39,6 +78,7 @@ def ensure_index(brain, *, code: bool = True):
     return index
 
 
+@_self_healing
 def search(brain, query: str, *, kind: str | None = None, limit: int = 10) -> list[dict]:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInput("the search query is empty", field="query")
@@ -53,6 +93,7 @@ def search(brain, query: str, *, kind: str | None = None, limit: int = 10) -> li
     return [hit.to_dict() for hit in index.search(query, kind=kind, limit=limit)]
 
 
+@_self_healing
 def related(brain, target: str, *, limit: int = 30) -> dict:
     from ..errors import NotFound
     from .graph import related as graph_related
@@ -101,6 +142,7 @@ def _claimed(brain, session: str | None) -> list[str]:
         return []
 
 
+@_self_healing
 def locate(brain, task: str | None, *, module: str | None = None, session: str | None = None,
            limit: int = 20) -> Localization:
     if task is not None and not isinstance(task, str):

@@ -32,6 +32,7 @@ class Principal:
     role: str | None = None
     machine: str | None = None
     session_prefix: str | None = None
+    layers: tuple[str, ...] = ()  # user-level layers (instance, personal) this token may be served
 
     @property
     def session_role(self) -> str:

@@ -72,7 +72,8 @@ class TeamAuthMiddleware:
             return None, "the token store is unreadable"
         if record is None:
             return None, "unknown or revoked token"
-        return Principal(record.name, record.role, record.machine, record.session_prefix), ""
+        return Principal(record.name, record.role, record.machine, record.session_prefix,
+                         tuple(record.layers or ())), ""
 
     async def __call__(self, scope, receive, send):
         kind = scope.get("type")

@@ -8,41 +8,46 @@ never exposed to the network anonymously by accident.
 
 from __future__ import annotations
 
-import ipaddress
-
 from ..errors import InvalidInput
+from .hosts import is_loopback
 
-__all__ = ["check_exposure", "is_loopback", "team_app"]
-
-
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", "ip6-localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+__all__ = ["check_exposure", "is_loopback", "team_app", "host_allow_list"]
 
 
-def check_exposure(brain, host: str) -> None:
-    """Refuse to listen beyond this machine when no token protects the server."""
+def check_exposure(brain, host: str, *, command: str = "brain serve --http") -> None:
+    """Refuse to listen beyond this machine when no token protects the server (`brain serve --http`, `brain ui`)."""
     if not is_loopback(host) and not brain.tokens.exists():
-        raise InvalidInput(f"refusing to serve on {host} without bearer tokens: anyone who reaches it could act "
-                           "as any agent", field="host",
+        raise InvalidInput(f"{command}: refusing to listen on {host} without bearer tokens: anyone who reaches it "
+                           "could act as any agent", field="host",
                            hint="create a token first (`brain token create NAME --role R`), or bind 127.0.0.1 "
                                 "behind a TLS reverse proxy (docs/team.md)")
 
 
-def team_app(brain, *, path: str = "/mcp", host: str = "127.0.0.1", require_auth: bool | None = None):
-    """The ASGI app of the team server: MCP at ``path``, authenticated and size-limited."""
+def host_allow_list(brain, host: str, port: int, extra: list[str] | tuple[str, ...] = ()):
+    """The Host headers a server bound to ``host:port`` answers: see brain.team.hosts (plus ``server.allowed_hosts``)."""
+    from .hosts import allowed_hosts
+
+    return allowed_hosts(host, port, [*brain.settings["server.allowed_hosts"], *extra])
+
+
+def team_app(brain, *, path: str = "/mcp", host: str = "127.0.0.1", port: int = 8765,
+             require_auth: bool | None = None):
+    """The ASGI app of the team server: MCP at ``path``, Host-checked, authenticated and size-limited."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
     from ..mcp.server import build_server
+    from .hosts import HostCheck
     from .middleware import protect
 
     server = build_server(brain, transport="http")
     # Plain JSON answers and no per-connection transport state: no tool streams or calls back, the
     # session follows the bearer token (not an Mcp-Session-Id), so any worker can answer any request
-    # and each call skips the SSE framing and the session registry.
-    app = server.streamable_http_app(streamable_http_path=path, host=host, json_response=True, stateless_http=True)
+    # and each call skips the SSE framing and the session registry. The SDK's own Host check covers
+    # 127.0.0.1/localhost binds only: HostCheck below covers every bind address, so the SDK's is off.
+    app = server.streamable_http_app(streamable_http_path=path, host=host, json_response=True, stateless_http=True,
+                                     transport_security=TransportSecuritySettings(
+                                         enable_dns_rebinding_protection=False))
     if require_auth is None and not is_loopback(host):
         require_auth = True  # beyond this machine a token is always needed, even if the tokens are deleted later
-    return protect(app, brain, require_auth=require_auth)
+    return HostCheck(protect(app, brain, require_auth=require_auth), host_allow_list(brain, host, port),
+                     check_origin=True)

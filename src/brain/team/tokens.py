@@ -51,6 +51,7 @@ class TokenRecord:
     created: float = 0.0
     revoked: float | None = None
     sessions: list[str] = field(default_factory=list)
+    layers: list[str] = field(default_factory=list)  # user-level layers served to it (instance, personal)
 
     @property
     def active(self) -> bool:
@@ -145,18 +146,28 @@ class TokenStore:
 
     # -- changes ------------------------------------------------------------------
     def create(self, name: str, *, role: str | None = None, machine: str | None = None,
-               session_prefix: str | None = None) -> tuple[str, TokenRecord]:
-        """A new token for ``name``: returns (the token, shown this once, and its record)."""
+               session_prefix: str | None = None, layers: list[str] | tuple[str, ...] = ()
+               ) -> tuple[str, TokenRecord]:
+        """A new token for ``name``: returns (the token, shown this once, and its record).
+
+        ``layers`` names the user-level layers (``instance``, ``personal``) the token may read
+        and write; without them those layers are never served to it (the kernel is readable by
+        every token, writable only by the ``kernel-scribe`` role)."""
         if not isinstance(name, str) or not _NAME.match(name):
             raise InvalidInput(f"token name {name!r} must be 1-64 letters, digits, '.', '_' or '-'", field="name")
         for value, what in ((role, "role"), (machine, "machine")):
             if value is not None and not re.match(r"^[A-Za-z0-9_-]{1,40}$", value):
                 raise InvalidInput(f"{what} {value!r} must be 1-40 letters, digits, '-' or '_'", field=what)
+        layers = sorted(set(layers or ()))
+        for layer in layers:
+            if layer not in ("instance", "personal"):
+                raise InvalidInput(f"--layer {layer!r}: a token may be given the instance or personal layer",
+                                   field="layers")
         if session_prefix is not None and not session_prefix.strip():
             raise InvalidInput("--session-prefix must not be empty", field="session_prefix")
         token = TOKEN_PREFIX + base64.urlsafe_b64encode(_random.token_bytes(32)).decode("ascii").rstrip("=")
         record = TokenRecord(name=name, hash=hash_token(token), role=role, machine=machine or name,
-                             session_prefix=session_prefix, created=time.time())
+                             session_prefix=session_prefix, created=time.time(), layers=list(layers))
         with self._locked() as records:
             if any(r.name == name and r.active for r in records):
                 raise InvalidInput(f"an active token named {name!r} exists", field="name",

@@ -132,7 +132,8 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
     secret = security.new_secret()
     human = HumanSession(brain)
     usage = views.UsageCache()
-    hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
+    hosts = (allowed_hosts if allowed_hosts is None or hasattr(allowed_hosts, "allows")  # a HostAllowList
+             else frozenset(h.lower() for h in allowed_hosts))
 
     def render(request: Request, template: str, status: int = 200, **context) -> HTMLResponse:
         context.update(request=request, csrf=request.state.csrf_token, poll=f"every {poll_seconds:g}s",
@@ -173,13 +174,13 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
 
     async def claims(request):
         session = request.query_params.get("session") or None
-        page = _int(request.query_params.get("page"), 1)
+        page = _int(request.query_params.get("page"), 1, "page")
         data = await run_in_threadpool(lambda: views.claims_board(brain, session=session, page=page))
         template = "_claims.html" if request.url.path.startswith("/fragments") else "claims.html"
         return render(request, template, section="claims", **data)
 
     async def decide_form(request):
-        a, b = _int(request.query_params.get("a"), 0), _int(request.query_params.get("b"), 0)
+        a, b = _int(request.query_params.get("a"), 0, "a"), _int(request.query_params.get("b"), 0, "b")
         return render(request, "_decide.html", a=a, b=b, item_a=request.query_params.get("ia", ""),
                       item_b=request.query_params.get("ib", ""))
 
@@ -187,7 +188,7 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         form, refused = await check_post(request)
         if refused:
             return refused
-        a, b = _int(form.get("a"), 0), _int(form.get("b"), 0)
+        a, b = _int(form.get("a"), 0, "a"), _int(form.get("b"), 0, "b")
         text = (form.get("decision") or "").strip()
         if not text:
             raise InvalidInput("write the decision", field="decision")
@@ -242,8 +243,9 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
     async def thread(request):
         name = request.path_params["thread"]
         page = request.query_params.get("page")
-        number = None if page in (None, "", "last") else _int(page, 1)
+        number = None if page in (None, "", "last") else _int(page, 1, "page")
         upto = request.query_params.get("upto")
+        upto = None if upto is None else _int(upto, 0, "upto")  # checked before any lookup: 400, not 404
 
         def load():
             found = brain.conversations.page(name, number, PAGE_SIZE)  # numbered as `brain log` does
@@ -255,7 +257,7 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         turns = found.turns
         step = None
         if upto is not None:
-            step = max(0, min(_int(upto, 0), len(turns)))
+            step = max(0, min(upto, len(turns)))
             turns = turns[:step]
         first_index = (found.page - 1) * found.size
         context = dict(section="threads", thread=name, page=found, turns=turns, step=step, first_index=first_index,
@@ -303,7 +305,10 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         return Response(render_svg(report), media_type="image/svg+xml")
 
     async def brain_error(request, exc: BrainError):
-        status = 404 if isinstance(exc, NotFound) else 400
+        from ..errors import BackendError
+
+        # the caller's mistake: 4xx; the server's own store unusable (damaged, unreachable): 503, never a 500 trace
+        status = 404 if isinstance(exc, NotFound) else 503 if isinstance(exc, BackendError) else 400
         return render(request, "error.html", status=status, message=str(exc), hint=getattr(exc, "hint", None),
                       kind=exc.kind)
 
@@ -361,11 +366,13 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
     return app
 
 
-def _int(value, default: int) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
+def _int(value, default: int, field: str) -> int:
+    """A query or form integer: ``default`` when absent, 400 (InvalidInput) when not an integer or out of
+    bounds (brain.bounds: page numbers within MAX_PAGE, ids within 64 bits; never an OverflowError and a 500)."""
+    from ..bounds import MAX_ID, MAX_PAGE, query_int
+
+    bound = MAX_PAGE if field in ("page", "upto") else MAX_ID
+    return query_int(value, field, default, low=-bound, high=bound)
 
 
 def _page_nav(page: int, pages: int) -> list[int | None]:

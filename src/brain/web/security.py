@@ -49,10 +49,15 @@ def _hostname(host: str) -> str:
     return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
-def host_allowed(host: str | None, allowed: frozenset[str] | None) -> bool:
-    """Whether the request's Host header names this server (``allowed=None``: any host)."""
+def host_allowed(host: str | None, allowed) -> bool:
+    """Whether the request's Host header names this server (``allowed=None``: any host).
+
+    ``allowed`` is a set of names (any port), or the ``HostAllowList`` of the bound address and
+    port that `brain ui` passes (brain.team.hosts: name and port, loopback forms, extra names)."""
     if allowed is None:
         return True
+    if hasattr(allowed, "allows"):
+        return allowed.allows(host)
     if not host:
         return False
     return _hostname(host) in allowed

@@ -20,6 +20,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ...errors import InvalidInput
+from ..access import ASK_MADE, ASK_RECEIVED, CLAIM, LIVE_KEY, SESSION, ActsAs, Addresses, ReadsBoard
 from ..registry import ClientHello, ToolOutput, ToolRegistry
 
 __all__ = ["register", "connection_session", "start_connection_session"]
@@ -27,7 +28,7 @@ __all__ = ["register", "connection_session", "start_connection_session"]
 _lock = threading.Lock()
 
 Session = Annotated[str | None, Field(description="Your session id; leave empty to use this connection's own "
-                                                  "session (started at its first call).")]
+                                                  "session (started at its first call)."), ActsAs(SESSION)]
 
 
 def start_connection_session(brain, hello: ClientHello | None = None) -> str:
@@ -101,7 +102,8 @@ def register(tools: ToolRegistry) -> None:
         item: Annotated[str, Field(description="A repository path, a glob (src/auth/**/*.py), or name:ITEM for a "
                                                "named resource. A folder claims everything below it.")],
         ttl: Annotated[float | None, Field(description="Lease in seconds (default 1800). Renew before it ends.")] = None,
-        renew: Annotated[int | None, Field(description="A claim id of yours to renew instead of claiming item.")] = None,
+        renew: Annotated[int | None, Field(description="A claim id of yours to renew instead of claiming item."),
+                         ActsAs(CLAIM)] = None,
         session: Session = None,
     ) -> ToolOutput:
         """Declare that you are working on a path or item. Always granted: claims of other sessions that
@@ -119,7 +121,7 @@ def register(tools: ToolRegistry) -> None:
     @tools.tool(title="Release claims", destructive=False, idempotent=True)
     def brain_release(
         brain,
-        claim: Annotated[int | None, Field(description="The claim id to release.")] = None,
+        claim: Annotated[int | None, Field(description="The claim id to release."), ActsAs(CLAIM)] = None,
         item: Annotated[str | None, Field(description="Release your claims on exactly this item.")] = None,
         all_claims: Annotated[bool, Field(description="Release every claim of your session.")] = False,
         session: Session = None,
@@ -133,7 +135,7 @@ def register(tools: ToolRegistry) -> None:
     def brain_signal(
         brain,
         target: Annotated[str, Field(description="A session id, or <brain>@<machine> to broadcast to every live "
-                                                 "session of this brain on that machine.")],
+                                                 "session of this brain on that machine."), Addresses()],
         text: Annotated[str, Field(description="The message.")],
         kind: Annotated[str, Field(description="A short label: note, warning, handoff...")] = "note",
         session: Session = None,
@@ -178,12 +180,13 @@ def register(tools: ToolRegistry) -> None:
     @tools.tool(title="Ask another agent and wait")
     def ask_agent(
         brain,
-        target: Annotated[str | None, Field(description="The session id to ask (see brain_sessions).")] = None,
+        target: Annotated[str | None, Field(description="The session id to ask (see brain_sessions)."),
+                          Addresses()] = None,
         question: Annotated[str | None, Field(description="The question, self-contained.")] = None,
         timeout: Annotated[float | None, Field(description="Give up sooner than the absolute timeout (600 s by "
                                                            "default), in seconds.")] = None,
         ticket: Annotated[str | None, Field(description="Keep waiting on an earlier ask that came back pending, "
-                                                        "instead of asking again.")] = None,
+                                                        "instead of asking again."), ActsAs(ASK_MADE)] = None,
         wait_seconds: Annotated[float | None, Field(description="Bound of this call's wait; when it passes first "
                                                                 "the outcome is pending (call again with ticket).")]
         = None,
@@ -199,14 +202,6 @@ def register(tools: ToolRegistry) -> None:
             if not target or not question:
                 raise InvalidInput("ask_agent needs target and question (or ticket to keep waiting)", field="target")
             ticket = coord.arm(sid, target, question, timeout=timeout).ticket
-        else:
-            from ...team.identity import current_principal
-
-            principal = current_principal()
-            if principal is not None and coord.get_ask(ticket).asker != sid:  # team server: only your own asks
-                from ...errors import Forbidden
-
-                raise Forbidden(f"ask {ticket}", principal.name)
         result = coord.wait(ticket, turn_timeout=wait_seconds)
         text = {"reply": result.answer or "", "stalled": "target silent, no reply",
                 "timeout": "timed out, no reply",
@@ -216,7 +211,7 @@ def register(tools: ToolRegistry) -> None:
     @tools.tool(title="Reply to an ask")
     def reply(
         brain,
-        ticket: Annotated[str, Field(description="The ticket from inbox.")],
+        ticket: Annotated[str, Field(description="The ticket from inbox."), ActsAs(ASK_RECEIVED)],
         answer: Annotated[str, Field(description="Your answer.")],
         session: Session = None,
     ) -> dict:
@@ -233,7 +228,8 @@ def register(tools: ToolRegistry) -> None:
         return {"items": [{"ticket": i["ticket"], "from": i["from"], "question": i["question"]} for i in items]}
 
     @tools.tool(title="Read live state", read_only=True)
-    def workstate_read(brain, key: Annotated[str | None, Field(description="Only this key.")] = None) -> ToolOutput:
+    def workstate_read(brain, key: Annotated[str | None, Field(description="Only this key."), ReadsBoard()] = None
+                       ) -> ToolOutput:
         """The lean project state: per key (a session, a role, a workstream) its intent, progress, last
         delegation and status, with busy/queue computed from the asks waiting on it.
         Structured content: {items: [...]}."""
@@ -247,7 +243,7 @@ def register(tools: ToolRegistry) -> None:
     @tools.tool(title="Set live state")
     def workstate_set(
         brain,
-        key: Annotated[str | None, Field(description="The key; default: your session id.")] = None,
+        key: Annotated[str | None, Field(description="The key; default: your session id."), ActsAs(LIVE_KEY)] = None,
         intent: Annotated[str | None, Field(description="What you intend to do (≤ 200 bytes).")] = None,
         progress: Annotated[str | None, Field(description="How far you are (≤ 400 bytes).")] = None,
         delegation: Annotated[str | None, Field(description="The last thing you delegated (≤ 300 bytes).")] = None,

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from ..access import LAYER_READ, LAYER_WRITE, SESSION, ActsAs
 from ..registry import ToolOutput, ToolRegistry
 
 __all__ = ["register"]
@@ -54,8 +55,8 @@ def register(tools: ToolRegistry) -> None:
         session: Annotated[str | None, Field(description="Your session id (sess-YYYYMMDD-HHMM-role@machine): "
                                                          "brings in your checkpoint and thread handoff. Default: "
                                                          "this connection's own session, so a call without "
-                                                         "arguments after a compaction sees your checkpoint.")]
-        = None,
+                                                         "arguments after a compaction sees your checkpoint."),
+                           ActsAs(SESSION)] = None,
         budget: Annotated[int | None, Field(description="Token budget of the message (default: the setting "
                                                          "boot.budget, 8000).")] = None,
     ) -> ToolOutput:
@@ -75,7 +76,7 @@ def register(tools: ToolRegistry) -> None:
                                                "modules/auth.md, decisions/0003-use-postgres.md.")],
         layer: Annotated[Layer | None, Field(description="Read from a user-level layer instead of the project "
                                                          "(kernel: shared agent profiles; personal: your own "
-                                                         "notes).")] = None,
+                                                         "notes)."), ActsAs(LAYER_READ)] = None,
     ) -> ToolOutput:
         """Read one file of the project's memory (.brain/): a note, a module card, a decision record, a workflow.
         Use it to fetch a part the boot named but left out, or to get a file's current hash before you change it
@@ -94,6 +95,10 @@ def register(tools: ToolRegistry) -> None:
         expected_hash: Annotated[str | None, Field(description="The sha256 (or its first 8+ hex digits) brain_read "
                                                                "gave you: the write is refused if the file changed "
                                                                "since. \"\" means the file must not exist yet.")] = None,
+        layer: Annotated[Layer | None, Field(description="Write to a user-level layer instead of the project (on "
+                                                         "the team server: kernel only for the kernel-scribe role, "
+                                                         "instance and personal only for a token allowed them)."),
+                         ActsAs(LAYER_WRITE)] = None,
     ) -> ToolOutput:
         """Replace one memory file atomically (the whole file; readers never see half a write).
         Update now.md before you stop so the next session resumes where you are; record durable knowledge in
@@ -101,7 +106,8 @@ def register(tools: ToolRegistry) -> None:
         on a conflict, read the file again, merge, and write with the new hash."""
         from ...team.identity import writer_role
 
-        doc = brain.write(path, text, expected_hash=expected_hash, role=writer_role(brain))
+        doc = brain.write(path, text, expected_hash=expected_hash, role=writer_role(brain),
+                          layer=None if layer == "project" else layer)
         data = {"path": doc.path, "hash": doc.hash, "bytes": doc.size,
                 "redacted": [{"kind": k, "count": n} for k, n in doc.redacted]}
         note = ("redacted " + ", ".join(f"{n} {k}" for k, n in doc.redacted) + ": secrets never reach memory"
