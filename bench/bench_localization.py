@@ -57,10 +57,10 @@ def release_dir(pypi: str) -> Path:
     return folder
 
 
-def workspace_for(pypi: str) -> Path:
+def workspace_for(pypi: str, area: str = "localization") -> Path:
     """A private hard-linked copy of the release, so our .brain/ never collides with other benchmarks."""
     src = release_dir(pypi)
-    dst = CACHE / "localization" / src.name
+    dst = CACHE / area / src.name
     if not dst.is_dir():
         tmp = dst.with_name(dst.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -124,6 +124,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="only tasks whose instance_id contains this")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold file is not first")
     ap.add_argument("--out", default=str(HERE / "results" / "localization.json"))
+    ap.add_argument("--area", default="localization", help="folder under bench/.cache for this run's copies of the releases")
     args = ap.parse_args(argv)
 
     os.environ.setdefault("BRAIN_HOME", str(CACHE / "brain-home"))
@@ -141,7 +142,7 @@ def main(argv=None) -> int:
     tmp = CACHE / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     for pypi in sorted(by_release):
-        folder = workspace_for(pypi)
+        folder = workspace_for(pypi, args.area)
         prep_seconds[pypi] = prepare(folder, args.cli)
         import brain as brainlib
 

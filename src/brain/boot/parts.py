@@ -25,6 +25,8 @@ class Part:
 
     ``required`` parts (only now.md) go in first and whole; the rest go in slot order
     while they fit, and each one left out is named with ``fetch``, the way to get it.
+    A ``deferred`` part is never included: a slot that shows a cut of something (a card
+    cut to the ranked files' entries) names the whole with it, so the manifest lists it.
     """
 
     slot: str
@@ -34,6 +36,7 @@ class Part:
     fetch: str
     required: bool = False
     files: tuple[str, ...] = ()
+    deferred: bool = False
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ class BootResult:
     sections: list[dict] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     omitted: list[Omitted] = field(default_factory=list)
+    functions: list[dict] = field(default_factory=list)  # ranked definitions of a task boot (boot.slots.code)
 
     def to_dict(self) -> dict:
         """The `brain boot --json` object, exactly as DESIGN §6 names it."""
@@ -62,4 +66,5 @@ class BootResult:
             "sections": list(self.sections),
             "files": list(self.files),
             "omitted": [{"source": o.source, "tokens": o.tokens, "fetch": o.fetch} for o in self.omitted],
+            "functions": [dict(f) for f in self.functions],
         }

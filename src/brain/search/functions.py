@@ -161,7 +161,7 @@ _NOT_CALLS = frozenset("if for while switch catch return function fn func def ma
                        "elif and or not in class struct impl".split())
 
 
-def _scan_calls(lines: list[str], start: int, end: int, skip: list[tuple[int, int]]) -> tuple[Call, ...]:
+def _scan_calls(lines: list[str], start: int, end: int, skip: list[tuple[int, int]], own: str = "") -> tuple[Call, ...]:
     found: set[Call] = set()
     for number in range(start, end + 1):
         if any(a <= number <= b for a, b in skip):
@@ -171,8 +171,8 @@ def _scan_calls(lines: list[str], start: int, end: int, skip: list[tuple[int, in
             continue
         for match in _CALL_SITE.finditer(line):
             name = match.group(3)
-            if name in _NOT_CALLS:
-                continue
+            if name in _NOT_CALLS or (number == start and name == own):
+                continue  # a keyword, or the definition's own name on its first line
             via = "self" if match.group(1) else "attr" if match.group(2) else "name"
             found.add(Call(name, number, via))
             if len(found) >= MAX_CALLS:
@@ -209,7 +209,7 @@ def from_symbols(symbols: Iterable, text: str) -> list[FunctionDef]:
             kind = "method"
         body_start = start + 1 if end > start else start
         out.append(FunctionDef(qual, kind, start, end, exported, signature or (lines[start - 1].strip()[:300] if start <= len(lines) else ""),
-                               body_start, _scan_calls(lines, start, end, inner)))
+                               body_start, _scan_calls(lines, start, end, inner, qual.rsplit(".", 1)[-1])))
     return out
 
 
