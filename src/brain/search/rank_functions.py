@@ -31,16 +31,22 @@ __all__ = ["FunctionHit", "rank_functions", "locate_functions", "FRAME"]
 
 FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 
-W_FILE = 3.0          # the file prior, times the file's score relative to the best file
+PRIOR_POWER = 1.0
+PRIOR_RANK = 0.3
+PRIOR_ALONE = 0.5
+W_FILE = 4.0          # the file prior, times the file's score relative to the best file
 W_FRAME = 3.0
 W_FRAME_LAST = 6.0
 W_QUAL = 6.0          # `Class.method` or `module.func` written in the text
 W_NAME = 3.0          # an identifier equal to the definition's name
 W_MEMBER = 0.8        # a method of a class the text names
-W_CALL = 3.0          # called by a definition the text names
+W_CALL = 4.0          # called by a definition the text names
 W_BODY = 4.0          # BM25 over the body, relative to the best body
 W_BODY_TITLE = 2.0
-HOP_DECAY = 0.4
+HOP_DECAY = 0.7
+FANOUT_POWER = 0.5  # a caller's evidence is shared among the functions it calls
+CO_TOP = 5
+W_CO = 0.5
 MAX_SEEDS = 8
 FILES_CONSIDERED = 20
 KIND_FACTOR = {"function": 1.0, "method": 0.9, "class": 0.6}
@@ -111,7 +117,7 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
     if files and files[0].score > 0:
         top = files[0].score
         for rank, hit in enumerate(files):
-            prior[hit.path] = max(hit.score, 0.0) / top
+            prior[hit.path] = (max(hit.score, 0.0) / top) ** PRIOR_POWER / (1 + rank) ** PRIOR_RANK
     for path, p in prior.items():
         for row in fview.in_file(path):
             s.add(row, W_FILE * p * KIND_FACTOR.get(row.kind, 1.0), "in a ranked file")
@@ -184,7 +190,8 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
                 targets = _resolve_calls(fview, cview, caller, calls.get(caller.id, []))
                 if not targets:
                     continue
-                share = W_CALL * strength * (HOP_DECAY ** hop) / len(targets) ** 0.5
+                reach = strength * (HOP_DECAY ** hop) / len(targets) ** FANOUT_POWER
+                share = W_CALL * reach
                 for target, line in targets:
                     if target.id == caller.id:
                         continue
@@ -192,7 +199,7 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
                     s.lines[caller.id].add(line)
                     if target.id not in visited:
                         got = nxt.get(target.id)
-                        nxt[target.id] = (target, max(share / W_CALL, got[1] if got else 0.0))
+                        nxt[target.id] = (target, max(reach, got[1] if got else 0.0))
             visited.update(nxt)
             frontier = sorted(nxt.values(), key=lambda t: (-t[1], t[0].id))[:MAX_SEEDS]
             if not frontier:
@@ -211,6 +218,23 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
                 continue
             factor = CLASS_BODY_FACTOR if row.kind == "class" else 1.0
             s.add(row, weight * factor * score / top, "full-text match")
+
+    # being in a ranked file is a prior, not evidence: alone it weighs less
+    for def_id, reasons in s.why.items():
+        if all(reason == "in a ranked file" for _, reason in reasons):
+            s.score[def_id] *= PRIOR_ALONE
+
+    # two or more methods of one class at the very top: the class itself is what changes (a member added)
+    leaders = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start))[:CO_TOP]
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for def_id in leaders:
+        row = s.rows[def_id]
+        if row.kind == "method":
+            groups[(row.path, row.parent)].append(def_id)
+    for (path, parent), ids in sorted(groups.items()):
+        owner = next((r for r in fview.in_file(path) if r.qual == parent and r.kind == "class"), None)
+        if len(ids) >= 2 and owner is not None and owner.id not in leaders:
+            s.add(owner, W_CO * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top")
 
     order = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))[:limit]
     hits = []
