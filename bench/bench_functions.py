@@ -22,6 +22,8 @@ Scores, brain against baselines measured in the same run:
 
     .venv/bin/python bench/bench_functions.py                 # all tasks, in-process boots
     .venv/bin/python bench/bench_functions.py --cli 20        # plus 20 boots as CLI processes
+    git archive COMMIT src | tar -x -C /tmp/before            # the code before a change, to compare CLI time
+    .venv/bin/python bench/bench_functions.py --cli 20 --cli-baseline-src /tmp/before/src
 
 Releases are shared with bench_localization.py (bench/.cache/sdists), each run on its own
 hard-linked copy (bench/.cache/functions); results go to bench/results/functions.json.
@@ -82,6 +84,9 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, help="only the first N tasks")
     ap.add_argument("--only", help="only tasks whose instance_id contains this")
     ap.add_argument("--cli", type=int, default=0, metavar="N", help="also time N boots as `brain boot` CLI processes")
+    ap.add_argument("--cli-baseline-src", metavar="DIR",
+                    help="with --cli: also time each boot with the `brain` package found in DIR (e.g. an earlier "
+                         "commit's src/ from `git archive COMMIT src | tar -x -C OUT`), interleaved, for a ratio")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold functions are not all in the top 10")
     ap.add_argument("--out", default=str(HERE / "results" / "functions.json"))
     args = ap.parse_args(argv)
@@ -102,7 +107,7 @@ def main(argv=None) -> int:
     for task in tasks:
         by_release[task["pypi"]].append(task)
 
-    rows, cli_seconds = [], []
+    rows, cli_seconds, cli_baseline = [], [], []
     tmp = CACHE / "tmp-functions"
     tmp.mkdir(parents=True, exist_ok=True)
     for pypi in sorted(by_release):
@@ -153,10 +158,16 @@ def main(argv=None) -> int:
             if len(cli_seconds) < args.cli:
                 task_file = tmp / "task.txt"
                 task_file.write_text(text, encoding="utf-8")
+                cmd = [sys.executable, "-m", "brain", "-C", str(folder), "boot", "--task-file", str(task_file),
+                       "--budget", str(BUDGET), "--json", "--no-record"]
                 started = time.perf_counter()
-                subprocess.run([sys.executable, "-m", "brain", "-C", str(folder), "boot", "--task-file", str(task_file),
-                                "--budget", str(BUDGET), "--json", "--no-record"], capture_output=True, check=True)
+                subprocess.run(cmd, capture_output=True, check=True)
                 cli_seconds.append(time.perf_counter() - started)
+                if args.cli_baseline_src:
+                    env = {**os.environ, "PYTHONPATH": str(Path(args.cli_baseline_src).resolve())}
+                    started = time.perf_counter()
+                    subprocess.run(cmd, capture_output=True, check=True, env=env)
+                    cli_baseline.append(time.perf_counter() - started)
 
     n = len(rows)
 
@@ -165,7 +176,6 @@ def main(argv=None) -> int:
 
     reads, base_reads = [r["reads"] for r in rows], [r["reads_baseline"] for r in rows]
     tok, base_tok = [r["tokens_read"] for r in rows], [r["tokens_read_baseline"] for r in rows]
-    boot_tok = [r["tokens_read"] + r["boot_tokens"] for r in rows]
     with_boot = [r["tokens_read"] + r["boot_tokens"] for r in rows]
     summary = {
         "tasks": n, "budget": BUDGET,
@@ -176,7 +186,7 @@ def main(argv=None) -> int:
                   "ratio_mean": round(statistics.fmean(reads) / max(statistics.fmean(base_reads), 1e-9), 3)},
         "tokens_read": {"brain_files": spread(tok), "brain_files_plus_boot": spread(with_boot),
                         "baseline_bm25": spread(base_tok),
-                        "ratio_mean_with_boot": round(statistics.fmean(boot_tok) / max(statistics.fmean(base_tok), 1e-9), 3)},
+                        "ratio_mean_with_boot": round(statistics.fmean(with_boot) / max(statistics.fmean(base_tok), 1e-9), 3)},
         "boot_tokens": {"max": max(r["boot_tokens"] for r in rows), "median": statistics.median(r["boot_tokens"] for r in rows),
                         "over_budget": sum(r["boot_tokens"] > BUDGET for r in rows)},
         "boot_seconds_inprocess": {"median": round(statistics.median(r["seconds"] for r in rows), 4),
@@ -185,6 +195,11 @@ def main(argv=None) -> int:
     if cli_seconds:
         summary["boot_seconds_cli"] = {"runs": len(cli_seconds), "median": round(statistics.median(cli_seconds), 4),
                                        "p95": round(percentile(cli_seconds, 0.95), 4)}
+    if cli_baseline:
+        summary["boot_seconds_cli_baseline"] = {"runs": len(cli_baseline), "median": round(statistics.median(cli_baseline), 4),
+                                                "src": "the --cli-baseline-src package, same tasks, interleaved"}
+        summary["boot_seconds_cli"]["ratio_to_baseline"] = round(statistics.median(cli_seconds) /
+                                                                 statistics.median(cli_baseline), 3)
     summary["load"] = os.getloadavg()
     print(f"tasks: {n}  budget: {BUDGET}  load: {', '.join(f'{x:.2f}' for x in summary['load'])}")
     print("| function ranking | Acc@1 | Acc@5 | Acc@10 |")
@@ -201,7 +216,9 @@ def main(argv=None) -> int:
           f"BM25 reader mean {t['baseline_bm25']['mean']:.0f}; ratio with boot {t['ratio_mean_with_boot']:.3f}")
     print(f"boot tokens: max {summary['boot_tokens']['max']}, over budget {summary['boot_tokens']['over_budget']}; "
           f"boot seconds in-process median {summary['boot_seconds_inprocess']['median']:.3f}"
-          + (f"; CLI median {summary['boot_seconds_cli']['median']:.3f} over {len(cli_seconds)} runs" if cli_seconds else ""))
+          + (f"; CLI median {summary['boot_seconds_cli']['median']:.3f} over {len(cli_seconds)} runs" if cli_seconds else "")
+          + (f" (before this change: {summary['boot_seconds_cli_baseline']['median']:.3f}, ratio "
+             f"{summary['boot_seconds_cli']['ratio_to_baseline']:.2f})" if cli_baseline else ""))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")

@@ -291,7 +291,8 @@ def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) 
 
 
 def locate_functions(brain, task: str | None, *, module: str | None = None, session: str | None = None,
-                     limit: int = 20, files: int | None = None) -> tuple[Localization, list[FunctionHit]]:
+                     limit: int = 20, files: int | None = None, view: CodeView | None = None
+                     ) -> tuple[Localization, list[FunctionHit]]:
     """The file ranking (``Brain.locate``, memoized for the boot) and the definitions ranked on it.
 
     The function index is built on first need when an older index has none."""
@@ -305,4 +306,4 @@ def locate_functions(brain, task: str | None, *, module: str | None = None, sess
     fview = FunctionView(index.db)
     if fview.empty:
         refresh_functions(index.db, index.repo)
-    return found, rank_functions(fview, index.code_view(), task, found, limit=limit)
+    return found, rank_functions(fview, view or index.code_view(), task, found, limit=limit)

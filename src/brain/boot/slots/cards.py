@@ -76,7 +76,7 @@ def collect(brain, request) -> list[Part]:
 def _cut_to_ranking(brain, request, mapper) -> list[Part]:
     from ...cards import _exposes_for, _demote, load_card
     from ...errors import BrainError
-    from .code import ranked_for
+    from .code import code_view_for, ranked_for
 
     localization, hits = ranked_for(brain, request)
     if localization is None or not localization.files:
@@ -92,7 +92,7 @@ def _cut_to_ranking(brain, request, mapper) -> list[Part]:
     if not by_card:
         return []
     try:
-        view_files = brain.index.code_view().files
+        view_files = code_view_for(brain).files
     except Exception:  # noqa: BLE001 - the dotted names only sharpen the cut
         view_files = {}
     parts: list[Part] = []

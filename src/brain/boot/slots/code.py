@@ -19,16 +19,16 @@ import re
 from ...tokens import estimate_tokens
 from ..parts import Part
 
-__all__ = ["collect", "ranked_for", "functions_json", "render_code", "excerpt_lines", "LISTED", "MAX_SHOWN",
+__all__ = ["collect", "ranked_for", "code_view_for", "functions_json", "render_code", "excerpt_lines", "LISTED", "MAX_SHOWN",
            "WHOLE_LINES"]
 
 LISTED = 10          # definitions named in the list (the JSON has `search.boot_functions`)
-MAX_SHOWN = 8        # definitions whose source is shown
+MAX_SHOWN = 10        # definitions whose source is shown
 WHOLE_LINES = 80     # a definition up to this many lines is shown whole (when its tokens fit)
 PART_TOKENS = 1400   # most one definition's source may cost; larger ones are excerpted
 CONTEXT = 2          # lines kept around each line the evidence points to
 EXCERPT_LINES = 45   # most lines of an excerpt (signature included)
-MIN_RELATIVE = 0.3   # a definition scoring under this share of the best one gets no source
+MIN_RELATIVE = 0.2   # a definition scoring under this share of the best one gets no source
 _FENCE = {".py": "python", ".pyi": "python", ".ts": "ts", ".tsx": "tsx", ".js": "js", ".jsx": "jsx", ".mjs": "js",
           ".cjs": "js", ".go": "go", ".rs": "rust", ".java": "java", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
           ".hpp": "cpp", ".rb": "ruby", ".php": "php", ".kt": "kotlin", ".cs": "csharp", ".swift": "swift"}
@@ -45,8 +45,9 @@ def ranked_for(brain, request):
 
         try:
             module = None if request.module_inferred else request.module
+            view = code_view_for(brain)
             found = locate_functions(brain, request.task, module=module, session=request.session,
-                                     limit=brain.settings.get("search.boot_functions") or 20)
+                                     limit=brain.settings.get("search.boot_functions") or 20, view=view)
         except Exception as exc:  # derived help: a broken index must never cost the agent its boot
             from ...workspace import _debug
 
@@ -56,6 +57,17 @@ def ranked_for(brain, request):
         memo["ranking"] = found
         memo["functions"] = found[1]
     return found
+
+
+def code_view_for(brain):
+    """One read-only view of the code tables per boot (loading it reads every file row)."""
+    memo = getattr(brain, "_boot_memo", None)
+    if memo is not None and memo.get("code_view") is not None:
+        return memo["code_view"]
+    view = brain.index.code_view()
+    if memo is not None:
+        memo["code_view"] = view
+    return view
 
 
 def _task_words(task: str) -> list[str]:
@@ -135,14 +147,16 @@ def collect(brain, request) -> list[Part]:
     spend = brain.settings.get("boot.code_tokens")
     top = hits[0].score or 1.0
     shown: list = []
-    keys: list[str] = []
+    within: dict[str, str] = {}
     for hit in hits[:LISTED]:
         if len(shown) >= MAX_SHOWN or spend <= 0:
             break
         if hit.score < MIN_RELATIVE * top:
             break
-        if any(s.path == hit.path and s.start <= hit.start and hit.end <= s.end and s.whole for s in shown):
-            continue  # already shown whole inside an enclosing definition
+        outer = next((s for s in shown if s.path == hit.path and s.start <= hit.start and hit.end <= s.end and s.whole), None)
+        if outer is not None:
+            within[hit.key] = outer.key  # already shown whole inside an enclosing definition
+            continue
         lines = _read_lines(brain, hit.path, cache)
         if not lines or hit.start > len(lines):
             continue
@@ -160,19 +174,19 @@ def collect(brain, request) -> list[Part]:
         how = "whole" if whole else "excerpt: the signature and the lines the evidence points to"
         title = f"`{hit.key}` (lines {hit.start}-{hit.end}, {how})"
         parts.append(Part("code", hit.key, title, text, f"{hit.path}:{hit.start}-{hit.end}", files=(hit.path,)))
-        shown.append(_Shown(hit.path, hit.start, hit.end, whole))
-        keys.append(hit.qual)
+        shown.append(_Shown(hit.key, hit.path, hit.start, hit.end, whole))
     memo = getattr(brain, "_boot_memo", None)
     if memo is not None:
-        memo["code_shown"] = {f"{s.path}::{q}": ("whole" if s.whole else "excerpt") for s, q in zip(shown, keys)}
+        memo["code_shown"] = {s.key: ("whole" if s.whole else "excerpt") for s in shown}
+        memo["code_within"] = within
     return parts
 
 
 class _Shown:
-    __slots__ = ("path", "start", "end", "whole")
+    __slots__ = ("key", "path", "start", "end", "whole")
 
-    def __init__(self, path: str, start: int, end: int, whole: bool) -> None:
-        self.path, self.start, self.end, self.whole = path, start, end, whole
+    def __init__(self, key: str, path: str, start: int, end: int, whole: bool) -> None:
+        self.key, self.path, self.start, self.end, self.whole = key, path, start, end, whole
 
 
 def functions_json(memo: dict, result) -> list[dict]:
@@ -180,9 +194,11 @@ def functions_json(memo: dict, result) -> list[dict]:
     (``"whole"``, ``"excerpt"``, or None when it is not)."""
     included = {s["source"] for s in result.sections if s.get("slot") == "code"}
     shown = memo.get("code_shown", {})
+    within = memo.get("code_within", {})
     out = []
     for hit in memo.get("functions") or []:
         entry = hit.to_dict()
-        entry["code"] = shown.get(hit.key) if hit.key in included else None
+        part = within.get(hit.key, hit.key)  # a nested definition is in the text with its enclosing one
+        entry["code"] = ("whole" if part != hit.key else shown.get(hit.key)) if part in included else None
         out.append(entry)
     return out
