@@ -102,6 +102,15 @@ def _own_calls(node: ast.AST) -> tuple[Call, ...]:
             got = _callee(child)
             if got:
                 found.append(Call(got[0], child.lineno, got[1]))
+            if isinstance(child.func, ast.Attribute):
+                # the callee's own attribute node is counted above: walk only its receiver and the arguments
+                stack.append(child.func.value)
+                stack.extend(child.args)
+                stack.extend(child.keywords)
+                continue
+        elif (isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load) and isinstance(child.value, ast.Name)
+              and child.value.id in ("self", "cls")):
+            found.append(Call(child.attr, child.lineno, "self"))  # `self.identity`: a property is a call too
         stack.extend(ast.iter_child_nodes(child))
     return tuple(sorted(set(found), key=lambda c: (c.line, c.name, c.via)))
 

@@ -35,7 +35,7 @@ PRIOR_POWER = 1.0
 PRIOR_RANK = 0.3
 PRIOR_ALONE = 0.5
 W_FILE = 4.0          # the file prior, times the file's score relative to the best file
-W_FRAME = 3.0
+W_FRAME = 1.5
 W_FRAME_LAST = 6.0
 W_QUAL = 6.0          # `Class.method` or `module.func` written in the text
 W_NAME = 3.0          # an identifier equal to the definition's name
@@ -261,6 +261,11 @@ def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) 
         found: list[DefRow] = []
         if call.via == "self":
             found = [r for r in same_file if r.parent == klass and r.name == call.name]
+            if klass:
+                # overrides in the file's subclasses of this class answer `self.x` too
+                short = klass.rsplit(".", 1)[-1]
+                subclasses = {r.qual for r in same_file if r.kind == "class" and short in r.bases}
+                found += [r for r in same_file if r.parent in subclasses and r.name == call.name]
             if not found:
                 found = [r for r in same_file if r.name == call.name and r.kind == "method"]
             if not found:
