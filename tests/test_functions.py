@@ -182,6 +182,25 @@ def test_python_extraction_never_fails_and_ranges_nest(text):
             assert by[d.parent].start <= d.start and d.end <= by[d.parent].end
 
 
+@given(st.text(alphabet=st.sampled_from(list("fn(){}.self this_x\n")), max_size=300),
+       st.lists(st.tuples(st.integers(-2, 30), st.integers(-2, 30), st.sampled_from(["fn", "class", "const", "method"])),
+                max_size=6))
+@settings(max_examples=150, deadline=None)
+def test_symbols_of_any_shape_never_fail(text, spans):
+    defs = from_symbols([Symbol(f"s{i}", kind, a, b, True, "") for i, (a, b, kind) in enumerate(spans)], text)
+    assert all(1 <= d.start <= d.end and all(d.start <= c.line <= d.end for c in d.calls) for d in defs)
+
+
+def test_boot_never_shows_code_through_a_symlink_out_of_the_repository(shop, tmp_path):
+    secret = tmp_path / "outside.py"
+    secret.write_text("def vat_for(order):\n    SECRET_TOKEN = 'do-not-show'\n")
+    (shop.repo / "shop" / "tax.py").unlink()
+    (shop.repo / "shop" / "tax.py").symlink_to(secret)
+    shop.reindex()
+    result = _boot(shop, "vat_for raises ValueError: unknown country code")
+    assert "do-not-show" not in result.text
+
+
 # -- the ranking --------------------------------------------------------------------
 
 

@@ -86,9 +86,6 @@ def _callee(node: ast.Call) -> tuple[str, str] | None:
     return None
 
 
-_DEF_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-
-
 def _own_calls(node: ast.AST) -> tuple[Call, ...]:
     """Calls in ``node``'s body, not descending into nested functions or classes (they have their own)."""
     found: list[Call] = []
@@ -137,10 +134,9 @@ def python_functions(text: str) -> list[FunctionDef]:
                 qual = prefix + node.name
                 start = min([node.lineno] + [d.lineno for d in node.decorator_list])
                 end = getattr(node, "end_lineno", None) or node.lineno
-                body_start = node.body[0].lineno if node.body else node.lineno
-                if body_start == node.lineno:
-                    body_start = node.lineno  # one-line definition
-                exported = public and not node.name.startswith("_") or (in_class and node.name.startswith("__") and node.name.endswith("__") and public)
+                body_start = node.body[0].lineno if node.body else node.lineno  # == lineno for a one-line def
+                dunder = node.name.startswith("__") and node.name.endswith("__")
+                exported = public and (not node.name.startswith("_") or (in_class and dunder))
                 if isinstance(node, ast.ClassDef):
                     bases = tuple(b.attr if isinstance(b, ast.Attribute) else b.id for b in node.bases
                                   if isinstance(b, (ast.Name, ast.Attribute)))
@@ -176,8 +172,8 @@ def _scan_calls(lines: list[str], start: int, end: int, skip: list[tuple[int, in
         if any(a <= number <= b for a, b in skip):
             continue
         line = lines[number - 1] if number - 1 < len(lines) else ""
-        if len(line) > 2000:
-            continue
+        if len(line) > 1000:
+            continue  # minified or generated: no call graph worth the time
         for match in _CALL_SITE.finditer(line):
             name = match.group(3)
             if name in _NOT_CALLS or (number == start and name == own):

@@ -19,7 +19,6 @@ Pure over two read-only views (``FunctionView``, ``CodeView``): same inputs, sam
 
 from __future__ import annotations
 
-import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field

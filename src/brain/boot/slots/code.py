@@ -119,10 +119,14 @@ def render_code(path: str, lines: list[str], numbers: list[int]) -> str:
 
 def _read_lines(brain, path: str, cache: dict) -> list[str] | None:
     if path not in cache:
+        cache[path] = None
         try:
-            cache[path] = (brain.repo / path).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            cache[path] = None
+            root = brain.repo.resolve()
+            full = (root / path).resolve()
+            if full.is_relative_to(root):  # a symlink leading out of the repository is not the task's code
+                cache[path] = full.read_text(encoding="utf-8", errors="replace").splitlines()
+        except (OSError, ValueError):
+            pass
     return cache[path]
 
 
