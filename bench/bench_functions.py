@@ -14,7 +14,8 @@ Scores, brain against baselines measured in the same run:
 * reads per task (seed 004's "read_file per task halved"): a scripted reader starts from
   the boot and opens files in the order the boot suggests (the ranked functions' files,
   then the boot's `files`, then BM25 order) until it has seen the code of every gold
-  function; code shown whole in the boot counts as seen. The baseline reader starts from
+  function; code shown whole in the boot counts as seen (an excerpt does not). A second
+  brain reader follows the boot's `files` alone (then BM25), for comparison. The baseline reader starts from
   the same task with no boot and opens files in BM25 order. Reported: reads per task
   (mean, p50, p90) and tokens read (files opened; brain also with its boot's tokens);
 * boot tokens (max, over budget) and boot seconds; with `--cli N`, the median seconds of
@@ -143,12 +144,13 @@ def main(argv=None) -> int:
             boot_order = list(dict.fromkeys([f["path"] for f in result["functions"]] + result["files"] + baseline_order))
             seen = {g for g in gold if shown.get(g) == "whole"}
             brain_reads, brain_opened = reads_needed(gold, seen, boot_order)
+            files_reads, _ = reads_needed(gold, seen, list(dict.fromkeys(result["files"] + baseline_order)))
             base_reads, base_opened = reads_needed(gold, set(), baseline_order)
             row = {
                 "id": task["instance_id"], "release": pypi, "gold": gold,
                 "brain": rank_all(gold, ranked), "bm25": rank_all(gold, bm25),
                 "in_context": all(g in shown for g in gold), "whole_in_context": all(shown.get(g) == "whole" for g in gold),
-                "reads": brain_reads, "reads_baseline": base_reads,
+                "reads": brain_reads, "reads_files_order": files_reads, "reads_baseline": base_reads,
                 "tokens_read": sum(size(p) for p in brain_opened), "tokens_read_baseline": sum(size(p) for p in base_opened),
                 "boot_tokens": result["tokens"], "seconds": round(seconds, 4), "top": ranked[:5],
             }
@@ -182,7 +184,8 @@ def main(argv=None) -> int:
         "functions": {"brain": acc("brain"), "bm25_bodies": acc("bm25")},
         "in_context": round(sum(r["in_context"] for r in rows) / n, 3),
         "whole_in_context": round(sum(r["whole_in_context"] for r in rows) / n, 3),
-        "reads": {"brain": spread(reads), "baseline_bm25": spread(base_reads),
+        "reads": {"brain": spread(reads), "brain_files_order": spread([r["reads_files_order"] for r in rows]),
+                  "baseline_bm25": spread(base_reads),
                   "ratio_mean": round(statistics.fmean(reads) / max(statistics.fmean(base_reads), 1e-9), 3)},
         "tokens_read": {"brain_files": spread(tok), "brain_files_plus_boot": spread(with_boot),
                         "baseline_bm25": spread(base_tok),
@@ -211,6 +214,9 @@ def main(argv=None) -> int:
     r, b = summary["reads"]["brain"], summary["reads"]["baseline_bm25"]
     print(f"reads per task: brain mean {r['mean']:.2f} p50 {r['p50']} p90 {r['p90']}; BM25 reader mean {b['mean']:.2f} "
           f"p50 {b['p50']} p90 {b['p90']}; ratio {summary['reads']['ratio_mean']:.3f}")
+    f = summary["reads"]["brain_files_order"]
+    print(f"  (a reader following the boot's `files` alone, functions' files not first: mean {f['mean']:.2f} "
+          f"p50 {f['p50']} p90 {f['p90']})")
     t = summary["tokens_read"]
     print(f"tokens read: brain files mean {t['brain_files']['mean']:.0f} (+ boot: {t['brain_files_plus_boot']['mean']:.0f}); "
           f"BM25 reader mean {t['baseline_bm25']['mean']:.0f}; ratio with boot {t['ratio_mean_with_boot']:.3f}")
