@@ -20,14 +20,15 @@ from ...tokens import estimate_tokens
 from ..parts import Part
 
 __all__ = ["collect", "ranked_for", "code_view_for", "functions_json", "render_code", "excerpt_lines", "LISTED", "MAX_SHOWN",
-           "WHOLE_LINES"]
+           "WHOLE_LINES", "BIG_CLASS_LINES"]
 
 LISTED = 10          # definitions named in the list (the JSON has `search.boot_functions`)
 MAX_SHOWN = 10        # definitions whose source is shown
-WHOLE_LINES = 80     # a definition up to this many lines is shown whole (when its tokens fit)
-PART_TOKENS = 1400   # most one definition's source may cost; larger ones are excerpted
+WHOLE_LINES = 120    # a definition up to this many lines is shown whole (when its tokens fit)
+PART_TOKENS = 2000   # most one definition's source may cost; larger ones are excerpted
 CONTEXT = 2          # lines kept around each line the evidence points to
 EXCERPT_LINES = 45   # most lines of an excerpt (signature included)
+BIG_CLASS_LINES = 200  # a class longer than this gets no source (its methods are ranked on their own)
 MIN_RELATIVE = 0.2   # a definition scoring under this share of the best one gets no source
 _FENCE = {".py": "python", ".pyi": "python", ".ts": "ts", ".tsx": "tsx", ".js": "js", ".jsx": "jsx", ".mjs": "js",
           ".cjs": "js", ".go": "go", ".rs": "rust", ".java": "java", ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp",
@@ -161,6 +162,8 @@ def collect(brain, request) -> list[Part]:
         if outer is not None:
             within[hit.key] = outer.key  # already shown whole inside an enclosing definition
             continue
+        if hit.kind == "class" and hit.end - hit.start + 1 > BIG_CLASS_LINES:
+            continue  # a big class's excerpt says little a card does not: its ranked methods get the room
         lines = _read_lines(brain, hit.path, cache)
         if not lines or hit.start > len(lines):
             continue
