@@ -39,6 +39,8 @@ SCHEMA: dict[str, Spec] = {
     "search.enabled": Spec("bool", True, "Use the derived search index (runtime/index.db) for search, boot files and the graph."),
     "search.refresh_on_boot": Spec("bool", True, "A boot with a task brings the code index up to date first (stat of every source file)."),
     "search.boot_files": Spec("int", 20, "How many ranked files the boot's \"Files for this task\" section lists."),
+    "search.boot_functions": Spec("int", 20, "How many ranked functions, methods and classes `brain boot --json` lists as `functions`."),
+    "boot.code_tokens": Spec("int", 4500, "Most tokens a task boot spends on the source of its ranked functions."),
     "limits.write_bytes": Spec("int", 262144, "Largest memory file a write may produce, in bytes."),
     "limits.now_bytes": Spec("int", 16384, "Largest `now.md`, in bytes: it goes whole into every boot."),
     "modules": Spec("list[str]", [], "Globs of module roots; when set they replace module discovery."),

@@ -34,6 +34,16 @@ def assemble(brain, request: BootRequest, slots=None) -> BootResult:
     from .slots import DEFAULT_SLOTS
 
     parts: list[Part] = []
-    for slot in slots if slots is not None else DEFAULT_SLOTS:
-        parts.extend(slot.collect(brain, request))
-    return pack(header_for(brain, request), parts, request.budget, footer=FOOTER)
+    brain._boot_memo = {}  # what one slot computed for this boot and a later one reuses (the rankings)
+    try:
+        for slot in slots if slots is not None else DEFAULT_SLOTS:
+            parts.extend(slot.collect(brain, request))
+        result = pack(header_for(brain, request), parts, request.budget, footer=FOOTER)
+        if brain._boot_memo.get("functions"):
+            from .slots.code import functions_json
+
+            result.functions = functions_json(brain._boot_memo, result)
+        return result
+    finally:
+        brain._boot_memo = None
+        brain._located = None  # the file ranking's memo lives for one boot only: files change between boots

@@ -6,7 +6,8 @@ manifest is paid from the same budget: it names every left-out part with its siz
 and how to fetch it when that fits, else sums them up per slot, else in one line
 (`brain boot --json` always lists each). The final text is measured whole; parts
 are dropped from the end, and the required part (now.md) is cut at a line
-boundary only as a last resort, with the cut declared.
+boundary only as a last resort, with the cut declared. A deferred part is never
+included, only named (a slot showed a cut of it).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ class Part:
     ``required`` parts (only now.md) go in first and whole; the rest go in slot order
     while they fit, and each one left out is named with ``fetch``, the way to get it.
     ``listed_only`` parts are never put in, only named in the manifest (cold agent profiles,
-    a profile skipped because it does not parse).
+    a profile skipped because it does not parse, the whole card when a slot shows a cut of it).
     """
 
     slot: str
@@ -55,6 +55,7 @@ class BootResult:
     sections: list[dict] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     omitted: list[Omitted] = field(default_factory=list)
+    functions: list[dict] = field(default_factory=list)  # ranked definitions of a task boot (boot.slots.code)
 
     def to_dict(self) -> dict:
         """The `brain boot --json` object, exactly as DESIGN §6 names it."""
@@ -65,4 +66,5 @@ class BootResult:
             "sections": list(self.sections),
             "files": list(self.files),
             "omitted": [{"source": o.source, "tokens": o.tokens, "fetch": o.fetch} for o in self.omitted],
+            "functions": [dict(f) for f in self.functions],
         }

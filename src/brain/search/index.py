@@ -156,9 +156,10 @@ class SearchIndex:
                 self._remove_files()
                 db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
                 db.execute("PRAGMA journal_mode=WAL")
+            from .functions import FUNCTIONS_SCHEMA
             from .graph import GRAPH_SCHEMA
 
-            db.executescript(DOCS_SCHEMA + CODE_SCHEMA + GRAPH_SCHEMA + VOCAB_SCHEMA)
+            db.executescript(DOCS_SCHEMA + CODE_SCHEMA + GRAPH_SCHEMA + VOCAB_SCHEMA + FUNCTIONS_SCHEMA)
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
             self._db = db
             self._local.inode = _inode(self.path)
@@ -372,12 +373,16 @@ class SearchIndex:
 
         stats = {"memory": self.refresh_memory()}
         if code:
-            stats["code"] = refresh_code(self.db, self.repo)
+            stats["code"] = self.refresh_code()
         stats["graph"] = rebuild_graph(self)
         return stats
 
     def refresh_code(self) -> dict[str, int]:
-        return refresh_code(self.db, self.repo)
+        from .functions import refresh_functions
+
+        stats = refresh_code(self.db, self.repo)
+        refresh_functions(self.db, self.repo)  # the function index follows the code tables (search.functions)
+        return stats
 
     def rebuild(self) -> dict:
         self.close()
@@ -541,6 +546,9 @@ class SearchIndex:
             "code_imports": sorted(db.execute("SELECT path, target FROM code_imports").fetchall()),
             "code_fts": sorted(db.execute("SELECT code_files.path, names, body FROM code_fts "
                                           "JOIN code_files ON code_files.id = code_fts.rowid").fetchall()),
+            "fn_defs": sorted(db.execute("SELECT path, qual, kind, start, end, exported, signature FROM fn_defs").fetchall()),
+            "fn_calls": sorted(db.execute("SELECT fn_defs.path, fn_defs.qual, fn_calls.name, fn_calls.line, via FROM fn_calls "
+                                          "JOIN fn_defs ON fn_defs.id = fn_calls.def_id").fetchall()),
             "nodes": sorted(db.execute("SELECT id, kind, label, path FROM nodes").fetchall()),
             "edges": sorted(db.execute("SELECT src, dst, kind FROM edges").fetchall()),
         }

@@ -4,7 +4,8 @@ A slot is a name plus a function from (brain, request) to a list of Parts. The b
 asks every slot in DEFAULT_SLOTS order, then packs the parts under the budget. A
 new store joins the boot by adding one slot module and one entry in the list, at
 the place DESIGN §3.1 gives it: now, checkpoint, live state, handoff, the task's
-module card and its dependencies, decisions, search hits, agent profiles.
+module card and its dependencies, decisions, search hits, agent profiles. A task boot
+also has the ranked files and the code of the ranked functions, before the cards.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ class Slot:
 
 
 def _default_slots() -> list[Slot]:
-    from . import cards, checkpoint, decisions, focus, handoff, livestate, now, profiles, search, task_files, workflows
+    from . import cards, checkpoint, code, decisions, focus, handoff, livestate, now, profiles, search, task_files, workflows
 
     return [
         Slot("now", now.collect),
@@ -38,6 +39,8 @@ def _default_slots() -> list[Slot]:
         Slot("task_files", task_files.collect),
         Slot("handoff", handoff.collect),
         Slot("focus", focus.collect),
+        # the ranked functions and their source, before cards, decisions and search hits (issue 15)
+        Slot("code", code.collect),
         Slot("cards", cards.collect),
         Slot("decisions", decisions.collect),
         Slot("search", search.collect),

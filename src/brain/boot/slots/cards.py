@@ -6,15 +6,21 @@ most imported first, is a separate Part carrying only Exposes, How to use and Co
 so the packer keeps what fits and names the rest. A dependency's Exposes keeps only the
 blocks of the Python modules the task module imports from it (the others are named). A
 card whose code changed since it was built says so in its title.
+
+In a task boot whose module was inferred, the cards are cut to what the ranking touches:
+for each card owning one of the top-ranked files (or a file whose functions the boot
+shows), the Exposes entries of those files, its How to use and its Contract; each whole
+card is named in the manifest (listed only), one `brain read` away.
 """
 
 from __future__ import annotations
 
 from ..parts import Part
 
-__all__ = ["collect", "MAX_DEPENDENCIES"]
+__all__ = ["collect", "MAX_DEPENDENCIES", "TOUCHED_FILES"]
 
 MAX_DEPENDENCIES = 12
+TOUCHED_FILES = 5  # a task boot's cards keep the entries of this many top-ranked files (and the shown functions' files)
 
 
 def _stale_note(card) -> str:
@@ -45,6 +51,11 @@ def collect(brain, request) -> list[Part]:
                      f"No card for `{request.module}` yet: run `brain map --module {request.module}` "
                      "(or `brain map` for every module).", f"brain map --module {request.module}")]
     inferred = " (inferred from the task)" if getattr(request, "module_inferred", False) else ""
+    if request.module_inferred and request.task:
+        cut = _cut_to_ranking(brain, request, mapper)
+        if cut:
+            mapper.save_caches()
+            return cut
     parts = [Part("cards", f".brain/{card.path}", f"Module card: `{card.module}`{inferred}{_stale_note(card)}", card_body(card),
                   f"brain read {card.path}", files=tuple(card.files))]
     for dep in card.dependencies[:MAX_DEPENDENCIES]:
@@ -60,3 +71,63 @@ def collect(brain, request) -> list[Part]:
                           files=tuple(dep_card.files)))
     mapper.save_caches()
     return parts
+
+
+def _cut_to_ranking(brain, request, mapper) -> list[Part]:
+    from ...cards import _exposes_for, _demote, load_card
+    from ...errors import BrainError
+    from .code import code_view_for, ranked_for
+
+    localization, hits = ranked_for(brain, request)
+    if localization is None or not localization.files:
+        return []
+    memo = getattr(brain, "_boot_memo", None) or {}
+    touched = [h.path for h in localization.files[:TOUCHED_FILES]]
+    touched += [key.split("::", 1)[0] for key in memo.get("code_shown", {})]
+    by_card: dict[str, list[str]] = {}
+    for path in dict.fromkeys(touched):
+        owner = mapper.owner(path)
+        if owner is not None:
+            by_card.setdefault(owner, []).append(path)
+    if not by_card:
+        return []
+    try:
+        view_files = code_view_for(brain).files
+    except Exception:  # noqa: BLE001 - the dotted names only sharpen the cut
+        view_files = {}
+    parts: list[Part] = []
+    for module, paths in by_card.items():
+        try:
+            card = load_card(brain, module, mapper=mapper)
+        except BrainError:
+            continue
+        if card is None:
+            continue
+        names = []
+        for path in paths:
+            dotted = view_files.get(path, ("", False))[0]
+            rel = path[len(module) + 1:] if module not in (".", "") and path.startswith(module + "/") else path
+            names += [n for n in (dotted, path, rel, rel.rsplit(".", 1)[0]) if n]
+        kept, others = _exposes_for(card.section("Exposes"), names)
+        body = []
+        if kept:
+            body.append("### Exposes (the ranked files' entries)\n\n" + "\n".join(_demote(x) for x in kept.splitlines()))
+        if others:
+            body.append("Also in this card: " + ", ".join(f"`{o}`" for o in others[:20]) + (" …" if len(others) > 20 else ""))
+        if card.human:
+            body.append("### How to use\n\n" + card.human.strip("\n"))
+        if card.section("Contract"):
+            body.append("### Contract\n\n" + card.section("Contract"))
+        if body:
+            inferred = " (inferred from the task)" if card.module == request.module else ""
+            parts.append(Part("cards", f".brain/{card.path}#ranked", f"Module card: `{card.module}`{inferred}, cut to the "
+                              f"ranked files' entries{_stale_note(card)}", "\n\n".join(body) + "\n", f"brain read {card.path}", files=tuple(paths)))
+        parts.append(Part("cards", f".brain/{card.path}", f"Module card `{card.module}`", card_body_of(card),
+                          f"brain read {card.path}", listed_only=True))
+    return parts
+
+
+def card_body_of(card) -> str:
+    from ...cards import card_body
+
+    return card_body(card)

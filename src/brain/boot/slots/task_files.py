@@ -36,8 +36,6 @@ def collect(brain, request) -> list[Part]:
 
         _debug("task localization failed: %s", exc)
         return []
-    finally:
-        brain._located = None  # the memo lives for one boot only: files change between boots
     if not found.files:
         return []
     return [Part("task_files", "task files", "Files for this task (ranked)", render(found, module=module),

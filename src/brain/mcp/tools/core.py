@@ -64,7 +64,7 @@ def register(tools: ToolRegistry) -> None:
         focus, the relevant module cards, decisions and agent profiles, under a hard token budget.
         Call it once at the start of a session, after a context compaction, or when you switch to a different
         task. Parts that did not fit are listed at the end with the tool or path to fetch them.
-        Structured content: {text, tokens, budget, sections, files, omitted}."""
+        Structured content: {text, tokens, budget, sections, files, omitted, functions}."""
         session = _boot_session(brain, session)
         result = brain.boot(task, module=module, role=role, session=session, budget=budget)
         return ToolOutput(result.text, result.to_dict())

@@ -1,0 +1,313 @@
+"""Function-level localization: which functions, methods and classes a task text is about.
+
+No model. Each definition collects evidence a reader would use, weighed by how
+specific it is, and the file ranking (``locate``) is the prior:
+
+1. traceback frames: the definition of that file enclosing the frame's line (the
+   deepest frame inside the repository weighs most);
+2. names: ``Class.method`` pairs and dotted paths the text writes, then identifiers
+   that equal a definition's name, each weighed by how few definitions share it and
+   how code-like the word looks;
+3. the call graph: from the definitions the text names (or its frames point to), the
+   functions they call, one and two hops down (a report names the public function, the
+   fix is often in the internal one it calls); a named class lends a little to its methods;
+4. full text: BM25 over each definition's body (identifier-aware tokens);
+5. the file ranking: a definition in a highly ranked file starts higher.
+
+Pure over two read-only views (``FunctionView``, ``CodeView``): same inputs, same order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from .functions import DefRow, FunctionView
+from .locate import CodeView, Localization, extract_signals
+
+__all__ = ["FunctionHit", "rank_functions", "locate_functions", "FRAME"]
+
+FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
+
+PRIOR_POWER = 1.0
+PRIOR_RANK = 0.3
+PRIOR_ALONE = 0.5
+W_FILE = 4.0          # the file prior, times the file's score relative to the best file
+W_FRAME = 1.5
+W_FRAME_LAST = 6.0
+W_QUAL = 6.0          # `Class.method` or `module.func` written in the text
+W_NAME = 3.0          # an identifier equal to the definition's name
+W_MEMBER = 0.8        # a method of a class the text names
+W_CALL = 4.0          # called by a definition the text names
+W_BODY = 4.0          # BM25 over the body, relative to the best body
+W_BODY_TITLE = 2.0
+HOP_DECAY = 0.7
+FANOUT_POWER = 0.5  # a caller's evidence is shared among the functions it calls
+CO_TOP = 5
+W_CO = 0.5
+MAX_SEEDS = 8
+FILES_CONSIDERED = 20
+KIND_FACTOR = {"function": 1.0, "method": 0.9, "class": 0.6}
+CLASS_BODY_FACTOR = 0.5  # a class's body holds its methods' text: its BM25 says less about the class itself
+
+
+@dataclass
+class FunctionHit:
+    path: str
+    qual: str
+    kind: str
+    start: int
+    end: int
+    score: float
+    reasons: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)  # lines the evidence points to (frames, call sites)
+    signature: str = ""
+    body_start: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.path}::{self.qual}"
+
+    def to_dict(self) -> dict:
+        return {"id": self.key, "path": self.path, "name": self.qual, "kind": self.kind, "start": self.start,
+                "end": self.end, "score": round(self.score, 4), "why": list(self.reasons)}
+
+
+class _Scores:
+    def __init__(self) -> None:
+        self.rows: dict[int, DefRow] = {}
+        self.score: dict[int, float] = defaultdict(float)
+        self.evidence: dict[int, float] = defaultdict(float)  # everything but the file prior and full text
+        self.why: dict[int, list[tuple[float, str]]] = defaultdict(list)
+        self.lines: dict[int, set[int]] = defaultdict(set)
+
+    def add(self, row: DefRow, weight: float, reason: str, *, named: bool = False, line: int | None = None) -> None:
+        if weight <= 0:
+            return
+        self.rows[row.id] = row
+        self.score[row.id] += weight
+        if named:
+            self.evidence[row.id] += weight
+        self.why[row.id].append((weight, reason))
+        if line:
+            self.lines[row.id].add(line)
+
+
+def _innermost(rows: list[DefRow], line: int) -> DefRow | None:
+    best = None
+    for row in rows:
+        if row.start <= line <= row.end and (best is None or row.end - row.start < best.end - best.start):
+            best = row
+    return best
+
+
+def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, localization: Localization, *,
+                   limit: int = 20) -> list[FunctionHit]:
+    """The definitions a task text is about, most likely first."""
+    if not text or not text.strip():
+        return []
+    sig = extract_signals(text)
+    s = _Scores()
+
+    # 5. the file prior
+    files = localization.files[:FILES_CONSIDERED]
+    prior: dict[str, float] = {}
+    if files and files[0].score > 0:
+        top = files[0].score
+        for rank, hit in enumerate(files):
+            prior[hit.path] = (max(hit.score, 0.0) / top) ** PRIOR_POWER / (1 + rank) ** PRIOR_RANK
+    for path, p in prior.items():
+        for row in fview.in_file(path):
+            s.add(row, W_FILE * p * KIND_FACTOR.get(row.kind, 1.0), "in a ranked file")
+
+    # 1. traceback frames
+    frames = []
+    for match in FRAME.finditer(text):
+        hits = cview.resolve_path(match.group(1).replace("\\", "/"))
+        if hits:
+            frames.append((hits, int(match.group(2)), match.group(3) or ""))
+    for i, (hits, line, fn) in enumerate(frames):
+        last = i == len(frames) - 1
+        weight = W_FRAME_LAST if last else W_FRAME * (0.5 + 0.5 * (i + 1) / len(frames))
+        for path in hits:
+            rows = fview.in_file(path)
+            row = _innermost(rows, line)
+            if row is not None and fn and row.name != fn:
+                # the file changed since the trace: trust the function name over the line number
+                named = [r for r in rows if r.name == fn]
+                row = named[0] if len(named) == 1 else row
+            elif row is None and fn:
+                named = [r for r in rows if r.name == fn]
+                row = named[0] if len(named) == 1 else None
+            if row is not None:
+                s.add(row, weight / len(hits), f"traceback frame (line {line})", named=True,
+                      line=line if row.start <= line <= row.end else None)
+
+    # 2. names: dotted paths and pairs first, then single identifiers
+    words = dict(sig.idents)
+    dotted_parts: set[str] = set()
+    for dotted in sig.dotted:
+        dotted_parts.update(dotted.split("."))
+    by_name = fview.named(set(words) | dotted_parts)
+    seen_pairs: set[tuple[str, str]] = set()
+    for dotted in dict.fromkeys(sig.dotted):
+        parts = dotted.split(".")
+        for a, b in zip(parts, parts[1:]):
+            if (a, b) in seen_pairs:
+                continue
+            seen_pairs.add((a, b))
+            rows = [r for r in by_name.get(b.lower(), []) if r.name == b and (r.parent.rsplit(".", 1)[-1] == a or
+                    cview.files.get(r.path, ("", False))[0].rsplit(".", 1)[-1] == a)]
+            if rows and len(rows) <= 6:
+                for row in rows:
+                    s.add(row, W_QUAL / len(rows) ** 0.5, f"`{a}.{b}` in the task", named=True)
+    for word, weight in sorted(words.items()):
+        rows = [r for r in by_name.get(word.lower(), []) if r.name == word]
+        if not rows or len(rows) > 60:
+            continue
+        specificity = 1.0 / len(rows) ** 0.6
+        for row in rows:
+            s.add(row, W_NAME * min(weight, 2.0) * specificity * KIND_FACTOR.get(row.kind, 1.0),
+                  f"named `{word}`", named=True)
+            if row.kind == "class":
+                members = [m for m in fview.in_file(row.path) if m.parent == row.qual]
+                for m in members:
+                    s.add(m, W_MEMBER * min(weight, 2.0) * specificity / max(len(members), 1) ** 0.5,
+                          f"method of `{word}`")
+
+    # 3. the call graph, from the definitions the evidence names
+    seeds = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:MAX_SEEDS]
+    if seeds:
+        best = s.evidence[seeds[0]]
+        frontier = [(s.rows[i], s.evidence[i] / best) for i in seeds]
+        visited = set(seeds)
+        for hop in range(2):
+            calls = fview.calls_of(row.id for row, _ in frontier)
+            nxt: dict[int, tuple[DefRow, float]] = {}
+            for caller, strength in frontier:
+                targets = _resolve_calls(fview, cview, caller, calls.get(caller.id, []))
+                if not targets:
+                    continue
+                reach = strength * (HOP_DECAY ** hop) / len(targets) ** FANOUT_POWER
+                share = W_CALL * reach
+                for target, line in targets:
+                    if target.id == caller.id:
+                        continue
+                    s.add(target, share, f"called by `{caller.qual}`")
+                    s.lines[caller.id].add(line)
+                    if target.id not in visited:
+                        got = nxt.get(target.id)
+                        nxt[target.id] = (target, max(reach, got[1] if got else 0.0))
+            visited.update(nxt)
+            frontier = sorted(nxt.values(), key=lambda t: (-t[1], t[0].id))[:MAX_SEEDS]
+            if not frontier:
+                break
+
+    # 4. full text over bodies: the whole text, and the title alone
+    for terms, weight in ((sig.words, W_BODY), (sig.title_words, W_BODY_TITLE)):
+        ranked = fview.bm25(terms, 300)
+        if not ranked:
+            continue
+        top = ranked[0][1] or 1.0
+        rows = fview.by_ids(i for i, _ in ranked)
+        for def_id, score in ranked:
+            row = rows.get(def_id)
+            if row is None or cview.is_test(row.path):
+                continue
+            factor = CLASS_BODY_FACTOR if row.kind == "class" else 1.0
+            s.add(row, weight * factor * score / top, "full-text match")
+
+    # being in a ranked file is a prior, not evidence: alone it weighs less
+    for def_id, reasons in s.why.items():
+        if all(reason == "in a ranked file" for _, reason in reasons):
+            s.score[def_id] *= PRIOR_ALONE
+
+    # two or more methods of one class at the very top: the class itself is what changes (a member added)
+    leaders = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start))[:CO_TOP]
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for def_id in leaders:
+        row = s.rows[def_id]
+        if row.kind == "method":
+            groups[(row.path, row.parent)].append(def_id)
+    for (path, parent), ids in sorted(groups.items()):
+        owner = next((r for r in fview.in_file(path) if r.qual == parent and r.kind == "class"), None)
+        if len(ids) >= 2 and owner is not None and owner.id not in leaders:
+            s.add(owner, W_CO * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top")
+
+    order = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))[:limit]
+    hits = []
+    for def_id in order:
+        row = s.rows[def_id]
+        reasons: list[str] = []
+        for _, reason in sorted(s.why[def_id], key=lambda r: -r[0]):
+            if reason not in reasons:
+                reasons.append(reason)
+        hits.append(FunctionHit(row.path, row.qual, row.kind, row.start, row.end, round(s.score[def_id], 4),
+                                reasons[:3], sorted(s.lines[def_id]), row.signature, row.body_start))
+    return hits
+
+
+def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) -> list[tuple[DefRow, int]]:
+    """The definitions ``caller``'s calls reach (first call site of each), resolved the way a reader would."""
+    out: dict[int, tuple[DefRow, int]] = {}
+    same_file = fview.in_file(caller.path)
+    klass = caller.qual if caller.kind == "class" else caller.parent
+    imports = None
+    names = {c.name.lower() for c in calls if c.via != "self"}
+    global_rows = fview.named(names) if names else {}
+    for call in calls:
+        found: list[DefRow] = []
+        if call.via == "self":
+            found = [r for r in same_file if r.parent == klass and r.name == call.name]
+            if klass:
+                # overrides in the file's subclasses of this class answer `self.x` too
+                short = klass.rsplit(".", 1)[-1]
+                subclasses = {r.qual for r in same_file if r.kind == "class" and short in r.bases}
+                found += [r for r in same_file if r.parent in subclasses and r.name == call.name]
+            if not found:
+                found = [r for r in same_file if r.name == call.name and r.kind == "method"]
+            if not found:
+                rows = [r for r in fview.named([call.name]).get(call.name.lower(), []) if r.name == call.name]
+                found = rows if len(rows) <= 3 else []
+        elif call.via == "name":
+            found = [r for r in same_file if r.qual == call.name]
+            if not found:
+                if imports is None:
+                    imports = cview.imports_of(caller.path)
+                for target in imports:
+                    if target.endswith("." + call.name):
+                        path = cview.by_module.get(target[: -len(call.name) - 1])
+                        if path:
+                            found = [r for r in fview.in_file(path) if r.qual == call.name]
+                            if found:
+                                break
+            if not found:
+                rows = [r for r in global_rows.get(call.name.lower(), []) if r.name == call.name and r.kind != "method"]
+                found = rows if len(rows) <= 2 else []
+        else:
+            rows = [r for r in global_rows.get(call.name.lower(), []) if r.name == call.name]
+            found = rows if len(rows) <= 3 else []
+        for row in found:
+            if row.id not in out and not cview.is_test(row.path):
+                out[row.id] = (row, call.line)
+    return list(out.values())
+
+
+def locate_functions(brain, task: str | None, *, module: str | None = None, session: str | None = None,
+                     limit: int = 20, files: int | None = None, view: CodeView | None = None
+                     ) -> tuple[Localization, list[FunctionHit]]:
+    """The file ranking (``Brain.locate``, memoized for the boot) and the definitions ranked on it.
+
+    The function index is built on first need when an older index has none."""
+    from .functions import refresh_functions
+
+    found = brain.locate(task, module=module, session=session,
+                         limit=files or brain.settings.get("search.boot_files") or 20)
+    if not found.files or not brain.index.exists:
+        return found, []
+    index = brain.index
+    fview = FunctionView(index.db)
+    if fview.empty:
+        refresh_functions(index.db, index.repo)
+    return found, rank_functions(fview, view or index.code_view(), task, found, limit=limit)
