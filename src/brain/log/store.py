@@ -139,12 +139,15 @@ class ConversationLog:
         self._maybe_rotate(turn.thread, path)
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
+            # The look at the last byte and the write are one step under the file's lock: a concurrent
+            # append caught half-copied would otherwise look torn and earn a spurious blank line.
+            fcntl.flock(fd, fcntl.LOCK_EX)
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
-                data = b"\n" + data  # a torn fragment before us stays a line of its own
+                data = b"\n" + data  # a torn fragment before us (a killed writer) stays a line of its own
             written = os.write(fd, data)
         finally:
-            os.close(fd)
+            os.close(fd)  # closing releases the lock
         self._note_parties(turn)
         return written
 
