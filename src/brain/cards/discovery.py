@@ -80,6 +80,11 @@ PLUMBING = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "ta
 # subpackages that always stay in their parent's card
 NEVER_SPLIT = frozenset({"migrations", "tests", "test", "versions"})
 
+# project roots whose language names its own unit by folder, so every such folder is a module whatever its
+# size (a Go package is one import path; a Java package one namespace): manifest language -> source extensions
+UNIT_FOLDER_EXT = {"go": frozenset({".go"}), "java": frozenset({".java", ".kt"})}
+UNIT_NEVER = frozenset({"testdata", "vendor"})   # folders of a unit language that are never a unit of their own
+
 SPLIT_BYTES = 160_000      # a package whose source is bigger than this is split...
 SPLIT_MIN_BYTES = 12_000   # ...into subpackages at least this big
 SMALL_OWN_BYTES = 1_000    # a split package with less code of its own folds into its parent
@@ -439,6 +444,12 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
                 promote(child)
 
     for gen_root in gen_roots:
+        unit_ext = UNIT_FOLDER_EXT.get(tree.lang_roots[gen_root])
+        if unit_ext:
+            roots.setdefault(gen_root or ".", GENERIC)
+            for folder in _unit_folders(tree, gen_root, unit_ext, eligible_gen):
+                roots.setdefault(folder, GENERIC)
+            continue
         for folder in _split(gen_root, tree.gen_bytes, tree.children, eligible_gen, limits):
             if folder != gen_root and _parent(folder) == gen_root and folder.rpartition("/")[2] in SOURCE_FOLDERS:
                 continue  # a crate's or library's src/ is the root's own code, not a module of its own
@@ -488,6 +499,21 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
             if any(_generic(file_language(f.path)) for f in tree.folders.get(folder, ())):
                 roots.setdefault(folder, GENERIC)
     return roots
+
+
+def _unit_folders(tree: _Tree, root: str, extensions: frozenset[str], eligible) -> list[str]:
+    """Folders under a project root that hold the language's own unit: a Go package or a Java/Kotlin package
+    is a folder with source files of its own that are not tests (``_test.go``, ``testdata/``)."""
+    found = []
+    stack = sorted(tree.children.get(root, ()), reverse=True)
+    while stack:
+        folder = stack.pop()
+        if not eligible(folder) or folder.rpartition("/")[2] in UNIT_NEVER:
+            continue
+        if any(_suffix(f.path) in extensions and not f.path.endswith("_test.go") for f in tree.folders.get(folder, ())):
+            found.append(folder)
+        stack.extend(sorted(tree.children.get(folder, ()), reverse=True))
+    return found
 
 
 def _owner(folder: str, roots: dict[str, str], cache: dict[str, str | None]) -> str | None:

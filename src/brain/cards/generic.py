@@ -128,12 +128,15 @@ def generic_blocks(module, facts: dict[str, dict]) -> list[tuple[str, Callable[[
     return blocks
 
 
-def generic_entry_points(module, facts: dict[str, dict]) -> list[str]:
+def generic_entry_points(module, facts: dict[str, dict], entry_label: Callable[[str, str], str] | None = None) -> list[str]:
+    """Entry points of a module; ``entry_label(label, path)`` restates a command from the file's own project root."""
     lines = []
     for path in module.files:
         f = facts.get(path) or {}
         label = f.get("main")
         if isinstance(label, str) and label and not f.get("test"):
+            if entry_label is not None:
+                label = entry_label(label, path)
             lines.append(f"- `{label}` (`{_rel(module.folder, path)}`)")
         manifest = f.get("manifest")
         if manifest:

@@ -32,7 +32,7 @@ __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
 log = logging.getLogger("brain.cards")
 
-EXTRACTOR_VERSION = "10"  # 10: the language extractors (languages/)
+EXTRACTOR_VERSION = "11"  # 11: Go/Java packages are modules, nested go.mod entry points, C++ internal namespaces
 Progress = Callable[[int, int, str], None]
 
 
@@ -600,8 +600,13 @@ class Mapper:
                           resolve_node=self.resolve_node, is_module=self.is_module, project=self.project(), contract=contract,
                           contract_path=".brain/" + contract_rel_path(module.name), exposes_budget=self.exposes_budget,
                           node_declared=node_declared, resolve_import=self.resolve_import, external=self.external,
-                          context=self.context_title(module))
+                          context=self.context_title(module), entry_label=self.entry_label)
         return render_generated(inp)
+
+    def entry_label(self, label: str, path: str) -> str:
+        """An entry point's command as run from its own project root (a nested go.mod), by the language's hook."""
+        hook = getattr(self._lang_module(path), "entry_label", None)
+        return hook(label, path, self) if hook is not None else label
 
     def existing_cards(self) -> list[str]:
         """Module names of the card files on disk."""

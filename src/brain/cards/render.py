@@ -62,6 +62,7 @@ class RenderInput:
     resolve_import: Callable[[str, str], str | None] = lambda spec, path: None
     external: Callable[[str, str], tuple | None] = lambda spec, path: None
     context: str = ""                            # the nearest manifest's title when the module has none of its own
+    entry_label: Callable[[str, str], str] = lambda label, path: label  # an entry point's command, from the file's project root
 
 
 def _rel(module: Module, path: str) -> str:
@@ -392,7 +393,7 @@ def _entry_points(inp: RenderInput) -> list[str]:
                 lines.append(f"- `npm run {script}`: `{sanitize(str(command))[:120]}`")
             for name, target in sorted((pkg.get("bin_map") or {}).items()):
                 lines.append(f"- `{name}` → `{target}` (bin)")
-    return lines + generic_entry_points(module, inp.facts)
+    return lines + generic_entry_points(module, inp.facts, inp.entry_label)
 
 
 def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
