@@ -4,6 +4,8 @@ include/, and a header-only C++ library with a class that has private members.""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("tree_sitter_c")
 pytest.importorskip("tree_sitter_cpp")
@@ -210,3 +212,90 @@ def test_cpp_symbols_have_line_ranges():
     assert by["geo.larger"] == Symbol("geo.larger", "function", 31, 34, True, "template <typename T> T larger(T a, T b)")
     assert by["geo.detail.hidden_helper"].exported is False
     assert [e["name"] for e in facts["exports"]] == ["geo::Shape", "geo::Point", "geo::larger"]
+
+
+FMTLIKE_H = r'''#ifndef FMTLIKE_FORMAT_H_
+#define FMTLIKE_FORMAT_H_
+
+#include <string>
+#if FMTLIKE_HAS_INCLUDE(<string_view>) && \
+    (FMTLIKE_CPLUSPLUS >= 201703L || defined(_LIBCPP_VERSION))
+#  include <string_view>
+#endif
+
+FMTLIKE_BEGIN_NAMESPACE
+namespace detail {
+template <typename To, typename From, FMTLIKE_ENABLE_IF(sizeof(To) == sizeof(From))>
+FMTLIKE_CONSTEXPR20 auto bit_cast(const From& from) -> To {
+  auto to = To();
+  std::memcpy(static_cast<void*>(&to), &from, sizeof(to));
+  return to;
+}
+inline auto count_digits(unsigned n) -> int { return n < 10 ? 1 : 1 + count_digits(n / 10); }
+struct styled_arg { int value; };
+}  // namespace detail
+
+namespace _impl_v2 { inline int tucked_away() { return 0; } }
+namespace { int file_local = 1; }
+
+/// Formats the arguments into a string.
+template <typename... T>
+FMTLIKE_NODISCARD auto format(const char* fmt, T&&... args) -> std::string {
+  return std::string(fmt);
+}
+
+template <typename Char> struct formatter {};
+template <typename Char> struct formatter<detail::styled_arg, Char> {};
+
+/// The digits of a number.
+class digits {
+ public:
+  auto size() const -> int;
+};
+FMTLIKE_END_NAMESPACE
+#endif  // FMTLIKE_FORMAT_H_
+'''
+
+
+def test_internal_namespaces_are_not_exposed_even_where_macros_break_the_parse(brain):
+    """fmt-style headers: `detail`, `_`-prefixed and anonymous namespaces are no public API, parse errors or not."""
+    write(brain.repo, "CMakeLists.txt", "project(fmtlike CXX)\nadd_library(fmtlike INTERFACE)\n")
+    write(brain.repo, "include/fmtlike/format.h", FMTLIKE_H)
+    brain.map()
+    exposes = card(brain, ".").split("## Exposes")[1].split("## Dependencies")[0]
+    assert "format(const char* fmt, T&&... args)" in exposes and "class digits" in exposes and "struct formatter" in exposes
+    for private in ("bit_cast", "count_digits", "styled_arg", "tucked_away", "file_local"):
+        assert private not in exposes
+    facts = extract_file("include/fmtlike/format.h", FMTLIKE_H.encode(), dotted=None, max_bytes=10**6)
+    by = {s.qualname.rpartition(".")[2]: s for s in facts["symbols"]}
+    assert by["count_digits"].exported is False and by["digits"].exported is True
+
+
+def test_hidden_ranges_follow_braces_not_comments_or_strings():
+    from brain.cards.languages.c import hidden_ranges
+
+    src = (b'namespace fmt {\nnamespace detail { int a = "}"[0]; /* } */ // }\n struct s { int b; };\n}\n'
+           b'int visible;\nnamespace {\nint local;\n}\nnamespace fmt::internal::x { int c; }\n}\n')
+    ranges = hidden_ranges(src)
+    texts = [src[a:b] for a, b in ranges]
+    assert texts[0].startswith(b"namespace detail {") and texts[0].endswith(b"struct s { int b; };\n}")
+    assert texts[1] == b"namespace {\nint local;\n}" and texts[2] == b"namespace fmt::internal::x { int c; }"
+    assert b"visible" not in b"".join(texts)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400) | st.text(alphabet="namespace detail{}/*\"'\n x_:", max_size=300).map(str.encode))
+def test_hidden_ranges_never_fail_and_stay_in_bounds(src):
+    from brain.cards.languages.c import hidden_ranges
+
+    ranges = hidden_ranges(src)
+    assert all(0 <= a < b <= len(src) for a, b in ranges)
+    assert all(ranges[i][1] <= ranges[i + 1][0] for i in range(len(ranges) - 1))
+
+
+def test_preprocessor_lines_keep_their_macro_names():
+    """Attribute-like macros are blanked in declarations, never in the `#define`/`#ifdef` that names them."""
+    src = b"#ifndef LIB_DEPRECATED\n#  define LIB_DEPRECATED [[deprecated]]\n#endif\nLIB_DEPRECATED LIB_API int old_call(void);\n"
+    facts = extract_file("include/lib/lib.h", src, dotted=None, max_bytes=10**6)
+    assert {s.qualname for s in facts["symbols"]} >= {"LIB_DEPRECATED", "old_call"}
+    assert not facts.get("partial")
