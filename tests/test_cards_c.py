@@ -299,3 +299,57 @@ def test_preprocessor_lines_keep_their_macro_names():
     facts = extract_file("include/lib/lib.h", src, dotted=None, max_bytes=10**6)
     assert {s.qualname for s in facts["symbols"]} >= {"LIB_DEPRECATED", "old_call"}
     assert not facts.get("partial")
+
+
+CONFIGURE_AC = '''dnl the package, its version and where to report bugs
+AC_INIT([mini],[0.3.1],[https://example.invalid/issues])
+AM_INIT_AUTOMAKE([foreign])
+AC_PROG_CC
+AC_CHECK_LIB([m], [floor])
+AC_ARG_WITH([oniguruma], [AS_HELP_STRING([--with-oniguruma], [regex support])])
+PKG_CHECK_MODULES([ZLIB], [zlib >= 1.2])
+AC_CONFIG_FILES([Makefile])
+AC_OUTPUT
+'''
+
+MAKEFILE_AM = '''lib_LTLIBRARIES = libmini.la
+libmini_la_SOURCES = src/mini.c src/util.c \\
+        src/util.h
+include_HEADERS = src/mini.h
+bin_PROGRAMS = mini
+mini_SOURCES = src/main.c
+'''
+
+
+def test_autotools_project_card(brain):
+    """A C project built by autotools (no CMake): its name, version, libraries, programs and installed headers."""
+    write(brain.repo, "configure.ac", CONFIGURE_AC)
+    write(brain.repo, "Makefile.am", MAKEFILE_AM)
+    write(brain.repo, "src/mini.h", "/* Adds two numbers. */\nint mini_add(int a, int b);\n")
+    write(brain.repo, "src/util.h", "int util_helper(void);\n")
+    write(brain.repo, "src/mini.c", '#include "mini.h"\n#include "util.h"\nint mini_add(int a, int b) { return a + b; }\n')
+    write(brain.repo, "src/util.c", '#include "util.h"\nint util_helper(void) { return 0; }\n')
+    write(brain.repo, "src/main.c", '#include "mini.h"\nint main(void) { return mini_add(1, 2); }\n')
+    report = brain.map()
+    assert report.modules == ["."]
+    root = card(brain, ".")
+    assert "Autotools project `mini` 0.3.1 in `./`." in root
+    assert "- `int mini_add(int a, int b)` — Adds two numbers." in root
+    assert "util_helper" not in root.split("## Exposes")[1].split("## ")[0]  # not an installed header
+    assert "- `mini` → `src/main.c` (Automake program)" in root
+    assert "- library `libmini.la` (Automake target)" in root
+    assert "`m (library check)`" in root and "`zlib (pkg-config)`" in root and "`oniguruma (--with-oniguruma)`" in root
+
+
+def test_meson_project_title_and_targets():
+    from brain.cards.languages.c import parse_meson
+
+    facts = parse_meson(b"project('tiny', 'c', version : '2.1.0')\nzdep = dependency('zlib')\n"
+                        b"lib = library('tiny', 'tiny.c')  # the library\nexecutable('tiny-cli', 'cli.c')\n"
+                        b"install_headers('tiny.h', 'tiny_ext.h')\n", "lib/meson.build")
+    manifest = facts["manifest"]
+    assert manifest["title"] == "Meson project `tiny` 2.1.0"
+    assert manifest["declared"] == {"zlib": "zlib (meson dependency)"}
+    assert manifest["internal"] == ["library `tiny` (meson target)"]
+    assert manifest["entry_points"] == [["tiny-cli", "", "meson executable"]]
+    assert manifest["public_files"] == ["lib/tiny.h", "lib/tiny_ext.h"]

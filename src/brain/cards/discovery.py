@@ -54,7 +54,8 @@ LANG_EXT = {
 }
 MANIFESTS = {
     "go.mod": "go", "go.work": "go", "Cargo.toml": "rust", "pom.xml": "java", "build.gradle": "java",
-    "build.gradle.kts": "java", "CMakeLists.txt": "c", "vcpkg.json": "c", "conanfile.txt": "c",
+    "build.gradle.kts": "java", "CMakeLists.txt": "c", "vcpkg.json": "c", "conanfile.txt": "c", "configure.ac": "c",
+    "meson.build": "c", "Makefile.am": "c",
     "Gemfile": "ruby", "composer.json": "php", "build.sbt": "scala", "Package.swift": "swift",
 }
 # files that change what a card says even though they are not code
@@ -65,7 +66,8 @@ SPECIAL_NAMES = frozenset({
 # manifests that make their folder a module root (vcpkg/conan only add dependencies to one)
 SOURCE_FOLDERS = frozenset({"src", "lib", "source", "sources"})
 GENERIC = "~"  # a module root whose kind is its dominant language behind the extractor interface
-ROOT_MANIFESTS = frozenset({"go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt",
+ROOT_MANIFESTS = frozenset({"go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt", "configure.ac",
+                            "meson.build",
                             "Gemfile", "composer.json", "build.sbt", "Package.swift"})
 
 # folders never scanned, wherever they are

@@ -43,7 +43,10 @@ def exposing_files(module, facts: dict[str, dict]) -> list[str]:
         if "exports" not in f:
             continue
         files.append(path)
-    if any((facts.get(p) or {}).get("public") is True for p in files):
+    declared_public = {path for p in module.files for path in (((facts.get(p) or {}).get("manifest") or {}).get("public_files") or ())}
+    if declared_public & set(files):  # headers a manifest installs (automake include_HEADERS, meson install_headers)
+        files = [p for p in files if p in declared_public or (facts.get(p) or {}).get("public") is True]
+    elif any((facts.get(p) or {}).get("public") is True for p in files):
         files = [p for p in files if (facts.get(p) or {}).get("public") is True]
     hidden: set[str] = set()
     for path in module.files:

@@ -599,7 +599,8 @@ def render_generated(inp: RenderInput) -> str:
         if read_as.count("cpp") > read_as.count("c"):
             kind_text = _label("cpp")
     desc = f"{kind_text} module in `{module.folder or '.'}/`"
-    title = next((f["manifest"]["title"] for p in module.files if (f := inp.facts.get(p) or {}).get("manifest")), "")
+    title = next((f["manifest"]["title"] for p in module.files
+                  if (f := inp.facts.get(p) or {}).get("manifest") and f["manifest"].get("title")), "")
     if title:
         desc = f"{title} in `{module.folder or '.'}/`"
     elif inp.context.startswith(("package ", "module ")):
