@@ -112,6 +112,8 @@ class Mapper:
         self._dotted: dict[str, str] | None = None
         self._dotted_to_module: dict[str, str] | None = None
         self._owner_cache: dict[str, str | None] = {}
+        self._module_folders: tuple[object, dict[str, str]] = (None, {})
+        self._lang_modules: dict[str, object] = {}
         self._folders: dict[str, int] = {}
         self._layout_dirty = False
         self._unread_seen: dict[str, list[list[str]]] = {}
@@ -151,7 +153,10 @@ class Mapper:
 
     def owner(self, path: str) -> str | None:
         """The module a repository-relative path belongs to (deepest module folder containing it)."""
-        folders = {m.folder: m.name for m in self.modules()}
+        modules = self.modules()
+        if self._module_folders[0] is not modules:  # built once per layout, not once per import resolved
+            self._module_folders = (modules, {m.folder: m.name for m in modules})
+        folders = self._module_folders[1]
         folder = path.rpartition("/")[0] if not path.endswith("/") else path.rstrip("/")
         probe = folder
         while True:
@@ -336,15 +341,21 @@ class Mapper:
         return path in self._infos() or self.find_suffix(path) == path
 
     def _lang_module(self, path: str):
+        """The language module of a file by its extension (looked up once per extension: called per import)."""
+        suffix = posixpath.splitext(path)[1].lower()
+        if suffix in self._lang_modules:
+            return self._lang_modules[suffix]
         from .discovery import LANG_EXT
         from .languages.base import LANGUAGE_MODULES
 
-        lang = LANG_EXT.get(posixpath.splitext(path)[1].lower())
-        if lang is None:
-            return None
-        import importlib
+        lang = LANG_EXT.get(suffix)
+        mod = None
+        if lang is not None:
+            import importlib
 
-        return importlib.import_module(LANGUAGE_MODULES[lang])
+            mod = importlib.import_module(LANGUAGE_MODULES[lang])
+        self._lang_modules[suffix] = mod
+        return mod
 
     def resolve_import(self, spec: str, from_path: str) -> str | None:
         """The module an import of a file in a language behind the extractor interface lands in."""
@@ -640,8 +651,8 @@ class Mapper:
             text = join_card(generated, human)
             if doc is not None and text == doc.text:
                 return False
-            try:
-                self.brain.write(rel, text, expected_hash=doc.hash if doc is not None else "")
+            try:  # a card without human text is derived from the code alone: `brain map` rebuilds it, no fsync needed
+                self.brain.write(rel, text, expected_hash=doc.hash if doc is not None else "", durable=bool(human.strip()))
             except Conflict:
                 continue
             return True
