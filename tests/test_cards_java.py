@@ -193,3 +193,31 @@ def test_kotlin_file_facts():
     assert symbols["Pricer.price"] == Symbol("Pricer.price", "method", 8, 10, True, "fun price(item: Item): Long")
     assert symbols["Pricer.round"].exported is False and symbols["hidden"].exported is False
     assert facts["imports"] == ["com.example.shop.model.Item"]
+
+
+ONE_LINE_KT = '''package com.example.shop.kt
+
+/** A value in a box. */
+class Box(val v: Int) { fun get() = v }
+
+/** Shared settings. */
+object Settings { val retries = 3 }
+
+interface Named { fun name(): String }
+
+/** Says hello. */
+fun hello(who: String) { println("hello $who") }
+'''
+
+
+def test_kotlin_one_line_bodies_parse():
+    """The Kotlin grammar wants a separator before a one-line body's `}`; such files are read whole, lines unchanged."""
+    pytest.importorskip("tree_sitter_kotlin")
+    facts = extract_file("src/main/kotlin/com/example/shop/kt/Box.kt", ONE_LINE_KT.encode(), dotted=None, max_bytes=10**6)
+    assert facts["status"] == "ok" and not facts.get("partial")
+    by = {e["name"]: e for e in facts["exports"]}
+    assert set(by) == {"Box", "Settings", "Named", "hello"}
+    assert [m["name"] for m in by["Box"]["members"]] == ["v", "get"] and [m["name"] for m in by["Settings"]["members"]] == ["retries"]
+    assert by["Named"]["members"][0]["sig"] == "fun name(): String" and by["Box"]["doc"] == "A value in a box."
+    symbols = {s.qualname: s for s in facts["symbols"]}
+    assert (symbols["Settings.retries"].start, symbols["hello"].start) == (7, 12)
