@@ -221,3 +221,42 @@ def test_kotlin_one_line_bodies_parse():
     assert by["Named"]["members"][0]["sig"] == "fun name(): String" and by["Box"]["doc"] == "A value in a box."
     symbols = {s.qualname: s for s in facts["symbols"]}
     assert (symbols["Settings.retries"].start, symbols["hello"].start) == (7, 12)
+
+
+JACKSON_POM = '''<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId>
+  <artifactId>codec</artifactId>
+  <version>0.1.0</version>
+  <dependencies>
+    <dependency><groupId>com.fasterxml.jackson.core</groupId><artifactId>jackson-annotations</artifactId><version>2.17.0</version></dependency>
+    <dependency><groupId>com.fasterxml.jackson.core</groupId><artifactId>jackson-core</artifactId><version>2.17.0</version></dependency>
+    <dependency><groupId>com.fasterxml.jackson.core</groupId><artifactId>jackson-databind</artifactId><version>2.17.0</version></dependency>
+    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter-api</artifactId><version>5.10.0</version></dependency>
+  </dependencies>
+</project>
+'''
+
+CODEC_JAVA = '''package com.example.codec;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonParser;
+import org.junit.jupiter.api.Assertions;
+
+/** Reads and writes JSON. */
+public class Codec {
+    public ObjectMapper mapper() { return new ObjectMapper(); }
+}
+'''
+
+
+def test_imports_map_to_the_artifact_of_their_package(brain):
+    """Artifacts of one groupId (jackson-core, jackson-databind…) are told apart by the package an import names."""
+    write(brain.repo, "pom.xml", JACKSON_POM)
+    write(brain.repo, "src/main/java/com/example/codec/Codec.java", CODEC_JAVA)
+    brain.map()
+    deps = card(brain, "src/main/java/com/example/codec").split("## Dependencies")[1].split("## Files")[0]
+    assert "- `com.fasterxml.jackson.core:jackson-databind` — declared (`com.fasterxml.jackson.core:jackson-databind 2.17.0`)" in deps
+    assert "- `com.fasterxml.jackson.core:jackson-core` — declared (`com.fasterxml.jackson.core:jackson-core 2.17.0`)" in deps
+    assert "- `org.junit.jupiter:junit-jupiter-api` — declared" in deps
+    assert "jackson-annotations" not in deps
