@@ -334,3 +334,18 @@ def test_cards_without_human_text_are_written_without_fsync(project, monkeypatch
     assert project.map().written == ["shop"]
     assert any(p.startswith(str(card_path)) or p == modules_dir for p in synced)
     assert "Call place_order with an item name." in card_path.read_text()
+
+
+def test_writing_cards_does_not_make_the_next_run_rescan(project):
+    """Folder mtimes decide whether the tree is scanned again; the cards' own folders under .brain/ are not among
+    them, so the run after a map that wrote cards adopts the saved layout (the one-file refresh stays fast)."""
+    from brain.cards.mapper import Mapper
+
+    first = project.map()
+    assert first.written
+    assert Mapper(project).load_layout()
+    write(project.repo, "shop/orders.py", (project.repo / "shop/orders.py").read_text() + "\nY = 2\n")
+    assert project.map().written == ["shop"]
+    assert Mapper(project).load_layout()
+    write(project.repo, "shop/extra.py", "Z = 3\n")  # a new file still changes the layout
+    assert not Mapper(project).load_layout()

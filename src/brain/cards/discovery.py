@@ -195,11 +195,14 @@ def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = Non
             skipped = skip_cache.get(folder)
             if skipped is None:
                 parts = folder.split("/") if folder else []
-                skipped = any(_skip_dir(p) for p in parts) or (
+                hidden = any(_skip_dir(p) for p in parts)
+                skipped = hidden or (
                     prune and any(p in NON_MODULE_DIRS and not (repo / "/".join(parts[: i + 1]) / "__init__.py").is_file()
                                   for i, p in enumerate(parts)))
                 skip_cache[folder] = skipped
-                if folders is not None:
+                # hidden and vendored folders never change the layout: their mtimes are not recorded (writing a
+                # card into .brain/modules/x must not make the next run rescan the tree)
+                if folders is not None and not hidden:
                     for anc in _ancestors(folder):
                         if anc not in folders:
                             try:
