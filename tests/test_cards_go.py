@@ -222,3 +222,5 @@ def test_nested_go_module_runs_from_its_own_folder(brain):
     assert "- `cd tools/goctl && go run ./cmd/gen` (`main.go`)" in card(brain, "tools/goctl/cmd/gen")
     assert "- `go run ./cmd/shopd` (`main.go`)" in card(brain, "cmd/shopd")
     assert "Go module `example.com/shop/tools/goctl` (go 1.22)" in card(brain, "tools/goctl")
+    assert "- 2 packages with their own card: `cmd/shopd`, `store`\n" in card(brain, ".")  # not the nested module's
+    assert "- 1 package with its own card: `cmd/gen`\n" in card(brain, "tools/goctl")

@@ -611,8 +611,32 @@ class Mapper:
                           resolve_node=self.resolve_node, is_module=self.is_module, project=self.project(), contract=contract,
                           contract_path=".brain/" + contract_rel_path(module.name), exposes_budget=self.exposes_budget,
                           node_declared=node_declared, resolve_import=self.resolve_import, external=self.external,
-                          context=self.context_title(module), entry_label=self.entry_label)
+                          context=self.context_title(module), entry_label=self.entry_label, packages=self.packages_of(module))
         return render_generated(inp)
+
+    def packages_of(self, module: Module) -> tuple[str, ...]:
+        """The package modules of a Go module or Maven/Gradle module root (not those of a nested one)."""
+        from .discovery import UNIT_FOLDER_EXT, MANIFESTS
+
+        def root_lang(mod: Module) -> str | None:
+            return next((MANIFESTS[n] for p in mod.files if (n := p.rpartition("/")[2]) in ("go.mod", "pom.xml", "build.gradle",
+                                                                                             "build.gradle.kts")
+                         and p.rpartition("/")[0] == mod.folder), None)
+
+        if root_lang(module) not in UNIT_FOLDER_EXT:
+            return ()
+        modules = self.modules()
+        roots = {m.folder for m in modules if root_lang(m) in UNIT_FOLDER_EXT}
+        found = []
+        for mod in modules:
+            if mod.name == module.name or not module.contains(mod.folder + "/x"):
+                continue
+            probe = mod.folder
+            while probe and probe not in roots:
+                probe = probe.rpartition("/")[0]
+            if probe == module.folder:
+                found.append(mod.name if not module.folder else mod.name[len(module.folder) + 1:])
+        return tuple(found)
 
     def entry_label(self, label: str, path: str) -> str:
         """An entry point's command as run from its own project root (a nested go.mod), by the language's hook."""

@@ -23,6 +23,7 @@ __all__ = ["RenderInput", "render_generated", "python_blocks", "node_blocks", "e
 
 MAX_ROUTES = 60
 MAX_FILES_LISTED = 200
+MAX_PACKAGES_LISTED = 80
 MAX_IMPORT_NAMES = 4
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 
@@ -63,6 +64,7 @@ class RenderInput:
     external: Callable[[str, str], tuple | None] = lambda spec, path: None
     context: str = ""                            # the nearest manifest's title when the module has none of its own
     entry_label: Callable[[str, str], str] = lambda label, path: label  # an entry point's command, from the file's project root
+    packages: tuple[str, ...] = ()               # a Go/Java project root: the package modules under it (its own go.mod/pom)
 
 
 def _rel(module: Module, path: str) -> str:
@@ -621,6 +623,11 @@ def render_generated(inp: RenderInput) -> str:
         out += ["## Entry points", ""] + [sanitize(x) for x in entry_points] + [""]
     internal, external = _dependencies(inp)
     declared = manifest_lines(module, inp.facts)
+    if inp.packages:
+        shown = ", ".join(f"`{p}`" for p in inp.packages[:MAX_PACKAGES_LISTED])
+        more = f" and {len(inp.packages) - MAX_PACKAGES_LISTED} more" if len(inp.packages) > MAX_PACKAGES_LISTED else ""
+        count = len(inp.packages)
+        declared.append(f"- {count} package{'s' if count != 1 else ''} with {'their' if count != 1 else 'its'} own card: {shown}{more}")
     out += ["## Dependencies", ""]
     if declared:
         out += ["Manifest:"] + declared + [""]
