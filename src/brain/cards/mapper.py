@@ -32,7 +32,7 @@ __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
 log = logging.getLogger("brain.cards")
 
-EXTRACTOR_VERSION = "11"  # 11: Go/Java packages are modules, nested go.mod entry points, C++ internal namespaces
+EXTRACTOR_VERSION = "12"  # 12: Go/Java packages are modules, nested go.mod entry points, C++ internal namespaces, autotools
 Progress = Callable[[int, int, str], None]
 
 
@@ -607,11 +607,13 @@ class Mapper:
             pkg = (facts.get(path) or {}).get("package")
             if pkg:
                 node_declared.update(pkg.get("declared") or {})
-        inp = RenderInput(module=module, source_hash=source_hash, facts=facts, dotted=self.dotted(), resolve=self.resolve,
+        # the languages behind the extractor interface: entry points from their own project root, a root's packages
+        extras = {"entry_label": self.entry_label, "packages": self.packages_of(module)}
+        inp = RenderInput(**extras, module=module, source_hash=source_hash, facts=facts, dotted=self.dotted(), resolve=self.resolve,
                           resolve_node=self.resolve_node, is_module=self.is_module, project=self.project(), contract=contract,
                           contract_path=".brain/" + contract_rel_path(module.name), exposes_budget=self.exposes_budget,
                           node_declared=node_declared, resolve_import=self.resolve_import, external=self.external,
-                          context=self.context_title(module), entry_label=self.entry_label, packages=self.packages_of(module))
+                          context=self.context_title(module))
         return render_generated(inp)
 
     def packages_of(self, module: Module) -> tuple[str, ...]:

@@ -58,13 +58,13 @@ class RenderInput:
     contract: Contract | None = None
     contract_path: str = ""
     exposes_budget: int = 2500
+    entry_label: Callable[[str, str], str] = lambda label, path: label  # an entry point's command, from the file's project root
+    packages: tuple[str, ...] = ()               # a Go/Java project root: the package modules under it (its own go.mod/pom)
     node_declared: dict[str, str] = field(default_factory=dict)   # npm name -> "name@version"
     # languages behind the extractor interface (generic.py): import spec, from file -> module / external package
     resolve_import: Callable[[str, str], str | None] = lambda spec, path: None
     external: Callable[[str, str], tuple | None] = lambda spec, path: None
     context: str = ""                            # the nearest manifest's title when the module has none of its own
-    entry_label: Callable[[str, str], str] = lambda label, path: label  # an entry point's command, from the file's project root
-    packages: tuple[str, ...] = ()               # a Go/Java project root: the package modules under it (its own go.mod/pom)
 
 
 def _rel(module: Module, path: str) -> str:
