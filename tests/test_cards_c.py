@@ -353,3 +353,26 @@ def test_meson_project_title_and_targets():
     assert manifest["internal"] == ["library `tiny` (meson target)"]
     assert manifest["entry_points"] == [["tiny-cli", "", "meson executable"]]
     assert manifest["public_files"] == ["lib/tiny.h", "lib/tiny_ext.h"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="AC_INIT([,]) PKG_CHECK_MODULES lib_LTLIBRARIES=+\\\n#dnl'project(library)x.h", max_size=300))
+def test_build_manifest_parsers_never_fail(text):
+    """configure.ac, Makefile.am and meson.build are read, never run: any text gives facts, never an exception."""
+    from brain.cards.languages.c import parse_configure_ac, parse_makefile_am, parse_meson
+
+    for parser, path in ((parse_configure_ac, "configure.ac"), (parse_makefile_am, "lib/Makefile.am"), (parse_meson, "meson.build")):
+        facts = parser(text.encode(), path)
+        assert facts["status"] == "ok" and isinstance(facts["manifest"]["declared"], dict)
+
+
+def test_build_manifest_parsers_are_linear_on_long_lines():
+    import time
+
+    from brain.cards.languages.c import parse_configure_ac, parse_makefile_am, parse_meson
+
+    for parser, text in ((parse_configure_ac, "AC_INIT([" + "a" * 200_000), (parse_makefile_am, "x = " + "a \\\n" * 50_000),
+                         (parse_meson, "project('" + "a" * 200_000)):
+        started = time.perf_counter()
+        parser(text.encode(), "x")
+        assert time.perf_counter() - started < 2.0
