@@ -14,6 +14,10 @@ Defaults, in order of precedence:
 * TypeScript/Node: every folder with a ``package.json`` (workspaces included) is a
   module, split by the same size rule over its source folders; loose TS/JS folders
   outside any package become modules of their own.
+* Languages behind the extractor interface: a folder with a root manifest (go.mod, Cargo.toml,
+  pom.xml, CMakeLists.txt, configure.ac…) is a project root. Where the language names its unit
+  by folder (a Go package, a Java/Kotlin package) every such folder is a module whatever its size;
+  other roots are split by the size rule.
 * Other languages: files are grouped by their top-level folder; they get the file list.
 
 ``modules:`` globs in brain.yml replace all of this: each folder matching a glob is a
