@@ -281,6 +281,9 @@ def test_hidden_ranges_follow_braces_not_comments_or_strings():
     assert texts[0].startswith(b"namespace detail {") and texts[0].endswith(b"struct s { int b; };\n}")
     assert texts[1] == b"namespace {\nint local;\n}" and texts[2] == b"namespace fmt::internal::x { int c; }"
     assert b"visible" not in b"".join(texts)
+    # the braces of a macro definition are not the file's: a macro that opens a namespace hides nothing by itself
+    macro = b"#define LIB_BEGIN_DETAIL namespace detail {\n#define LIB_END_DETAIL }\nint api_call(void);\n"
+    assert hidden_ranges(macro) == []
 
 
 @settings(max_examples=200, deadline=None)

@@ -95,8 +95,9 @@ def _qualified(prefix: str, name: str) -> str:
 _INTERNAL_NAMESPACES = frozenset({"detail", "details", "internal", "impl", "priv", "private"})
 # comments, string and character literals (skipped: their braces do not count), namespace openings, braces;
 # every alternative always matches once started, so the scan is one linear pass
-_BRACE_TOKENS = re.compile(rb'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?|'
-                           rb'\bnamespace\b[ \t\r\n]*([A-Za-z_][\w:]*)?[ \t\r\n]*\{|[{}]', re.S)
+_BRACE_TOKENS = re.compile(rb'^[ \t]*#(?:[^\n\\]|\\.|\\\n)*|'  # a preprocessor line: a macro's braces are not the file's
+                           rb'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?|'
+                           rb'\bnamespace\b[ \t\r\n]*([A-Za-z_][\w:]*)?[ \t\r\n]*\{|[{}]', re.S | re.M)
 _KEYWORDS = frozenset({"struct", "class", "union", "enum", "namespace", "template", "typename", "typedef", "using",
                        "const", "static", "inline", "extern", "return", "if", "else", "for", "while", "do", "switch"})
 _INTERNAL_QUALIFIER = re.compile(r"(?:^|[^\w:])(?:detail|details|internal|impl|_\w*)::")
