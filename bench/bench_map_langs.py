@@ -5,6 +5,7 @@ The trees come from bare git mirrors already on the machine (one folder per proj
 repository. Give the folder that holds them:
 
     .venv/bin/python bench/bench_map_langs.py --mirrors DIR [--only tokio-rs+tokio ...] [--repeat 3]
+        [--copies tokio-rs+tokio=4]   # also a real ~2,000-file tree: 4 copies of tokio side by side
     (or BRAIN_BENCH_MIRRORS=DIR)
 
 For each project: its HEAD is extracted with ``git archive`` into a temporary folder and
@@ -49,13 +50,17 @@ def load() -> str:
         return "unknown"
 
 
-def extract_tree(mirror: Path, dest: Path) -> None:
+def extract_tree(mirror: Path, dest: Path, copies: int = 1) -> None:
+    """HEAD of the mirror in ``dest`` (or ``copies`` side by side in dest/copy-N/, a real tree of N times the files)."""
     dest.mkdir(parents=True)
-    archive = subprocess.Popen(["git", "--git-dir", str(mirror), "archive", "HEAD"], stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
-    archive.stdout.close()
-    if archive.wait() != 0:
-        raise SystemExit(f"git archive failed for {mirror}")
+    for index in range(copies):
+        target = dest if copies == 1 else dest / f"copy-{index + 1}"
+        target.mkdir(exist_ok=True)
+        archive = subprocess.Popen(["git", "--git-dir", str(mirror), "archive", "HEAD"], stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", str(target)], stdin=archive.stdout, check=True)
+        archive.stdout.close()
+        if archive.wait() != 0:
+            raise SystemExit(f"git archive failed for {mirror}")
     env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
     for argv in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "tree"]):
@@ -73,9 +78,9 @@ def count_files(tree: Path) -> tuple[dict[str, int], int, list]:
     return dict(sorted(counts.items(), key=lambda kv: -kv[1])), sum(counts.values()), infos
 
 
-def bench_one(name: str, mirror: Path, work: Path, repeat: int, env: dict) -> dict:
-    tree = work / name
-    extract_tree(mirror, tree)
+def bench_one(name: str, mirror: Path, work: Path, repeat: int, env: dict, copies: int = 1) -> dict:
+    tree = work / (name if copies == 1 else f"{name}-x{copies}")
+    extract_tree(mirror, tree, copies)
     counts, total, infos = count_files(tree)
     main_lang = next(iter(counts), "other")
     run_brain(tree, "init", "--json", env=env)
@@ -122,6 +127,7 @@ def bench_one(name: str, mirror: Path, work: Path, repeat: int, env: dict) -> di
     sizes, largest, n_cards, all_tokens = card_stats(tree)
     unread = sum(len(v) for v in (data.get("unread") or {}).values())
     return {
+        "copies": copies,
         "files_by_language": counts,
         "source_files": total,
         "main_language": main_lang,
@@ -148,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder holding <owner>+<name>/repo bare mirrors (or BRAIN_BENCH_MIRRORS)")
     parser.add_argument("--only", nargs="*", help="project folder names to run (default: every mirror found)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--copies", nargs="*", default=[], metavar="NAME=N",
+                        help="also measure NAME as N copies side by side (copy-1/ … copy-N/): a real tree of N times its "
+                             "files, e.g. tokio-rs+tokio=4 for about 2,000 Rust files, instead of scaling a small run")
     parser.add_argument("--out", default=str(HERE / "results" / "map-langs.json"))
     args = parser.parse_args(argv)
     if not args.mirrors:
@@ -165,8 +174,16 @@ def main(argv: list[str] | None = None) -> int:
                      "projects": {}}
     with tempfile.TemporaryDirectory(prefix="brain-bench-langs-") as tmp:
         env["BRAIN_HOME"] = str(Path(tmp) / "home")
-        for name in names:
-            figures = bench_one(name, mirrors / name / "repo", Path(tmp), args.repeat, env)
+        runs = [(name, 1) for name in names]
+        for spec in args.copies:
+            name, _, count = spec.partition("=")
+            if not count.isdigit() or int(count) < 2 or not (mirrors / name / "repo" / "HEAD").is_file():
+                parser.error(f"--copies wants NAME=N with N >= 2 and a mirror NAME: {spec!r}")
+            runs.append((name, int(count)))
+        for name, copies in runs:
+            figures = bench_one(name, mirrors / name / "repo", Path(tmp), args.repeat, env, copies)
+            if copies > 1:
+                name = f"{name} x{copies}"
             results["projects"][name] = figures
             print(f"{name:34} {figures['source_files']:5} files ({', '.join(f'{k} {v}' for k, v in figures['files_by_language'].items())})")
             per_2000 = figures["cold_s_per_2000_files"]

@@ -127,3 +127,28 @@ def test_inferred_module_title(brain):
     make(brain)
     parts = slot.collect(brain, BootRequest(module="api", module_inferred=True))
     assert parts[0].title == "Module card: `api` (inferred from the task)"
+
+
+def test_dependency_exposing_nothing_spends_no_boot_budget(brain):
+    """A Rust crate-private module (only `pub(crate)` items) exposes nothing: the boot skips it as a dependency part,
+    unless a human wrote how to use it."""
+    import pytest
+
+    pytest.importorskip("tree_sitter_rust")
+    write(brain.repo, "Cargo.toml", '[package]\nname = "shop"\nversion = "0.1.0"\n')
+    write(brain.repo, "src/lib.rs", "pub mod orders;\nmod util;\n")
+    write(brain.repo, "src/orders/mod.rs", "use crate::util::helpers::fmt_id;\n\n/// Places an order.\npub fn place() -> String { fmt_id(1) }\n"
+                                            + "\n".join(f"pub fn extra_{i}() {{}}" for i in range(200)) + "\n")
+    write(brain.repo, "src/util/mod.rs", "pub(crate) mod helpers;\n")
+    write(brain.repo, "src/util/helpers.rs", "pub(crate) fn fmt_id(n: u32) -> String { n.to_string() }\n"
+                                               + "\n".join(f"pub(crate) fn helper_{i}() {{}}" for i in range(200)) + "\n")
+    brain.settings.values["cards.split_bytes"] = 2000
+    brain.settings.values["cards.split_min_bytes"] = 100
+    brain.map()
+    card_text = (brain.dir / "modules" / "src" / "orders.md").read_text()
+    assert "- `src/util`" in card_text  # the dependency is real and named on the card
+    sources = [s["source"] for s in brain.boot("fix place", module="src/orders", record=False).sections if s["slot"] == "cards"]
+    assert sources == [".brain/modules/src/orders.md"]
+    brain.report_done("src/util", how_to_use="fmt_id pads nothing.\n")
+    sources = [s["source"] for s in brain.boot("fix place", module="src/orders", record=False).sections if s["slot"] == "cards"]
+    assert sources == [".brain/modules/src/orders.md", ".brain/modules/src/util.md#integration"]

@@ -4,6 +4,8 @@ include/, and a header-only C++ library with a class that has private members.""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("tree_sitter_c")
 pytest.importorskip("tree_sitter_cpp")
@@ -210,3 +212,170 @@ def test_cpp_symbols_have_line_ranges():
     assert by["geo.larger"] == Symbol("geo.larger", "function", 31, 34, True, "template <typename T> T larger(T a, T b)")
     assert by["geo.detail.hidden_helper"].exported is False
     assert [e["name"] for e in facts["exports"]] == ["geo::Shape", "geo::Point", "geo::larger"]
+
+
+FMTLIKE_H = r'''#ifndef FMTLIKE_FORMAT_H_
+#define FMTLIKE_FORMAT_H_
+
+#include <string>
+#if FMTLIKE_HAS_INCLUDE(<string_view>) && \
+    (FMTLIKE_CPLUSPLUS >= 201703L || defined(_LIBCPP_VERSION))
+#  include <string_view>
+#endif
+
+FMTLIKE_BEGIN_NAMESPACE
+namespace detail {
+template <typename To, typename From, FMTLIKE_ENABLE_IF(sizeof(To) == sizeof(From))>
+FMTLIKE_CONSTEXPR20 auto bit_cast(const From& from) -> To {
+  auto to = To();
+  std::memcpy(static_cast<void*>(&to), &from, sizeof(to));
+  return to;
+}
+inline auto count_digits(unsigned n) -> int { return n < 10 ? 1 : 1 + count_digits(n / 10); }
+struct styled_arg { int value; };
+}  // namespace detail
+
+namespace _impl_v2 { inline int tucked_away() { return 0; } }
+namespace { int file_local = 1; }
+
+/// Formats the arguments into a string.
+template <typename... T>
+FMTLIKE_NODISCARD auto format(const char* fmt, T&&... args) -> std::string {
+  return std::string(fmt);
+}
+
+template <typename Char> struct formatter {};
+template <typename Char> struct formatter<detail::styled_arg, Char> {};
+
+/// The digits of a number.
+class digits {
+ public:
+  auto size() const -> int;
+};
+FMTLIKE_END_NAMESPACE
+#endif  // FMTLIKE_FORMAT_H_
+'''
+
+
+def test_internal_namespaces_are_not_exposed_even_where_macros_break_the_parse(brain):
+    """fmt-style headers: `detail`, `_`-prefixed and anonymous namespaces are no public API, parse errors or not."""
+    write(brain.repo, "CMakeLists.txt", "project(fmtlike CXX)\nadd_library(fmtlike INTERFACE)\n")
+    write(brain.repo, "include/fmtlike/format.h", FMTLIKE_H)
+    brain.map()
+    exposes = card(brain, ".").split("## Exposes")[1].split("## Dependencies")[0]
+    assert "format(const char* fmt, T&&... args)" in exposes and "class digits" in exposes and "struct formatter" in exposes
+    for private in ("bit_cast", "count_digits", "styled_arg", "tucked_away", "file_local"):
+        assert private not in exposes
+    facts = extract_file("include/fmtlike/format.h", FMTLIKE_H.encode(), dotted=None, max_bytes=10**6)
+    by = {s.qualname.rpartition(".")[2]: s for s in facts["symbols"]}
+    assert by["count_digits"].exported is False and by["digits"].exported is True
+
+
+def test_hidden_ranges_follow_braces_not_comments_or_strings():
+    from brain.cards.languages.c import hidden_ranges
+
+    src = (b'namespace fmt {\nnamespace detail { int a = "}"[0]; /* } */ // }\n struct s { int b; };\n}\n'
+           b'int visible;\nnamespace {\nint local;\n}\nnamespace fmt::internal::x { int c; }\n}\n')
+    ranges = hidden_ranges(src)
+    texts = [src[a:b] for a, b in ranges]
+    assert texts[0].startswith(b"namespace detail {") and texts[0].endswith(b"struct s { int b; };\n}")
+    assert texts[1] == b"namespace {\nint local;\n}" and texts[2] == b"namespace fmt::internal::x { int c; }"
+    assert b"visible" not in b"".join(texts)
+    # the braces of a macro definition are not the file's: a macro that opens a namespace hides nothing by itself
+    macro = b"#define LIB_BEGIN_DETAIL namespace detail {\n#define LIB_END_DETAIL }\nint api_call(void);\n"
+    assert hidden_ranges(macro) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=400) | st.text(alphabet="namespace detail{}/*\"'\n x_:", max_size=300).map(str.encode))
+def test_hidden_ranges_never_fail_and_stay_in_bounds(src):
+    from brain.cards.languages.c import hidden_ranges
+
+    ranges = hidden_ranges(src)
+    assert all(0 <= a < b <= len(src) for a, b in ranges)
+    assert all(ranges[i][1] <= ranges[i + 1][0] for i in range(len(ranges) - 1))
+
+
+def test_preprocessor_lines_keep_their_macro_names():
+    """Attribute-like macros are blanked in declarations, never in the `#define`/`#ifdef` that names them."""
+    src = b"#ifndef LIB_DEPRECATED\n#  define LIB_DEPRECATED [[deprecated]]\n#endif\nLIB_DEPRECATED LIB_API int old_call(void);\n"
+    facts = extract_file("include/lib/lib.h", src, dotted=None, max_bytes=10**6)
+    assert {s.qualname for s in facts["symbols"]} >= {"LIB_DEPRECATED", "old_call"}
+    assert not facts.get("partial")
+
+
+CONFIGURE_AC = '''dnl the package, its version and where to report bugs
+AC_INIT([mini],[0.3.1],[https://example.invalid/issues])
+AM_INIT_AUTOMAKE([foreign])
+AC_PROG_CC
+AC_CHECK_LIB([m], [floor])
+AC_ARG_WITH([oniguruma], [AS_HELP_STRING([--with-oniguruma], [regex support])])
+PKG_CHECK_MODULES([ZLIB], [zlib >= 1.2])
+AC_CONFIG_FILES([Makefile])
+AC_OUTPUT
+'''
+
+MAKEFILE_AM = '''lib_LTLIBRARIES = libmini.la
+libmini_la_SOURCES = src/mini.c src/util.c \\
+        src/util.h
+include_HEADERS = src/mini.h
+bin_PROGRAMS = mini
+mini_SOURCES = src/main.c
+'''
+
+
+def test_autotools_project_card(brain):
+    """A C project built by autotools (no CMake): its name, version, libraries, programs and installed headers."""
+    write(brain.repo, "configure.ac", CONFIGURE_AC)
+    write(brain.repo, "Makefile.am", MAKEFILE_AM)
+    write(brain.repo, "src/mini.h", "/* Adds two numbers. */\nint mini_add(int a, int b);\n")
+    write(brain.repo, "src/util.h", "int util_helper(void);\n")
+    write(brain.repo, "src/mini.c", '#include "mini.h"\n#include "util.h"\nint mini_add(int a, int b) { return a + b; }\n')
+    write(brain.repo, "src/util.c", '#include "util.h"\nint util_helper(void) { return 0; }\n')
+    write(brain.repo, "src/main.c", '#include "mini.h"\nint main(void) { return mini_add(1, 2); }\n')
+    report = brain.map()
+    assert report.modules == ["."]
+    root = card(brain, ".")
+    assert "Autotools project `mini` 0.3.1 in `./`." in root
+    assert "- `int mini_add(int a, int b)` — Adds two numbers." in root
+    assert "util_helper" not in root.split("## Exposes")[1].split("## ")[0]  # not an installed header
+    assert "- `mini` → `src/main.c` (Automake program)" in root
+    assert "- library `libmini.la` (Automake target)" in root
+    assert "`m (library check)`" in root and "`zlib (pkg-config)`" in root and "`oniguruma (--with-oniguruma)`" in root
+
+
+def test_meson_project_title_and_targets():
+    from brain.cards.languages.c import parse_meson
+
+    facts = parse_meson(b"project('tiny', 'c', version : '2.1.0')\nzdep = dependency('zlib')\n"
+                        b"lib = library('tiny', 'tiny.c')  # the library\nexecutable('tiny-cli', 'cli.c')\n"
+                        b"install_headers('tiny.h', 'tiny_ext.h')\n", "lib/meson.build")
+    manifest = facts["manifest"]
+    assert manifest["title"] == "Meson project `tiny` 2.1.0"
+    assert manifest["declared"] == {"zlib": "zlib (meson dependency)"}
+    assert manifest["internal"] == ["library `tiny` (meson target)"]
+    assert manifest["entry_points"] == [["tiny-cli", "", "meson executable"]]
+    assert manifest["public_files"] == ["lib/tiny.h", "lib/tiny_ext.h"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet="AC_INIT([,]) PKG_CHECK_MODULES lib_LTLIBRARIES=+\\\n#dnl'project(library)x.h", max_size=300))
+def test_build_manifest_parsers_never_fail(text):
+    """configure.ac, Makefile.am and meson.build are read, never run: any text gives facts, never an exception."""
+    from brain.cards.languages.c import parse_configure_ac, parse_makefile_am, parse_meson
+
+    for parser, path in ((parse_configure_ac, "configure.ac"), (parse_makefile_am, "lib/Makefile.am"), (parse_meson, "meson.build")):
+        facts = parser(text.encode(), path)
+        assert facts["status"] == "ok" and isinstance(facts["manifest"]["declared"], dict)
+
+
+def test_build_manifest_parsers_are_linear_on_long_lines():
+    import time
+
+    from brain.cards.languages.c import parse_configure_ac, parse_makefile_am, parse_meson
+
+    for parser, text in ((parse_configure_ac, "AC_INIT([" + "a" * 200_000), (parse_makefile_am, "x = " + "a \\\n" * 50_000),
+                         (parse_meson, "project('" + "a" * 200_000)):
+        started = time.perf_counter()
+        parser(text.encode(), "x")
+        assert time.perf_counter() - started < 2.0

@@ -92,3 +92,32 @@ def test_large_ts_tree_without_package_json_is_split():
     mods = {m.name: m for m in discover(files, split_bytes=100_000, split_min_bytes=20_000)}
     assert set(mods) == {"src", "src/core", "src/ui"} and mods["src/ui"].kind == "node"
     assert "src/tiny/c.ts" in mods["src"].files
+
+
+def test_every_go_package_is_a_module_whatever_its_size():
+    """A Go developer reads one card per package (one import path), so small packages do not fold into the root."""
+    files = listing({"go.mod": 40, "zero.go": 300, "core/a/a.go": 120, "core/b/b.go": 90, "core/b/b_test.go": 500,
+                     "core/onlytests/x_test.go": 200, "core/a/testdata/fixture.go": 50, "core/README.md": 0,
+                     "tools/goctl/go.mod": 40, "tools/goctl/goctl.go": 80, "tools/goctl/api/gen.go": 70})
+    mods = {m.name: m for m in discover(files)}
+    assert set(mods) == {".", "core/a", "core/b", "tools/goctl", "tools/goctl/api"}
+    assert all(m.kind == "go" for m in mods.values())
+    assert "core/b/b_test.go" in mods["core/b"].files
+    assert "core/onlytests/x_test.go" in mods["."].files  # a folder of tests only is no package to import
+    assert "core/a/testdata/fixture.go" in mods["core/a"].files
+
+
+def test_every_java_package_of_a_maven_module_is_a_module():
+    base = "src/main/java/com/example"
+    files = listing({"pom.xml": 300, f"{base}/App.java": 200, f"{base}/util/Strings.java": 90,
+                     f"{base}/util/text/Words.java": 60, "src/test/java/com/example/AppTest.java": 80,
+                     "lib/pom.xml": 200, "lib/src/main/java/org/lib/Lib.java": 100})
+    mods = {m.name: m for m in discover(files)}
+    assert set(mods) == {".", base, f"{base}/util", f"{base}/util/text", "lib", "lib/src/main/java/org/lib"}
+    assert mods[f"{base}/util"].files == (f"{base}/util/Strings.java",)
+
+
+def test_many_tiny_go_packages_stay_one_card_each_and_small():
+    files = listing({"go.mod": 40, **{f"pkg/p{i:03d}/p.go": 60 for i in range(300)}})
+    mods = discover(files)
+    assert len(mods) == 301 and all(len(m.files) == 1 for m in mods if m.name != ".")

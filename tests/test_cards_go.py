@@ -206,3 +206,21 @@ def test_go_contract_divergence(shop):
     assert "**declared routes missing in code**: `GET /metrics`" in contract
     assert "**in code but undeclared**: `MaxItems`" in contract and "`NewServer`" not in contract.split("undeclared")[1]
     assert "**routes in code but undeclared**: `GET /items/:id`, `POST /orders`" in contract
+
+
+def test_nested_go_module_runs_from_its_own_folder(brain):
+    """A nested go.mod is a module of its own: its commands start in its folder, not at the repository root."""
+    write(brain.repo, "go.mod", GO_MOD)
+    write(brain.repo, "store/store.go", STORE_GO)
+    write(brain.repo, "tools/goctl/go.mod", "module example.com/shop/tools/goctl\n\ngo 1.22\n")
+    write(brain.repo, "tools/goctl/goctl.go", "package main\n\nfunc main() {}\n")
+    write(brain.repo, "tools/goctl/cmd/gen/main.go", "package main\n\nfunc main() {}\n")
+    write(brain.repo, "cmd/shopd/main.go", MAIN_GO)
+    report = brain.map()
+    assert {".", "store", "cmd/shopd", "tools/goctl", "tools/goctl/cmd/gen"} <= set(report.modules)
+    assert "## Entry points\n\n- `cd tools/goctl && go run .` (`goctl.go`)" in card(brain, "tools/goctl")
+    assert "- `cd tools/goctl && go run ./cmd/gen` (`main.go`)" in card(brain, "tools/goctl/cmd/gen")
+    assert "- `go run ./cmd/shopd` (`main.go`)" in card(brain, "cmd/shopd")
+    assert "Go module `example.com/shop/tools/goctl` (go 1.22)" in card(brain, "tools/goctl")
+    assert "- 2 packages with their own card: `cmd/shopd`, `store`\n" in card(brain, ".")  # not the nested module's
+    assert "- 1 package with its own card: `cmd/gen`\n" in card(brain, "tools/goctl")

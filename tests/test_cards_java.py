@@ -193,3 +193,70 @@ def test_kotlin_file_facts():
     assert symbols["Pricer.price"] == Symbol("Pricer.price", "method", 8, 10, True, "fun price(item: Item): Long")
     assert symbols["Pricer.round"].exported is False and symbols["hidden"].exported is False
     assert facts["imports"] == ["com.example.shop.model.Item"]
+
+
+ONE_LINE_KT = '''package com.example.shop.kt
+
+/** A value in a box. */
+class Box(val v: Int) { fun get() = v }
+
+/** Shared settings. */
+object Settings { val retries = 3 }
+
+interface Named { fun name(): String }
+
+/** Says hello. */
+fun hello(who: String) { println("hello $who") }
+'''
+
+
+def test_kotlin_one_line_bodies_parse():
+    """The Kotlin grammar wants a separator before a one-line body's `}`; such files are read whole, lines unchanged."""
+    pytest.importorskip("tree_sitter_kotlin")
+    facts = extract_file("src/main/kotlin/com/example/shop/kt/Box.kt", ONE_LINE_KT.encode(), dotted=None, max_bytes=10**6)
+    assert facts["status"] == "ok" and not facts.get("partial")
+    by = {e["name"]: e for e in facts["exports"]}
+    assert set(by) == {"Box", "Settings", "Named", "hello"}
+    assert [m["name"] for m in by["Box"]["members"]] == ["v", "get"] and [m["name"] for m in by["Settings"]["members"]] == ["retries"]
+    assert by["Named"]["members"][0]["sig"] == "fun name(): String" and by["Box"]["doc"] == "A value in a box."
+    symbols = {s.qualname: s for s in facts["symbols"]}
+    assert (symbols["Settings.retries"].start, symbols["hello"].start) == (7, 12)
+
+
+JACKSON_POM = '''<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>com.example</groupId>
+  <artifactId>codec</artifactId>
+  <version>0.1.0</version>
+  <dependencies>
+    <dependency><groupId>com.fasterxml.jackson.core</groupId><artifactId>jackson-annotations</artifactId><version>2.17.0</version></dependency>
+    <dependency><groupId>com.fasterxml.jackson.core</groupId><artifactId>jackson-core</artifactId><version>2.17.0</version></dependency>
+    <dependency><groupId>com.fasterxml.jackson.core</groupId><artifactId>jackson-databind</artifactId><version>2.17.0</version></dependency>
+    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter-api</artifactId><version>5.10.0</version></dependency>
+  </dependencies>
+</project>
+'''
+
+CODEC_JAVA = '''package com.example.codec;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.core.JsonParser;
+import org.junit.jupiter.api.Assertions;
+
+/** Reads and writes JSON. */
+public class Codec {
+    public ObjectMapper mapper() { return new ObjectMapper(); }
+}
+'''
+
+
+def test_imports_map_to_the_artifact_of_their_package(brain):
+    """Artifacts of one groupId (jackson-core, jackson-databind…) are told apart by the package an import names."""
+    write(brain.repo, "pom.xml", JACKSON_POM)
+    write(brain.repo, "src/main/java/com/example/codec/Codec.java", CODEC_JAVA)
+    brain.map()
+    deps = card(brain, "src/main/java/com/example/codec").split("## Dependencies")[1].split("## Files")[0]
+    assert "- `com.fasterxml.jackson.core:jackson-databind` — declared (`com.fasterxml.jackson.core:jackson-databind 2.17.0`)" in deps
+    assert "- `com.fasterxml.jackson.core:jackson-core` — declared (`com.fasterxml.jackson.core:jackson-core 2.17.0`)" in deps
+    assert "- `org.junit.jupiter:junit-jupiter-api` — declared" in deps
+    assert "jackson-annotations" not in deps

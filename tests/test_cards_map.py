@@ -308,3 +308,44 @@ def test_a_card_that_cannot_be_written_is_reported_and_the_run_goes_on(project):
     report = project.map()
     assert "shop" in report.errors and report.written == ["billing"]
     assert b"nul \x00 here" in path.read_bytes()  # the human text was not touched
+
+
+def test_cards_without_human_text_are_written_without_fsync(project, monkeypatch):
+    """A card that is only generated text is rebuilt by `brain map` from the code: its write needs no fsync (the
+    cost of a cold map on a loaded disk); a card holding a human How to use is still written durably."""
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def recording_fsync(fd):
+        try:
+            synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            synced.append("?")
+        return real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    report = project.map()
+    modules_dir = str(project.dir / "modules")
+    assert report.written and not [p for p in synced if p.startswith(modules_dir)]
+    card_path = project.dir / "modules" / "shop.md"
+    card_path.write_text(card_path.read_text() + "\nCall place_order with an item name.\n")
+    write(project.repo, "shop/orders.py", (project.repo / "shop/orders.py").read_text() + "\nX = 1\n")
+    synced.clear()
+    assert project.map().written == ["shop"]
+    assert any(p.startswith(str(card_path)) or p == modules_dir for p in synced)
+    assert "Call place_order with an item name." in card_path.read_text()
+
+
+def test_writing_cards_does_not_make_the_next_run_rescan(project):
+    """Folder mtimes decide whether the tree is scanned again; the cards' own folders under .brain/ are not among
+    them, so the run after a map that wrote cards adopts the saved layout (the one-file refresh stays fast)."""
+    from brain.cards.mapper import Mapper
+
+    first = project.map()
+    assert first.written
+    assert Mapper(project).load_layout()
+    write(project.repo, "shop/orders.py", (project.repo / "shop/orders.py").read_text() + "\nY = 2\n")
+    assert project.map().written == ["shop"]
+    assert Mapper(project).load_layout()
+    write(project.repo, "shop/extra.py", "Z = 3\n")  # a new file still changes the layout
+    assert not Mapper(project).load_layout()

@@ -106,7 +106,7 @@ class Brain:
         return self._store(layer).read(path)
 
     def write(self, path: str, text: str, *, expected_hash: str | None = None, layer: str | None = None,
-              role: str | None = None, reason: str | None = None) -> Document:
+              role: str | None = None, reason: str | None = None, durable: bool = True) -> Document:
         """The one write path of memory: territory check, secret redaction, atomic write, listeners,
         and (``sync.commit_on_write``) a commit in the repository owning the path.
 
@@ -120,7 +120,7 @@ class Brain:
             raise InvalidInput("the path holds a secret shape; name the file without it", field="path")
         if role is not None:
             self.check_territory(path, layer=layer, role=role)
-        doc = store.write(path, text, expected_hash=expected_hash)
+        doc = store.write(path, text, expected_hash=expected_hash, durable=durable)  # durable=False: derived files only
         _debug("wrote %s (%s bytes, %s)", path, doc.size, doc.hash[:12])
         for listener in self._write_listeners:
             listener(path)

@@ -14,6 +14,10 @@ Defaults, in order of precedence:
 * TypeScript/Node: every folder with a ``package.json`` (workspaces included) is a
   module, split by the same size rule over its source folders; loose TS/JS folders
   outside any package become modules of their own.
+* Languages behind the extractor interface: a folder with a root manifest (go.mod, Cargo.toml,
+  pom.xml, CMakeLists.txt, configure.ac…) is a project root. Where the language names its unit
+  by folder (a Go package, a Java/Kotlin package) every such folder is a module whatever its size;
+  other roots are split by the size rule.
 * Other languages: files are grouped by their top-level folder; they get the file list.
 
 ``modules:`` globs in brain.yml replace all of this: each folder matching a glob is a
@@ -53,7 +57,8 @@ LANG_EXT = {
 }
 MANIFESTS = {
     "go.mod": "go", "go.work": "go", "Cargo.toml": "rust", "pom.xml": "java", "build.gradle": "java",
-    "build.gradle.kts": "java", "CMakeLists.txt": "c", "vcpkg.json": "c", "conanfile.txt": "c",
+    "build.gradle.kts": "java", "CMakeLists.txt": "c", "vcpkg.json": "c", "conanfile.txt": "c", "configure.ac": "c",
+    "meson.build": "c", "Makefile.am": "c",
     "Gemfile": "ruby", "composer.json": "php", "build.sbt": "scala", "Package.swift": "swift",
 }
 # files that change what a card says even though they are not code
@@ -64,7 +69,8 @@ SPECIAL_NAMES = frozenset({
 # manifests that make their folder a module root (vcpkg/conan only add dependencies to one)
 SOURCE_FOLDERS = frozenset({"src", "lib", "source", "sources"})
 GENERIC = "~"  # a module root whose kind is its dominant language behind the extractor interface
-ROOT_MANIFESTS = frozenset({"go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt",
+ROOT_MANIFESTS = frozenset({"go.mod", "Cargo.toml", "pom.xml", "build.gradle", "build.gradle.kts", "CMakeLists.txt", "configure.ac",
+                            "meson.build",
                             "Gemfile", "composer.json", "build.sbt", "Package.swift"})
 
 # folders never scanned, wherever they are
@@ -78,6 +84,11 @@ NON_MODULE_DIRS = frozenset({"tests", "test", "testing", "docs", "doc", "benchma
 PLUMBING = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "dodo.py"})
 # subpackages that always stay in their parent's card
 NEVER_SPLIT = frozenset({"migrations", "tests", "test", "versions"})
+
+# project roots whose language names its own unit by folder, so every such folder is a module whatever its
+# size (a Go package is one import path; a Java package one namespace): manifest language -> source extensions
+UNIT_FOLDER_EXT = {"go": frozenset({".go"}), "java": frozenset({".java", ".kt"})}
+UNIT_NEVER = frozenset({"testdata", "vendor"})   # folders of a unit language that are never a unit of their own
 
 SPLIT_BYTES = 160_000      # a package whose source is bigger than this is split...
 SPLIT_MIN_BYTES = 12_000   # ...into subpackages at least this big
@@ -184,11 +195,14 @@ def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = Non
             skipped = skip_cache.get(folder)
             if skipped is None:
                 parts = folder.split("/") if folder else []
-                skipped = any(_skip_dir(p) for p in parts) or (
+                hidden = any(_skip_dir(p) for p in parts)
+                skipped = hidden or (
                     prune and any(p in NON_MODULE_DIRS and not (repo / "/".join(parts[: i + 1]) / "__init__.py").is_file()
                                   for i, p in enumerate(parts)))
                 skip_cache[folder] = skipped
-                if folders is not None:
+                # hidden and vendored folders never change the layout: their mtimes are not recorded (writing a
+                # card into .brain/modules/x must not make the next run rescan the tree)
+                if folders is not None and not hidden:
                     for anc in _ancestors(folder):
                         if anc not in folders:
                             try:
@@ -435,6 +449,12 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
                 promote(child)
 
     for gen_root in gen_roots:
+        unit_ext = UNIT_FOLDER_EXT.get(tree.lang_roots[gen_root])
+        if unit_ext:
+            roots.setdefault(gen_root or ".", GENERIC)
+            for folder in _unit_folders(tree, gen_root, unit_ext, eligible_gen):
+                roots.setdefault(folder, GENERIC)
+            continue
         for folder in _split(gen_root, tree.gen_bytes, tree.children, eligible_gen, limits):
             if folder != gen_root and _parent(folder) == gen_root and folder.rpartition("/")[2] in SOURCE_FOLDERS:
                 continue  # a crate's or library's src/ is the root's own code, not a module of its own
@@ -484,6 +504,21 @@ def _default_roots(tree: _Tree, limits: tuple[int, int]) -> dict[str, str]:
             if any(_generic(file_language(f.path)) for f in tree.folders.get(folder, ())):
                 roots.setdefault(folder, GENERIC)
     return roots
+
+
+def _unit_folders(tree: _Tree, root: str, extensions: frozenset[str], eligible) -> list[str]:
+    """Folders under a project root that hold the language's own unit: a Go package or a Java/Kotlin package
+    is a folder with source files of its own that are not tests (``_test.go``, ``testdata/``)."""
+    found = []
+    stack = sorted(tree.children.get(root, ()), reverse=True)
+    while stack:
+        folder = stack.pop()
+        if not eligible(folder) or folder.rpartition("/")[2] in UNIT_NEVER:
+            continue
+        if any(_suffix(f.path) in extensions and not f.path.endswith("_test.go") for f in tree.folders.get(folder, ())):
+            found.append(folder)
+        stack.extend(sorted(tree.children.get(folder, ()), reverse=True))
+    return found
 
 
 def _owner(folder: str, roots: dict[str, str], cache: dict[str, str | None]) -> str | None:

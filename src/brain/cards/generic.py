@@ -43,7 +43,10 @@ def exposing_files(module, facts: dict[str, dict]) -> list[str]:
         if "exports" not in f:
             continue
         files.append(path)
-    if any((facts.get(p) or {}).get("public") is True for p in files):
+    declared_public = {path for p in module.files for path in (((facts.get(p) or {}).get("manifest") or {}).get("public_files") or ())}
+    if declared_public & set(files):  # headers a manifest installs (automake include_HEADERS, meson install_headers)
+        files = [p for p in files if p in declared_public or (facts.get(p) or {}).get("public") is True]
+    elif any((facts.get(p) or {}).get("public") is True for p in files):
         files = [p for p in files if (facts.get(p) or {}).get("public") is True]
     hidden: set[str] = set()
     for path in module.files:
@@ -128,12 +131,15 @@ def generic_blocks(module, facts: dict[str, dict]) -> list[tuple[str, Callable[[
     return blocks
 
 
-def generic_entry_points(module, facts: dict[str, dict]) -> list[str]:
+def generic_entry_points(module, facts: dict[str, dict], entry_label: Callable[[str, str], str] | None = None) -> list[str]:
+    """Entry points of a module; ``entry_label(label, path)`` restates a command from the file's own project root."""
     lines = []
     for path in module.files:
         f = facts.get(path) or {}
         label = f.get("main")
         if isinstance(label, str) and label and not f.get("test"):
+            if entry_label is not None:
+                label = entry_label(label, path)
             lines.append(f"- `{label}` (`{_rel(module.folder, path)}`)")
         manifest = f.get("manifest")
         if manifest:

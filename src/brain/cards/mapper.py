@@ -32,7 +32,7 @@ __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
 log = logging.getLogger("brain.cards")
 
-EXTRACTOR_VERSION = "11"  # 11: the language extractors (languages/); private packages show their names, dependency lines list their files
+EXTRACTOR_VERSION = "12"  # 12: Go/Java packages are modules, nested go.mod entry points, C++ internal namespaces, autotools
 Progress = Callable[[int, int, str], None]
 
 
@@ -112,6 +112,8 @@ class Mapper:
         self._dotted: dict[str, str] | None = None
         self._dotted_to_module: dict[str, str] | None = None
         self._owner_cache: dict[str, str | None] = {}
+        self._module_folders: tuple[object, dict[str, str]] = (None, {})
+        self._lang_modules: dict[str, object] = {}
         self._folders: dict[str, int] = {}
         self._layout_dirty = False
         self._unread_seen: dict[str, list[list[str]]] = {}
@@ -151,7 +153,10 @@ class Mapper:
 
     def owner(self, path: str) -> str | None:
         """The module a repository-relative path belongs to (deepest module folder containing it)."""
-        folders = {m.folder: m.name for m in self.modules()}
+        modules = self.modules()
+        if self._module_folders[0] is not modules:  # built once per layout, not once per import resolved
+            self._module_folders = (modules, {m.folder: m.name for m in modules})
+        folders = self._module_folders[1]
         folder = path.rpartition("/")[0] if not path.endswith("/") else path.rstrip("/")
         probe = folder
         while True:
@@ -336,15 +341,21 @@ class Mapper:
         return path in self._infos() or self.find_suffix(path) == path
 
     def _lang_module(self, path: str):
+        """The language module of a file by its extension (looked up once per extension: called per import)."""
+        suffix = posixpath.splitext(path)[1].lower()
+        if suffix in self._lang_modules:
+            return self._lang_modules[suffix]
         from .discovery import LANG_EXT
         from .languages.base import LANGUAGE_MODULES
 
-        lang = LANG_EXT.get(posixpath.splitext(path)[1].lower())
-        if lang is None:
-            return None
-        import importlib
+        lang = LANG_EXT.get(suffix)
+        mod = None
+        if lang is not None:
+            import importlib
 
-        return importlib.import_module(LANGUAGE_MODULES[lang])
+            mod = importlib.import_module(LANGUAGE_MODULES[lang])
+        self._lang_modules[suffix] = mod
+        return mod
 
     def resolve_import(self, spec: str, from_path: str) -> str | None:
         """The module an import of a file in a language behind the extractor interface lands in."""
@@ -626,12 +637,43 @@ class Mapper:
             pkg = (facts.get(path) or {}).get("package")
             if pkg:
                 node_declared.update(pkg.get("declared") or {})
-        inp = RenderInput(module=module, source_hash=source_hash, facts=facts, dotted=self.dotted(), resolve=self.resolve,
+        # the languages behind the extractor interface: entry points from their own project root, a root's packages
+        extras = {"entry_label": self.entry_label, "packages": self.packages_of(module)}
+        inp = RenderInput(**extras, module=module, source_hash=source_hash, facts=facts, dotted=self.dotted(), resolve=self.resolve,
                           resolve_node=self.resolve_node, is_module=self.is_module, project=self.project(), contract=contract,
                           contract_path=".brain/" + contract_rel_path(module.name), exposes_budget=self.exposes_budget,
                           node_declared=node_declared, resolve_import=self.resolve_import, external=self.external,
                           context=self.context_title(module), reexported_by=self._reexported_by(module))
         return render_generated(inp)
+
+    def packages_of(self, module: Module) -> tuple[str, ...]:
+        """The package modules of a Go module or Maven/Gradle module root (not those of a nested one)."""
+        from .discovery import UNIT_FOLDER_EXT, MANIFESTS
+
+        def root_lang(mod: Module) -> str | None:
+            return next((MANIFESTS[n] for p in mod.files if (n := p.rpartition("/")[2]) in ("go.mod", "pom.xml", "build.gradle",
+                                                                                             "build.gradle.kts")
+                         and p.rpartition("/")[0] == mod.folder), None)
+
+        if root_lang(module) not in UNIT_FOLDER_EXT:
+            return ()
+        modules = self.modules()
+        roots = {m.folder for m in modules if root_lang(m) in UNIT_FOLDER_EXT}
+        found = []
+        for mod in modules:
+            if mod.name == module.name or not module.contains(mod.folder + "/x"):
+                continue
+            probe = mod.folder
+            while probe and probe not in roots:
+                probe = probe.rpartition("/")[0]
+            if probe == module.folder:
+                found.append(mod.name if not module.folder else mod.name[len(module.folder) + 1:])
+        return tuple(found)
+
+    def entry_label(self, label: str, path: str) -> str:
+        """An entry point's command as run from its own project root (a nested go.mod), by the language's hook."""
+        hook = getattr(self._lang_module(path), "entry_label", None)
+        return hook(label, path, self) if hook is not None else label
 
     def existing_cards(self) -> list[str]:
         """Module names of the card files on disk."""
@@ -665,8 +707,8 @@ class Mapper:
             text = join_card(generated, human)
             if doc is not None and text == doc.text:
                 return False
-            try:
-                self.brain.write(rel, text, expected_hash=doc.hash if doc is not None else "")
+            try:  # a card without human text is derived from the code alone: `brain map` rebuilds it, no fsync needed
+                self.brain.write(rel, text, expected_hash=doc.hash if doc is not None else "", durable=bool(human.strip()))
             except Conflict:
                 continue
             return True

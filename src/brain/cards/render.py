@@ -23,6 +23,7 @@ __all__ = ["RenderInput", "render_generated", "python_blocks", "node_blocks", "e
 
 MAX_ROUTES = 60
 MAX_FILES_LISTED = 200
+MAX_PACKAGES_LISTED = 80
 MAX_IMPORT_NAMES = 4
 _DOTTED = re.compile(r"^[A-Za-z_][\w.]*$")
 
@@ -57,6 +58,8 @@ class RenderInput:
     contract: Contract | None = None
     contract_path: str = ""
     exposes_budget: int = 2500
+    entry_label: Callable[[str, str], str] = lambda label, path: label  # an entry point's command, from the file's project root
+    packages: tuple[str, ...] = ()               # a Go/Java project root: the package modules under it (its own go.mod/pom)
     node_declared: dict[str, str] = field(default_factory=dict)   # npm name -> "name@version"
     # languages behind the extractor interface (generic.py): import spec, from file -> module / external package
     resolve_import: Callable[[str, str], str | None] = lambda spec, path: None
@@ -413,7 +416,7 @@ def _entry_points(inp: RenderInput) -> list[str]:
                 lines.append(f"- `npm run {script}`: `{sanitize(str(command))[:120]}`")
             for name, target in sorted((pkg.get("bin_map") or {}).items()):
                 lines.append(f"- `{name}` → `{target}` (bin)")
-    return lines + generic_entry_points(module, inp.facts)
+    return lines + generic_entry_points(module, inp.facts, inp.entry_label)
 
 
 def _dependencies(inp: RenderInput) -> tuple[list[str], list[str]]:
@@ -628,7 +631,8 @@ def render_generated(inp: RenderInput) -> str:
         if read_as.count("cpp") > read_as.count("c"):
             kind_text = _label("cpp")
     desc = f"{kind_text} module in `{module.folder or '.'}/`"
-    title = next((f["manifest"]["title"] for p in module.files if (f := inp.facts.get(p) or {}).get("manifest")), "")
+    title = next((f["manifest"]["title"] for p in module.files
+                  if (f := inp.facts.get(p) or {}).get("manifest") and f["manifest"].get("title")), "")
     if title:
         desc = f"{title} in `{module.folder or '.'}/`"
     elif inp.context.startswith(("package ", "module ")):
@@ -649,6 +653,11 @@ def render_generated(inp: RenderInput) -> str:
         out += ["## Entry points", ""] + [sanitize(x) for x in entry_points] + [""]
     internal, external = _dependencies(inp)
     declared = manifest_lines(module, inp.facts)
+    if inp.packages:
+        shown = ", ".join(f"`{p}`" for p in inp.packages[:MAX_PACKAGES_LISTED])
+        more = f" and {len(inp.packages) - MAX_PACKAGES_LISTED} more" if len(inp.packages) > MAX_PACKAGES_LISTED else ""
+        count = len(inp.packages)
+        declared.append(f"- {count} package{'s' if count != 1 else ''} with {'their' if count != 1 else 'its'} own card: {shown}{more}")
     out += ["## Dependencies", ""]
     if declared:
         out += ["Manifest:"] + declared + [""]

@@ -29,6 +29,13 @@ def _stale_note(card) -> str:
     return ""
 
 
+def _nothing_to_integrate(card) -> bool:
+    """A dependency that exposes nothing by its language's rule (a Rust crate-private module such as tokio's
+    `util`), with no How to use and no contract, would spend the boot's budget on one empty line."""
+    exposes = (card.section("Exposes") or "").strip()
+    return (not exposes or exposes.startswith("_Nothing public found")) and not card.human and not card.section("Contract")
+
+
 def collect(brain, request) -> list[Part]:
     if not request.module:
         return []
@@ -63,7 +70,7 @@ def collect(brain, request) -> list[Part]:
             dep_card = load_card(brain, dep, mapper=mapper)
         except BrainError:
             continue
-        if dep_card is None:
+        if dep_card is None or _nothing_to_integrate(dep_card):
             continue
         parts.append(Part("cards", f".brain/{dep_card.path}#integration",
                           f"Dependency `{dep_card.module}`: exposes, how to use, contract{_stale_note(dep_card)}",

@@ -13,18 +13,21 @@ finds; ``vcpkg.json`` and ``conanfile.txt`` the packages it requires. The C++ ex
 
 from __future__ import annotations
 
+import bisect
 import json
+import posixpath
 import re
 
 from . import _treesitter as ts
 from .base import Language, Symbol
 
-__all__ = ["LANGUAGE", "MANIFEST_PARSERS", "extract", "extract_c_family", "parse_cmake", "parse_vcpkg", "parse_conan",
+__all__ = ["LANGUAGE", "MANIFEST_PARSERS", "extract", "extract_c_family", "hidden_ranges", "internal_namespace",
+           "parse_configure_ac", "parse_makefile_am", "parse_meson", "parse_cmake", "parse_vcpkg", "parse_conan",
            "resolve_import", "external", "HEADER_EXT"]
 
 LANGUAGE = Language(
     name="c", label="C", extensions=(".c", ".h"), extra="c", grammar="tree_sitter_c",
-    manifests=("CMakeLists.txt", "vcpkg.json", "conanfile.txt"),
+    manifests=("CMakeLists.txt", "vcpkg.json", "conanfile.txt", "configure.ac", "meson.build", "Makefile.am"),
     test_patterns=(r"(^|/)tests?/", r"(^|/)test_[^/]*\.c$", r"_test\.c$", r"(^|/)unittests?/"),
 )
 
@@ -89,12 +92,62 @@ def _qualified(prefix: str, name: str) -> str:
     return (prefix.replace(".", "::") + name) if prefix else name
 
 
+_INTERNAL_NAMESPACES = frozenset({"detail", "details", "internal", "impl", "priv", "private"})
+# comments, string and character literals (skipped: their braces do not count), namespace openings, braces;
+# every alternative always matches once started, so the scan is one linear pass
+_BRACE_TOKENS = re.compile(rb'^[ \t]*#(?:[^\n\\]|\\.|\\\n)*|'  # a preprocessor line: a macro's braces are not the file's
+                           rb'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*"?|\'(?:\\.|[^\'\\\n])*\'?|'
+                           rb'\bnamespace\b[ \t\r\n]*([A-Za-z_][\w:]*)?[ \t\r\n]*\{|[{}]', re.S | re.M)
+_KEYWORDS = frozenset({"struct", "class", "union", "enum", "namespace", "template", "typename", "typedef", "using",
+                       "const", "static", "inline", "extern", "return", "if", "else", "for", "while", "do", "switch"})
+_INTERNAL_QUALIFIER = re.compile(r"(?:^|[^\w:])(?:detail|details|internal|impl|_\w*)::")
+
+
+def internal_namespace(name: str | None) -> bool:
+    """An anonymous namespace, or one named (in any segment) like an implementation detail or `_`-prefixed."""
+    if not name:
+        return True
+    return any(seg in _INTERNAL_NAMESPACES or seg.startswith("_") for seg in name.split("::") if seg)
+
+
+def hidden_ranges(src: bytes) -> list[tuple[int, int]]:
+    """Byte ranges of internal namespaces (``namespace detail { … }``), found from the text alone, so a
+    declaration inside one stays private even where macros broke the parse around it (fmt's
+    ``FMT_BEGIN_NAMESPACE``). Sorted, outermost ranges only."""
+    if b"namespace" not in src:
+        return []
+    stack: list[int | None] = []   # start byte of an internal namespace, or None for any other brace
+    ranges: list[tuple[int, int]] = []
+    depth_hidden = 0
+    for match in _BRACE_TOKENS.finditer(src):
+        token = match.group(0)
+        if token == b"}":
+            if stack:
+                start = stack.pop()
+                if start is not None:
+                    depth_hidden -= 1
+                    if depth_hidden == 0:
+                        ranges.append((start, match.end()))
+        elif token == b"{":
+            stack.append(None)
+        elif token.startswith(b"namespace"):
+            name = match.group(1).decode("ascii", "replace") if match.group(1) else None
+            if internal_namespace(name) or depth_hidden:
+                depth_hidden += 1
+                stack.append(match.start())
+            else:
+                stack.append(None)
+    return ranges
+
+
 class _Walker:
     """Collects exports and symbols from a C or C++ tree."""
 
     def __init__(self, src: bytes, header: bool):
         self.src = src
         self.header = header
+        self.hidden = hidden_ranges(src) if header else []
+        self._hidden_starts = [start for start, _ in self.hidden]
         self.exports: list[dict] = []
         self.symbols: list[Symbol] = []
         self.imports: list[str] = []
@@ -108,9 +161,15 @@ class _Walker:
         for node in container.named_children:
             self.item(node, node, prefix, exported)
 
+    def inside_hidden(self, offset: int) -> bool:
+        index = bisect.bisect_right(self._hidden_starts, offset) - 1
+        return index >= 0 and offset < self.hidden[index][1]
+
     def item(self, node, doc_node, prefix: str, exported: bool, template: str = "") -> None:
         src = self.src
         kind = node.type
+        if exported and self.hidden and kind not in _CONTAINERS and self.inside_hidden(node.start_byte):
+            exported = False
         public = exported and self.header
         span = doc_node if doc_node.type == "template_declaration" else node  # a template's lines start at `template`
         if kind in _CONTAINERS:
@@ -141,7 +200,7 @@ class _Walker:
         elif kind == "namespace_definition":
             name = ts.text(src, node.child_by_field_name("name"))
             body = node.child_by_field_name("body")
-            hidden = name in ("detail", "details", "internal", "impl") or not name
+            hidden = internal_namespace(name)
             if body is not None:
                 self.walk(body, prefix + (name + "." if name else ""), exported and not hidden)
         elif kind == "template_declaration":
@@ -270,8 +329,9 @@ class _Walker:
 # `FMT_CONSTEXPR`). They are blanked with spaces (lines and offsets stay) before parsing.
 _BARE_MACRO_LINE = re.compile(rb"^[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]+[ \t]*$", re.M)
 _ATTRIBUTE_MACRO = re.compile(
+    rb"(^[ \t]*#(?:[^\n\\]|\\.|\\\n)*)|"  # a preprocessor line (with its continuations) is kept: `#ifdef FMT_DEPRECATED`
     rb"\b[A-Z][A-Z0-9]*_(?:API|EXPORT|EXTERN|DLL|PUBLIC|INLINE|CONSTEXPR[0-9]*|CONSTEVAL|DEPRECATED|NODISCARD|NORETURN|"
-    rb"ALWAYS_INLINE|NOINLINE|VISIBLE|VISIBILITY|HIDDEN|FORCE_INLINE|MAYBE_UNUSED|UNUSED|CDECL|STDCALL)\b(?=[ \t\n*&])")
+    rb"ALWAYS_INLINE|NOINLINE|VISIBLE|VISIBILITY|HIDDEN|FORCE_INLINE|MAYBE_UNUSED|UNUSED|CDECL|STDCALL)\b(?=[ \t\n*&])", re.M)
 
 
 _MAIN = re.compile(rb"^[ \t]*(?:int|void)[ \t]+main[ \t]*\(", re.M)
@@ -281,10 +341,14 @@ def _blank(match: re.Match) -> bytes:
     return b" " * (match.end() - match.start())
 
 
+def _blank_attribute(match: re.Match) -> bytes:
+    return match.group(1) if match.group(1) is not None else b" " * (match.end() - match.start())
+
+
 def _without_macros(raw: bytes) -> bytes:
     if b"_" not in raw:
         return raw
-    return _ATTRIBUTE_MACRO.sub(_blank, _BARE_MACRO_LINE.sub(_blank, raw))
+    return _ATTRIBUTE_MACRO.sub(_blank_attribute, _BARE_MACRO_LINE.sub(_blank, raw))
 
 
 def extract_c_family(raw: bytes, path: str, grammar: str, lang: Language) -> dict:
@@ -304,6 +368,8 @@ def extract_c_family(raw: bytes, path: str, grammar: str, lang: Language) -> dic
     exports: list[dict] = []
     seen: set[tuple[str, str]] = set()
     for entry in walker.exports:  # one entry per name (#if branches, overloads' first), macros after the rest
+        if _INTERNAL_QUALIFIER.search(entry["name"]) or entry["name"] in _KEYWORDS:  # a keyword: a macro misread
+            continue  # a specialization for an internal type (formatter<detail::styled_arg<T>>) is no API to call
         entry["name"] = ts.squash(entry["name"], 80)
         key = (entry["kind"], entry["name"])
         if key not in seen:
@@ -404,7 +470,97 @@ def parse_conan(raw: bytes, path: str) -> dict:
                                          "entry_points": [], "members": []}}
 
 
-MANIFEST_PARSERS = {"CMakeLists.txt": parse_cmake, "vcpkg.json": parse_vcpkg, "conanfile.txt": parse_conan}
+_AC_INIT = re.compile(r"\bAC_INIT\(\s*\[?([^\],)\n]*)\]?\s*(?:,\s*\[?([^\],)\n]*)\]?)?")
+_AC_PKG = re.compile(r"\bPKG_CHECK_MODULES\(\s*\[?\w+\]?\s*,\s*\[?([^\],)\n]*)")
+_AC_LIB = re.compile(r"\bAC_(?:CHECK|SEARCH)_LIBS?\(\s*\[?([\w.+-]+)")
+_AC_WITH = re.compile(r"\bAC_ARG_WITH\(\s*\[?([\w.+-]+)")
+_VERSION_LIKE = re.compile(r"^v?\d[\w.+-]*$")
+
+
+def _m4_comments_out(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("dnl", "#")))
+
+
+def parse_configure_ac(raw: bytes, path: str) -> dict:
+    """Manifest facts of an autoconf configure.ac: the package name and version (AC_INIT), the libraries it
+    checks for (PKG_CHECK_MODULES, AC_CHECK_LIB, AC_SEARCH_LIBS) and its --with options (never run)."""
+    text = _m4_comments_out(raw.decode("utf-8", errors="replace"))
+    init = _AC_INIT.search(text)
+    name = init.group(1).strip() if init else ""
+    version = (init.group(2) or "").strip() if init else ""
+    declared: dict[str, str] = {}
+    for spec in _AC_PKG.findall(text):
+        for word in spec.split():
+            if re.match(r"^[A-Za-z][\w.+-]*$", word) and not _VERSION_LIKE.match(word):
+                declared.setdefault(word, f"{word} (pkg-config)")
+    for lib in _AC_LIB.findall(text):
+        declared.setdefault(lib, f"{lib} (library check)")
+    for opt in _AC_WITH.findall(text):
+        declared.setdefault(opt, f"{opt} (--with-{opt})")
+    title = (f"Autotools project `{name}`" + (f" {version}" if _VERSION_LIKE.match(version) else "")) if name else "Autotools project"
+    return {"status": "ok", "manifest": {"language": "c", "title": title, "name": name, "declared": declared,
+                                         "entry_points": [], "members": []}}
+
+
+_AM_ASSIGN = re.compile(r"^([A-Za-z_][\w@]*)[ \t]*\+?=[ \t]*(.*)$", re.M)
+
+
+def parse_makefile_am(raw: bytes, path: str) -> dict:
+    """Manifest facts of an automake Makefile.am: libraries, programs (entry points, with their first source)
+    and installed headers, which are the project's public headers (never run)."""
+    text = raw.decode("utf-8", errors="replace").replace("\\\n", " ")
+    values: dict[str, list[str]] = {}
+    for var, value in _AM_ASSIGN.findall(text):
+        values.setdefault(var, []).extend(w for w in value.split("#", 1)[0].split() if not w.startswith("$"))
+    internal = [f"library `{lib}` (Automake target)" for var in ("lib_LTLIBRARIES", "lib_LIBRARIES") for lib in values.get(var, [])]
+    entry_points = []
+    for var in ("bin_PROGRAMS", "sbin_PROGRAMS"):
+        for prog in values.get(var, []):
+            sources = [s for s in values.get(re.sub(r"[^\w@]", "_", prog) + "_SOURCES", []) if s.endswith((".c", ".cc", ".cpp"))]
+            entry_points.append([prog, sources[0] if sources else "", "Automake program"])
+    folder = path.rpartition("/")[0]
+    headers = [posixpath.normpath(posixpath.join(folder, h)) for var, words in values.items()
+               if var.endswith("include_HEADERS") and not var.startswith("noinst") for h in words]
+    return {"status": "ok", "manifest": {"language": "c", "title": "", "name": "", "declared": {},
+                                         "entry_points": entry_points, "members": [], "internal": internal,
+                                         "public_files": headers}}
+
+
+_MESON_CALL = re.compile(r"\b(project|library|shared_library|static_library|both_libraries|executable|dependency|install_headers)"
+                         r"\s*\(\s*'([^'\n]*)'([^)]*)")
+
+
+def parse_meson(raw: bytes, path: str) -> dict:
+    """Manifest facts of a meson.build: project name and version, libraries, executables, dependencies and
+    installed headers (never run)."""
+    text = "\n".join(line.split("#", 1)[0] for line in raw.decode("utf-8", errors="replace").splitlines())
+    name = version = ""
+    declared: dict[str, str] = {}
+    entry_points: list[list[str]] = []
+    internal: list[str] = []
+    headers: list[str] = []
+    folder = path.rpartition("/")[0]
+    for call, first, rest in _MESON_CALL.findall(text):
+        if call == "project" and not name:
+            name = first
+            m = re.search(r"version\s*:\s*'([^'\n]*)'", rest)
+            version = m.group(1) if m else ""
+        elif call.endswith("library") or call == "both_libraries":
+            internal.append(f"library `{first}` (meson target)")
+        elif call == "executable":
+            entry_points.append([first, "", "meson executable"])
+        elif call == "dependency":
+            declared.setdefault(first, f"{first} (meson dependency)")
+        elif call == "install_headers":
+            headers.extend(posixpath.normpath(posixpath.join(folder, h)) for h in [first, *re.findall(r"'([^'\n]+\.h\w*)'", rest)])
+    title = (f"Meson project `{name}`" + (f" {version}" if version else "")) if name else ""
+    return {"status": "ok", "manifest": {"language": "c", "title": title, "name": name, "declared": declared,
+                                         "entry_points": entry_points, "members": [], "internal": internal,
+                                         "public_files": headers}}
+
+
+MANIFEST_PARSERS = {"CMakeLists.txt": parse_cmake, "vcpkg.json": parse_vcpkg, "conanfile.txt": parse_conan,
+                    "configure.ac": parse_configure_ac, "Makefile.am": parse_makefile_am, "meson.build": parse_meson}
 
 
 def resolve_import(spec: str, from_path: str, ctx) -> str | None:

@@ -17,7 +17,7 @@ from . import _treesitter as ts
 from .base import Language, Symbol
 
 __all__ = ["LANGUAGE", "MANIFEST_PARSERS", "extract", "parse_go_mod", "external_name", "is_stdlib", "resolve_import", "external",
-           "describe_folder"]
+           "describe_folder", "entry_label"]
 
 LANGUAGE = Language(
     name="go", label="Go", extensions=(".go",), extra="go", grammar="tree_sitter_go",
@@ -336,3 +336,19 @@ def describe_folder(folder: str, manifest_folder: str, manifest: dict) -> str:
     rest = folder[len(manifest_folder):].strip("/") if manifest_folder else folder
     path = "/".join(p for p in (name, rest) if p)
     return f"package `{path}` of {manifest.get('title', 'a Go module')}" if path else manifest.get("title", "")
+
+
+def entry_label(label: str, path: str, ctx) -> str:
+    """``go run`` from the folder of the go.mod the file belongs to: a nested module (its own go.mod) is run
+    from its own folder, never from the repository root (``cd tools/goctl && go run .``)."""
+    if not label.startswith("go run "):
+        return label
+    folder = path.rpartition("/")[0]
+    for mod_folder, manifest in ctx.manifests("go"):
+        if manifest.get("file") != "go.mod" or not (not mod_folder or path.startswith(mod_folder + "/")):
+            continue
+        if not mod_folder:
+            return label
+        rest = folder[len(mod_folder):].strip("/")
+        return f"cd {mod_folder} && go run " + (f"./{rest}" if rest else ".")
+    return label

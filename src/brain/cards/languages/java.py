@@ -296,16 +296,23 @@ def jvm_external(spec: str, from_path: str, ctx, file_name: str) -> tuple[str, s
     manifest = ctx.nearest_manifest(from_path, "java")
     declared = (manifest or {}).get("declared") or {}
     best = None
-    best_shared = 1
+    best_score: tuple = (1,)
     parts = spec.split(".")
+    words = set(parts[2:])
     for key, requirement in declared.items():
-        group = key.split(":", 1)[0].split(".")
+        group_id, _, artifact = key.partition(":")
+        group = group_id.split(".")
         shared = 0
         while shared < min(len(group), len(parts)) and group[shared] == parts[shared]:
             shared += 1
-        # a package and its artifact's groupId share at least two segments (org.springframework.web / .boot)
-        if shared > best_shared or (shared == best_shared and shared >= 2 and best is not None and "(test)" in best[1]):
-            best, best_shared = (key, requirement), shared
+        if shared < 2:
+            continue  # a package and its artifact's groupId share at least two segments (org.springframework.web / .boot)
+        # artifacts of one group (jackson-core, jackson-databind) are told apart by the words of the artifactId
+        # found in the package (com.fasterxml.jackson.databind -> jackson-databind); a test dependency loses a tie
+        hits = sum(1 for word in re.split(r"[-_.]", artifact) if word and word in words)
+        score = (shared, hits, "(test)" not in requirement)
+        if score > best_score:
+            best, best_score = (key, requirement), score
     if best:
         return best[0], best[1], file_name
     name = ".".join(parts[:3] if parts[0] in ("org", "com", "io", "net", "dev") and len(parts) > 3 else parts[:2])

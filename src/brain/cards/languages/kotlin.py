@@ -10,6 +10,8 @@ rules). ``private``, ``internal`` and ``protected`` declarations are not exposed
 
 from __future__ import annotations
 
+import re
+
 from . import _treesitter as ts
 from .base import Language, Symbol
 from .java import _join, _route_of, jvm_external, jvm_resolve
@@ -137,12 +139,22 @@ def _class(src: bytes, node, prefix: str, parent_public: bool, facts: dict, expo
 
 
 
+_ONE_LINE_CLOSE = re.compile(rb"(?<=[^\s{;])[ \t](?=\})")
+
+
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     """Facts of one Kotlin file (see the module docstring)."""
     bad = ts.decode_or_unread(raw)
     if bad:
         return bad
     root, err = ts.parse(LANGUAGE.grammar, raw)
+    if root is not None and root.has_error and _ONE_LINE_CLOSE.search(raw):
+        # the grammar wants a separator before a one-line body's `}` (`object O { val x = 1 }`): the space before
+        # it becomes `;` (same offsets, same lines), kept only when that parse is clean
+        patched = _ONE_LINE_CLOSE.sub(b";", raw)
+        fixed, fixed_err = ts.parse(LANGUAGE.grammar, patched)
+        if fixed is not None and not fixed_err and not fixed.has_error:
+            root, raw = fixed, patched
     if err:
         return err
     src = raw
