@@ -133,7 +133,7 @@ def infer_module(brain, task: str, *, session: str | None = None) -> str | None:
     """
     if not any((brain.dir / "modules").glob("*.md")):
         return None
-    found = locate(brain, task, session=session, limit=brain.settings.get("search.boot_files") or 20)
+    found = locate(brain, task, session=session, limit=brain.settings.get("search.boot_files") or 40)
     if not found.files:
         return None
     top = found.files[0]
