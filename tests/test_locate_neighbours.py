@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from brain.boot.slots.task_files import DETAILED_FILES, render
-from brain.search.locate import FileHit, Localization
+from brain.search.locate import FileHit, Localization, extract_signals
 from brain.tokens import estimate_tokens
 
 
@@ -101,3 +101,20 @@ def test_a_hub_imported_by_many_files_lends_nothing(brain):
     reasons = _reasons(brain, "`deepMergeOptions()` loses nested arrays")
     assert list(reasons)[0] == "lib/util.js"
     assert not any("imported by `lib/util.js`" in r for rs in reasons.values() for r in rs)
+
+
+def test_identifiers_written_against_cjk_text_are_read_whole():
+    # CJK characters count as word characters: `但discov.EtcdConf中没有user` must still give the names
+    sig = extract_signals("现在不支持etcd的身份验证吗？\n但discov.EtcdConf中没有user等字段，无法进行身份认证。")
+    assert "discov.EtcdConf" in sig.dotted
+    assert "EtcdConf" in sig.idents
+    assert {"discov", "etcdconf", "etcd", "conf"} <= set(sig.words)
+
+
+def test_a_cjk_report_naming_a_go_struct_ranks_its_file(brain):
+    _files(brain, {
+        "core/discov/config.go": "package discov\n\ntype EtcdConf struct {\n\tHosts []string\n\tKey string\n}\n",
+        "core/discov/publisher.go": "package discov\n\nfunc NewPublisher(hosts []string) {}\n",
+        "rest/server.go": "package rest\n\n// user name check\nfunc Start(user string) {}\n",
+    })
+    assert brain.locate("但discov.EtcdConf中没有user等字段，无法进行身份认证").paths[0] == "core/discov/config.go"

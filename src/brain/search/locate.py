@@ -63,6 +63,10 @@ def _url_path(match: re.Match) -> str:
 _MODULE_WORD = re.compile(r"[A-Za-z_][\w\-.]{0,80}")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
+# CJK letters are word characters to `\w`: `但discov.EtcdConf中没有user` would read as one word, so the
+# boundaries between CJK (and full-width punctuation) and ASCII word characters become spaces
+_CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+_CJK_EDGE = re.compile(f"(?<=[A-Za-z0-9_])(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9_])")
 
 W_PATH = 8.0
 W_FRAME = 4.0
@@ -142,6 +146,7 @@ def extract_signals(text: str | None) -> Signals:
     if not text or not text.strip():
         return sig
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
+    text = _CJK_EDGE.sub(" ", text)
     if STRIP_URLS:
         text = _URL.sub(_url_path, text)
     title = text.strip().split("\n", 1)[0]
