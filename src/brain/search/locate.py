@@ -16,6 +16,8 @@ No model, only evidence a reader would use, each kind weighed by how specific it
 4. full-text BM25 over the files' identifier tokens, as the tie-breaker and the
    fallback when the text names no code at all;
 5. the session's claims and the working tree's changed files, when present.
+6. neighbours of the best few files: what they import or is imported by them, and their
+   header/source twin, get a small share of their score (a fix often spans them).
 
 Test files are never the answer: they are demoted below every other file. The
 signal extraction is pure (``extract_signals``); scoring reads a ``CodeView``.
