@@ -115,7 +115,7 @@ def main(argv=None) -> int:
             started = time.perf_counter()
             result = boot(folder, task["problem_statement"], args.cli, tmp)
             seconds = time.perf_counter() - started
-            bm25 = bm25_files(view, task["problem_statement"])
+            bm25 = bm25_files(view, task["problem_statement"], 40)  # as many files as the boot names
             row = {
                 "id": task["instance_id"], "release": pypi, "gold": gold,
                 "brain": rank_of(gold, result["files"]),

@@ -148,6 +148,8 @@ def main(argv=None) -> int:
     ap.add_argument("--lang", action="append", help="only this language (repeatable; C, C++, Go, Java, JavaScript, Rust)")
     ap.add_argument("--limit", type=int, help="only the first N tasks of each language")
     ap.add_argument("--only", help="only tasks whose instance_id contains this")
+    ap.add_argument("--trees", help="folder for this run's extracted trees (default bench/.cache/multilang; "
+                    "give each checkout its own, since the trees hold each checkout's index)")
     ap.add_argument("--jobs", type=int, default=1, help="trees prepared and run in parallel")
     ap.add_argument("--cli", action="store_true", help="boot through the `brain` command instead of the library")
     ap.add_argument("--reindex", action="store_true", help="rebuild each tree's code index from scratch")
@@ -157,6 +159,9 @@ def main(argv=None) -> int:
     if not args.mirrors:
         ap.error("give the mirror folder with --mirrors or BRAIN_BENCH_MIRRORS")
     mirrors = Path(args.mirrors).expanduser().resolve()
+    if args.trees:
+        global TREES
+        TREES = Path(args.trees).expanduser().resolve()
 
     os.environ.setdefault("BRAIN_HOME", str(CACHE / "brain-home"))
     tasks = load_tasks(args.tasks)

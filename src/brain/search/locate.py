@@ -16,6 +16,8 @@ No model, only evidence a reader would use, each kind weighed by how specific it
 4. full-text BM25 over the files' identifier tokens, as the tie-breaker and the
    fallback when the text names no code at all;
 5. the session's claims and the working tree's changed files, when present.
+6. neighbours of the best few files: what they import or is imported by them, and their
+   header/source twin, get a small share of their score (a fix often spans them).
 
 Test files are never the answer: they are demoted below every other file. The
 signal extraction is pure (``extract_signals``); scoring reads a ``CodeView``.
@@ -24,6 +26,7 @@ signal extraction is pure (``extract_signals``); scoring reads a ``CodeView``.
 from __future__ import annotations
 
 import math
+import posixpath
 import re
 import sqlite3
 from collections import Counter, defaultdict
@@ -33,7 +36,8 @@ from .code import is_nonproduct_path
 from .tokenize import STOPWORDS, tokens
 from .traces import trace_frames
 
-__all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", "locate", "MAX_TASK_CHARS"]
+__all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", "locate", "MAX_TASK_CHARS",
+           "is_text_evidence"]
 
 MAX_TASK_CHARS = 60_000  # a huge task text is read at its head and tail (tracebacks end texts)
 
@@ -61,6 +65,10 @@ def _url_path(match: re.Match) -> str:
 _MODULE_WORD = re.compile(r"[A-Za-z_][\w\-.]{0,80}")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
+# CJK letters are word characters to `\w`: `但discov.EtcdConf中没有user` would read as one word, so the
+# boundaries between CJK (and full-width punctuation) and ASCII word characters become spaces
+_CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
+_CJK_EDGE = re.compile(f"(?<=[A-Za-z0-9_])(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9_])")
 
 W_PATH = 8.0
 W_FRAME = 4.0
@@ -82,6 +90,16 @@ NAMES_WEIGHT = 2.0  # BM25 column weight of a file's path and defined names agai
 KIND_FACTOR = {"class": 1.0, "function": 1.0, "macro": 1.0, "var": 0.8, "method": 0.7, "decl": 0.6, "attr": 0.45,
                "inner": 0.3}
 NONPRODUCT_FACTOR = 0.4
+# neighbours of the best-ranked files: a fix often also touches what the faulty file imports or is
+# imported by (a Go import names a package folder: its files), and its header/source twin
+NEIGHBOUR_SEEDS = 3  # how many of the best files lend their neighbours a share
+W_IMPORT = 0.12  # share of a seed's score for each file it imports or that imports it
+W_TWIN = 0.3  # share for `x.h` <-> `x.c`/`x.cc`/`x.cpp`
+MAX_NEIGHBOURS = 12  # a seed imported by (or importing) more files than this lends nothing: a hub
+_LENT_REASONS = ("imports or is imported by", "header/source twin of")
+_WEAK_REASONS = ("full-text match", "changed in the working tree", *_LENT_REASONS)
+_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs")
+_C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
 # folders that hold sources without naming a module: `src/main/java/com/x/Y.java` is module com.x.Y,
 # `tokio/src/sync/mpsc/mod.rs` is tokio::sync::mpsc, `include/fmt/core.h` is fmt/core
 _SOURCE_ROOTS = frozenset({"src", "source", "sources", "lib", "main", "java", "kotlin", "scala", "include", "pkg"})
@@ -130,6 +148,7 @@ def extract_signals(text: str | None) -> Signals:
     if not text or not text.strip():
         return sig
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
+    text = _CJK_EDGE.sub(" ", text)
     if STRIP_URLS:
         text = _URL.sub(_url_path, text)
     title = text.strip().split("\n", 1)[0]
@@ -207,6 +226,7 @@ class CodeView:
             for i in range(len(parts)):
                 self.by_suffix["/".join(parts[i:])].append(path)
         self._segments: tuple[dict, dict] | None = None
+        self._imports: tuple[dict, dict] | None = None
 
     def module_keys(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """(module -> files, folder -> files) keyed by every lower-case tail of the path's module words.
@@ -263,6 +283,60 @@ class CodeView:
     def imports_of(self, path: str) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT target FROM code_imports WHERE path = ?", (path,))]
 
+    def resolve_import(self, path: str, target: str) -> list[str]:
+        """Repository files an import line of ``path`` points to (none for outside packages).
+
+        Python ``pkg.mod`` (or ``pkg.mod.Name``) by module; JavaScript relative specifiers
+        (``../lib/x`` -> ``lib/x.js`` or ``lib/x/index.js``); C/C++ ``"x.h"`` next to the file or
+        by its tail; Java ``com.x.Y`` and Go ``github.com/org/app/pkg`` by their path words
+        (a Go import names a folder: its files).
+        """
+        target = target.strip()
+        if not target:
+            return []
+        if path.endswith((".py", ".pyi")):
+            found = self.by_module.get(target) or self.by_module.get(target.rsplit(".", 1)[0])
+            return [found] if found and found != path else []
+        if target.startswith("."):
+            base = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            for candidate in (base, *(base + e for e in _JS_EXTS), *(base + "/index" + e for e in _JS_EXTS)):
+                if candidate in self.files and candidate != path:
+                    return [candidate]
+            return []
+        if path.endswith(_C_FAMILY):
+            near = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            if near in self.files:
+                return [near]
+            hits = self.by_suffix.get(target, [])
+            return list(hits) if len(hits) <= 2 and ("/" in target or len(hits) == 1) else []
+        modules, folders = self.module_keys()
+        words = [w for w in re.split(r"[./]", target.lower()) if w]
+        if path.endswith(".go"):
+            for i in range(max(0, len(words) - 4), len(words) - 1):  # at least two words of the import path
+                files = folders.get("/".join(words[i:]))
+                if files:
+                    return [f for f in files if posixpath.dirname(f) == posixpath.dirname(files[0])
+                            and f.endswith(".go")]
+            return []
+        if path.endswith((".java", ".kt")) and len(words) >= 3:
+            return list(modules.get("/".join(words), []))[:1]
+        return []
+
+    def import_graph(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """(file -> files it imports, file -> files importing it) within the repository, built on first use."""
+        if self._imports is None:
+            forward: dict[str, set[str]] = defaultdict(set)
+            backward: dict[str, set[str]] = defaultdict(set)
+            for path, target in self.db.execute("SELECT path, target FROM code_imports"):
+                if self.is_test(path):
+                    continue
+                for hit in self.resolve_import(path, target):
+                    if hit != path and not self.is_test(hit):
+                        forward[path].add(hit)
+                        backward[hit].add(path)
+            self._imports = (forward, backward)
+        return self._imports
+
     def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False,
              stems: bool = False) -> list[tuple[str, float]]:
         """Files ranked by BM25 over their identifier tokens (``tokenize.tokens``; test files are not in the table).
@@ -315,6 +389,13 @@ def _stem(word: str) -> str | None:
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
             return word[: -len(suffix)]
     return None
+
+
+def is_text_evidence(reason: str) -> bool:
+    """Whether a ranking reason is something the text itself points at (a path, a frame, a
+    definition, a module or file name), not loose word overlap, the working tree, or a share
+    lent by a neighbouring file."""
+    return not reason.startswith(_WEAK_REASONS)
 
 
 def _module_of(view: CodeView, path: str) -> str:
@@ -448,6 +529,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             if path.startswith(prefix):
                 add(path, 2.0, f"in module `{module}`")
 
+    _lend_to_neighbours(view, score, add)
+
     for path in list(score):
         if view.is_test(path):
             score[path] *= TEST_FACTOR
@@ -467,6 +550,42 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     for hit in hits:
         modules[_module_of(view, hit.path)] += hit.score
     return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
+    """The best few files lend a share of their score to their neighbours: files they import or
+    that import them (a Go import reaches every file of the package), and their header/source twin.
+
+    A fix that changes a function often changes its caller, its declaration or a sibling in the
+    same package; the share stays well below the seed's own score, so a neighbour ranks just under
+    the files the text really points to, ahead of files that only share words with it.
+    """
+    seeds = [p for p in sorted(score, key=lambda p: (-score[p], p)) if not view.is_test(p)][:NEIGHBOUR_SEEDS]
+    if not seeds:
+        return
+    forward, backward = view.import_graph()
+    lent: dict[str, tuple[float, str]] = {}
+
+    def lend(path: str, weight: float, reason: str) -> None:
+        if path != seed and path in view.files and not view.is_test(path) and weight > lent.get(path, (0.0, ""))[0]:
+            lent[path] = (weight, reason)
+
+    for seed in seeds:
+        base = score[seed]
+        near = (forward.get(seed, set()) | backward.get(seed, set())) - {seed}
+        if len(near) <= MAX_NEIGHBOURS:
+            for path in near:
+                lend(path, W_IMPORT * base, f"imports or is imported by `{seed}`")
+        stem, ext = posixpath.splitext(seed)
+        if ext in _C_FAMILY:
+            name = posixpath.basename(stem)
+            twins = [p for p in view.by_stem.get(name.lower(), []) if p != seed and p.endswith(_C_FAMILY)
+                     and (p.endswith(".h") or p.endswith(".hpp")) != (ext in (".h", ".hpp", ".hh"))]
+            if 0 < len(twins) <= 2:
+                for path in twins:
+                    lend(path, W_TWIN * base, f"header/source twin of `{seed}`")
+    for path, (weight, reason) in lent.items():
+        add(path, weight, reason)
 
 
 def _resolve_module_path(view: CodeView, written: str, add) -> None:

@@ -175,11 +175,13 @@ def infer_module(brain, task: str, *, session: str | None = None) -> str | None:
     """
     if not any((brain.dir / "modules").glob("*.md")):
         return None
-    found = locate(brain, task, session=session, limit=brain.settings.get("search.boot_files") or 20)
+    found = locate(brain, task, session=session, limit=brain.settings.get("search.boot_files") or 40)
     if not found.files:
         return None
     top = found.files[0]
-    if not any(r != "full-text match" and not r.startswith("changed") for r in top.reasons):
+    from .locate import is_text_evidence
+
+    if not any(is_text_evidence(r) for r in top.reasons):
         return None
     from ..cards import module_of_path
 

@@ -2,21 +2,29 @@
 
 Placed right after now.md so these files lead the boot's `files` list (the packer
 collects each included part's files in order). The section stays small: one line
-per file with why it ranks (symbols it defines, traceback frames, paths named).
+per file with why it ranks (symbols it defines, traceback frames, paths named) for the
+first few, then the rest of the ranking as bare paths on one line: a fix often touches
+more files than the first few, and a named path costs a few tokens where a reason costs
+a line.
 """
 
 from __future__ import annotations
 
 from ..parts import Part
 
-__all__ = ["collect", "render"]
+__all__ = ["collect", "render", "DETAILED_FILES"]
+
+DETAILED_FILES = 10  # files listed with their reasons; the rest of the ranking is named compactly
 
 
 def render(localization, *, module: str | None = None) -> str:
     lines = []
-    for i, hit in enumerate(localization.files, 1):
+    for i, hit in enumerate(localization.files[:DETAILED_FILES], 1):
         why = "; ".join(hit.reasons)
         lines.append(f"{i}. `{hit.path}`" + (f" ({why})" if why else ""))
+    rest = localization.files[DETAILED_FILES:]
+    if rest:
+        lines.append(f"{DETAILED_FILES + 1}-{DETAILED_FILES + len(rest)}. " + ", ".join(f"`{h.path}`" for h in rest))
     if localization.modules:
         lines.append("")
         lines.append("Modules: " + ", ".join(f"`{m}`" for m, _ in localization.modules[:5]))
@@ -30,7 +38,7 @@ def collect(brain, request) -> list[Part]:
         # an inferred module came from this very ranking: asking again with it would only re-weigh the same evidence
         module = None if request.module_inferred else request.module
         found = brain.locate(request.task, module=module, session=request.session,
-                             limit=brain.settings.get("search.boot_files") or 20)
+                             limit=brain.settings.get("search.boot_files") or 40)
     except Exception as exc:  # derived help: a broken index must never cost the agent its boot
         from ...workspace import _debug
 
