@@ -88,6 +88,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cli-baseline-src", metavar="DIR",
                     help="with --cli: also time each boot with the `brain` package found in DIR (e.g. an earlier "
                          "commit's src/ from `git archive COMMIT src | tar -x -C OUT`), interleaved, for a ratio")
+    ap.add_argument("--trees", help="folder for this run's copies of the releases (default bench/.cache/functions; "
+                                    "a private one keeps another checkout's index out of the measurement)")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold functions are not all in the top 10")
     ap.add_argument("--out", default=str(HERE / "results" / "functions.json"))
     args = ap.parse_args(argv)
@@ -109,10 +111,10 @@ def main(argv=None) -> int:
         by_release[task["pypi"]].append(task)
 
     rows, cli_seconds, cli_baseline = [], [], []
-    tmp = CACHE / "tmp-functions"
+    tmp = (Path(args.trees) if args.trees else CACHE) / "tmp-functions"
     tmp.mkdir(parents=True, exist_ok=True)
     for pypi in sorted(by_release):
-        folder = workspace_for(pypi, CACHE / "functions")
+        folder = workspace_for(pypi, Path(args.trees) if args.trees else CACHE / "functions")
         prepare(folder, False)
         b = brainlib.open(folder)
         index = b.index
@@ -154,6 +156,9 @@ def main(argv=None) -> int:
                 "tokens_read": sum(size(p) for p in brain_opened), "tokens_read_baseline": sum(size(p) for p in base_opened),
                 "boot_tokens": result["tokens"], "seconds": round(seconds, 4), "top": ranked[:5],
             }
+            if os.environ.get("BENCH_DUMP"):
+                row["dump"] = {"fn": [[f["id"], f["score"], f["code"]] for f in result["functions"]],
+                               "files": result["files"], "bm25_order": baseline_order[:400]}
             rows.append(row)
             if args.misses and (row["brain"] is None or row["brain"] > 10):
                 print(f"{row['id']} rank={row['brain']} bm25={row['bm25']} gold={gold} top={ranked[:3]}")

@@ -337,3 +337,27 @@ def test_boot_json_functions_schema_from_the_cli(shop):
     plain = json.loads(subprocess.run([sys.executable, "-m", "brain", "-C", str(shop.repo), "boot", "--json", "--no-record"],
                                       capture_output=True, text=True, timeout=60, check=True).stdout)
     assert plain["functions"] == []
+
+
+def test_task_boot_files_continue_with_the_files_the_top_functions_files_import(brain):
+    """Past the ranked files and functions, the boot's `files` goes on where the code leads: the files the top
+    functions' files import, nearest first (a fix often sits a module or two below what the report names)."""
+    repo = brain.repo
+    _write(repo, "flow/__init__.py", "")
+    _write(repo, "flow/entry.py", "from flow.stages import advance\n\n\ndef run_pipeline(records):\n"
+                                  "    \"\"\"Public entry point.\"\"\"\n    return [advance(r) for r in records]\n")
+    _write(repo, "flow/stages.py", "from flow import storage\n\n\ndef advance(record):\n    return storage.keep(record)\n")
+    _write(repo, "flow/storage.py", "from flow.codec import encode\n\n\ndef keep(item):\n    return encode(item)\n")
+    _write(repo, "flow/codec.py", "def encode(value):\n    return repr(value)\n")
+    _write(repo, "flow/unrelated.py", "def spare():\n    return 0\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the flow")
+    brain.reindex()
+    result = _boot(brain, "run_pipeline() loses the last record of a batch")
+    files = result.files
+    assert files[0] == "flow/entry.py"
+    assert "flow/codec.py" in files  # three imports below what the report names, past the call graph's reach
+    assert files.index("flow/storage.py") < files.index("flow/codec.py")
+    assert "flow/unrelated.py" not in files
+    listed = next(s for s in result.to_dict()["sections"] if s["source"] == "ranked functions")
+    assert listed and "`flow/codec.py`" in result.text

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
 
-__all__ = ["FunctionHit", "rank_functions", "locate_functions", "FRAME"]
+__all__ = ["FunctionHit", "rank_functions", "locate_functions", "imported_files", "FRAME"]
 
 FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 
@@ -292,6 +292,32 @@ def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) 
             if row.id not in out and not cview.is_test(row.path):
                 out[row.id] = (row, call.line)
     return list(out.values())
+
+
+def imported_files(cview: CodeView, paths, *, hops: int = 2, limit: int = 10, exclude=()) -> list[str]:
+    """The repository files ``paths`` import, nearest first (breadth-first, ``hops`` deep), tests left out.
+
+    Where a reader goes next once the files the evidence names are read: the modules their
+    code leans on (a report names the public entry, the fix is often a module or two below)."""
+    seeds = list(dict.fromkeys(paths))
+    skip = set(seeds) | set(exclude)
+    out: list[str] = []
+    layer = seeds
+    for _ in range(hops):
+        nxt: list[str] = []
+        for path in layer:
+            for target in cview.imports_of(path):
+                # `import a.b` names a module; `from a.b import c` is stored as `a.b.c`, c a module or a name in a.b
+                found = cview.by_module.get(target) or cview.by_module.get(target.rsplit(".", 1)[0])
+                if not found or found in skip or found in nxt or cview.is_test(found):
+                    continue
+                nxt.append(found)
+        skip.update(nxt)
+        out.extend(nxt)
+        if len(out) >= limit or not nxt:
+            break
+        layer = nxt
+    return out[:limit]
 
 
 def locate_functions(brain, task: str | None, *, module: str | None = None, session: str | None = None,
