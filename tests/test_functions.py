@@ -361,3 +361,68 @@ def test_task_boot_files_continue_with_the_files_the_top_functions_files_import(
     assert "flow/unrelated.py" not in files
     listed = next(s for s in result.to_dict()["sections"] if s["source"] == "ranked functions")
     assert listed and "`flow/codec.py`" in result.text
+
+
+@pytest.fixture
+def kinds(brain):
+    """A project for the structural signals: callers, shared bases, sync/async twins."""
+    repo = brain.repo
+    _write(repo, "kit/__init__.py", "")
+    _write(repo, "kit/text.py", "def squash_spaces(value):\n    return ' '.join(value.split())\n\n\n"
+                                "def clean_label(label):\n    label = label.strip()\n    return squash_spaces(label)\n\n\n"
+                                "def shout(value):\n    return value.upper()\n")
+    _write(repo, "kit/enums.py", "class Choice:\n    def __str__(self):\n        return str(self.value)\n\n"
+                                 "    def describe(self):\n        return repr(self)\n\n\n"
+                                 "class TextChoice(Choice):\n    kind = 'text'\n\n\n"
+                                 "class NumberChoice(Choice):\n    kind = 'number'\n\n\n"
+                                 "class Palette:\n    def mix(self):\n        return 0\n")
+    _write(repo, "kit/handlers.py", "class StaticMixin:\n    def fetch_page(self, request):\n        return self.serve(request)\n\n"
+                                    "    async def fetch_page_async(self, request):\n        return self.serve(request)\n\n"
+                                    "    def serve(self, request):\n        return request\n\n"
+                                    "    def base_url(self):\n        return '/'\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the kit")
+    brain.reindex()
+    return brain
+
+
+def _hits(brain, text: str) -> dict:
+    from brain.search.rank_functions import locate_functions
+
+    brain._located = None
+    _, hits = locate_functions(brain, text, limit=20)
+    return {h.key: h for h in hits}
+
+
+def test_the_caller_of_a_named_function_ranks(kinds, monkeypatch):
+    from brain.search import rank_functions
+
+    text = "squash_spaces() is applied twice to a label with tabs"
+    hits = _hits(kinds, text)
+    assert "calls `squash_spaces`" in hits["kit/text.py::clean_label"].reasons
+    assert hits["kit/text.py::clean_label"].score > hits["kit/text.py::shout"].score
+    monkeypatch.setattr(rank_functions, "W_CALLER", 0.0)
+    without = _hits(kinds, text)
+    assert without["kit/text.py::clean_label"].score < hits["kit/text.py::clean_label"].score
+
+
+def test_a_base_class_two_named_subclasses_share_ranks_with_its_methods(kinds, monkeypatch):
+    from brain.search import rank_functions
+
+    text = "TextChoice and NumberChoice members print as the enum name instead of the value"
+    hits = _hits(kinds, text)
+    assert hits["kit/enums.py::Choice.__str__"].score > hits["kit/enums.py::Palette.mix"].score
+    monkeypatch.setattr(rank_functions, "W_BASE", 0.0)
+    without = _hits(kinds, text)
+    assert without["kit/enums.py::Choice.__str__"].score < hits["kit/enums.py::Choice.__str__"].score
+
+
+def test_the_sync_twin_of_a_named_async_method_ranks(kinds, monkeypatch):
+    from brain.search import rank_functions
+
+    text = "StaticMixin.fetch_page_async returns a coroutine where a response is expected"
+    hits = _hits(kinds, text)
+    twin = "kit/handlers.py::StaticMixin.fetch_page"
+    assert hits[twin].score > hits["kit/handlers.py::StaticMixin.base_url"].score
+    monkeypatch.setattr(rank_functions, "W_TWIN", 0.0)
+    assert _hits(kinds, text)[twin].score < hits[twin].score

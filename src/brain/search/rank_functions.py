@@ -43,9 +43,14 @@ W_CALL = 4.0          # called by a definition the text names
 W_BODY = 4.0          # BM25 over the body, relative to the best body
 W_BODY_TITLE = 2.0
 HOP_DECAY = 0.7
+CALL_HOPS = 2          # callees followed this many hops down
 FANOUT_POWER = 0.5  # a caller's evidence is shared among the functions it calls
+W_CALLER = 1.0        # calls a definition the text names (the fix is often in the caller of what a report names)
+MAX_CALLERS = 8       # a function called from more places than this says little about any one caller
 CO_TOP = 5
 W_CO = 0.5
+W_BASE = 0.5          # a base class two top-ranked classes share (the behaviour they inherit lives there)
+W_TWIN = 0.5          # the sync/async twin of a top-ranked method (`get` and `get_async` or `async_get`)
 MAX_SEEDS = 8
 FILES_CONSIDERED = 20
 KIND_FACTOR = {"function": 1.0, "method": 0.9, "class": 0.6}
@@ -182,7 +187,7 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
         best = s.evidence[seeds[0]]
         frontier = [(s.rows[i], s.evidence[i] / best) for i in seeds]
         visited = set(seeds)
-        for hop in range(2):
+        for hop in range(CALL_HOPS):
             calls = fview.calls_of(row.id for row, _ in frontier)
             nxt: dict[int, tuple[DefRow, float]] = {}
             for caller, strength in frontier:
@@ -203,6 +208,10 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
             frontier = sorted(nxt.values(), key=lambda t: (-t[1], t[0].id))[:MAX_SEEDS]
             if not frontier:
                 break
+
+    # 3b. callers of what the text names, one hop up
+    if seeds:
+        _add_callers(fview, s, [(s.rows[i], s.evidence[i] / s.evidence[seeds[0]]) for i in seeds])
 
     # 4. full text over bodies: the whole text, and the title alone
     for terms, weight in ((sig.words, W_BODY), (sig.title_words, W_BODY_TITLE)):
@@ -235,6 +244,9 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
         if len(ids) >= 2 and owner is not None and owner.id not in leaders:
             s.add(owner, W_CO * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top")
 
+    _lift_shared_bases(fview, s, leaders)
+    _lift_twins(fview, s, leaders)
+
     order = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))[:limit]
     hits = []
     for def_id in order:
@@ -246,6 +258,84 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
         hits.append(FunctionHit(row.path, row.qual, row.kind, row.start, row.end, round(s.score[def_id], 4),
                                 reasons[:3], sorted(s.lines[def_id]), row.signature, row.body_start))
     return hits
+
+
+def _add_callers(fview: FunctionView, s: _Scores, seeds: list[tuple[DefRow, float]]) -> None:
+    """The definitions that call a seed (resolved as a reader would: `self.f()` in the seed's class, `f()` in its
+    file or a file importing it, `obj.f()` only when the name is rare), shared among them."""
+    names = {row.name for row, _ in seeds if row.kind != "class" and not row.name.startswith("__")}
+    if not names:
+        return
+    sites = fview.callers_of(names)
+    callers = fview.by_ids({def_id for found in sites.values() for def_id, _ in found})
+    for seed, strength in seeds:
+        if seed.kind == "class" or seed.name not in sites:
+            continue
+        rare = fview.count_named(seed.name.lower()) <= 3
+        found: dict[int, int] = {}
+        for def_id, call in sites[seed.name]:
+            row = callers.get(def_id)
+            if row is None or row.id == seed.id:
+                continue
+            if call.via == "self":
+                ok = row.path == seed.path and (row.parent == seed.parent or rare)
+            elif call.via == "name":
+                ok = seed.kind == "function" and (row.path == seed.path or rare)
+            else:
+                ok = rare
+            if ok:
+                found.setdefault(row.id, call.line)
+        if not found or len(found) > MAX_CALLERS:
+            continue
+        share = W_CALLER * strength / len(found) ** FANOUT_POWER
+        for def_id, line in sorted(found.items()):
+            s.add(callers[def_id], share, f"calls `{seed.qual}`", line=line)
+
+
+def _lift_shared_bases(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
+    """Two top-ranked classes of one file sharing a base class of that file: the base (and its methods) lifted."""
+    counts: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for def_id in leaders:
+        row = s.rows[def_id]
+        if row.kind == "class":
+            for base in row.bases:
+                counts[(row.path, base)].append(s.score[def_id])
+    for (path, base), scores in sorted(counts.items()):
+        if len(scores) < 2:
+            continue
+        rows = fview.in_file(path)
+        owner = next((r for r in rows if r.kind == "class" and r.qual == base), None)
+        if owner is None:
+            continue
+        lift = W_BASE * min(scores)
+        s.add(owner, lift, f"base of {len(scores)} top-ranked classes")
+        members = [r for r in rows if r.parent == owner.qual and r.kind == "method"]
+        for m in members:
+            s.add(m, lift / max(len(members), 1) ** FANOUT_POWER, f"method of `{base}`, a base of top-ranked classes")
+
+
+def _twin_key(name: str) -> str:
+    if name.endswith("_async"):
+        return name[: -len("_async")]
+    if name.startswith("async_"):
+        return name[len("async_"):]
+    return name
+
+
+def _lift_twins(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
+    """A top-ranked method's sync/async twin in the same class (`x` and `x_async`/`async_x`): one changes with the other."""
+    before = {def_id: s.score[def_id] for def_id in leaders}
+    for def_id in leaders:
+        row = s.rows[def_id]
+        if row.kind != "method":
+            continue
+        key = _twin_key(row.name)
+        for other in fview.in_file(row.path):
+            if (other.parent == row.parent and other.kind == "method" and other.id != row.id
+                    and _twin_key(other.name) == key):
+                # lifted toward the named twin, never past it
+                lift = min(W_TWIN * before[def_id], 0.99 * before[def_id] - s.score.get(other.id, 0.0))
+                s.add(other, lift, f"sync/async twin of `{row.qual}`")
 
 
 def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) -> list[tuple[DefRow, int]]:
