@@ -380,6 +380,13 @@ def kinds(brain):
                                     "    async def fetch_page_async(self, request):\n        return self.serve(request)\n\n"
                                     "    def serve(self, request):\n        return request\n\n"
                                     "    def base_url(self):\n        return '/'\n")
+    _write(repo, "kit/money.py", "class Amount:\n    def __init__(self, cents):\n        self.cents = cents\n\n"
+                                 "    def __eq__(self, other):\n        return self.cents == other.cents\n\n"
+                                 "    def __lt__(self, other):\n        return self.cents < other.cents\n\n"
+                                 "    def __hash__(self):\n        return hash(self.cents)\n\n"
+                                 "    def total(self, parts):\n        return sum(self._rounded(p) for p in parts)\n\n"
+                                 "    def _rounded(self, part):\n        return round(part)\n\n"
+                                 "    def label(self):\n        return 'amount'\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "the kit")
     brain.reindex()
@@ -426,3 +433,24 @@ def test_the_sync_twin_of_a_named_async_method_ranks(kinds, monkeypatch):
     assert hits[twin].score > hits["kit/handlers.py::StaticMixin.base_url"].score
     monkeypatch.setattr(rank_functions, "W_TWIN", 0.0)
     assert _hits(kinds, text)[twin].score < hits[twin].score
+
+
+def test_the_comparison_methods_of_a_top_ranked_one_rank_with_it(kinds, monkeypatch):
+    from brain.search import rank_functions
+
+    text = "Amount.__lt__ ordering is wrong for negative values"
+    hits = _hits(kinds, text)
+    assert hits["kit/money.py::Amount.__hash__"].score > hits["kit/money.py::Amount.label"].score
+    monkeypatch.setattr(rank_functions, "W_TWIN", 0.0)
+    assert _hits(kinds, text)["kit/money.py::Amount.__hash__"].score < hits["kit/money.py::Amount.__hash__"].score
+
+
+def test_a_method_calling_a_top_ranked_method_through_self_ranks(kinds, monkeypatch):
+    from brain.search import rank_functions
+
+    text = "Amount._rounded rounds half to even instead of up"
+    hits = _hits(kinds, text)
+    assert hits["kit/money.py::Amount.total"].score > hits["kit/money.py::Amount.label"].score
+    assert hits["kit/money.py::Amount.total"].score < hits["kit/money.py::Amount._rounded"].score
+    monkeypatch.setattr(rank_functions, "W_SELF_CALLER", 0.0)
+    assert _hits(kinds, text)["kit/money.py::Amount.total"].score < hits["kit/money.py::Amount.total"].score

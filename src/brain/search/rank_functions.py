@@ -46,11 +46,15 @@ HOP_DECAY = 0.7
 CALL_HOPS = 2          # callees followed this many hops down
 FANOUT_POWER = 0.5  # a caller's evidence is shared among the functions it calls
 W_CALLER = 1.0        # calls a definition the text names (the fix is often in the caller of what a report names)
+CALLER_SEEDS = 8      # the definitions with the most named evidence whose callers are followed
 MAX_CALLERS = 8       # a function called from more places than this says little about any one caller
 CO_TOP = 5
 W_CO = 0.5
+W_SELF_CALLER = 0.4   # a method calling a top-ranked method of its own class through `self`
+SELF_CALLER_CAP = 0.9  # never lifted past this share of the method it calls
 W_BASE = 0.5          # a base class two top-ranked classes share (the behaviour they inherit lives there)
-W_TWIN = 0.5          # the sync/async twin of a top-ranked method (`get` and `get_async` or `async_get`)
+W_TWIN = 0.5          # a top-ranked method's twin: sync/async (`get`, `get_async`, `async_get`), or another of
+                      # the comparison methods (`__eq__`, `__lt__`, `__hash__`...)
 MAX_SEEDS = 8
 FILES_CONSIDERED = 20
 KIND_FACTOR = {"function": 1.0, "method": 0.9, "class": 0.6}
@@ -210,8 +214,9 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
                 break
 
     # 3b. callers of what the text names, one hop up
-    if seeds:
-        _add_callers(fview, s, [(s.rows[i], s.evidence[i] / s.evidence[seeds[0]]) for i in seeds])
+    named = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:CALLER_SEEDS]
+    if named:
+        _add_callers(fview, s, [(s.rows[i], s.evidence[i] / s.evidence[named[0]]) for i in named])
 
     # 4. full text over bodies: the whole text, and the title alone
     for terms, weight in ((sig.words, W_BODY), (sig.title_words, W_BODY_TITLE)):
@@ -244,6 +249,7 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
         if len(ids) >= 2 and owner is not None and owner.id not in leaders:
             s.add(owner, W_CO * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top")
 
+    _lift_self_callers(fview, s, leaders)
     _lift_shared_bases(fview, s, leaders)
     _lift_twins(fview, s, leaders)
 
@@ -292,6 +298,27 @@ def _add_callers(fview: FunctionView, s: _Scores, seeds: list[tuple[DefRow, floa
             s.add(callers[def_id], share, f"calls `{seed.qual}`", line=line)
 
 
+def _lift_self_callers(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
+    """Methods that call a top-ranked method of their own class through `self`: the class's behaviour is
+    often split between the method a report reaches and the ones leaning on it."""
+    if W_SELF_CALLER <= 0:
+        return
+    before = {def_id: s.score[def_id] for def_id in leaders}
+    methods = [s.rows[i] for i in leaders if s.rows[i].kind == "method"]
+    if not methods:
+        return
+    sites = fview.callers_of({m.name for m in methods})
+    for method in methods:
+        siblings = {r.id: r for r in fview.in_file(method.path) if r.parent == method.parent and r.id != method.id}
+        found = {def_id: call.line for def_id, call in sites.get(method.name, []) if def_id in siblings and call.via == "self"}
+        if not found or len(found) > MAX_CALLERS:
+            continue
+        share = W_SELF_CALLER * before[method.id] / len(found) ** FANOUT_POWER
+        for def_id, line in sorted(found.items()):
+            lift = min(share, SELF_CALLER_CAP * before[method.id] - s.score.get(def_id, 0.0))
+            s.add(siblings[def_id], lift, f"calls `self.{method.name}`", line=line)
+
+
 def _lift_shared_bases(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
     """Two top-ranked classes of one file sharing a base class of that file: the base (and its methods) lifted."""
     counts: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -314,7 +341,12 @@ def _lift_shared_bases(fview: FunctionView, s: _Scores, leaders: list[int]) -> N
             s.add(m, lift / max(len(members), 1) ** FANOUT_POWER, f"method of `{base}`, a base of top-ranked classes")
 
 
+_COMPARISON = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"})
+
+
 def _twin_key(name: str) -> str:
+    if name in _COMPARISON:
+        return "__eq__"  # equality, ordering and hashing are one contract: one changes with the others
     if name.endswith("_async"):
         return name[: -len("_async")]
     if name.startswith("async_"):
@@ -323,7 +355,8 @@ def _twin_key(name: str) -> str:
 
 
 def _lift_twins(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
-    """A top-ranked method's sync/async twin in the same class (`x` and `x_async`/`async_x`): one changes with the other."""
+    """A top-ranked method's twin in the same class (`x` and `x_async`/`async_x`; `__eq__`, `__lt__` and `__hash__`):
+    one changes with the other."""
     before = {def_id: s.score[def_id] for def_id in leaders}
     for def_id in leaders:
         row = s.rows[def_id]
@@ -335,7 +368,7 @@ def _lift_twins(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
                     and _twin_key(other.name) == key):
                 # lifted toward the named twin, never past it
                 lift = min(W_TWIN * before[def_id], 0.99 * before[def_id] - s.score.get(other.id, 0.0))
-                s.add(other, lift, f"sync/async twin of `{row.qual}`")
+                s.add(other, lift, f"twin of `{row.qual}`")
 
 
 def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) -> list[tuple[DefRow, int]]:
