@@ -27,7 +27,8 @@ Scores, brain against baselines measured in the same run:
     .venv/bin/python bench/bench_functions.py --cli 20 --cli-baseline-src /tmp/before/src
 
 Releases are shared with bench_localization.py (bench/.cache/sdists), each run on its own
-hard-linked copy (bench/.cache/functions); results go to bench/results/functions.json.
+hard-linked copy (bench/.cache/functions, or the folder `--trees` names: a private one keeps another
+checkout's index out of the measurement); results go to bench/results/functions.json.
 """
 
 from __future__ import annotations
@@ -156,9 +157,6 @@ def main(argv=None) -> int:
                 "tokens_read": sum(size(p) for p in brain_opened), "tokens_read_baseline": sum(size(p) for p in base_opened),
                 "boot_tokens": result["tokens"], "seconds": round(seconds, 4), "top": ranked[:5],
             }
-            if os.environ.get("BENCH_DUMP"):
-                row["dump"] = {"fn": [[f["id"], f["score"], f["code"]] for f in result["functions"]],
-                               "files": result["files"], "bm25_order": baseline_order[:400]}
             rows.append(row)
             if args.misses and (row["brain"] is None or row["brain"] > 10):
                 print(f"{row['id']} rank={row['brain']} bm25={row['bm25']} gold={gold} top={ranked[:3]}")
