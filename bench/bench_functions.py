@@ -27,7 +27,8 @@ Scores, brain against baselines measured in the same run:
     .venv/bin/python bench/bench_functions.py --cli 20 --cli-baseline-src /tmp/before/src
 
 Releases are shared with bench_localization.py (bench/.cache/sdists), each run on its own
-hard-linked copy (bench/.cache/functions); results go to bench/results/functions.json.
+hard-linked copy (bench/.cache/functions, or the folder `--trees` names: a private one keeps another
+checkout's index out of the measurement); results go to bench/results/functions.json.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cli-baseline-src", metavar="DIR",
                     help="with --cli: also time each boot with the `brain` package found in DIR (e.g. an earlier "
                          "commit's src/ from `git archive COMMIT src | tar -x -C OUT`), interleaved, for a ratio")
+    ap.add_argument("--trees", help="folder for this run's copies of the releases (default bench/.cache/functions; "
+                                    "a private one keeps another checkout's index out of the measurement)")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold functions are not all in the top 10")
     ap.add_argument("--out", default=str(HERE / "results" / "functions.json"))
     args = ap.parse_args(argv)
@@ -109,10 +112,10 @@ def main(argv=None) -> int:
         by_release[task["pypi"]].append(task)
 
     rows, cli_seconds, cli_baseline = [], [], []
-    tmp = CACHE / "tmp-functions"
+    tmp = (Path(args.trees) if args.trees else CACHE) / "tmp-functions"
     tmp.mkdir(parents=True, exist_ok=True)
     for pypi in sorted(by_release):
-        folder = workspace_for(pypi, CACHE / "functions")
+        folder = workspace_for(pypi, Path(args.trees) if args.trees else CACHE / "functions")
         prepare(folder, False)
         b = brainlib.open(folder)
         index = b.index

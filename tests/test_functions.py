@@ -337,3 +337,120 @@ def test_boot_json_functions_schema_from_the_cli(shop):
     plain = json.loads(subprocess.run([sys.executable, "-m", "brain", "-C", str(shop.repo), "boot", "--json", "--no-record"],
                                       capture_output=True, text=True, timeout=60, check=True).stdout)
     assert plain["functions"] == []
+
+
+def test_task_boot_files_continue_with_the_files_the_top_functions_files_import(brain):
+    """Past the ranked files and functions, the boot's `files` goes on where the code leads: the files the top
+    functions' files import, nearest first (a fix often sits a module or two below what the report names)."""
+    repo = brain.repo
+    _write(repo, "flow/__init__.py", "")
+    _write(repo, "flow/entry.py", "from flow.stages import advance\n\n\ndef run_pipeline(records):\n"
+                                  "    \"\"\"Public entry point.\"\"\"\n    return [advance(r) for r in records]\n")
+    _write(repo, "flow/stages.py", "from flow import storage\n\n\ndef advance(record):\n    return storage.keep(record)\n")
+    _write(repo, "flow/storage.py", "from flow.codec import encode\n\n\ndef keep(item):\n    return encode(item)\n")
+    _write(repo, "flow/codec.py", "def encode(value):\n    return repr(value)\n")
+    _write(repo, "flow/unrelated.py", "def spare():\n    return 0\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the flow")
+    brain.reindex()
+    result = _boot(brain, "run_pipeline() loses the last record of a batch")
+    files = result.files
+    assert files[0] == "flow/entry.py"
+    assert "flow/codec.py" in files  # three imports below what the report names, past the call graph's reach
+    assert files.index("flow/storage.py") < files.index("flow/codec.py")
+    assert "flow/unrelated.py" not in files
+    listed = next(s for s in result.to_dict()["sections"] if s["source"] == "ranked functions")
+    assert listed and "`flow/codec.py`" in result.text
+
+
+@pytest.fixture
+def kinds(brain):
+    """A project for the structural signals: callers, shared bases, sync/async twins."""
+    repo = brain.repo
+    _write(repo, "kit/__init__.py", "")
+    _write(repo, "kit/text.py", "def squash_spaces(value):\n    return ' '.join(value.split())\n\n\n"
+                                "def clean_label(label):\n    label = label.strip()\n    return squash_spaces(label)\n\n\n"
+                                "def shout(value):\n    return value.upper()\n")
+    _write(repo, "kit/enums.py", "class Choice:\n    def __str__(self):\n        return str(self.value)\n\n"
+                                 "    def describe(self):\n        return repr(self)\n\n\n"
+                                 "class TextChoice(Choice):\n    kind = 'text'\n\n\n"
+                                 "class NumberChoice(Choice):\n    kind = 'number'\n\n\n"
+                                 "class Palette:\n    def mix(self):\n        return 0\n")
+    _write(repo, "kit/handlers.py", "class StaticMixin:\n    def fetch_page(self, request):\n        return self.serve(request)\n\n"
+                                    "    async def fetch_page_async(self, request):\n        return self.serve(request)\n\n"
+                                    "    def serve(self, request):\n        return request\n\n"
+                                    "    def base_url(self):\n        return '/'\n")
+    _write(repo, "kit/money.py", "class Amount:\n    def __init__(self, cents):\n        self.cents = cents\n\n"
+                                 "    def __eq__(self, other):\n        return self.cents == other.cents\n\n"
+                                 "    def __lt__(self, other):\n        return self.cents < other.cents\n\n"
+                                 "    def __hash__(self):\n        return hash(self.cents)\n\n"
+                                 "    def total(self, parts):\n        return sum(self._rounded(p) for p in parts)\n\n"
+                                 "    def _rounded(self, part):\n        return round(part)\n\n"
+                                 "    def label(self):\n        return 'amount'\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the kit")
+    brain.reindex()
+    return brain
+
+
+def _hits(brain, text: str) -> dict:
+    from brain.search.rank_functions import locate_functions
+
+    brain._located = None
+    _, hits = locate_functions(brain, text, limit=20)
+    return {h.key: h for h in hits}
+
+
+def test_the_caller_of_a_named_function_ranks(kinds, monkeypatch):
+    from brain.search import rank_functions
+
+    text = "squash_spaces() is applied twice to a label with tabs"
+    hits = _hits(kinds, text)
+    assert "calls `squash_spaces`" in hits["kit/text.py::clean_label"].reasons
+    assert hits["kit/text.py::clean_label"].score > hits["kit/text.py::shout"].score
+    monkeypatch.setattr(rank_functions, "W_CALLER", 0.0)
+    without = _hits(kinds, text)
+    assert without["kit/text.py::clean_label"].score < hits["kit/text.py::clean_label"].score
+
+
+def test_a_base_class_two_named_subclasses_share_ranks_with_its_methods(kinds, monkeypatch):
+    from brain.search import rank_functions
+
+    text = "TextChoice and NumberChoice members print as the enum name instead of the value"
+    hits = _hits(kinds, text)
+    assert hits["kit/enums.py::Choice.__str__"].score > hits["kit/enums.py::Palette.mix"].score
+    monkeypatch.setattr(rank_functions, "W_BASE", 0.0)
+    without = _hits(kinds, text)
+    assert without["kit/enums.py::Choice.__str__"].score < hits["kit/enums.py::Choice.__str__"].score
+
+
+def test_the_sync_twin_of_a_named_async_method_ranks(kinds, monkeypatch):
+    from brain.search import rank_functions
+
+    text = "StaticMixin.fetch_page_async returns a coroutine where a response is expected"
+    hits = _hits(kinds, text)
+    twin = "kit/handlers.py::StaticMixin.fetch_page"
+    assert hits[twin].score > hits["kit/handlers.py::StaticMixin.base_url"].score
+    monkeypatch.setattr(rank_functions, "W_TWIN", 0.0)
+    assert _hits(kinds, text)[twin].score < hits[twin].score
+
+
+def test_the_comparison_methods_of_a_top_ranked_one_rank_with_it(kinds, monkeypatch):
+    from brain.search import rank_functions
+
+    text = "Amount.__lt__ ordering is wrong for negative values"
+    hits = _hits(kinds, text)
+    assert hits["kit/money.py::Amount.__hash__"].score > hits["kit/money.py::Amount.label"].score
+    monkeypatch.setattr(rank_functions, "W_TWIN", 0.0)
+    assert _hits(kinds, text)["kit/money.py::Amount.__hash__"].score < hits["kit/money.py::Amount.__hash__"].score
+
+
+def test_a_method_calling_a_top_ranked_method_through_self_ranks(kinds, monkeypatch):
+    from brain.search import rank_functions
+
+    text = "Amount._rounded rounds half to even instead of up"
+    hits = _hits(kinds, text)
+    assert hits["kit/money.py::Amount.total"].score > hits["kit/money.py::Amount.label"].score
+    assert hits["kit/money.py::Amount.total"].score < hits["kit/money.py::Amount._rounded"].score
+    monkeypatch.setattr(rank_functions, "W_SELF_CALLER", 0.0)
+    assert _hits(kinds, text)["kit/money.py::Amount.total"].score < hits["kit/money.py::Amount.total"].score

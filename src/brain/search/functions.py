@@ -470,6 +470,19 @@ class FunctionView:
                 out.setdefault(def_id, []).append(Call(name, line, via))
         return out
 
+    def callers_of(self, names: Iterable[str]) -> dict[str, list[tuple[int, Call]]]:
+        """The call sites naming each of ``names``: ``name -> [(calling definition's id, call)]``."""
+        wanted = sorted(set(names))
+        out: dict[str, list[tuple[int, Call]]] = {}
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for def_id, name, line, via in self.db.execute(
+                    f"SELECT def_id, name, line, via FROM fn_calls WHERE name IN ({marks}) ORDER BY name, def_id, line",
+                    chunk):
+                out.setdefault(name, []).append((def_id, Call(name, line, via)))
+        return out
+
     def bm25(self, terms: list[str], limit: int = 200) -> list[tuple[int, float]]:
         """Definition ids ranked by BM25 over their bodies (identifier-aware tokens), best first."""
         terms = [t for t in dict.fromkeys(terms) if len(t) > 1][:200]

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
 
-__all__ = ["FunctionHit", "rank_functions", "locate_functions", "FRAME"]
+__all__ = ["FunctionHit", "rank_functions", "locate_functions", "imported_files", "FRAME"]
 
 FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 
@@ -43,9 +43,18 @@ W_CALL = 4.0          # called by a definition the text names
 W_BODY = 4.0          # BM25 over the body, relative to the best body
 W_BODY_TITLE = 2.0
 HOP_DECAY = 0.7
+CALL_HOPS = 2          # callees followed this many hops down
 FANOUT_POWER = 0.5  # a caller's evidence is shared among the functions it calls
+W_CALLER = 1.0        # calls a definition the text names (the fix is often in the caller of what a report names)
+CALLER_SEEDS = 8      # the definitions with the most named evidence whose callers are followed
+MAX_CALLERS = 8       # a function called from more places than this says little about any one caller
 CO_TOP = 5
 W_CO = 0.5
+W_SELF_CALLER = 0.4   # a method calling a top-ranked method of its own class through `self`
+SELF_CALLER_CAP = 0.9  # never lifted past this share of the method it calls
+W_BASE = 0.5          # a base class two top-ranked classes share (the behaviour they inherit lives there)
+W_TWIN = 0.5          # a top-ranked method's twin: sync/async (`get`, `get_async`, `async_get`), or another of
+                      # the comparison methods (`__eq__`, `__lt__`, `__hash__`...)
 MAX_SEEDS = 8
 FILES_CONSIDERED = 20
 KIND_FACTOR = {"function": 1.0, "method": 0.9, "class": 0.6}
@@ -182,7 +191,7 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
         best = s.evidence[seeds[0]]
         frontier = [(s.rows[i], s.evidence[i] / best) for i in seeds]
         visited = set(seeds)
-        for hop in range(2):
+        for hop in range(CALL_HOPS):
             calls = fview.calls_of(row.id for row, _ in frontier)
             nxt: dict[int, tuple[DefRow, float]] = {}
             for caller, strength in frontier:
@@ -203,6 +212,11 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
             frontier = sorted(nxt.values(), key=lambda t: (-t[1], t[0].id))[:MAX_SEEDS]
             if not frontier:
                 break
+
+    # 3b. callers of what the text names, one hop up
+    named = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:CALLER_SEEDS]
+    if named:
+        _add_callers(fview, s, [(s.rows[i], s.evidence[i] / s.evidence[named[0]]) for i in named])
 
     # 4. full text over bodies: the whole text, and the title alone
     for terms, weight in ((sig.words, W_BODY), (sig.title_words, W_BODY_TITLE)):
@@ -235,6 +249,10 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
         if len(ids) >= 2 and owner is not None and owner.id not in leaders:
             s.add(owner, W_CO * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top")
 
+    _lift_self_callers(fview, s, leaders)
+    _lift_shared_bases(fview, s, leaders)
+    _lift_twins(fview, s, leaders)
+
     order = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))[:limit]
     hits = []
     for def_id in order:
@@ -246,6 +264,111 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
         hits.append(FunctionHit(row.path, row.qual, row.kind, row.start, row.end, round(s.score[def_id], 4),
                                 reasons[:3], sorted(s.lines[def_id]), row.signature, row.body_start))
     return hits
+
+
+def _add_callers(fview: FunctionView, s: _Scores, seeds: list[tuple[DefRow, float]]) -> None:
+    """The definitions that call a seed (resolved as a reader would: `self.f()` in the seed's class, `f()` in its
+    file or a file importing it, `obj.f()` only when the name is rare), shared among them."""
+    names = {row.name for row, _ in seeds if row.kind != "class" and not row.name.startswith("__")}
+    if not names:
+        return
+    sites = fview.callers_of(names)
+    callers = fview.by_ids({def_id for found in sites.values() for def_id, _ in found})
+    for seed, strength in seeds:
+        if seed.kind == "class" or seed.name not in sites:
+            continue
+        rare = fview.count_named(seed.name.lower()) <= 3
+        found: dict[int, int] = {}
+        for def_id, call in sites[seed.name]:
+            row = callers.get(def_id)
+            if row is None or row.id == seed.id:
+                continue
+            if call.via == "self":
+                ok = row.path == seed.path and (row.parent == seed.parent or rare)
+            elif call.via == "name":
+                ok = seed.kind == "function" and (row.path == seed.path or rare)
+            else:
+                ok = rare
+            if ok:
+                found.setdefault(row.id, call.line)
+        if not found or len(found) > MAX_CALLERS:
+            continue
+        share = W_CALLER * strength / len(found) ** FANOUT_POWER
+        for def_id, line in sorted(found.items()):
+            s.add(callers[def_id], share, f"calls `{seed.qual}`", line=line)
+
+
+def _lift_self_callers(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
+    """Methods that call a top-ranked method of their own class through `self`: the class's behaviour is
+    often split between the method a report reaches and the ones leaning on it."""
+    if W_SELF_CALLER <= 0:
+        return
+    before = {def_id: s.score[def_id] for def_id in leaders}
+    methods = [s.rows[i] for i in leaders if s.rows[i].kind == "method"]
+    if not methods:
+        return
+    sites = fview.callers_of({m.name for m in methods})
+    for method in methods:
+        siblings = {r.id: r for r in fview.in_file(method.path) if r.parent == method.parent and r.id != method.id}
+        found = {def_id: call.line for def_id, call in sites.get(method.name, []) if def_id in siblings and call.via == "self"}
+        if not found or len(found) > MAX_CALLERS:
+            continue
+        share = W_SELF_CALLER * before[method.id] / len(found) ** FANOUT_POWER
+        for def_id, line in sorted(found.items()):
+            lift = min(share, SELF_CALLER_CAP * before[method.id] - s.score.get(def_id, 0.0))
+            s.add(siblings[def_id], lift, f"calls `self.{method.name}`", line=line)
+
+
+def _lift_shared_bases(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
+    """Two top-ranked classes of one file sharing a base class of that file: the base (and its methods) lifted."""
+    counts: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for def_id in leaders:
+        row = s.rows[def_id]
+        if row.kind == "class":
+            for base in row.bases:
+                counts[(row.path, base)].append(s.score[def_id])
+    for (path, base), scores in sorted(counts.items()):
+        if len(scores) < 2:
+            continue
+        rows = fview.in_file(path)
+        owner = next((r for r in rows if r.kind == "class" and r.qual == base), None)
+        if owner is None:
+            continue
+        lift = W_BASE * min(scores)
+        s.add(owner, lift, f"base of {len(scores)} top-ranked classes")
+        members = [r for r in rows if r.parent == owner.qual and r.kind == "method"]
+        for m in members:
+            s.add(m, lift / max(len(members), 1) ** FANOUT_POWER, f"method of `{base}`, a base of top-ranked classes")
+
+
+_COMPARISON = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"})
+
+
+def _twin_key(name: str) -> str:
+    if name in _COMPARISON:
+        return "__eq__"  # equality, ordering and hashing are one contract: one changes with the others
+    if name.endswith("_async"):
+        return name[: -len("_async")]
+    if name.startswith("async_"):
+        return name[len("async_"):]
+    return name
+
+
+def _lift_twins(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
+    """A top-ranked method's twin in the same class (`x` and `x_async`/`async_x`; `__eq__`, `__lt__` and `__hash__`):
+    one changes with the other."""
+    before = {def_id: s.score[def_id] for def_id in leaders}
+    for def_id in leaders:
+        row = s.rows[def_id]
+        if row.kind != "method":
+            continue
+        key = _twin_key(row.name)
+        for other in fview.in_file(row.path):
+            if (other.parent == row.parent and other.kind == "method" and other.id != row.id
+                    and _twin_key(other.name) == key):
+                # lifted toward the named twin, never past it
+                lift = min(W_TWIN * before[def_id], 0.99 * before[def_id] - s.score.get(other.id, 0.0))
+                s.add(other, lift, f"twin of `{row.qual}`")
 
 
 def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) -> list[tuple[DefRow, int]]:
@@ -292,6 +415,32 @@ def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) 
             if row.id not in out and not cview.is_test(row.path):
                 out[row.id] = (row, call.line)
     return list(out.values())
+
+
+def imported_files(cview: CodeView, paths, *, hops: int = 2, limit: int = 10, exclude=()) -> list[str]:
+    """The repository files ``paths`` import, nearest first (breadth-first, ``hops`` deep), tests left out.
+
+    Where a reader goes next once the files the evidence names are read: the modules their
+    code leans on (a report names the public entry, the fix is often a module or two below)."""
+    seeds = list(dict.fromkeys(paths))
+    skip = set(seeds) | set(exclude)
+    out: list[str] = []
+    layer = seeds
+    for _ in range(hops):
+        nxt: list[str] = []
+        for path in layer:
+            for target in cview.imports_of(path):
+                # `import a.b` names a module; `from a.b import c` is stored as `a.b.c`, c a module or a name in a.b
+                found = cview.by_module.get(target) or cview.by_module.get(target.rsplit(".", 1)[0])
+                if not found or found in skip or found in nxt or cview.is_test(found):
+                    continue
+                nxt.append(found)
+        skip.update(nxt)
+        out.extend(nxt)
+        if len(out) >= limit or not nxt:
+            break
+        layer = nxt
+    return out[:limit]
 
 
 def locate_functions(brain, task: str | None, *, module: str | None = None, session: str | None = None,

@@ -24,6 +24,8 @@ __all__ = ["collect", "ranked_for", "code_view_for", "functions_json", "render_c
 
 LISTED = 10          # definitions named in the list (the JSON has `search.boot_functions`)
 MAX_SHOWN = 10        # definitions whose source is shown
+NEXT_SEEDS = 3       # the files of this many top functions lead the "read next" files
+NEXT_FILES = 10      # files their imports lead to, named after the ranked functions (breadth-first, two hops)
 WHOLE_LINES = 120    # a definition up to this many lines is shown whole (when its tokens fit)
 PART_TOKENS = 2000   # most one definition's source may cost; larger ones are excerpted
 CONTEXT = 2          # lines kept around each line the evidence points to
@@ -142,11 +144,16 @@ def _list_text(hits) -> str:
 def collect(brain, request) -> list[Part]:
     if not (request.task and request.task.strip()):
         return []
-    _, hits = ranked_for(brain, request)
+    found, hits = ranked_for(brain, request)
     if not hits:
         return []
-    parts = [Part("code", "ranked functions", "Functions for this task (ranked)", _list_text(hits),
-                  "brain boot --task-file TASK --json (functions)", files=tuple(dict.fromkeys(h.path for h in hits[:LISTED])))]
+    listed = _list_text(hits)
+    nearby = _read_next(brain, found, hits)
+    if nearby:
+        listed += "\n\nRead next (files the top functions' files import): " + ", ".join(f"`{p}`" for p in nearby)
+    parts = [Part("code", "ranked functions", "Functions for this task (ranked)", listed,
+                  "brain boot --task-file TASK --json (functions)",
+                  files=tuple(dict.fromkeys([h.path for h in hits[:LISTED]] + nearby)))]
     words = _task_words(request.task)
     cache: dict = {}
     spend = brain.settings.get("boot.code_tokens")
@@ -187,6 +194,21 @@ def collect(brain, request) -> list[Part]:
         memo["code_shown"] = {s.key: ("whole" if s.whole else "excerpt") for s in shown}
         memo["code_within"] = within
     return parts
+
+
+def _read_next(brain, found, hits) -> list[str]:
+    """Files past the ranked ones where the code leads: what the top functions' files import, nearest first."""
+    from ...search.rank_functions import imported_files
+
+    seeds = list(dict.fromkeys(h.path for h in hits))[:NEXT_SEEDS]
+    known = [h.path for h in hits] + (list(found.paths) if found is not None else [])
+    try:
+        return imported_files(code_view_for(brain), seeds, hops=2, limit=NEXT_FILES, exclude=known)
+    except Exception as exc:  # derived help: a broken index must never cost the agent its boot
+        from ...workspace import _debug
+
+        _debug("read-next files failed: %s", exc)
+        return []
 
 
 class _Shown:
