@@ -1,0 +1,100 @@
+"""Issue 13's loose ends: rm/mv commit like a write, the boot's manifest says why each part is left out,
+handoffs committed before the move to `handoffs/local/`, local handoffs pruned without a manual step, and
+re-exports followed up the package chain."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import brain as brainlib
+from conftest import git
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def cli(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "brain", *args], cwd=repo, capture_output=True, text=True, timeout=120)
+
+
+def committing(b) -> "brainlib.Brain":
+    (b.dir / "brain.yml").write_text("version: 1\nsync:\n  commit_on_write: true\n")
+    git(b.repo, "add", "-A")
+    git(b.repo, "commit", "-q", "-m", "brain with commit_on_write")
+    return brainlib.open_brain(b.repo)
+
+
+def last_commit(repo: Path) -> tuple[str, list[str]]:
+    message = git(repo, "log", "-1", "--format=%B")
+    files = git(repo, "show", "--name-status", "--format=", "HEAD").splitlines()
+    return message, sorted(files)
+
+
+# -- 1. rm and mv commit like a write ------------------------------------------------------
+def test_rm_commits_the_delete_naming_writer_and_reason(brain, repo):
+    b = committing(brain)
+    b.write("notes/old.md", "# Old\n", role="lead", reason="first")
+    head = git(repo, "rev-parse", "HEAD")
+    out = cli(repo, "rm", "notes/old.md", "--role", "lead", "--reason", "obsolete since the v2 API")
+    assert out.returncode == 0, out.stderr
+    assert git(repo, "rev-parse", "HEAD") != head
+    message, files = last_commit(repo)
+    assert message.startswith("memory: delete .brain/notes/old.md by lead — obsolete since the v2 API")
+    assert "Writer: lead" in message and "Reason: obsolete since the v2 API" in message
+    assert files == ["D\t.brain/notes/old.md"]
+    assert git(repo, "status", "--porcelain", ".brain/notes") == ""
+
+
+def test_mv_commits_both_paths_in_one_commit(brain, repo):
+    b = committing(brain)
+    b.write("notes/setup.md", "# Setup\n", role="lead")
+    out = cli(repo, "mv", "notes/setup.md", "notes/install.md", "--role", "lead", "--reason", "clearer name")
+    assert out.returncode == 0, out.stderr
+    message, files = last_commit(repo)
+    assert message.startswith("memory: move .brain/notes/setup.md to .brain/notes/install.md by lead — clearer name")
+    assert files == ["A\t.brain/notes/install.md", "D\t.brain/notes/setup.md"] or \
+        files == ["R100\t.brain/notes/setup.md\t.brain/notes/install.md"]
+    assert git(repo, "status", "--porcelain", ".brain/notes") == ""
+
+
+def test_rm_of_a_file_never_committed_makes_no_commit(brain, repo):
+    b = committing(brain)
+    (b.dir / "notes").mkdir(exist_ok=True)
+    (b.dir / "notes" / "draft.md").write_text("# Draft\n")  # written by hand, never committed
+    head = git(repo, "rev-parse", "HEAD")
+    b.remove("notes/draft.md", role="lead", reason="not needed")
+    assert git(repo, "rev-parse", "HEAD") == head
+
+
+def test_mcp_delete_and_move_commit_with_the_sessions_role(brain, repo, monkeypatch):
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+
+    from brain.mcp.server import build_server
+
+    monkeypatch.setenv("BRAIN_ROLE", "docs")  # the role a local MCP connection writes as (as brain_write)
+    b = committing(brain)
+    b.write("notes/a.md", "# A\n", role="lead")
+    b.write("notes/b.md", "# B\n", role="lead")
+
+    async def main():
+        with anyio.fail_after(60):
+            async with Client(build_server(b, transport="http")) as client:
+                moved = await client.call_tool("brain_move", {"path": "notes/a.md", "to": "notes/a2.md",
+                                                              "reason": "rename"})
+                moved_head = git(repo, "rev-parse", "HEAD").strip()
+                gone = await client.call_tool("brain_delete", {"path": "notes/b.md", "reason": "stale"})
+                return moved, moved_head, gone
+
+    moved, moved_head, gone = anyio.run(main)
+    assert not moved.is_error and not gone.is_error
+    move_message = git(repo, "log", "-1", "--format=%s", moved_head)
+    assert move_message.strip() == "memory: move .brain/notes/a.md to .brain/notes/a2.md by docs — rename"
+    assert git(repo, "log", "-1", "--format=%s").strip() == "memory: delete .brain/notes/b.md by docs — stale"
+    assert git(repo, "status", "--porcelain", ".brain/notes") == ""
