@@ -98,3 +98,35 @@ def test_mcp_delete_and_move_commit_with_the_sessions_role(brain, repo, monkeypa
     assert move_message.strip() == "memory: move .brain/notes/a.md to .brain/notes/a2.md by docs — rename"
     assert git(repo, "log", "-1", "--format=%s").strip() == "memory: delete .brain/notes/b.md by docs — stale"
     assert git(repo, "status", "--porcelain", ".brain/notes") == ""
+
+
+# -- 2. the manifest says why each part is left out -------------------------------------------
+def test_the_manifest_and_json_say_why_each_part_is_left_out(brain):
+    agents = brain.dir / "agents"
+    (agents / "typo.md").write_text("---\ntier: hottt\n---\nNever seen.\n")
+    (agents / "archive.md").write_text("---\ntier: cold\n---\nThe old deploy procedure.\n")
+    brain.write("focus.md", "# Focus\n\n" + "Keep the public API stable. " * 400 + "\n")
+    result = brain.boot(budget=700, record=False)
+    by_source = {o.source: o for o in result.omitted}
+    assert by_source["agents/typo.md"].reason == "unparsable" and "hottt" in by_source["agents/typo.md"].detail
+    assert by_source["agents/archive.md"].reason == "cold_profile"
+    assert by_source["focus.md"].reason == "budget"
+    text = result.text
+    assert "Left out (budget)" not in text  # the heading no longer says every part is a budget cut
+    lines = {line.split(" ")[1]: line for line in text.splitlines() if line.startswith("- ")}
+    assert "skipped: does not parse" in lines["agents/typo.md"] and "hottt" in lines["agents/typo.md"]
+    assert "cold profile, fetchable" in lines["agents/archive.md"]
+    assert "over the budget" in lines["focus.md"]
+    out = cli(brain.repo, "boot", "--budget", "700", "--json")
+    assert out.returncode == 0, out.stderr
+    reasons = {o["source"]: o["reason"] for o in json.loads(out.stdout)["omitted"]}
+    assert reasons["agents/typo.md"] == "unparsable" and reasons["agents/archive.md"] == "cold_profile"
+    assert reasons["focus.md"] == "budget"
+
+
+def test_the_rest_of_a_cut_now_md_is_declared_as_cut(brain):
+    brain.write("now.md", "# Now\n\n" + "\n".join(f"- step {i}: do the thing" for i in range(400)) + "\n")
+    result = brain.boot(budget=500, record=False)
+    rest = next(o for o in result.omitted if o.source == "now.md (rest)")
+    assert rest.reason == "cut"
+    assert any(line.startswith("- now.md (rest)") and "cut to fit the budget" in line for line in result.text.splitlines())
