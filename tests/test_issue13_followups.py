@@ -130,3 +130,57 @@ def test_the_rest_of_a_cut_now_md_is_declared_as_cut(brain):
     rest = next(o for o in result.omitted if o.source == "now.md (rest)")
     assert rest.reason == "cut"
     assert any(line.startswith("- now.md (rest)") and "cut to fit the budget" in line for line in result.text.splitlines())
+
+
+# -- 3. handoffs committed in handoffs/ before the move to handoffs/local/ -------------------
+def legacy_handoff(b, thread: str) -> str:
+    """What the fold wrote before handoffs/local/ existed: `handoffs/<thread>.md`, committed."""
+    rec = b.record_turn(thread, "person", f"what about {thread}?", to="sess-x@m")
+    text = b.read(rec.handoff).text
+    os.remove(b.dir / rec.handoff)  # the old layout had no local copy
+    (b.dir / "handoffs" / f"{thread}.md").write_text(text)
+    return text
+
+
+def test_doctor_names_legacy_handoffs_and_migrate_moves_them_out_of_git(brain, repo):
+    old = legacy_handoff(brain, "person+sess-20250101-0900-a@m")
+    legacy_handoff(brain, "person+sess-20250102-0900-b@m")
+    (brain.dir / "handoffs" / "release-plan.md").write_text("# Release plan\n\nWritten by a person.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "old layout")
+    promoted = brain.record_turn("person+sess-20250103-0900-c@m", "person", "keep this one", to="sess-y@m")
+    assert cli(repo, "handoff", promoted.thread, "--promote").returncode == 0
+    out = cli(repo, "doctor", "--json")
+    check = {c["check"]: c for c in json.loads(out.stdout)}["handoffs"]
+    assert check["level"] == "warning" and not check["ok"]
+    assert "person+sess-20250101-0900-a@m.md" in check["detail"] and "person+sess-20250102-0900-b@m.md" in check["detail"]
+    assert "release-plan.md" not in check["detail"] and promoted.thread not in check["detail"]
+    assert "brain handoff --migrate" in check["fix"]
+
+    out = cli(repo, "handoff", "--migrate", "--json")
+    assert out.returncode == 0, out.stderr
+    assert sorted(json.loads(out.stdout)["migrated"]) == ["person+sess-20250101-0900-a@m", "person+sess-20250102-0900-b@m"]
+    assert (brain.dir / "handoffs/local/person+sess-20250101-0900-a@m.md").read_text() == old
+    assert not (brain.dir / "handoffs/person+sess-20250101-0900-a@m.md").exists()
+    assert (brain.dir / "handoffs/release-plan.md").exists() and (brain.dir / f"handoffs/{promoted.thread}.md").exists()
+    status = git(repo, "status", "--porcelain", "--untracked-files=all", ".brain/handoffs")
+    assert sorted(status.splitlines()) == [" D .brain/handoffs/person+sess-20250101-0900-a@m.md",
+                                           " D .brain/handoffs/person+sess-20250102-0900-b@m.md",
+                                           f"?? .brain/handoffs/{promoted.thread}.md"]
+    check = {c["check"]: c for c in json.loads(cli(repo, "doctor", "--json").stdout)}["handoffs"]
+    assert check["ok"]
+    again = cli(repo, "handoff", "--migrate", "--json")
+    assert json.loads(again.stdout)["migrated"] == []
+
+
+def test_migrate_keeps_the_live_local_handoff_and_commits_with_commit_on_write(brain, repo):
+    thread = "person+sess-20250101-0900-a@m"
+    legacy_handoff(brain, thread)
+    b = committing(brain)
+    live = b.record_turn(thread, "person", "a newer question", to="sess-x@m")  # the thread went on after the move
+    live_text = b.read(live.handoff).text
+    out = cli(repo, "handoff", "--migrate", "--json")
+    assert out.returncode == 0, out.stderr
+    assert (b.dir / live.handoff).read_text() == live_text  # the newer local one is not overwritten
+    assert git(repo, "log", "-1", "--format=%s").startswith(f"memory: delete .brain/handoffs/{thread}.md")
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", ".brain/handoffs") == ""

@@ -233,7 +233,8 @@ def commit_change(brain, paths: list[Path], *, writer: str | None, reason: str |
         wheres.append(rel if layer in (None, "", "project") else f"{layer}:{rel}")
     if not groups:
         return None
-    what = " to ".join(wheres) if action == "move" else ", ".join(wheres)
+    what = " to ".join(wheres) if action == "move" else ", ".join(wheres[:3]) + (
+        f" and {len(wheres) - 3} more" if len(wheres) > 3 else "")
     subject = f"memory: {action + ' ' if action else ''}{what} by {writer or 'unnamed writer'}"
     clean_reason = brain.redactor(reason.strip()) if reason and reason.strip() else None
     message = subject + (f" — {clean_reason.splitlines()[0][:120]}" if clean_reason else "")
