@@ -184,3 +184,49 @@ def test_migrate_keeps_the_live_local_handoff_and_commits_with_commit_on_write(b
     assert (b.dir / live.handoff).read_text() == live_text  # the newer local one is not overwritten
     assert git(repo, "log", "-1", "--format=%s").startswith(f"memory: delete .brain/handoffs/{thread}.md")
     assert git(repo, "status", "--porcelain", "--untracked-files=all", ".brain/handoffs") == ""
+
+
+# -- 4. local handoffs of gone threads pruned at session start --------------------------------
+def age(path: Path, days: float) -> None:
+    past = path.stat().st_mtime - days * 86400
+    os.utime(path, (past, past))
+
+
+def test_session_start_prunes_old_local_handoffs_of_gone_threads_at_most_hourly(brain, repo, tmp_path):
+    from brain.hooks import claude
+
+    live = brain.coord.start_session("backend")
+    old = brain.record_turn(None, "sess-a@m", "an old question", to="sess-b@m")
+    old_live = brain.record_turn(None, live.id, "an old but live thread", to="sess-c@m")
+    fresh = brain.record_turn(None, "sess-d@m", "a new question", to="sess-e@m")
+    for rec in (old, old_live):
+        age(brain.dir / rec.handoff, 91)  # log.retention_days is 90
+    env = {"CLAUDE_PROJECT_DIR": str(repo)}
+    payload = {"session_id": "11111111-0000-4000-8000-000000000001", "cwd": str(repo), "source": "startup"}
+    out, code = claude.handle("session-start", payload, env)
+    assert code == 0
+    assert not (brain.dir / old.handoff).exists()  # gone thread past the retention: pruned, no manual step
+    assert (brain.dir / old_live.handoff).exists()  # a live session's thread stays however old
+    assert (brain.dir / fresh.handoff).exists()
+
+    later = brain.record_turn(None, "sess-f@m", "another old one", to="sess-g@m")
+    age(brain.dir / later.handoff, 91)
+    out = cli(repo, "session", "start", "--role", "qa")  # another session start within the hour: no new pass
+    assert out.returncode == 0, out.stderr
+    assert (brain.dir / later.handoff).exists()
+    stamp = brain.runtime / "handoffs-pruned"
+    age(stamp, 1 / 12)  # two hours later
+    out = cli(repo, "session", "start", "--role", "qa")
+    assert out.returncode == 0, out.stderr
+    assert not (brain.dir / later.handoff).exists()
+
+
+def test_an_mcp_session_start_prunes_too(brain, repo):
+    pytest.importorskip("mcp")
+    from test_sessions_tidy import call_tools
+
+    old = brain.record_turn(None, "sess-a@m", "an old question", to="sess-b@m")
+    age(brain.dir / old.handoff, 91)
+    (result,) = call_tools(brain, ("brain_boot", {}))
+    assert not result.is_error
+    assert not (brain.dir / old.handoff).exists()

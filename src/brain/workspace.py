@@ -9,6 +9,7 @@ does not need them never imports them.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -144,6 +145,33 @@ class Brain:
             import logging
 
             logging.getLogger("brain").warning("memory changed but not committed: %s", exc)
+
+    def tidy_after_session_start(self, *, every_seconds: float = 3600.0) -> list[str]:
+        """Prune the local handoffs of gone threads past ``log.retention_days`` (``Conversations.prune_local``),
+        at most once per ``every_seconds`` across processes; called when a session starts (the hook, the
+        MCP server, `brain session start`), as the session list is pruned, so a week of use needs no
+        manual step. The cost is one stat of `runtime/handoffs-pruned` per start, and a pass (one stat per
+        local handoff) an hour. Never raises: tidying must not fail a session start."""
+        stamp = self.runtime / "handoffs-pruned"
+        try:
+            if time.time() - stamp.stat().st_mtime < every_seconds:
+                return []
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return []
+        try:
+            self.runtime.mkdir(parents=True, exist_ok=True)
+            fd = os.open(stamp, os.O_WRONLY | os.O_CREAT, 0o644)  # claim this pass before doing it
+            os.close(fd)
+            os.utime(stamp)
+            live: set[str] = set()
+            if self.has_coordination_store():
+                live = {s.id for s in self.coord.sessions()}
+            return self.conversations.prune_local(keep=live)
+        except Exception as exc:  # noqa: BLE001
+            _debug("handoff pruning skipped: %s", exc)
+            return []
 
     def notify_write(self, path: str) -> None:
         """Tell the write listeners (the search index...) that ``path`` changed or went away."""

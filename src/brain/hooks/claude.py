@@ -137,6 +137,7 @@ def handle(event: str, payload: dict, env: dict[str, str]) -> tuple[str, int]:
             state["now_hash"] = _now_hash(brain)
         state["source"] = payload.get("source")
         _save_state(brain, sid, state)
+        brain.tidy_after_session_start()
         context = compact_boot(brain, party)
         return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}), 0
     party = _agent_party(brain, sid, state, start=event == "pre-compact")

@@ -185,22 +185,26 @@ class Conversations:
             # derived from the log (`brain handoff --rebuild` refolds it): atomic, without two fsyncs a turn
             self.memory.write(rel, text, durable=False)
 
-    def prune_local(self) -> list[str]:
+    def prune_local(self, keep: frozenset[str] | set[str] = frozenset()) -> list[str]:
         """Delete the local handoffs not updated within the log's retention (``log.retention_days``; 0 keeps
-        them): the sessions they summed up are long over. Promoted copies in `handoffs/` stay. Returns the
-        threads whose handoff went; `brain handoff T --rebuild` refolds one while its log remains."""
+        them): the sessions they summed up are long over. A thread one of whose parties is in ``keep`` (the
+        live sessions) stays however old. Promoted copies in `handoffs/` stay. Returns the threads whose
+        handoff went; `brain handoff T --rebuild` refolds one while its log remains."""
         if not self.log.retention_seconds:
             return []
         cutoff = self.log.clock() - self.log.retention_seconds
         gone = []
         for rel in self.memory.list(LOCAL_FOLDER):
+            thread = rel[len(LOCAL_FOLDER) + 1:-3]
             try:
                 if self.memory.resolve(rel).stat().st_mtime >= cutoff:
+                    continue
+                if keep and (set(thread.split("+")) | set(self.log.parties(thread))) & keep:
                     continue
                 self.memory.delete(rel)
             except (OSError, NotFound):
                 continue  # removed meanwhile
-            gone.append(rel[len(LOCAL_FOLDER) + 1:-3])
+            gone.append(thread)
         return gone
 
     def legacy_handoffs(self) -> list[str]:
