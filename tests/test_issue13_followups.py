@@ -230,3 +230,39 @@ def test_an_mcp_session_start_prunes_too(brain, repo):
     (result,) = call_tools(brain, ("brain_boot", {}))
     assert not result.is_error
     assert not (brain.dir / old.handoff).exists()
+
+
+# -- 5. re-exports followed up the package chain ---------------------------------------------
+CHAIN = {  # the shape of packages that keep their implementation two private levels down
+    "pkg/__init__.py": '"""The public face."""\nfrom ._impl import Client, HTTPTransport\n\n'
+                       '__all__ = ["Client", "HTTPTransport"]\n',
+    "pkg/_impl/__init__.py": "from ._client import Client\nfrom ._transports import HTTPTransport, MockTransport\n",
+    "pkg/_impl/_client.py": "from ._transports.default import HTTPTransport\n\n\nclass Client:\n"
+                            "    def __init__(self) -> None:\n        self.transport = HTTPTransport()\n" + "# pad\n" * 60,
+    "pkg/_impl/_transports/__init__.py": "from .default import HTTPTransport\nfrom .mock import MockTransport\n\n"
+                                         '__all__ = ["HTTPTransport", "MockTransport"]\n',
+    "pkg/_impl/_transports/default.py": '__all__ = ["HTTPTransport"]\n\n\nclass HTTPTransport:\n'
+                                        "    def send(self, request):\n        return request\n" + "# pad\n" * 60,
+    "pkg/_impl/_transports/mock.py": '__all__ = ["MockTransport"]\n\n\nclass MockTransport:\n'
+                                     "    def send(self, request):\n        return None\n" + "# pad\n" * 60,
+}
+
+
+def test_reexports_are_followed_up_the_package_chain(repo, brain):
+    for rel, text in CHAIN.items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (brain.dir / "brain.yml").write_text("version: 1\ncards:\n  split_bytes: 600\n  split_min_bytes: 100\n")
+    out = cli(repo, "map")
+    assert out.returncode == 0, out.stderr
+    card = (brain.dir / "modules" / "pkg" / "_impl" / "_transports.md").read_text()
+    via = next(line for line in card.splitlines() if line.startswith("_Private package:"))
+    assert "`pkg._impl` re-exports `HTTPTransport`, `MockTransport`" in via
+    assert "`pkg` re-exports `HTTPTransport` (through `pkg._impl`)" in via  # Client is not from _transports
+    # the card follows a change of the top package's __init__
+    (repo / "pkg" / "__init__.py").write_text('from ._impl import *\n')
+    assert cli(repo, "map").returncode == 0
+    card = (brain.dir / "modules" / "pkg" / "_impl" / "_transports.md").read_text()
+    via = next(line for line in card.splitlines() if line.startswith("_Private package:"))
+    assert "`pkg` re-exports `HTTPTransport`, `MockTransport` (through `pkg._impl`)" in via
