@@ -266,3 +266,30 @@ def test_reexports_are_followed_up_the_package_chain(repo, brain):
     card = (brain.dir / "modules" / "pkg" / "_impl" / "_transports.md").read_text()
     via = next(line for line in card.splitlines() if line.startswith("_Private package:"))
     assert "`pkg` re-exports `HTTPTransport`, `MockTransport` (through `pkg._impl`)" in via
+
+
+# -- 6. found by the end-to-end check: the README's venv lives inside the repository ---------
+def test_doctor_runs_a_git_ignored_venv_inside_the_repository_but_never_a_tracked_one(brain, repo, tmp_path):
+    """`python3 -m venv .venv` in the repository (the README's first command) puts brain inside it:
+    a git-ignored, untracked console script was made on this machine and runs; the same file tracked
+    (it came with the repository) is refused."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin"}
+    env.pop("CODEX_HOME", None)
+    env.pop("VIRTUAL_ENV", None)
+    script = repo / ".venv" / "bin" / "brain"
+    script.parent.mkdir(parents=True)
+    script.write_text(f"#!{sys.executable}\nimport sys\nfrom brain.cli import main\nsys.exit(main())\n")
+    script.chmod(0o755)
+    (repo / ".gitignore").write_text(".venv/\n")
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"brain": {"command": str(script), "args": ["serve"]}}}))
+    out = subprocess.run([sys.executable, "-m", "brain", "doctor", "--json"], cwd=repo, capture_output=True,
+                         text=True, timeout=120, env=env)
+    check = {c["check"]: c for c in json.loads(out.stdout)}["client:claude-code"]
+    assert check["ok"], check
+    git(repo, "add", "-f", ".venv/bin/brain")  # now the repository carries it: never run
+    out = subprocess.run([sys.executable, "-m", "brain", "doctor", "--json"], cwd=repo, capture_output=True,
+                         text=True, timeout=120, env=env)
+    check = {c["check"]: c for c in json.loads(out.stdout)}["client:claude-code"]
+    assert not check["ok"] and "not run" in check["detail"]
