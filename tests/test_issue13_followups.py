@@ -22,6 +22,11 @@ def cli(repo: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "brain", *args], cwd=repo, capture_output=True, text=True, timeout=120)
 
 
+def cli_env(repo: Path, env: dict, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "brain", *args], cwd=repo, capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
 def committing(b) -> "brainlib.Brain":
     (b.dir / "brain.yml").write_text("version: 1\nsync:\n  commit_on_write: true\n")
     git(b.repo, "add", "-A")
@@ -293,3 +298,48 @@ def test_doctor_runs_a_git_ignored_venv_inside_the_repository_but_never_a_tracke
                          text=True, timeout=120, env=env)
     check = {c["check"]: c for c in json.loads(out.stdout)}["client:claude-code"]
     assert not check["ok"] and "not run" in check["detail"]
+
+
+def test_a_claude_mcp_list_health_check_leaves_nothing_behind(brain, repo, tmp_path):
+    """Found by the 200-session run: `claude mcp list` fires the SessionEnd hook of a session that never
+    started, and each one left a hook state file in runtime/hooks/."""
+    from test_client_wiring import BARE_PATH, OFFLINE, _client, bare_env, user_env
+
+    claude_bin = _client("claude")
+    env = user_env(tmp_path)
+    assert cli_env(repo, env, "install", "claude-code").returncode == 0
+    (repo / ".claude" / "settings.local.json").write_text('{"enabledMcpjsonServers": ["brain"]}\n')
+    for _ in range(2):
+        out = subprocess.run([claude_bin, "mcp", "list"], cwd=repo, capture_output=True, text=True, timeout=120,
+                             env={**bare_env(env), **OFFLINE, "PATH": f"{Path(claude_bin).parent}:{BARE_PATH}"})
+        assert out.returncode == 0 and "Connected" in out.stdout, out.stdout + out.stderr
+    hooks = brain.runtime / "hooks"
+    assert not hooks.exists() or list(hooks.iterdir()) == []
+    assert brain.coord.sessions(include_gone=True) == []
+
+
+def test_session_end_of_a_session_that_never_started_writes_nothing(brain, repo):
+    from brain.hooks import claude
+
+    env = {"CLAUDE_PROJECT_DIR": str(repo)}
+    payload = {"session_id": "22222222-0000-4000-8000-000000000002", "cwd": str(repo), "reason": "other",
+               "transcript_path": str(repo / "no-such-transcript.jsonl")}
+    assert claude.handle("session-end", payload, env) == ("", 0)
+    hooks = brain.runtime / "hooks"
+    assert not hooks.exists() or list(hooks.iterdir()) == []
+
+
+def test_old_hook_states_of_ended_sessions_are_pruned_with_the_handoffs(brain, repo):
+    from brain.hooks import claude
+
+    env = {"CLAUDE_PROJECT_DIR": str(repo)}
+    old = {"session_id": "33333333-0000-4000-8000-000000000003", "cwd": str(repo)}
+    claude.handle("session-start", {**old, "source": "startup"}, env)
+    claude.handle("session-end", {**old, "reason": "exit"}, env)
+    (state,) = list((brain.runtime / "hooks").iterdir())
+    age(state, 91)
+    (brain.runtime / "handoffs-pruned").unlink()
+    new = {"session_id": "44444444-0000-4000-8000-000000000004", "cwd": str(repo)}
+    claude.handle("session-start", {**new, "source": "startup"}, env)
+    assert not state.exists()
+    assert len(list((brain.runtime / "hooks").iterdir())) == 1  # the live one stays

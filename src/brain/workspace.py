@@ -147,8 +147,8 @@ class Brain:
             logging.getLogger("brain").warning("memory changed but not committed: %s", exc)
 
     def tidy_after_session_start(self, *, every_seconds: float = 3600.0) -> list[str]:
-        """Prune the local handoffs of gone threads past ``log.retention_days`` (``Conversations.prune_local``),
-        at most once per ``every_seconds`` across processes; called when a session starts (the hook, the
+        """Prune the local handoffs of gone threads past ``log.retention_days`` (``Conversations.prune_local``)
+        and the Claude hook states as old (`runtime/hooks/`), at most once per ``every_seconds`` across processes; called when a session starts (the hook, the
         MCP server, `brain session start`), as the session list is pruned, so a week of use needs no
         manual step. The cost is one stat of `runtime/handoffs-pruned` per start, and a pass (one stat per
         local handoff) an hour. Never raises: tidying must not fail a session start."""
@@ -168,6 +168,11 @@ class Brain:
             live: set[str] = set()
             if self.has_coordination_store():
                 live = {s.id for s in self.coord.sessions()}
+            retention = self.settings["log.retention_days"] * 86400
+            if retention > 0:
+                from .hooks.claude import prune_states
+
+                prune_states(self, retention)  # the per-session hook states of Claude sessions long over
             return self.conversations.prune_local(keep=live)
         except Exception as exc:  # noqa: BLE001
             _debug("handoff pruning skipped: %s", exc)
