@@ -26,7 +26,8 @@ from ..coord.clients import client_pid, joins_client
 from ..errors import InvalidInput
 from .claude_install import HOOK_EVENTS, hook_command, install, uninstall
 
-__all__ = ["install", "uninstall", "handle", "HOOK_EVENTS", "MAX_CONTEXT_CHARS", "hook_command", "client_pid", "prune_states"]
+__all__ = ["install", "uninstall", "handle", "HOOK_EVENTS", "MAX_CONTEXT_CHARS", "hook_command", "client_pid",
+           "prune_states"]
 
 MAX_CONTEXT_CHARS = 9500  # Claude Code keeps about 10,000 characters of hook output
 BOOT_BUDGET = 2200  # tokens: ~8,800 characters of boot, leaving room for the header
