@@ -134,7 +134,8 @@ def test_the_rest_of_a_cut_now_md_is_declared_as_cut(brain):
     result = brain.boot(budget=500, record=False)
     rest = next(o for o in result.omitted if o.source == "now.md (rest)")
     assert rest.reason == "cut"
-    assert any(line.startswith("- now.md (rest)") and "cut to fit the budget" in line for line in result.text.splitlines())
+    assert any(line.startswith("- now.md (rest)") and "cut to fit the budget" in line
+               for line in result.text.splitlines())
 
 
 # -- 3. handoffs committed in handoffs/ before the move to handoffs/local/ -------------------
@@ -158,13 +159,15 @@ def test_doctor_names_legacy_handoffs_and_migrate_moves_them_out_of_git(brain, r
     out = cli(repo, "doctor", "--json")
     check = {c["check"]: c for c in json.loads(out.stdout)}["handoffs"]
     assert check["level"] == "warning" and not check["ok"]
-    assert "person+sess-20250101-0900-a@m.md" in check["detail"] and "person+sess-20250102-0900-b@m.md" in check["detail"]
+    assert "person+sess-20250101-0900-a@m.md" in check["detail"]
+    assert "person+sess-20250102-0900-b@m.md" in check["detail"]
     assert "release-plan.md" not in check["detail"] and promoted.thread not in check["detail"]
     assert "brain handoff --migrate" in check["fix"]
 
     out = cli(repo, "handoff", "--migrate", "--json")
     assert out.returncode == 0, out.stderr
-    assert sorted(json.loads(out.stdout)["migrated"]) == ["person+sess-20250101-0900-a@m", "person+sess-20250102-0900-b@m"]
+    assert sorted(json.loads(out.stdout)["migrated"]) == ["person+sess-20250101-0900-a@m",
+                                                          "person+sess-20250102-0900-b@m"]
     assert (brain.dir / "handoffs/local/person+sess-20250101-0900-a@m.md").read_text() == old
     assert not (brain.dir / "handoffs/person+sess-20250101-0900-a@m.md").exists()
     assert (brain.dir / "handoffs/release-plan.md").exists() and (brain.dir / f"handoffs/{promoted.thread}.md").exists()
@@ -243,7 +246,8 @@ CHAIN = {  # the shape of packages that keep their implementation two private le
                        '__all__ = ["Client", "HTTPTransport"]\n',
     "pkg/_impl/__init__.py": "from ._client import Client\nfrom ._transports import HTTPTransport, MockTransport\n",
     "pkg/_impl/_client.py": "from ._transports.default import HTTPTransport\n\n\nclass Client:\n"
-                            "    def __init__(self) -> None:\n        self.transport = HTTPTransport()\n" + "# pad\n" * 60,
+                            "    def __init__(self) -> None:\n"
+                            "        self.transport = HTTPTransport()\n" + "# pad\n" * 60,
     "pkg/_impl/_transports/__init__.py": "from .default import HTTPTransport\nfrom .mock import MockTransport\n\n"
                                          '__all__ = ["HTTPTransport", "MockTransport"]\n',
     "pkg/_impl/_transports/default.py": '__all__ = ["HTTPTransport"]\n\n\nclass HTTPTransport:\n'

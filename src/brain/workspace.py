@@ -148,7 +148,8 @@ class Brain:
 
     def tidy_after_session_start(self, *, every_seconds: float = 3600.0) -> list[str]:
         """Prune the local handoffs of gone threads past ``log.retention_days`` (``Conversations.prune_local``)
-        and the Claude hook states as old (`runtime/hooks/`), at most once per ``every_seconds`` across processes; called when a session starts (the hook, the
+        and the Claude hook states as old (`runtime/hooks/`), at most once per ``every_seconds`` across
+        processes; called when a session starts (the hook, the
         MCP server, `brain session start`), as the session list is pruned, so a week of use needs no
         manual step. The cost is one stat of `runtime/handoffs-pruned` per start, and a pass (one stat per
         local handoff) an hour. Never raises: tidying must not fail a session start."""

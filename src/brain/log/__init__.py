@@ -13,8 +13,8 @@ from .summarizer import AsyncSummarizer, HeuristicSummarizer, LLMSummarizer, Sum
 from .turns import Turn, thread_between
 
 __all__ = ["Conversations", "ConversationLog", "Recorded", "Page", "ThreadInfo", "Turn", "HandoffState", "Limits",
-           "fold", "render", "handoff_path", "promoted_path", "mark_promoted", "PROMOTED_MARK", "thread_between", "Summarizer", "AsyncSummarizer",
-           "HeuristicSummarizer", "LLMSummarizer", "open_conversations"]
+           "fold", "render", "handoff_path", "promoted_path", "mark_promoted", "PROMOTED_MARK", "thread_between",
+           "Summarizer", "AsyncSummarizer", "HeuristicSummarizer", "LLMSummarizer", "open_conversations"]
 
 
 def open_conversations(brain) -> Conversations:

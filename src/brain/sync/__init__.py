@@ -36,7 +36,8 @@ from pathlib import Path
 from ..errors import SettingsError, SyncError, UntrustedRepository
 from ..gitsafe import GitRepo, find_worktree_root
 
-__all__ = ["commit_write", "commit_change", "memory_repos", "untrusted_repos", "declared_satellites", "sync_all", "sync_repo",
+__all__ = ["commit_write", "commit_change",
+           "memory_repos", "untrusted_repos", "declared_satellites", "sync_all", "sync_repo",
            "RepoSync", "SyncReport", "MemoryRepo"]
 
 _LAYERS = ("kernel", "instance", "personal")
