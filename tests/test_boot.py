@@ -59,8 +59,8 @@ def test_cut_is_declared_with_size_and_fetch(brain):
     assert any(o.source == "focus.md" for o in result.omitted)
     focus = next(o for o in result.omitted if o.source == "focus.md")
     assert focus.tokens > 0 and focus.fetch == "brain read focus.md"
-    assert "## Left out (budget)" in result.text
-    assert f"- focus.md ({focus.tokens} tokens): `brain read focus.md`" in result.text
+    assert "## Left out" in result.text and focus.reason == "budget"
+    assert f"- focus.md ({focus.tokens} tokens), over the budget: `brain read focus.md`" in result.text
 
 
 def test_same_inputs_same_bytes_and_no_timestamps(brain):

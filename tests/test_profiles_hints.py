@@ -31,12 +31,13 @@ def test_a_bad_profile_is_skipped_and_named_in_the_manifest_and_every_boot_still
     assert "Always run the linter." in result.text
     assert "Never seen" not in result.text and "The old deploy procedure." not in result.text
     omitted = {o.source: o for o in result.omitted}
-    skipped = {s.split(" ")[0] for s in omitted if "(skipped:" in s}
+    skipped = {s for s, o in omitted.items() if o.reason == "unparsable"}
     assert skipped == {"agents/typo.md", "agents/broken.md", "agents/numbers.md"}
-    typo = next(s for s in omitted if s.startswith("agents/typo.md"))
+    typo = omitted["agents/typo.md"].detail
     assert "hottt" in typo and "always, hot, warm, cold" in typo
-    assert "agents/typo.md (skipped:" in result.text  # the manifest in the text names it too
-    cold = omitted["agents/archive.md (cold profile)"]  # cold: listed as fetchable, never loaded
+    assert "- agents/typo.md (0 tokens), skipped: does not parse (" in result.text  # the manifest names it too
+    cold = omitted["agents/archive.md"]  # cold: listed as fetchable, never loaded
+    assert cold.reason == "cold_profile"
     assert cold.fetch == "brain read agents/archive.md" and cold.tokens > 0
     out = cli(profiled.repo, "boot", "--role", "backend", "--json")
     assert out.returncode == 0, out.stderr

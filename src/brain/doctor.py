@@ -51,6 +51,7 @@ def run_checks(brain) -> list[dict]:
     except OSError as exc:
         checks.append(_check("runtime", False, str(exc), "make .brain/runtime/ writable"))
     checks.append(_profiles_check(brain))
+    checks.append(_legacy_handoffs_check(brain))
     checks.append(_backend_check(brain))
     checks.append(_index_check(brain))
     checks.append(_hooks_check(brain.repo))
@@ -124,6 +125,22 @@ def _profiles_check(brain) -> dict:
         f"{p['source']}: {p['problem']}" for p in problems),
         f"fix the front matter of each (tier: one of {', '.join(TIERS)}; roles and triggers: a name or a list; "
         "valid YAML between --- lines)", level="warning")
+
+
+def _legacy_handoffs_check(brain) -> dict:
+    """Per-session handoffs the fold wrote into the versioned `handoffs/` before `handoffs/local/` existed."""
+    try:
+        legacy = brain.conversations.legacy_handoffs()
+    except Exception as exc:  # noqa: BLE001 - a check reports, it never fails the others
+        return _check("handoffs", False, f"could not list .brain/handoffs/: {exc}", level="warning")
+    if not legacy:
+        return _check("handoffs", True, "no per-session handoff in the versioned handoffs/")
+    shown = ", ".join(f"{t}.md" for t in legacy[:10]) + (f" and {len(legacy) - 10} more" if len(legacy) > 10 else "")
+    return _check("handoffs", False, f"{len(legacy)} per-session handoff(s) from before handoffs/local/ are still "
+                  f"versioned in .brain/handoffs/: {shown}",
+                  "`brain handoff --migrate` moves them to handoffs/local/ (machine-local) and deletes the "
+                  "versioned copies; to keep one as team memory, `brain handoff THREAD --promote` it afterwards",
+                  level="warning")
 
 
 def _backend_check(brain) -> dict:

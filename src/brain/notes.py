@@ -8,7 +8,8 @@ here decides on its own whether a path is allowed.
 
 A rename is a write of the new path (which must not exist) then a delete of the old one
 with the hash that was read; if the old file changed in between, the new one is removed
-again and the rename is refused, so no content is lost or duplicated.
+again and the rename is refused, so no content is lost or duplicated. With
+``sync.commit_on_write`` a delete or a rename is committed as a write is (``Brain.commit_memory``).
 """
 
 from __future__ import annotations
@@ -87,17 +88,20 @@ def _check_target(brain, path: str, what: str) -> str:
     return rel
 
 
-def remove_note(brain, path: str, *, expected_hash: str | None = None, role: str | None = None) -> dict:
+def remove_note(brain, path: str, *, expected_hash: str | None = None, role: str | None = None,
+                reason: str | None = None) -> dict:
     """Delete one memory file (NotFound if absent, Conflict if it changed since ``expected_hash``)."""
     rel = _check_target(brain, path, "remove")
     brain.check_territory(rel, role=role)
     linked = _linked_from(brain, rel)  # before: once it is gone, links to it no longer resolve
     brain.memory.delete(rel, expected_hash=expected_hash)
     brain.notify_write(rel)
+    brain.commit_memory([rel], writer=role, reason=reason, action="delete")
     return {"removed": rel, "linked_from": linked}
 
 
-def move_note(brain, source: str, dest: str, *, expected_hash: str | None = None, role: str | None = None) -> dict:
+def move_note(brain, source: str, dest: str, *, expected_hash: str | None = None, role: str | None = None,
+              reason: str | None = None) -> dict:
     """Rename one memory file; the destination must not exist. Returns the new hash."""
     src = _check_target(brain, source, "move")
     dst = _check_target(brain, dest, "move")
@@ -117,6 +121,7 @@ def move_note(brain, source: str, dest: str, *, expected_hash: str | None = None
         raise
     brain.notify_write(src)
     brain.notify_write(dst)
+    brain.commit_memory([src, dst], writer=role, reason=reason, action="move")
     return {"moved": src, "to": dst, "hash": new.hash, "linked_from": linked}
 
 

@@ -9,6 +9,7 @@ does not need them never imports them.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -124,17 +125,59 @@ class Brain:
         _debug("wrote %s (%s bytes, %s)", path, doc.size, doc.hash[:12])
         for listener in self._write_listeners:
             listener(path)
-        if self.settings.get("sync.commit_on_write"):
-            from .errors import BrainError
-            from .sync import commit_write
-
-            try:
-                commit_write(self, store.root / path, writer=role, reason=reason, layer=layer)
-            except BrainError as exc:  # the write stands; `brain sync` commits what is pending
-                import logging
-
-                logging.getLogger("brain").warning("memory written but not committed: %s", exc)
+        self.commit_memory([path], writer=role, reason=reason, layer=layer)
         return doc
+
+    def commit_memory(self, paths: list[str], *, writer: str | None, reason: str | None, layer: str | None = None,
+                      action: str = "") -> None:
+        """With ``sync.commit_on_write`` on, commit a memory change (a write, ``delete`` or ``move`` of
+        ``paths``, relative to the layer) naming the writer and the reason (brain.sync.commit_change).
+        The change stands if the commit fails; `brain sync` commits what is pending."""
+        if not self.settings.get("sync.commit_on_write"):
+            return
+        from .errors import BrainError
+        from .sync import commit_change
+
+        root = self._store(layer).root
+        try:
+            commit_change(self, [root / p for p in paths], writer=writer, reason=reason, layer=layer, action=action)
+        except BrainError as exc:
+            import logging
+
+            logging.getLogger("brain").warning("memory changed but not committed: %s", exc)
+
+    def tidy_after_session_start(self, *, every_seconds: float = 3600.0) -> list[str]:
+        """Prune the local handoffs of gone threads past ``log.retention_days`` (``Conversations.prune_local``)
+        and the Claude hook states as old (`runtime/hooks/`), at most once per ``every_seconds`` across
+        processes; called when a session starts (the hook, the
+        MCP server, `brain session start`), as the session list is pruned, so a week of use needs no
+        manual step. The cost is one stat of `runtime/handoffs-pruned` per start, and a pass (one stat per
+        local handoff) an hour. Never raises: tidying must not fail a session start."""
+        stamp = self.runtime / "handoffs-pruned"
+        try:
+            if time.time() - stamp.stat().st_mtime < every_seconds:
+                return []
+        except FileNotFoundError:
+            pass
+        except OSError:
+            return []
+        try:
+            self.runtime.mkdir(parents=True, exist_ok=True)
+            fd = os.open(stamp, os.O_WRONLY | os.O_CREAT, 0o644)  # claim this pass before doing it
+            os.close(fd)
+            os.utime(stamp)
+            live: set[str] = set()
+            if self.has_coordination_store():
+                live = {s.id for s in self.coord.sessions()}
+            retention = self.settings["log.retention_days"] * 86400
+            if retention > 0:
+                from .hooks.claude import prune_states
+
+                prune_states(self, retention)  # the per-session hook states of Claude sessions long over
+            return self.conversations.prune_local(keep=live)
+        except Exception as exc:  # noqa: BLE001
+            _debug("handoff pruning skipped: %s", exc)
+            return []
 
     def notify_write(self, path: str) -> None:
         """Tell the write listeners (the search index...) that ``path`` changed or went away."""
@@ -147,17 +190,21 @@ class Brain:
 
         return list_notes(self, everything=everything)
 
-    def remove(self, path: str, *, expected_hash: str | None = None, role: str | None = None) -> dict:
-        """Delete a memory file: territory of ``role`` checked, ``expected_hash`` honoured, the index updated."""
+    def remove(self, path: str, *, expected_hash: str | None = None, role: str | None = None,
+               reason: str | None = None) -> dict:
+        """Delete a memory file: territory of ``role`` checked, ``expected_hash`` honoured, the index updated,
+        and (``sync.commit_on_write``) the deletion committed like a write, naming ``role`` and ``reason``."""
         from .notes import remove_note
 
-        return remove_note(self, path, expected_hash=expected_hash, role=role)
+        return remove_note(self, path, expected_hash=expected_hash, role=role, reason=reason)
 
-    def move(self, source: str, dest: str, *, expected_hash: str | None = None, role: str | None = None) -> dict:
-        """Rename a memory file (the destination must not exist); territories of both paths checked."""
+    def move(self, source: str, dest: str, *, expected_hash: str | None = None, role: str | None = None,
+             reason: str | None = None) -> dict:
+        """Rename a memory file (the destination must not exist); territories of both paths checked; both
+        paths committed in one commit with ``sync.commit_on_write``."""
         from .notes import move_note
 
-        return move_note(self, source, dest, expected_hash=expected_hash, role=role)
+        return move_note(self, source, dest, expected_hash=expected_hash, role=role, reason=reason)
 
     # -- territories (scribes) ----------------------------------------------------
     @property

@@ -1,9 +1,10 @@
 """Budget packing: pure, deterministic, and the cut always declared.
 
 The text is the header, then each included part as a `## title` section, then a
-"Left out" manifest naming the parts that did not fit, then the footer. The
-manifest is paid from the same budget: it names every left-out part with its size
-and how to fetch it when that fits, else sums them up per slot, else in one line
+"Left out" manifest naming the parts left out and why (over the budget, the rest of a
+cut part, a cold profile, a profile that does not parse, a whole card whose cut is
+shown), then the footer. The manifest is paid from the same budget: it names every
+left-out part with its size, its reason and how to fetch it when that fits, else sums them up per slot, else in one line
 (`brain boot --json` always lists each). The final text is measured whole; parts
 are dropped from the end, and the required part (now.md) is cut at a line
 boundary only as a last resort, with the cut declared. A deferred part is never
@@ -13,7 +14,7 @@ included, only named (a slot showed a cut of it).
 from __future__ import annotations
 
 from ..tokens import estimate_tokens
-from .parts import BootResult, Omitted, Part
+from .parts import LEFT_OUT_REASONS, BootResult, Omitted, Part
 
 __all__ = ["pack", "render_section", "render_manifest", "MANIFEST_LISTED"]
 
@@ -27,26 +28,37 @@ def render_section(part: Part) -> str:
     return f"## {part.title}\n\n{body}\n\n"
 
 
+def _why(item: Omitted) -> str:
+    label = LEFT_OUT_REASONS.get(item.reason, item.reason)
+    return f"{label} ({item.detail})" if item.detail else label
+
+
 def _per_slot_lines(items: list[Omitted]) -> list[str]:
-    by_slot: dict[str, list[Omitted]] = {}
+    by_slot: dict[tuple[str, str], list[Omitted]] = {}
     for item in items:
-        by_slot.setdefault(item.slot or "other", []).append(item)
-    return [f"- {len(group)} part(s) from {slot} ({sum(i.tokens for i in group)} tokens), e.g. `{group[0].fetch}`"
-            for slot, group in by_slot.items()]
+        by_slot.setdefault((item.slot or "other", item.reason), []).append(item)
+    return [f"- {len(group)} part(s) from {slot}, {LEFT_OUT_REASONS.get(reason, reason)} "
+            f"({sum(i.tokens for i in group)} tokens), e.g. `{group[0].fetch}`"
+            for (slot, reason), group in by_slot.items()]
 
 
 def render_manifest(omitted: list[Omitted], level: int = _DETAILED) -> str:
     if not omitted:
         return ""
-    lines = ["## Left out (budget)", ""]
+    lines = ["## Left out", ""]
     if level == _DETAILED:
-        lines += [f"- {o.source} ({o.tokens} tokens): `{o.fetch}`" for o in omitted[:MANIFEST_LISTED]]
+        lines += [f"- {o.source} ({o.tokens} tokens), {_why(o)}: `{o.fetch}`" for o in omitted[:MANIFEST_LISTED]]
         lines += _per_slot_lines(omitted[MANIFEST_LISTED:])
     elif level == _PER_SLOT:
         lines += _per_slot_lines(omitted)
     else:
         total = sum(o.tokens for o in omitted)
-        lines.append(f"- {len(omitted)} part(s), {total} tokens: `brain boot --json` lists each with how to fetch it")
+        counts: dict[str, int] = {}
+        for o in omitted:
+            counts[o.reason] = counts.get(o.reason, 0) + 1
+        why = "; ".join(f"{n} {LEFT_OUT_REASONS.get(r, r)}" for r, n in counts.items())
+        lines.append(f"- {len(omitted)} part(s), {total} tokens ({why}): `brain boot --json` lists each with its "
+                     "reason and how to fetch it")
     return "\n".join(lines) + "\n\n"
 
 
@@ -68,7 +80,8 @@ def _truncate(part: Part, tokens: int) -> Part:
 def pack(header: str, parts: list[Part], budget: int, footer: str = "") -> BootResult:
     cost = lambda p: estimate_tokens(render_section(p))  # noqa: E731
     fixed = estimate_tokens(header) + estimate_tokens(footer)
-    reserve = estimate_tokens(render_manifest([Omitted("x", 10 ** 6, "y")], _ONE_LINE)) + 4
+    reserve = estimate_tokens(render_manifest([Omitted("x", 10 ** 6, "y", reason=r) for r in LEFT_OUT_REASONS],
+                                              _ONE_LINE)) + 4
 
     included: list[Part] = []
     omitted: list[Omitted] = []
@@ -78,7 +91,7 @@ def pack(header: str, parts: list[Part], budget: int, footer: str = "") -> BootR
     for part in parts:
         tokens = cost(part) if part.text else 0
         if part.listed_only:
-            omitted.append(Omitted(part.source, tokens, part.fetch, part.slot))
+            omitted.append(Omitted(part.source, tokens, part.fetch, part.slot, part.why, part.detail))
             continue
         if part.required:
             room = budget - used - reserve
@@ -95,7 +108,7 @@ def pack(header: str, parts: list[Part], budget: int, footer: str = "") -> BootR
             omitted.append(Omitted(part.source, tokens, part.fetch, part.slot))
 
     def declared() -> list[Omitted]:
-        rests = [Omitted(f"{p.source} (rest)", max(cut[p.source] - cost(p), 0), p.fetch, p.slot)
+        rests = [Omitted(f"{p.source} (rest)", max(cut[p.source] - cost(p), 0), p.fetch, p.slot, "cut")
                  for p in included if p.source in cut]
         return rests + omitted
 

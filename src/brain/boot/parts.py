@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["BootRequest", "Part", "Omitted", "BootResult"]
+__all__ = ["BootRequest", "Part", "Omitted", "BootResult", "LEFT_OUT_REASONS"]
+
+# why a part is left out (``Omitted.reason``, the `reason` of `brain boot --json`'s omitted entries),
+# and how the manifest says it
+LEFT_OUT_REASONS = {
+    "budget": "over the budget",
+    "cut": "cut to fit the budget",
+    "cold_profile": "cold profile, fetchable",
+    "unparsable": "skipped: does not parse",
+    "whole_card": "whole card (its cut is above)",
+}
 
 
 @dataclass(frozen=True)
@@ -37,6 +47,8 @@ class Part:
     required: bool = False
     files: tuple[str, ...] = ()
     listed_only: bool = False
+    why: str = "budget"  # a listed_only part's reason (a LEFT_OUT_REASONS key)
+    detail: str = ""  # what is wrong with it (the parse error of a skipped profile)
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,8 @@ class Omitted:
     tokens: int
     fetch: str
     slot: str = ""
+    reason: str = "budget"  # a LEFT_OUT_REASONS key
+    detail: str = ""
 
 
 @dataclass
@@ -65,6 +79,7 @@ class BootResult:
             "budget": self.budget,
             "sections": list(self.sections),
             "files": list(self.files),
-            "omitted": [{"source": o.source, "tokens": o.tokens, "fetch": o.fetch} for o in self.omitted],
+            "omitted": [{"source": o.source, "tokens": o.tokens, "fetch": o.fetch, "reason": o.reason,
+                         **({"detail": o.detail} if o.detail else {})} for o in self.omitted],
             "functions": [dict(f) for f in self.functions],
         }

@@ -31,7 +31,7 @@ def record_boot(runtime: Path, request: BootRequest, result: BootResult) -> None
         "budget": result.budget,
         "tokens": result.tokens,
         "sections": result.sections,
-        "omitted": [{"source": o.source, "tokens": o.tokens} for o in result.omitted],
+        "omitted": [{"source": o.source, "tokens": o.tokens, "reason": o.reason} for o in result.omitted],
     }, sort_keys=True) + "\n"
     try:
         if path.stat().st_size > MAX_RECORD_BYTES:

@@ -480,37 +480,65 @@ class Mapper:
         _contract, raw_contract = self.contract(module)
         if raw_contract:
             h.update(b"contract " + _sha(raw_contract).encode() + b"\n")
-        parent = self._parent_init(module)
-        if parent:  # a private package's card says who re-exports it: the parent's __init__ is a source too
+        for parent in self._parent_inits(module):  # a private package's card says who re-exports it
             h.update(f"p {parent} {self.file_hash(infos[parent])[0]}\n".encode("utf-8", "surrogateescape"))
         return h.hexdigest()
 
-    def _parent_init(self, module: Module) -> str | None:
-        """The parent package's `__init__.py` of a private Python package (`httpx/_transports` -> httpx's)."""
+    def _parent_inits(self, module: Module) -> list[str]:
+        """The `__init__.py` of each package above a private Python package, nearest first, while the
+        package below is private (`pkg/_impl/_transports` -> `pkg/_impl`'s, then `pkg`'s)."""
         if module.kind != "python" or not module.folder:
-            return None
-        parent, _, last = module.folder.rpartition("/")
-        if not last.startswith("_") or last.startswith("__"):
-            return None
-        init = f"{parent}/__init__.py" if parent else "__init__.py"
-        return init if init in self._infos() and init not in module.files else None
+            return []
+        inits: list[str] = []
+        folder = module.folder
+        while folder:
+            parent, _, last = folder.rpartition("/")
+            if not last.startswith("_") or last.startswith("__"):
+                break
+            init = f"{parent}/__init__.py" if parent else "__init__.py"
+            if init not in self._infos() or init in module.files:
+                break
+            inits.append(init)
+            folder = parent
+        return inits
 
-    def _reexported_by(self, module: Module) -> list[tuple[str, list[str]]]:
-        """(parent package, names) when the parent's `__init__` re-exports from this private package."""
+    def _reexported_by(self, module: Module) -> list[tuple[str, list[str], str]]:
+        """(package, names, through) for each package up the chain whose `__init__` re-exports names of this
+        private package: directly (``through`` empty), or names the package below it re-exported
+        (``through`` names that package). The chain stops where nothing is carried further up."""
         from .extract import extract_file
 
-        parent = self._parent_init(module)
-        if parent is None:
-            return []
-        try:
-            raw = (self.repo / parent).read_bytes()
-        except OSError:
-            return []
-        dotted = self.dotted().get(parent)
-        facts = extract_file(parent, raw, dotted=dotted, max_bytes=self.max_file_bytes)
-        names = [name for name, source, _orig in facts.get("reexports") or []
-                 if self.resolve(source) == module.name and not (name.startswith("_") and name != "*")]
-        return [(dotted or parent, list(dict.fromkeys(names)))] if names else []
+        found: list[tuple[str, list[str], str]] = []
+        below: str | None = None  # the dotted package the names were carried into, one level down
+        carried: list[str] = []
+        for init in self._parent_inits(module):
+            try:
+                raw = (self.repo / init).read_bytes()
+            except OSError:
+                break
+            dotted = self.dotted().get(init)
+            facts = extract_file(init, raw, dotted=dotted, max_bytes=self.max_file_bytes)
+            direct, through = [], []
+            for name, source, _orig in facts.get("reexports") or []:
+                if name.startswith("_") and name != "*":
+                    continue
+                if self.resolve(source) == module.name:
+                    direct.append(name)
+                elif below is not None and source == below:
+                    if name == "*":
+                        through += carried
+                    elif name in carried or "*" in carried:
+                        through.append(name)
+            direct, through = list(dict.fromkeys(direct)), [n for n in dict.fromkeys(through) if n not in direct]
+            if direct:
+                found.append((dotted or init, direct, ""))
+            if through and below is not None:
+                found.append((dotted or init, through, below))
+            carried = list(dict.fromkeys(direct + through))
+            if not carried or not dotted:
+                break
+            below = dotted
+        return found
 
     _info_map: dict[str, FileInfo] | None = None
 

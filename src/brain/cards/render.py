@@ -65,7 +65,7 @@ class RenderInput:
     resolve_import: Callable[[str, str], str | None] = lambda spec, path: None
     external: Callable[[str, str], tuple | None] = lambda spec, path: None
     context: str = ""                            # the nearest manifest's title when the module has none of its own
-    reexported_by: list[tuple[str, list[str]]] = field(default_factory=list)  # (package, names) re-exporting a private one
+    reexported_by: list[tuple] = field(default_factory=list)  # (package, names[, through]) re-exporting a private one
 
 
 def _rel(module: Module, path: str) -> str:
@@ -324,7 +324,8 @@ def exposes_section(inp: RenderInput) -> tuple[str, int]:
         via = "_Private package: " + "; ".join(
             f"`{pkg}` re-exports " + ("all its public names (`import *`)" if names == ["*"] else
                                       ", ".join(f"`{n}`" for n in names[:12]) + (" …" if len(names) > 12 else ""))
-            for pkg, names in inp.reexported_by) + "._\n\n"
+            + (f" (through `{rest[0]}`)" if rest and rest[0] else "")
+            for pkg, names, *rest in inp.reexported_by) + "._\n\n"
     if not blocks:
         if inp.module.kind not in ("python", "node"):
             return via + "_Nothing public found by the language's rule (exported names, `pub`, `public`, public headers)._", 0

@@ -164,6 +164,7 @@ def register(sub) -> None:
 def cmd_session_start(args) -> int:
     brain = open_from_args(args)
     info = brain.coord.start_session(args.role)  # no pid: a CLI process is gone right after
+    brain.tidy_after_session_start()
     emit({"session": info.id}, args.json, lambda d: d["session"])
     return 0
 

@@ -38,11 +38,16 @@ def register(sub) -> None:
                                    "answers, decisions, files touched, next step), kept in handoffs/local/THREAD.md "
                                    "(machine-local, not versioned). Without THREAD, list the handoffs. --rebuild "
                                    "recomputes it from what is left of the log; --promote copies it to the versioned "
-                                   "handoffs/THREAD.md, as team memory.")
+                                   "handoffs/THREAD.md, as team memory. --migrate (no THREAD) moves the handoffs the "
+                                   "fold wrote into the versioned handoffs/ before handoffs/local/ existed (the ones "
+                                   "`brain doctor` names) to handoffs/local/ and deletes the versioned copies.")
     p.add_argument("thread", nargs="?", metavar="THREAD")
     p.add_argument("--rebuild", action="store_true", help="recompute the handoff from the log")
     p.add_argument("--promote", action="store_true",
                    help="copy the handoff to the versioned handoffs/THREAD.md (team memory)")
+    p.add_argument("--migrate", action="store_true",
+                   help="move per-session handoffs of the old layout out of the versioned handoffs/ into "
+                        "handoffs/local/ (committed with sync.commit_on_write, else left for you to commit)")
     add_json(p)
     p.set_defaults(handler=cmd_handoff)
 
@@ -229,6 +234,18 @@ def cmd_handoff(args) -> int:
 
     brain = open_from_args(args)
     conv = brain.conversations
+    if args.migrate:
+        if args.thread or args.promote or args.rebuild:
+            from ..errors import InvalidInput
+
+            raise InvalidInput("--migrate takes no THREAD, --promote or --rebuild", field="migrate")
+        moved, deleted = conv.migrate_legacy()
+        brain.commit_memory(deleted, writer=None, reason="per-session handoffs move to handoffs/local/ "
+                            "(machine-local, not versioned)", action="delete")
+        emit({"migrated": moved, "deleted": deleted}, args.json, lambda d: (
+            f"moved {len(d['migrated'])} handoff(s) to handoffs/local/; the versioned copies are deleted "
+            "(commit the deletions unless sync.commit_on_write did)") if d["migrated"] else "nothing to migrate")
+        return 0
     if not args.thread:
         names = conv.handoff_names()
         emit({"handoffs": sorted(set(names["local"]) | set(names["promoted"])), "promoted": names["promoted"]},
@@ -243,9 +260,10 @@ def cmd_handoff(args) -> int:
     if doc is None:
         raise NotFound(f"handoff of {args.thread}", hint="`brain handoff` lists them")
     if args.promote:
-        from ..log import promoted_path
+        from ..log import mark_promoted, promoted_path
 
-        doc = brain.write(promoted_path(args.thread), doc.text, reason=f"promote the handoff of {args.thread}")
+        doc = brain.write(promoted_path(args.thread), mark_promoted(doc.text),
+                          reason=f"promote the handoff of {args.thread}")
         emit({"thread": args.thread, "path": doc.path, "hash": doc.hash, "promoted": True}, args.json,
              lambda d: f"promoted to {d['path']}")
         return 0

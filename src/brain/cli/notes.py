@@ -26,6 +26,7 @@ def register(sub) -> None:
     p.add_argument("path", metavar="PATH")
     p.add_argument("--expect", metavar="HASH", help="refuse unless the file's sha256 starts with HASH")
     p.add_argument("--role", metavar="R", help="the writer's role: refused unless R owns the area (territories)")
+    p.add_argument("--reason", metavar="TEXT", help="why: goes into the commit message (sync.commit_on_write)")
     add_json(p)
     p.set_defaults(handler=cmd_rm)
 
@@ -38,6 +39,7 @@ def register(sub) -> None:
     p.add_argument("dest", metavar="DEST")
     p.add_argument("--expect", metavar="HASH", help="refuse unless the source's sha256 starts with HASH")
     p.add_argument("--role", metavar="R", help="the writer's role: refused unless R owns both areas (territories)")
+    p.add_argument("--reason", metavar="TEXT", help="why: goes into the commit message (sync.commit_on_write)")
     add_json(p)
     p.set_defaults(handler=cmd_mv)
 
@@ -54,13 +56,14 @@ def _links_line(linked: list[str]) -> str:
 
 
 def cmd_rm(args) -> int:
-    data = open_from_args(args).remove(args.path, expected_hash=args.expect, role=args.role)
+    data = open_from_args(args).remove(args.path, expected_hash=args.expect, role=args.role, reason=args.reason)
     emit(data, args.json, lambda d: f"removed {d['removed']}" + _links_line(d["linked_from"]))
     return 0
 
 
 def cmd_mv(args) -> int:
-    data = open_from_args(args).move(args.source, args.dest, expected_hash=args.expect, role=args.role)
+    data = open_from_args(args).move(args.source, args.dest, expected_hash=args.expect, role=args.role,
+                                       reason=args.reason)
     emit(data, args.json, lambda d: f"moved {d['moved']} to {d['to']} (sha256 {d['hash'][:12]})"
          + _links_line(d["linked_from"]))
     return 0

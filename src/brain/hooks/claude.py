@@ -26,7 +26,8 @@ from ..coord.clients import client_pid, joins_client
 from ..errors import InvalidInput
 from .claude_install import HOOK_EVENTS, hook_command, install, uninstall
 
-__all__ = ["install", "uninstall", "handle", "HOOK_EVENTS", "MAX_CONTEXT_CHARS", "hook_command", "client_pid"]
+__all__ = ["install", "uninstall", "handle", "HOOK_EVENTS", "MAX_CONTEXT_CHARS", "hook_command", "client_pid",
+           "prune_states"]
 
 MAX_CONTEXT_CHARS = 9500  # Claude Code keeps about 10,000 characters of hook output
 BOOT_BUDGET = 2200  # tokens: ~8,800 characters of boot, leaving room for the header
@@ -41,6 +42,32 @@ def _read_json(path: Path) -> dict:
 
 
 # -- hook events ---------------------------------------------------------------------------------------------------
+def _is_file(path) -> bool:
+    return isinstance(path, str) and bool(path) and os.path.isfile(path)
+
+
+def prune_states(brain, older_than: float) -> int:
+    """Delete the hook states (`runtime/hooks/claude-*.json`) not updated for ``older_than`` seconds: their
+    Claude sessions are long over. Called by the hourly tidy pass at a session start; returns how many went."""
+    folder = brain.runtime / "hooks"
+    cutoff = time.time() - older_than
+    gone = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not (entry.name.startswith("claude-") and entry.name.endswith(".json")):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                os.unlink(entry.path)
+                gone += 1
+        except OSError:
+            continue
+    return gone
+
+
 def _state_path(brain, sid: str) -> Path:
     return brain.runtime / "hooks" / f"claude-{re.sub(r'[^A-Za-z0-9_-]+', '-', sid)[:80] or 'unknown'}.json"
 
@@ -130,6 +157,8 @@ def handle(event: str, payload: dict, env: dict[str, str]) -> tuple[str, int]:
     brain = open_brain(where, env=env)
     sid = str(payload.get("session_id") or "unknown")
     state = _load_state(brain, sid)
+    if event == "session-end" and not state and not _is_file(payload.get("transcript_path")):
+        return "", 0  # a session that never started here: `claude mcp list` ends one; nothing to keep
     if event == "session-start":
         party = _agent_party(brain, sid, state, start=True)
         state.setdefault("started", time.time())
@@ -137,6 +166,7 @@ def handle(event: str, payload: dict, env: dict[str, str]) -> tuple[str, int]:
             state["now_hash"] = _now_hash(brain)
         state["source"] = payload.get("source")
         _save_state(brain, sid, state)
+        brain.tidy_after_session_start()
         context = compact_boot(brain, party)
         return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}), 0
     party = _agent_party(brain, sid, state, start=event == "pre-compact")

@@ -9,8 +9,11 @@ executable; a bare name depends on the client's PATH) and run once with `--versi
 The commands come from files a repository carries (`.mcp.json`, `.claude/settings.json`), so
 they are data, and data never chooses what runs: only a command recognised as brain is run —
 a `brain` console script (a `#!` script importing `brain.cli`) or a Python interpreter with
-`-m brain` — never a file inside the repository, and from a neutral working directory (so
-`-m brain` cannot pick up a `brain/` package of the repository).
+`-m brain` — never a file the repository carries, and from a neutral working directory (so
+`-m brain` cannot pick up a `brain/` package of the repository). A file inside the repository
+is run only when git ignores it and does not track it (the usual `.venv/` made by
+`python3 -m venv .venv` in the project): a clone can never bring such a file; the console
+script's interpreter, when inside the repository too, obeys the same rule.
 """
 
 from __future__ import annotations
@@ -100,10 +103,34 @@ def installed_commands(repo: Path, env: dict[str, str]) -> list[InstalledCommand
     return list(found.values())
 
 
+def _made_here(path: Path, repo: Path) -> bool:
+    """``path`` (inside ``repo``) is ignored and untracked by git: made on this machine, not carried by the
+    repository (a clone brings only tracked files). Asked through the pinned git runner; False on any doubt."""
+    from ..errors import BrainError
+    from ..gitsafe import GitRepo, find_worktree_root
+
+    root = find_worktree_root(repo)
+    if root is None:
+        return False
+    try:
+        git = GitRepo(root)
+        rel = os.path.relpath(path, root.resolve())
+        tracked = git.run("ls-files", "--error-unmatch", "--", rel, check=False)
+        ignored = git.run("check-ignore", "-q", "--no-index", "--", rel, check=False)
+    except (BrainError, OSError, ValueError):
+        return False
+    return tracked.returncode == 1 and ignored.returncode == 0
+
+
+def _inside(path: Path, repo: Path) -> bool:
+    real, top = path.resolve(), repo.resolve()
+    return real == top or top in real.parents
+
+
 def _recognised(resolved: str, argv: list[str], repo: Path) -> str | None:
-    """Why ``resolved`` may not be run (None: it is brain, outside the repository)."""
+    """Why ``resolved`` may not be run (None: it is brain, and not a file the repository carries)."""
     real = Path(resolved).resolve()
-    if real == repo.resolve() or repo.resolve() in real.parents:
+    if _inside(real, repo) and not _made_here(Path(resolved).parent.resolve() / Path(resolved).name, repo):
         return "it is a file of the repository"
     if _PYTHON.fullmatch(Path(resolved).name) and argv[1:3] == ["-m", "brain"]:
         return None
@@ -113,6 +140,10 @@ def _recognised(resolved: str, argv: list[str], repo: Path) -> str | None:
     except OSError as exc:
         return f"it cannot be read ({exc.strerror})"
     if head.startswith(b"#!") and b"brain.cli" in head:
+        interpreter = head[2:].split(b"\n", 1)[0].strip().split(b" ", 1)[0].decode("utf-8", "replace")
+        if interpreter and _inside(Path(interpreter), repo) and not _made_here(
+                Path(interpreter).parent.resolve() / Path(interpreter).name, repo):
+            return "its interpreter is a file of the repository"
         return None
     return "it is not a brain entry point (nor a Python interpreter with -m brain)"
 

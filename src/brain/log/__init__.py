@@ -7,14 +7,14 @@ get the distilled handoff (`handoffs/local/<thread>.md`) and nothing else of it.
 from __future__ import annotations
 
 from .fold import HandoffState, Limits, fold, render
-from .handoff import Conversations, Recorded, handoff_path, promoted_path
+from .handoff import PROMOTED_MARK, Conversations, Recorded, handoff_path, mark_promoted, promoted_path
 from .store import ConversationLog, Page, ThreadInfo
 from .summarizer import AsyncSummarizer, HeuristicSummarizer, LLMSummarizer, Summarizer
 from .turns import Turn, thread_between
 
 __all__ = ["Conversations", "ConversationLog", "Recorded", "Page", "ThreadInfo", "Turn", "HandoffState", "Limits",
-           "fold", "render", "handoff_path", "promoted_path", "thread_between", "Summarizer", "AsyncSummarizer",
-           "HeuristicSummarizer", "LLMSummarizer", "open_conversations"]
+           "fold", "render", "handoff_path", "promoted_path", "mark_promoted", "PROMOTED_MARK", "thread_between",
+           "Summarizer", "AsyncSummarizer", "HeuristicSummarizer", "LLMSummarizer", "open_conversations"]
 
 
 def open_conversations(brain) -> Conversations:

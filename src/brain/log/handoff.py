@@ -19,14 +19,15 @@ import os
 import time
 from dataclasses import dataclass
 
-from ..errors import InvalidInput, NotFound
+from ..errors import Conflict, InvalidInput, NotFound
 from ..memory.files import Document, MemoryStore
 from .fold import HandoffState, Limits, render
 from .store import ConversationLog, Page, ThreadInfo
 from .summarizer import AsyncSummarizer, HeuristicSummarizer, Summarizer
 from .turns import Turn, check_thread_id, thread_between
 
-__all__ = ["Conversations", "Recorded", "handoff_path", "promoted_path", "LOCAL_FOLDER"]
+__all__ = ["Conversations", "Recorded", "handoff_path", "promoted_path", "mark_promoted", "LOCAL_FOLDER",
+           "PROMOTED_MARK"]
 
 STATE = "handoff.json"
 LOCAL_FOLDER = "handoffs/local"
@@ -41,6 +42,18 @@ def handoff_path(thread: str) -> str:
 def promoted_path(thread: str) -> str:
     """Where a promoted handoff goes: the versioned `handoffs/`, shared with the team."""
     return f"handoffs/{check_thread_id(thread)}.md"
+
+
+# The last line of a promoted copy. Before `handoffs/local/` existed the fold wrote every thread's handoff
+# into the versioned `handoffs/` with the same text; this line is what tells team memory from those.
+PROMOTED_MARK = "_Promoted to team memory (`brain handoff THREAD --promote`)._"
+_FOLD_HEADING = "# Handoff: "
+
+
+def mark_promoted(text: str) -> str:
+    """The text of a promoted copy: the handoff, then ``PROMOTED_MARK`` (once)."""
+    body = text.rstrip("\n")
+    return body + "\n" if body.endswith(PROMOTED_MARK) else f"{body}\n\n{PROMOTED_MARK}\n"
 
 
 @dataclass(frozen=True)
@@ -172,23 +185,67 @@ class Conversations:
             # derived from the log (`brain handoff --rebuild` refolds it): atomic, without two fsyncs a turn
             self.memory.write(rel, text, durable=False)
 
-    def prune_local(self) -> list[str]:
+    def prune_local(self, keep: frozenset[str] | set[str] = frozenset()) -> list[str]:
         """Delete the local handoffs not updated within the log's retention (``log.retention_days``; 0 keeps
-        them): the sessions they summed up are long over. Promoted copies in `handoffs/` stay. Returns the
-        threads whose handoff went; `brain handoff T --rebuild` refolds one while its log remains."""
+        them): the sessions they summed up are long over. A thread one of whose parties is in ``keep`` (the
+        live sessions) stays however old. Promoted copies in `handoffs/` stay. Returns the threads whose
+        handoff went; `brain handoff T --rebuild` refolds one while its log remains."""
         if not self.log.retention_seconds:
             return []
         cutoff = self.log.clock() - self.log.retention_seconds
         gone = []
         for rel in self.memory.list(LOCAL_FOLDER):
+            thread = rel[len(LOCAL_FOLDER) + 1:-3]
             try:
                 if self.memory.resolve(rel).stat().st_mtime >= cutoff:
+                    continue
+                if keep and (set(thread.split("+")) | set(self.log.parties(thread))) & keep:
                     continue
                 self.memory.delete(rel)
             except (OSError, NotFound):
                 continue  # removed meanwhile
-            gone.append(rel[len(LOCAL_FOLDER) + 1:-3])
+            gone.append(thread)
         return gone
+
+    def legacy_handoffs(self) -> list[str]:
+        """Threads whose handoff the fold wrote into the versioned `handoffs/` before `handoffs/local/` existed:
+        a file there with the fold's heading and without ``PROMOTED_MARK`` (files people wrote stay theirs)."""
+        found = []
+        for rel in self.memory.list("handoffs"):
+            thread = rel[len("handoffs/"):-3]
+            try:
+                check_thread_id(thread)
+                with open(self.memory.resolve(rel), "rb") as handle:
+                    head = handle.read(len(_FOLD_HEADING.encode()))
+                    handle.seek(0, os.SEEK_END)
+                    handle.seek(max(handle.tell() - 200, 0))
+                    tail = handle.read().decode("utf-8", errors="replace")
+            except (OSError, InvalidInput, NotFound):
+                continue
+            if head.decode("utf-8", errors="replace") == _FOLD_HEADING and PROMOTED_MARK not in tail:
+                found.append(thread)
+        return sorted(found)
+
+    def migrate_legacy(self) -> tuple[list[str], list[str]]:
+        """Move the ``legacy_handoffs`` to `handoffs/local/` (a local one already there is newer: kept) and
+        delete the versioned copies. Returns (threads migrated, memory paths deleted) for the caller to commit."""
+        moved, deleted = [], []
+        for thread in self.legacy_handoffs():
+            rel = promoted_path(thread)
+            with self.log.lock(thread):
+                doc = self.memory.read_or_none(rel)
+                if doc is None:
+                    continue
+                if self.memory.read_or_none(handoff_path(thread)) is None:
+                    self._ignore_local()
+                    self.memory.write(handoff_path(thread), doc.text, expected_hash="")
+                try:
+                    self.memory.delete(rel, expected_hash=doc.hash)
+                except (NotFound, Conflict):  # gone or changed meanwhile: left for the next run
+                    continue
+            moved.append(thread)
+            deleted.append(rel)
+        return moved, deleted
 
     def _ignore_local(self) -> None:
         """`handoffs/local/.gitignore` = `*`: the folder ignores itself, in any repository, old or new."""

@@ -36,7 +36,8 @@ from pathlib import Path
 from ..errors import SettingsError, SyncError, UntrustedRepository
 from ..gitsafe import GitRepo, find_worktree_root
 
-__all__ = ["commit_write", "memory_repos", "untrusted_repos", "declared_satellites", "sync_all", "sync_repo",
+__all__ = ["commit_write", "commit_change",
+           "memory_repos", "untrusted_repos", "declared_satellites", "sync_all", "sync_repo",
            "RepoSync", "SyncReport", "MemoryRepo"]
 
 _LAYERS = ("kernel", "instance", "personal")
@@ -209,30 +210,61 @@ def _owner_repo(brain, path: Path, layer: str | None) -> tuple[Path, str] | None
 
 def commit_write(brain, path: Path, *, writer: str | None, reason: str | None, layer: str | None = None) -> str | None:
     """Commit the written ``path`` in its owning repository; the new commit id, or None (no repo / no change)."""
-    owner = _owner_repo(brain, Path(path), layer)
-    if owner is None:
+    return commit_change(brain, [Path(path)], writer=writer, reason=reason, layer=layer)
+
+
+def commit_change(brain, paths: list[Path], *, writer: str | None, reason: str | None, layer: str | None = None,
+                  action: str = "") -> str | None:
+    """Commit a memory change (``action``: "" for a write, ``delete``, ``move``) of ``paths`` in one commit.
+
+    A path that exists is added, one that is gone has its deletion staged, so `brain rm` and `brain mv`
+    leave the repository as clean as `brain write` does. Paths of different repositories (a move out of a
+    satellite) are committed in each, with the same message. The last new commit id, or None."""
+    groups: dict[Path, tuple[str, list[str]]] = {}
+    wheres: list[str] = []
+    for path in paths:
+        owner = _owner_repo(brain, Path(path), layer)
+        resolved = Path(path).parent.resolve() / Path(path).name  # a deleted file does not resolve itself
+        if owner is None:
+            wheres.append(resolved.name)
+            continue
+        root, kind = owner
+        rel = resolved.relative_to(root).as_posix()
+        groups.setdefault(root, (kind, []))[1].append(rel)
+        wheres.append(rel if layer in (None, "", "project") else f"{layer}:{rel}")
+    if not groups:
         return None
-    root, kind = owner
-    git = MemoryRepo(root, kind).git()
-    rel = Path(path).resolve().relative_to(root).as_posix()
-    where = rel if layer in (None, "", "project") else f"{layer}:{rel}"
-    subject = f"memory: {where} by {writer or 'unnamed writer'}"
+    what = " to ".join(wheres) if action == "move" else ", ".join(wheres[:3]) + (
+        f" and {len(wheres) - 3} more" if len(wheres) > 3 else "")
+    subject = f"memory: {action + ' ' if action else ''}{what} by {writer or 'unnamed writer'}"
     clean_reason = brain.redactor(reason.strip()) if reason and reason.strip() else None
     message = subject + (f" — {clean_reason.splitlines()[0][:120]}" if clean_reason else "")
     body = f"\n\nWriter: {writer or 'unnamed'}\nMachine: {brain.settings.machine}\n"
     if clean_reason:
         body += f"Reason: {clean_reason[:2000]}\n"
     message, body = brain.redactor(message), brain.redactor(body)  # a commit keeps its path, writer and reason forever
+    head = None
     handle = _lock(brain)
     try:
-        git.run("add", "--", rel)
-        out = git.run("commit", "-q", "--no-verify", "--no-gpg-sign", "-m", message + body, "--", rel, check=False,
-                      identity=True)
-        if out.returncode != 0:
-            if "nothing" in (out.stdout + out.stderr).lower():
-                return None  # same content as committed
-            raise SyncError(str(root), "commit", out.stderr or out.stdout)
-        return git.rev("HEAD")
+        for root, (kind, rels) in groups.items():
+            git = MemoryRepo(root, kind).git()
+            for rel in rels:
+                if os.path.lexists(root / rel):
+                    git.run("add", "--", rel)
+                else:  # deleted: stage the deletion when git knew the file, else there is nothing to record
+                    git.run("rm", "-q", "--cached", "--ignore-unmatch", "--", rel)
+            staged = git.run("diff", "--cached", "--no-renames", "--name-only", "-z", "--", *rels).stdout.split("\0")
+            staged = [rel for rel in rels if rel in staged]
+            if not staged:
+                continue  # same content as committed, or a file git never had
+            out = git.run("commit", "-q", "--no-verify", "--no-gpg-sign", "-m", message + body, "--", *staged,
+                          check=False, identity=True)
+            if out.returncode != 0:
+                if "nothing" in (out.stdout + out.stderr).lower():
+                    continue
+                raise SyncError(str(root), "commit", out.stderr or out.stdout)
+            head = git.rev("HEAD")
+        return head
     finally:
         handle.close()
 

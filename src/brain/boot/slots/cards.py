@@ -130,7 +130,7 @@ def _cut_to_ranking(brain, request, mapper) -> list[Part]:
             parts.append(Part("cards", f".brain/{card.path}#ranked", f"Module card: `{card.module}`{inferred}, cut to the "
                               f"ranked files' entries{_stale_note(card)}", "\n\n".join(body) + "\n", f"brain read {card.path}", files=tuple(paths)))
         parts.append(Part("cards", f".brain/{card.path}", f"Module card `{card.module}`", card_body_of(card),
-                          f"brain read {card.path}", listed_only=True))
+                          f"brain read {card.path}", listed_only=True, why="whole_card"))
     return parts
 
 

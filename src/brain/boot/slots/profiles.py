@@ -32,8 +32,8 @@ def _wanted(profile, role: str | None, task: str, tiers: tuple[str, ...], brain)
 
 def collect(brain, request) -> list[Part]:
     profiles = brain.profiles()
-    skipped = [Part("profiles", f"{bad['source']} (skipped: {bad['problem']})", "", "", _fetch(bad["source"]),
-                    listed_only=True) for bad in brain.profile_problems()]
+    skipped = [Part("profiles", bad["source"], "", "", _fetch(bad["source"]), listed_only=True, why="unparsable",
+                    detail=bad["problem"]) for bad in brain.profile_problems()]
     if not profiles:
         return skipped
     tiers = brain.settings.tiers_for(request.role)
@@ -43,8 +43,8 @@ def collect(brain, request) -> list[Part]:
     cold = [p for p in profiles if p.tier == "cold" and (not p.roles or request.role in p.roles)]
     return ([Part("profiles", p.source, f"Agent profile: {p.name} ({p.tier})", p.body, _fetch(p.source))
              for p in chosen]
-            + [Part("profiles", f"{p.source} (cold profile)", f"Agent profile: {p.name} (cold)", p.body,
-                    _fetch(p.source), listed_only=True) for p in cold]
+            + [Part("profiles", p.source, f"Agent profile: {p.name} (cold)", p.body,
+                    _fetch(p.source), listed_only=True, why="cold_profile") for p in cold]
             + skipped)
 
 

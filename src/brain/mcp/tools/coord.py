@@ -56,6 +56,7 @@ def start_connection_session(brain, hello: ClientHello | None = None) -> str:
                                                              joinable=joins_client(client, servers=False))
             brain._mcp_session_joined = joined  # then the hooks end it, not this server
         brain._mcp_session = info.id
+        brain.tidy_after_session_start()
         return info.id
 
 

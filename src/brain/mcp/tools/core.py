@@ -134,13 +134,15 @@ def register(tools: ToolRegistry) -> None:
                                                "focus.md cannot be deleted.")],
         expected_hash: Annotated[str | None, Field(description="The sha256 (or its first 8+ hex digits) brain_read "
                                                                "gave you: refused if the file changed since.")] = None,
+        reason: Annotated[str | None, Field(description="Why it goes: recorded in the commit when the project "
+                                                         "commits memory changes.")] = None,
     ) -> dict:
         """Delete one memory file that is wrong or obsolete (a note, a workflow). Pass expected_hash from brain_read
         so you never delete a version you did not see. Structured content: {removed, linked_from: [paths whose
         [[links]] pointed to it]}."""
         from ...team.identity import writer_role
 
-        return brain.remove(path, expected_hash=expected_hash, role=writer_role(brain))
+        return brain.remove(path, expected_hash=expected_hash, role=writer_role(brain), reason=reason)
 
     @tools.tool(title="Rename a memory file", destructive=True)
     def brain_move(
@@ -149,13 +151,15 @@ def register(tools: ToolRegistry) -> None:
         to: Annotated[str, Field(description="The new path relative to .brain/; it must not exist.")],
         expected_hash: Annotated[str | None, Field(description="The sha256 (or 8+ hex digits) brain_read gave you: "
                                                                "refused if the file changed since.")] = None,
+        reason: Annotated[str | None, Field(description="Why it moves: recorded in the commit when the project "
+                                                         "commits memory changes.")] = None,
     ) -> dict:
         """Rename (move) one memory file, e.g. to give a note a clearer name or file it under another folder.
         The search index follows. Structured content: {moved, to, hash, linked_from: [paths whose [[links]]
         named the old path: update them with brain_write]}."""
         from ...team.identity import writer_role
 
-        return brain.move(path, to, expected_hash=expected_hash, role=writer_role(brain))
+        return brain.move(path, to, expected_hash=expected_hash, role=writer_role(brain), reason=reason)
 
     @tools.tool(title="Focus", read_only=True, inline=True)
     def brain_focus(brain) -> ToolOutput:
