@@ -11,6 +11,7 @@ __all__ = [
     "BrainError",
     "NotInitialized",
     "SettingsError",
+    "UnsafeLink",
     "InvalidInput",
     "PathEscape",
     "PathRefused",
@@ -88,6 +89,25 @@ class SettingsError(BrainError):
         self.key = key
         self.expected = expected
         self.got = got
+
+
+class UnsafeLink(BrainError):
+    """brain's own settings file or runtime state is a symbolic link: refused, nothing read or written.
+
+    A cloned repository can commit links; following them would let it choose which file brain
+    reads as its settings or where it writes its database, logs and lock (``path`` is the link,
+    ``target`` where it points)."""
+
+    exit_code = 4
+    kind = "unsafe_link"
+
+    def __init__(self, path: str, target: str, what: str) -> None:
+        super().__init__(f"{path} is a symbolic link (to {target}); brain does not use a linked {what}",
+                         hint=f"replace the link with a real {'folder' if what.endswith('folder') else 'file'} "
+                              f"(e.g. `rm {path}`) and run the command again")
+        self.path = path
+        self.target = target
+        self.what = what
 
 
 class InvalidInput(BrainError):

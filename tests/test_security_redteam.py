@@ -1,0 +1,115 @@
+"""Re-test of issue 12 as an attacker and as a careless user: variants the first round missed.
+
+- a cloned repository chooses nothing by symbolic link: a linked `.brain/runtime` (or a link
+  planted directly in it) and linked settings files are refused with one clear line, and nothing
+  is written through them;
+- a `brain.yml` that is a folder or unreadable is a settings error naming it, not "no .brain/";
+- configured redaction patterns run in linear time whatever they say;
+- a repository whose own git configuration defines hooks (`hook.<name>.command`) never runs them;
+- a token never resumes the checkpoint of another token's session;
+- under tokens, the web UI acts only as the token's own session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+import brain as brainlib
+from brain.errors import SettingsError, UnsafeLink
+
+BOUND = 60
+
+
+def cli(repo, *args, env=None, stdin=None):
+    return subprocess.run([sys.executable, "-m", "brain", *args], cwd=repo, capture_output=True, text=True,
+                          timeout=BOUND, env={**os.environ, **(env or {})},
+                          input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL)
+
+
+def one_clear_line(result) -> None:
+    """An error a person reads: no traceback, one `error:` line (a hint line may follow)."""
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines and lines[0].startswith("error: "), result.stderr
+    assert all(line.startswith("  hint: ") for line in lines[1:]), result.stderr
+
+
+# -- a cloned repository must not choose where brain writes --------------------------------------
+
+def test_a_linked_runtime_folder_is_refused_and_nothing_is_written_through_it(brain, repo, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    runtime = brain.runtime
+    if runtime.exists():
+        import shutil
+
+        shutil.rmtree(runtime)
+    runtime.symlink_to(elsewhere, target_is_directory=True)
+    for args in (["boot"], ["write", "now", "--file", "-"], ["session", "start", "--role", "dev"], ["doctor"]):
+        result = cli(repo, *args, "--json", stdin="# now\n" if "write" in args else None)
+        assert result.returncode == UnsafeLink.exit_code, (args, result.stderr)
+        error = json.loads(result.stderr.splitlines()[-1])
+        assert error["error"] == "unsafe_link" and error["path"] == str(runtime), error
+        assert cli(repo, *args, stdin="# now\n" if "write" in args else None).returncode == UnsafeLink.exit_code
+    assert list(elsewhere.iterdir()) == []
+    with pytest.raises(UnsafeLink):
+        brainlib.open(repo)
+
+
+@pytest.mark.parametrize("name", ["brain.db", "write.lock", "tokens.json", "logs", "index.db"])
+def test_a_link_planted_in_runtime_is_refused(brain, repo, tmp_path, name):
+    brain.runtime.mkdir(parents=True, exist_ok=True)
+    target = tmp_path / "target"
+    planted = brain.runtime / name
+    if planted.is_dir() and not planted.is_symlink():
+        import shutil
+
+        shutil.rmtree(planted)
+    elif planted.exists():
+        planted.unlink()
+    planted.symlink_to(target)
+    result = cli(repo, "write", "now", "--file", "-", stdin="# now\n")
+    assert result.returncode == UnsafeLink.exit_code, result.stderr
+    one_clear_line(result)
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("name", ["brain.yml", "brain.local.yml"])
+@pytest.mark.parametrize("where", ["outside", "inside"])
+def test_linked_settings_files_are_refused(brain, repo, tmp_path, name, where):
+    target = tmp_path / "passwd" if where == "outside" else brain.dir / "notes" / "settings.md"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("root:x:0:0:root:/root:/bin/bash\n" if where == "outside" else "version: 1\n")
+    settings_file = brain.dir / name
+    settings_file.unlink(missing_ok=True)
+    settings_file.symlink_to(target)
+    result = cli(repo, "boot", "--json")
+    assert result.returncode == UnsafeLink.exit_code, result.stderr
+    error = json.loads(result.stderr.splitlines()[-1])
+    assert error["error"] == "unsafe_link" and error["path"] == str(settings_file)
+    assert "root:x" not in result.stderr + result.stdout
+    one_clear_line(cli(repo, "boot"))
+
+
+def test_a_settings_folder_or_unreadable_settings_is_named(brain, repo):
+    settings_file = brain.dir / "brain.yml"
+    original = settings_file.read_text()
+    settings_file.unlink()
+    settings_file.mkdir()
+    result = cli(repo, "boot", "--json")
+    assert result.returncode == SettingsError.exit_code, result.stderr
+    assert json.loads(result.stderr.splitlines()[-1])["file"] == str(settings_file)
+    one_clear_line(cli(repo, "boot"))
+    settings_file.rmdir()
+    settings_file.write_text(original)
+    local = brain.dir / "brain.local.yml"
+    local.mkdir()
+    result = cli(repo, "boot", "--json")
+    assert result.returncode == SettingsError.exit_code, result.stderr
+    assert json.loads(result.stderr.splitlines()[-1])["file"] == str(local)
