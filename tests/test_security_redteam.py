@@ -113,3 +113,41 @@ def test_a_settings_folder_or_unreadable_settings_is_named(brain, repo):
     result = cli(repo, "boot", "--json")
     assert result.returncode == SettingsError.exit_code, result.stderr
     assert json.loads(result.stderr.splitlines()[-1])["file"] == str(local)
+
+
+# -- configured redaction patterns are linear by construction ------------------------------------
+
+@pytest.mark.parametrize("pattern", [r".*x", r"(?:ab)++c", r"(?>x+)y", r"[^\n]+=", r"x{2,}y", r"(a{1,9})\1",
+                                     r"[a-z]{0,60}[a-z]{0,60}X", r"(?:ab|a){0,30}c"])
+def test_a_configured_pattern_that_can_rescan_the_text_is_refused(brain, repo, pattern):
+    from brain.security.redact import Redactor
+
+    with pytest.raises(SettingsError) as err:
+        Redactor([pattern])
+    assert err.value.key == "secrets.patterns"
+    (brain.dir / "brain.yml").write_text("version: 1\nsecrets:\n  patterns: [" + json.dumps(pattern) + "]\n")
+    result = cli(repo, "boot")
+    assert result.returncode == SettingsError.exit_code
+    one_clear_line(result)
+
+
+def test_the_costliest_accepted_pattern_runs_in_linear_time():
+    """The accepted pattern closest to the bound, on the input that makes it backtrack most."""
+    from brain.security.redact import PATTERN_STEPS_MAX, Redactor, pattern_steps
+
+    worst = r"[a-z]{0,11}[a-z]{0,11}X"
+    assert pattern_steps(worst) <= PATTERN_STEPS_MAX
+    redactor = Redactor([worst, r"acme_live_[0-9a-zA-Z]{24,99}+"])
+    assert redactor.redact("key acme_live_" + "a1" * 20).found == {"custom": 1}
+
+    def per_kb(size: int) -> float:
+        text = "a" * size
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            redactor.redact(text)
+            best = min(best, time.perf_counter() - start)
+        return best / size * 1024
+
+    small, large = per_kb(8 * 1024), per_kb(256 * 1024)
+    assert large < 3 * small, (small, large)  # a quadratic pattern's cost per KB grows 32 times here
