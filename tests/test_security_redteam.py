@@ -151,3 +151,35 @@ def test_the_costliest_accepted_pattern_runs_in_linear_time():
 
     small, large = per_kb(8 * 1024), per_kb(256 * 1024)
     assert large < 3 * small, (small, large)  # a quadratic pattern's cost per KB grows 32 times here
+
+
+# -- git: hooks defined in a repository's own configuration ---------------------------------------
+
+def _git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.mark.parametrize("section", ['hook "lint"', 'HOOK "lint"', "include"])
+def test_a_repository_whose_own_config_defines_hooks_is_never_committed(brain, repo, tmp_path, section):
+    """git 2.46+ runs `hook.<name>.command` for `hook.<name>.event`, which core.hooksPath does not switch
+    off: brain refuses to run git where the repository's own configuration defines one."""
+    from brain.errors import UntrustedRepository
+
+    (brain.dir / "brain.yml").write_text("version: 1\nsync:\n  commit_on_write: true\n")
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "brain")
+    canary = tmp_path / "canary"
+    with open(repo / ".git" / "config", "a") as handle:
+        if section == "include":  # in a file the repository's configuration includes
+            (repo / ".git" / "extra").write_text(f'[hook "lint"]\n\tcommand = touch {canary}\n')
+            handle.write("[include]\n\tpath = extra\n")
+        else:
+            handle.write(f"[{section}]\n\tcommand = touch {canary}\n\tevent = pre-commit\n")
+    head = _git(repo, "rev-parse", "HEAD")
+    write = cli(repo, "write", "now", "--file", "-", stdin="# now\n\nhooks\n")
+    assert write.returncode == 0, write.stderr  # the write stands; its commit is refused
+    assert _git(repo, "rev-parse", "HEAD") == head
+    sync = cli(repo, "sync", "--json")
+    assert sync.returncode == UntrustedRepository.exit_code, sync.stderr
+    assert json.loads(sync.stdout)["repos"][0]["status"] == "refused"
+    assert not canary.exists()
