@@ -183,3 +183,40 @@ def test_a_repository_whose_own_config_defines_hooks_is_never_committed(brain, r
     assert sync.returncode == UntrustedRepository.exit_code, sync.stderr
     assert json.loads(sync.stdout)["repos"][0]["status"] == "refused"
     assert not canary.exists()
+
+
+# -- team mode: a token never resumes another token's work ----------------------------------------
+
+def test_a_token_never_inherits_the_checkpoint_of_another_tokens_session(brain, repo, brain_home):
+    pytest.importorskip("mcp")
+    from test_team_helpers import client_for, run, team_server
+
+    b = brainlib.open_brain(repo)
+    ann, _ = b.tokens.create("ann", role="dev", machine="box")
+    eve, _ = b.tokens.create("eve", role="dev", machine="box")  # same role and machine, another principal
+    local = b.coord.start_session("dev")  # a local session that shares them too
+    b.coord.checkpoint(local.id, "local private step", note="local private note")
+    b.coord.end_session(local.id)
+
+    with team_server(repo) as url:
+        async def as_ann():
+            async with client_for(url, ann, "ann") as a:
+                out = await a.call_tool("brain_checkpoint", {"step": "ann private step", "note": "ann private note"})
+                return out.structured_content["session"]
+
+        ann_session = run(as_ann)
+        brainlib.open_brain(repo).coord.end_session(ann_session)
+
+        async def as_eve():
+            async with client_for(url, eve, "eve") as e:
+                checkpoint = await e.call_tool("brain_checkpoint", {})
+                boot = await e.call_tool("brain_boot", {"task": "continue the work"})
+                return checkpoint, boot
+
+        checkpoint, boot = run(as_eve)
+    assert not checkpoint.is_error and checkpoint.structured_content["checkpoint"] is None, checkpoint
+    text = json.dumps(boot.structured_content) + "".join(getattr(c, "text", "") for c in boot.content)
+    assert "private" not in text, text
+    # a local session (no token) still resumes its predecessor's checkpoint
+    successor = b.coord.start_session("dev")
+    assert b.coord.read_checkpoint(successor.id).step in ("local private step", "ann private step")

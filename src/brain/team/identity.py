@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..errors import Forbidden
 
 __all__ = ["Principal", "PRINCIPAL", "current_principal", "principal_of_scope", "bound_session", "writer_role",
-           "role_of_session", "SCOPE_KEY"]
+           "role_of_session", "read_own_checkpoint", "SCOPE_KEY"]
 
 SCOPE_KEY = "brain.principal"
 
@@ -106,3 +106,16 @@ def bound_session(brain, principal: Principal, requested: str | None = None) -> 
         sid = store.session_for(principal.name, alive, start)
         cache[principal.name] = sid
         return sid
+
+
+def read_own_checkpoint(brain, session: str):
+    """``session``'s checkpoint, or the one it inherits: under a token, only from the token's own sessions.
+
+    A successor inherits the checkpoint of a finished session with the same role and machine; a
+    token's role and machine are chosen when it is made, so two tokens can share them, and one
+    must never resume (read the step, note, claims and asks of) the other's work."""
+    principal = current_principal()
+    if principal is None:
+        return brain.coord.read_checkpoint(session)
+    return brain.coord.read_checkpoint(session, heir_of=lambda predecessor: brain.tokens.owns(principal.name,
+                                                                                             predecessor))
