@@ -220,3 +220,47 @@ def test_a_token_never_inherits_the_checkpoint_of_another_tokens_session(brain, 
     # a local session (no token) still resumes its predecessor's checkpoint
     successor = b.coord.start_session("dev")
     assert b.coord.read_checkpoint(successor.id).step in ("local private step", "ann private step")
+
+
+# -- team mode: the web UI acts as the signed-in person, and only people sign in --------------------
+
+def test_under_tokens_the_web_ui_is_for_human_tokens_and_acts_as_their_own_session(brain, repo):
+    pytest.importorskip("markdown_it")
+    import re
+
+    from starlette.testclient import TestClient
+
+    from brain.team.middleware import web_middleware
+    from brain.web import create_app
+
+    b = brainlib.open_brain(repo)
+    agent_token, _ = b.tokens.create("agent-x", role="backend")
+    person_token, _ = b.tokens.create("pat", role="human", machine="desk")
+    target = b.coord.start_session("review").id
+    mine = b.coord.claim(b.coord.start_session("build").id, "src/auth/**")
+    theirs = b.coord.claim(b.coord.start_session("docs").id, "src/auth/login.py")
+    app = create_app(b, middleware=web_middleware(b), warm=False)
+    base = "http://127.0.0.1:8766"
+    with TestClient(app, base_url=base) as ui:
+        agent = {"Authorization": f"Bearer {agent_token}"}
+        for path in ("/work", "/threads", "/memory", "/signals", "/claims"):
+            assert ui.get(path, headers=agent).status_code == 403, path
+        page = ui.get("/signals", headers=agent)
+        assert "Traceback" not in page.text
+        before = len(b.coord.history(limit=1000))
+        person = {"Authorization": f"Bearer {person_token}"}
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', ui.get("/signals", headers=person).text).group(1)
+        forged = ui.post("/signals", data={"csrf": csrf, "target": target, "body": "from an agent"},
+                         headers={**agent, "Origin": base})
+        assert forged.status_code == 403 and len(b.coord.history(limit=1000)) == before
+        sent = ui.post("/signals", data={"csrf": csrf, "target": target, "body": "from pat"},
+                       headers={**person, "Origin": base}, follow_redirects=False)
+        assert sent.status_code == 303, sent.text
+        decided = ui.post("/claims/decide", data={"csrf": csrf, "a": mine.claim if hasattr(mine, "claim") else
+                                                  mine["claim"], "b": theirs.claim if hasattr(theirs, "claim")
+                                                  else theirs["claim"], "decision": "pat decides"},
+                          headers={**person, "Origin": base}, follow_redirects=False)
+        assert decided.status_code == 303, decided.text
+    (signal,) = [s for s in b.coord.signals(target, limit=10, ack=False) if s.body == "from pat"]
+    assert b.tokens.owns("pat", signal.sender), signal.sender  # pat's own session, not a shared "human" one
+    assert "@desk" in signal.sender
