@@ -264,3 +264,49 @@ def test_under_tokens_the_web_ui_is_for_human_tokens_and_acts_as_their_own_sessi
     (signal,) = [s for s in b.coord.signals(target, limit=10, ack=False) if s.body == "from pat"]
     assert b.tokens.owns("pat", signal.sender), signal.sender  # pat's own session, not a shared "human" one
     assert "@desk" in signal.sender
+
+
+# -- team mode: a thread's local handoff is its sessions' working memory ---------------------------
+
+@pytest.mark.parametrize("spelling", ["{p}", "./{p}", "handoffs//local/{t}.md", "handoffs/x/../local/{t}.md",
+                                      "HANDOFFS/Local/{t}.md"])
+def test_a_token_never_reads_or_changes_a_thread_handoff_it_is_not_party_to(brain, repo, brain_home, spelling):
+    pytest.importorskip("mcp")
+    from test_team_helpers import client_for, run, team_server
+
+    b = brainlib.open_brain(repo)
+    recorded = cli(repo, "record-turn", "--speaker", "sess-x", "--to", "sess-y", "--file", "-",
+                   stdin="private plan: rotate the vault on friday")
+    assert recorded.returncode == 0, recorded.stderr
+    (path,) = [str(p.relative_to(b.dir)) for p in (b.dir / "handoffs" / "local").glob("*.md")]
+    thread = path.rsplit("/", 1)[1][:-3]
+    named = spelling.format(p=path, t=thread)
+    alice, _ = b.tokens.create("alice", role="backend")
+    before = (b.dir / path).read_bytes()
+    with team_server(repo) as url:
+        async def body():
+            async with client_for(url, alice, "a") as a:
+                calls = {
+                    "read": await a.call_tool("brain_read", {"path": named}),
+                    "write": await a.call_tool("brain_write", {"path": named, "text": "overwritten"}),
+                    "move": await a.call_tool("brain_move", {"path": named, "to": "notes/stolen.md"}),
+                    "move_to": await a.call_tool("brain_move", {"path": "now.md", "to": named}),
+                    "delete": await a.call_tool("brain_delete", {"path": named}),
+                }
+                listed = await a.call_tool("brain_notes", {"everything": True})
+                found = await a.call_tool("brain_search", {"query": f"handoff {thread}", "kind": "handoff"})
+                boot = await a.call_tool("brain_boot", {"task": f"Handoff between sess-x and sess-y: {thread}"})
+                return calls, listed, found, boot
+
+        calls, listed, found, boot = run(body)
+    for name, result in calls.items():
+        assert result.is_error, (name, result.structured_content)
+        if name != "move_to" or "HANDOFFS" not in named:
+            assert result.structured_content["error"] in ("forbidden", "path_refused", "not_found"), \
+                (name, result.structured_content)
+    assert not calls["read"].is_error or "rotate" not in json.dumps(calls["read"].structured_content)
+    assert calls["read"].structured_content["error"] in ("forbidden", "not_found")
+    assert "handoffs/local" not in json.dumps(listed.structured_content)
+    assert "handoffs/local" not in json.dumps(found.structured_content)
+    assert "handoffs/local" not in json.dumps(boot.structured_content)
+    assert (b.dir / path).read_bytes() == before
