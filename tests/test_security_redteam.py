@@ -310,3 +310,40 @@ def test_a_token_never_reads_or_changes_a_thread_handoff_it_is_not_party_to(brai
     assert "handoffs/local" not in json.dumps(found.structured_content)
     assert "handoffs/local" not in json.dumps(boot.structured_content)
     assert (b.dir / path).read_bytes() == before
+
+
+# -- the graph's path finder is linear on any memory text -----------------------------------------
+
+def test_the_graph_path_finder_finds_the_same_paths_in_linear_time():
+    """`_PATHISH` ran over every decision an agent writes: a long run of word characters without a '/'
+    was rescanned from each of its positions (32 KB took 10 s). It now starts only where a run starts."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from brain.search import graph
+
+    old = __import__("re").compile(r"[\w.\-]+(?:/[\w.\-]+)+|`([\w.\-/]+)`")
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet="ab./-_`é \n", max_size=60))
+    def same(text):
+        assert [m.group(0) for m in graph._PATHISH.finditer(text)] == [m.group(0) for m in old.finditer(text)]
+
+    same()
+
+    def seconds(text: str) -> float:
+        start = time.perf_counter()
+        list(graph._PATHISH.finditer(text))
+        return time.perf_counter() - start
+
+    for seed in ("a", "0x", "a.", "`a"):
+        small, large = seconds(seed * (4096 // len(seed))), seconds(seed * (131072 // len(seed)))
+        assert large < 0.5 and large < 64 * max(small, 1e-4), (seed, small, large)  # quadratic: 1024 times
+
+
+def test_a_decision_written_by_an_agent_cannot_stall_the_graph(brain):
+    text = "# Decision\n\n" + "a" * 200_000 + "\n"
+    start = time.perf_counter()
+    brain.write("decisions/0001-long.md", text)
+    brain.reindex()
+    assert time.perf_counter() - start < 20
