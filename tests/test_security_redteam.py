@@ -347,3 +347,26 @@ def test_a_decision_written_by_an_agent_cannot_stall_the_graph(brain):
     brain.write("decisions/0001-long.md", text)
     brain.reindex()
     assert time.perf_counter() - start < 20
+
+
+# -- card extraction: a pathological source file costs a bounded time -----------------------------
+
+@pytest.mark.parametrize("lang,path,unit", [("go", "x/a.go", "<!-- "), ("c", "x/a.c", "/*\n"),
+                                            ("java", "x/A.java", "<!-- ")])
+def test_a_pathological_source_file_is_left_unread_in_bounded_time(lang, path, unit):
+    """tree-sitter's error recovery is superlinear on some garbage (32 KB of `<!-- ` in a .go file took
+    100 s): a file in a cloned repository, or one an agent wrote, must not stall `brain map` or a boot."""
+    pytest.importorskip("tree_sitter")
+    from brain.cards.languages import extract_with
+
+    raw = (unit * (24_000 // len(unit))).encode()
+    start = time.perf_counter()
+    try:
+        facts = extract_with(lang, raw, path)
+    except ImportError:
+        pytest.skip(f"no {lang} grammar")
+    assert time.perf_counter() - start < 10
+    assert facts.get("status") == "unread", facts
+    normal = extract_with(lang, b"package x\n\nfunc A() {}\n" if lang == "go" else
+                          b"int a(void) { return 1; }\n" if lang == "c" else b"public class A { void a() {} }\n", path)
+    assert normal.get("status") != "unread", normal
