@@ -370,3 +370,38 @@ def test_a_pathological_source_file_is_left_unread_in_bounded_time(lang, path, u
     normal = extract_with(lang, b"package x\n\nfunc A() {}\n" if lang == "go" else
                           b"int a(void) { return 1; }\n" if lang == "c" else b"public class A { void a() {} }\n", path)
     assert normal.get("status") != "unread", normal
+
+
+# -- a careless user: every error is one line and an exit code ------------------------------------
+
+@pytest.mark.parametrize("case", ["export_into_a_file", "layer_home_is_a_file", "init_under_a_file"])
+def test_file_system_mistakes_are_one_line_with_their_own_exit_code(brain, repo, tmp_path, case):
+    from brain.errors import FileSystemError
+
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x\n")
+    if case == "export_into_a_file":
+        result = cli(repo, "export-template", str(a_file / "dest"))
+    elif case == "layer_home_is_a_file":
+        result = cli(repo, "write", "--layer", "personal", "--path", "notes/x.md", "--file", "-",
+                     env={"BRAIN_HOME": str(a_file)}, stdin="# x\n")
+    else:
+        result = cli(tmp_path, "init", str(a_file / "project"))
+    assert result.returncode == FileSystemError.exit_code, result.stderr
+    one_clear_line(result)
+    assert str(a_file) in result.stderr
+
+
+def test_a_search_index_that_is_a_folder_is_named_not_a_traceback(brain, repo):
+    from brain.errors import DamagedStore
+
+    index = brain.runtime / "index.db"
+    brain.runtime.mkdir(parents=True, exist_ok=True)
+    index.unlink(missing_ok=True)
+    index.mkdir()
+    for args in (["search", "x"], ["index"]):
+        result = cli(repo, *args, "--json")
+        assert result.returncode == DamagedStore.exit_code, (args, result.stderr)
+        error = json.loads(result.stderr.splitlines()[-1])
+        assert error["error"] == "damaged_store" and error["path"] == str(index)
+        one_clear_line(cli(repo, *args))

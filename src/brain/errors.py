@@ -32,6 +32,7 @@ __all__ = [
     "SyncError",
     "UntrustedRepository",
     "ExportLeak",
+    "FileSystemError",
 ]
 
 
@@ -391,3 +392,19 @@ class ExportLeak(BrainError):
                          hint="move that value to the instance or personal layer and export again")
         self.file = file
         self.layer = layer
+
+
+class FileSystemError(BrainError):
+    """A file or folder brain was told to use cannot be used: missing, a file where a folder is
+    needed (or the reverse), unwritable. Mapped at the CLI's edge from the operating system's error,
+    so a mistaken path is one line naming it, never a traceback."""
+
+    exit_code = 10
+    kind = "file_system"
+
+    def __init__(self, path: str | None, detail: str) -> None:
+        super().__init__(f"{path}: {detail}" if path else detail,
+                         hint="check the path: it must exist, be a folder where a folder is expected, and be "
+                              "writable where brain writes")
+        self.path = path
+        self.detail = detail
