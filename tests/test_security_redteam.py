@@ -405,3 +405,30 @@ def test_a_search_index_that_is_a_folder_is_named_not_a_traceback(brain, repo):
         error = json.loads(result.stderr.splitlines()[-1])
         assert error["error"] == "damaged_store" and error["path"] == str(index)
         one_clear_line(cli(repo, *args))
+
+
+@pytest.mark.parametrize("what", ["log", "thread_folder", "lock"])
+def test_a_link_planted_in_a_conversation_folder_is_never_written_through(brain, repo, tmp_path, what):
+    first = cli(repo, "record-turn", "--speaker", "sess-x", "--to", "sess-y", "--file", "-", stdin="hello")
+    assert first.returncode == 0, first.stderr
+    (folder,) = [p for p in (brain.runtime / "conversations").iterdir() if p.is_dir()]
+    outside = tmp_path / "victim"
+    outside.mkdir()
+    target = outside / "bashrc"
+    target.write_text("# mine\n")
+    if what == "log":
+        (folder / "log.jsonl").unlink()
+        (folder / "log.jsonl").symlink_to(target)
+    elif what == "lock":
+        (folder / ".lock").unlink(missing_ok=True)
+        (folder / ".lock").symlink_to(outside / "planted-lock")
+    else:
+        import shutil
+
+        shutil.rmtree(folder)
+        folder.symlink_to(outside, target_is_directory=True)
+    again = cli(repo, "record-turn", "--speaker", "sess-x", "--to", "sess-y", "--file", "-", stdin="again")
+    assert again.returncode != 0
+    one_clear_line(again)
+    assert target.read_text() == "# mine\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["bashrc"]
