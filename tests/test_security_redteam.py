@@ -432,3 +432,18 @@ def test_a_link_planted_in_a_conversation_folder_is_never_written_through(brain,
     one_clear_line(again)
     assert target.read_text() == "# mine\n"
     assert sorted(p.name for p in outside.iterdir()) == ["bashrc"]
+
+
+def test_a_server_refuses_a_token_store_that_came_with_the_repository(brain, repo, tmp_path):
+    """A cloned repository may commit `.brain/runtime/tokens.json` holding the hash of a token its author
+    knows: a team server or web UI started on the clone would then accept the author's token."""
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "brain")
+    token, _ = brain.tokens.create("planted", role="human")
+    _git(repo, "add", "-f", str(brain.runtime / "tokens.json"))
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "hostile")
+    for args in (["serve", "--http", "--port", "0"], ["ui", "--port", "0"]):
+        result = cli(repo, *args)
+        assert result.returncode == SettingsError.exit_code, (args, result.stderr)
+        one_clear_line(result)
+        assert "runtime" in result.stderr
