@@ -332,13 +332,17 @@ def test_the_graph_path_finder_finds_the_same_paths_in_linear_time():
     same()
 
     def seconds(text: str) -> float:
-        start = time.perf_counter()
-        list(graph._PATHISH.finditer(text))
-        return time.perf_counter() - start
+        best = float("inf")
+        for _ in range(3):
+            start = time.perf_counter()
+            list(graph._PATHISH.finditer(text))
+            best = min(best, time.perf_counter() - start)
+        return best
 
     for seed in ("a", "0x", "a.", "`a"):
         small, large = seconds(seed * (4096 // len(seed))), seconds(seed * (131072 // len(seed)))
-        assert large < 0.5 and large < 64 * max(small, 1e-4), (seed, small, large)  # quadratic: 1024 times
+        # 32 times the text: linear is ~32 times the time, quadratic 1024 times (the old pattern: 200 s)
+        assert large < 0.5 and large < 8 * 32 * max(small, 2e-4), (seed, small, large)
 
 
 def test_a_decision_written_by_an_agent_cannot_stall_the_graph(brain):
