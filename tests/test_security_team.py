@@ -27,7 +27,7 @@ pytest.importorskip("mcp")
 
 import brain as brainlib  # noqa: E402
 from brain.mcp.access import (ASK_MADE, ASK_RECEIVED, CLAIM, LAYER_READ, LAYER_WRITE, LIVE_KEY,  # noqa: E402
-                              REFERENCE_NAMES, SESSION, ActsAs, Addresses, ReadsBoard)
+                              MEMORY_PATH, REFERENCE_NAMES, SESSION, ActsAs, Addresses, ReadsBoard)
 from brain.mcp.tools import collect  # noqa: E402
 from test_mcp_helpers import BOUND, LineReader, text_of  # noqa: E402
 from test_team_helpers import client_for, run, team_server  # noqa: E402
@@ -110,10 +110,11 @@ def test_a_token_naming_anything_of_another_token_is_refused_uniformly(team):
             asked_of_a = c.arm(seed, sa, "seed asks a", timeout=120).ticket
             c.signal(seed, sb, "for b only")
             values = {SESSION: sb, CLAIM: b_claim, ASK_MADE: asked_by_b, ASK_RECEIVED: asked_of_b, LIVE_KEY: sb,
-                      LAYER_READ: "personal", LAYER_WRITE: "kernel"}
+                      LAYER_READ: "personal", LAYER_WRITE: "kernel", MEMORY_PATH: "handoffs/local/sess-x+sess-y.md"}
             own = {"brain_claim": {"item": "src/a.py"}, "brain_signal": {"target": seed, "text": "hi"},
                    "reply": {"ticket": asked_of_a, "answer": "mine"}, "brain_read": {"path": "now.md"},
-                   "brain_write": {"path": "notes/a.md", "text": "a"}}
+                   "brain_write": {"path": "notes/a.md", "text": "a"}, "brain_delete": {"path": "notes/a.md"},
+                   "brain_move": {"path": "now.md", "to": "notes/moved.md"}}
             before = store_rows(b)
             results = {}
             for name, tool in registry.tools.items():

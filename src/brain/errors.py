@@ -11,6 +11,7 @@ __all__ = [
     "BrainError",
     "NotInitialized",
     "SettingsError",
+    "UnsafeLink",
     "InvalidInput",
     "PathEscape",
     "PathRefused",
@@ -31,6 +32,7 @@ __all__ = [
     "SyncError",
     "UntrustedRepository",
     "ExportLeak",
+    "FileSystemError",
 ]
 
 
@@ -88,6 +90,25 @@ class SettingsError(BrainError):
         self.key = key
         self.expected = expected
         self.got = got
+
+
+class UnsafeLink(BrainError):
+    """brain's own settings file or runtime state is a symbolic link: refused, nothing read or written.
+
+    A cloned repository can commit links; following them would let it choose which file brain
+    reads as its settings or where it writes its database, logs and lock (``path`` is the link,
+    ``target`` where it points)."""
+
+    exit_code = 4
+    kind = "unsafe_link"
+
+    def __init__(self, path: str, target: str, what: str) -> None:
+        super().__init__(f"{path} is a symbolic link (to {target}); brain does not use a linked {what}",
+                         hint=f"replace the link with a real {'folder' if what.endswith('folder') else 'file'} "
+                              f"(e.g. `rm {path}`) and run the command again")
+        self.path = path
+        self.target = target
+        self.what = what
 
 
 class InvalidInput(BrainError):
@@ -371,3 +392,19 @@ class ExportLeak(BrainError):
                          hint="move that value to the instance or personal layer and export again")
         self.file = file
         self.layer = layer
+
+
+class FileSystemError(BrainError):
+    """A file or folder brain was told to use cannot be used: missing, a file where a folder is
+    needed (or the reverse), unwritable. Mapped at the CLI's edge from the operating system's error,
+    so a mistaken path is one line naming it, never a traceback."""
+
+    exit_code = 10
+    kind = "file_system"
+
+    def __init__(self, path: str | None, detail: str) -> None:
+        super().__init__(f"{path}: {detail}" if path else detail,
+                         hint="check the path: it must exist, be a folder where a folder is expected, and be "
+                              "writable where brain writes")
+        self.path = path
+        self.detail = detail

@@ -121,8 +121,12 @@ _CREDENTIAL_HELPER = re.compile(r"credential\.(?:.+\.)?helper")
 # What a repository-scope config file must contain for any _EXEC_KEYS / credential key (or an
 # include that could bring one) to be set in it. Section names cannot be escaped in git's syntax,
 # so a file without any of these has nothing to neutralize and the scan is skipped.
-_MENTIONS = re.compile(rb"\[\s*(?:filter|merge|credential|gpg|include)|sshcommand|askpass|gitproxy|alternaterefs"
-                       rb"|uploadpack|receivepack", re.IGNORECASE)
+_MENTIONS = re.compile(rb"\[\s*(?:filter|merge|credential|gpg|include|hook)|sshcommand|askpass|gitproxy"
+                       rb"|alternaterefs|uploadpack|receivepack", re.IGNORECASE)
+# Hooks defined in configuration (git 2.46+: `hook.<name>.command` run for `hook.<name>.event`) are not
+# switched off by core.hooksPath and have no neutral value: a repository whose own configuration
+# defines one is refused (the user's global or system configuration stays trusted).
+_CONFIG_HOOK = re.compile(r"hook\..+")
 
 
 def _search_path() -> str:
@@ -403,6 +407,12 @@ def _scan(repo: GitRepo) -> tuple[tuple[str, str], ...]:
     if ("command", *_PROBE) not in entries:
         raise UntrustedRepository(str(repo.root), "its git configuration names programs, and this git is too old "
                                                   "(before 2.31) for brain to switch them off; upgrade git")
+    hooks = sorted({key for scope, key, _ in entries if scope not in _TRUSTED_SCOPES and scope != "command"
+                    and _CONFIG_HOOK.fullmatch(key)})
+    if hooks:
+        raise UntrustedRepository(str(repo.root), f"its own git configuration defines hooks ({', '.join(hooks)}), "
+                                                  "which git would run; remove them (`git config --remove-section "
+                                                  "hook.<name>`) or move them to your global configuration")
     return overrides_for(entries)
 
 

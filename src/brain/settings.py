@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SettingsError
+from .errors import SettingsError, UnsafeLink
 
-__all__ = ["Spec", "SCHEMA", "ENVIRONMENT", "Settings", "load_settings", "read_yaml", "brain_home"]
+__all__ = ["Spec", "SCHEMA", "ENVIRONMENT", "Settings", "load_settings", "read_yaml", "brain_home",
+           "refuse_linked_state"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ SCHEMA: dict[str, Spec] = {
     "handoff.max_bytes": Spec("int", 4096, "Size cap of each thread handoff, `handoffs/local/<thread>.md` (at least 1024); oldest detail is distilled away first."),
     "handoff.max_threads": Spec("int", 2, "How many thread handoffs of the session the boot's handoff slot offers."),
     "secrets.redact": Spec("bool", True, "Replace secret shapes (API keys, tokens, private keys, passwords in URLs, assigned secrets) with [REDACTED:kind] before any store keeps the text (memory files, log lines, commit messages, coordination rows)."),
-    "secrets.patterns": Spec("list[str]", [], "Extra regular expressions redacted like the built-in secret shapes (kind `custom`; a group named `secret` narrows the replaced part; a repeat inside an unbounded repeat, such as `(a+)+`, is refused)."),
+    "secrets.patterns": Spec("list[str]", [], "Extra regular expressions redacted like the built-in secret shapes (kind `custom`; a group named `secret` narrows the replaced part). Linear by construction: every repeat bounded (`{20,64}`, not `+` or `*`), no back-reference, and at most 4096 steps per match attempt (longest match × backtracking choices; a possessive repeat such as `{20,64}+` gives none); others are refused."),
     "territories": Spec("map[str]", {}, "Scribe territories: `area: role`, an area being a memory path or glob (`kernel:` etc. for a layer); writes by another role are refused."),
     "sync.commit_on_write": Spec("bool", False, "Commit each memory write in the git repository that owns the path (a declared satellite, its layer's repository, or the project), naming the writer and the reason."),
     "sync.satellites": Spec("list[str]", [], "Folders inside the memory that are git repositories of their own (`notes/team`, `.` for `.brain/` itself, `kernel:agents/shared` in a layer); any other `.git` inside the memory is never run."),
@@ -108,6 +109,10 @@ def read_yaml(path: Path) -> dict:
         raw = path.read_bytes()
     except FileNotFoundError:
         return {}
+    except IsADirectoryError:
+        raise SettingsError(str(path), None, "a settings file", "a folder") from None
+    except OSError as exc:
+        raise SettingsError(str(path), None, "a readable file", exc.strerror or type(exc).__name__) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -243,6 +248,43 @@ class Settings:
         return tuple(conf.get("tiers", ("always", "hot", "warm")))
 
 
+SETTINGS_FILES = ("brain.yml", "brain.local.yml")
+
+
+def refuse_linked_state(brain_dir: Path) -> None:
+    """Refuse a brain whose settings files, ``runtime/`` folder or anything directly in it is a link.
+
+    A cloned repository may commit symbolic links: a linked ``brain.yml`` would choose what brain
+    reads as its settings (``/etc/passwd``, a file the repository does not own), a linked
+    ``runtime/`` or ``runtime/brain.db``, ``write.lock``, ``logs``... where brain writes its
+    database, lock and conversation logs. Checked with ``lstat`` before anything is read or
+    written (three stats and one listing of runtime/)."""
+    for name in SETTINGS_FILES:
+        _refuse_link(brain_dir / name, "settings file")
+    runtime = brain_dir / "runtime"
+    _refuse_link(runtime, "runtime folder")
+    try:
+        entries = list(os.scandir(runtime))
+    except FileNotFoundError:
+        return
+    except NotADirectoryError:
+        raise SettingsError(str(runtime), None, "a folder (brain's runtime state) or nothing", "a file") from None
+    except OSError:
+        return  # unreadable: the command that needs it reports it
+    for entry in entries:
+        if entry.is_symlink():
+            _refuse_link(Path(entry.path), "runtime file")
+
+
+def _refuse_link(path: Path, what: str) -> None:
+    if path.is_symlink():
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        raise UnsafeLink(str(path), target, what)
+
+
 def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     """Validated values of brain.yml and brain.local.yml, in that order.
 
@@ -250,6 +292,7 @@ def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     cached in runtime/ keyed by each file's size and mtime; any change re-reads them.
     The cache is derived: deleting it (or all of runtime/) loses nothing.
     """
+    refuse_linked_state(brain_dir)
     names = (("brain.yml", False), ("brain.local.yml", True))
     stamps = []
     for name, _ in names:

@@ -21,7 +21,7 @@ from .memory.files import Document, MemoryStore
 from .memory.layers import AgentProfile, Layers
 from .memory.scaffold import scaffold
 from .security.redact import redactor_from_settings
-from .settings import Settings, load_settings
+from .settings import Settings, load_settings, refuse_linked_state
 
 __all__ = ["Brain", "open_brain", "init_brain", "find_brain_dir", "NAMED_TARGETS"]
 
@@ -39,12 +39,13 @@ def find_brain_dir(start: Path, env: dict[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     if env.get("BRAIN_DIR"):
         path = Path(env["BRAIN_DIR"]).expanduser().resolve()
-        if not (path / "brain.yml").is_file():
+        if not os.path.lexists(path / "brain.yml"):
             raise NotInitialized(str(path))
         return path
     start = start.resolve()
     for folder in (start, *start.parents):
-        if (folder / ".brain" / "brain.yml").is_file():
+        # lexists: a brain.yml that is a folder or a link is this brain's, reported by the settings reader
+        if os.path.lexists(folder / ".brain" / "brain.yml"):
             return folder / ".brain"
     raise NotInitialized(str(start))
 
@@ -66,6 +67,7 @@ class Brain:
         self.settings = settings
         self.env = dict(os.environ) if env is None else env
         self.runtime = self.dir / "runtime"
+        refuse_linked_state(self.dir)  # a cloned repository never chooses where brain writes
         self.redactor = redactor_from_settings(settings)  # secrets never touch disk (memory files, log lines)
         self.memory = MemoryStore(
             self.dir,

@@ -170,7 +170,11 @@ def extract(text: str, *, path: str = "<file>", dialect: str | None = None) -> d
     src = text.encode("utf-8")
     dialect = dialect or ("tsx" if path.endswith((".tsx", ".jsx")) else "ts")
     try:
-        tree = _parser(dialect).parse(src)
+        from .languages._treesitter import bounded_parse
+
+        tree = bounded_parse(_parser(dialect), src)
+    except TimeoutError as exc:
+        return {"status": "unread", "reason": f"{exc} (a pathological file)"}
     except Exception as exc:  # noqa: BLE001 - tree-sitter errors become a file not read
         return {"status": "unread", "reason": f"parse failed ({type(exc).__name__})"}
     root = tree.root_node

@@ -90,6 +90,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as error:  # a path the user gave (or BRAIN_HOME, -C) that the system refuses: one line
+        from ..errors import FileSystemError
+
+        mapped = FileSystemError(error.filename and str(error.filename), error.strerror or type(error).__name__)
+        emit_error(mapped, getattr(args, "json", False))
+        return mapped.exit_code
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -478,8 +478,11 @@ class Coordinator(AsksMixin):
             self._audit(tx, session, "checkpoint", f"checkpoint:{session}", step=step)
         return Checkpoint(session, role, machine, step, claims, asks, cursor, note, now)
 
-    def read_checkpoint(self, session: str) -> Checkpoint | None:
-        """The session's own checkpoint, else its predecessor's (same role and machine, no longer alive)."""
+    def read_checkpoint(self, session: str, *, heir_of: Callable[[str], bool] | None = None) -> Checkpoint | None:
+        """The session's own checkpoint, else its predecessor's (same role and machine, no longer alive).
+
+        ``heir_of``: which sessions ``session`` may inherit from (under a team token, only the token's
+        own: role and machine are chosen when a token is made, so two tokens may share them)."""
         now = self.clock()
         cols = "c.session, c.role, c.machine, c.step, c.claims, c.asks, c.signal_cursor, c.note, c.created"
         with self.backend.transaction(write=False) as tx:
@@ -494,7 +497,8 @@ class Coordinator(AsksMixin):
                     f"SELECT {cols}, s.last_seen, s.ended, s.waiting_until, s.pid, s.machine FROM checkpoints c "
                     "JOIN sessions s ON s.id = c.session WHERE c.role = ? AND c.machine = ? AND c.session <> ? "
                     "AND s.started <= ? ORDER BY c.created DESC", (role, machine, session, started))
-                rows = [r[:9] for r in candidates if self._liveness(now, *r[9:14]) != ALIVE][:1]
+                rows = [r[:9] for r in candidates if self._liveness(now, *r[9:14]) != ALIVE
+                        and (heir_of is None or heir_of(r[0]))][:1]
                 inherited = True
         if not rows:
             return None

@@ -112,7 +112,7 @@ class ConversationLog:
                     self._depth[thread] -= 1
                 return
             self._mkdir(folder)
-            with open(folder / ".lock", "a+b") as handle:
+            with os.fdopen(_open_no_link(folder / ".lock", os.O_RDWR | os.O_APPEND | os.O_CREAT), "a+b") as handle:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
                 self._depth[thread] = 1
                 try:
@@ -122,9 +122,16 @@ class ConversationLog:
                     fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
     def _mkdir(self, folder: Path) -> None:
+        """The thread's folder, created if needed; refused when it (or conversations/) is a link, which a
+        cloned repository could commit to make brain append its logs anywhere (UnsafeLink)."""
         key = str(folder)
         if key not in self._made:
             folder.mkdir(parents=True, exist_ok=True)
+            for part in (folder, folder.parent):
+                if part.is_symlink():
+                    from ..errors import UnsafeLink
+
+                    raise UnsafeLink(str(part), os.readlink(part), "conversation folder")
             self._made.add(key)
 
     # -- writing ---------------------------------------------------------------
@@ -137,7 +144,7 @@ class ConversationLog:
         self._mkdir(folder)
         path = folder / LIVE
         self._maybe_rotate(turn.thread, path)
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = _open_no_link(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             # The look at the last byte and the write are one step under the file's lock: a concurrent
             # append caught half-copied would otherwise look torn and earn a spurious blank line.
@@ -322,6 +329,18 @@ def _segment_seq(path: Path) -> int:
     """The rotation number of `log.<seq>.<stamp>.jsonl` (0 for a name brain did not write)."""
     part = path.name.split(".")[1] if path.name.count(".") >= 2 else ""
     return int(part) if part.isdigit() else 0
+
+
+def _open_no_link(path: Path, flags: int) -> int:
+    """``os.open`` that never follows a link planted in place of a log or lock file (UnsafeLink)."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if os.path.islink(path):
+            from ..errors import UnsafeLink
+
+            raise UnsafeLink(str(path), os.readlink(path), "conversation file") from None
+        raise exc
 
 
 @contextlib.contextmanager

@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import Forbidden
 
 __all__ = ["ActsAs", "Addresses", "ReadsBoard", "SESSION", "CLAIM", "ASK_MADE", "ASK_RECEIVED", "LIVE_KEY",
-           "LAYER_READ", "LAYER_WRITE", "REFERENCE_NAMES", "KERNEL_SCRIBE", "USER_LAYERS", "declarations",
+           "LAYER_READ", "LAYER_WRITE", "MEMORY_PATH", "REFERENCE_NAMES", "KERNEL_SCRIBE", "USER_LAYERS", "declarations",
            "authorize"]
 
 SESSION = "session"  # a session id the tool acts as
@@ -38,6 +38,7 @@ ASK_RECEIVED = "ask_received"  # an ask ticket made of the caller (answer it)
 LIVE_KEY = "live_key"  # a live-state key written: a session's key is that session's
 LAYER_READ = "layer_read"  # a memory layer read
 LAYER_WRITE = "layer_write"  # a memory layer written
+MEMORY_PATH = "memory_path"  # a memory file read or changed: another thread's local handoff is not the caller's
 
 KERNEL_SCRIBE = "kernel-scribe"  # the token role that may write the kernel layer
 USER_LAYERS = ("instance", "personal")  # served to a token only when its `layers` setting names them
@@ -131,6 +132,13 @@ def _check(brain, principal, tool: str, argument: str, kind: str, value) -> None
         if layer == "kernel" and kind == LAYER_WRITE and principal.session_role != KERNEL_SCRIBE:
             raise _refuse(principal, tool, argument, "write access to the kernel layer",
                           f"the kernel is read-only to tokens whose role is not {KERNEL_SCRIBE}")
+    elif kind == MEMORY_PATH:
+        from ..team.identity import memory_visible
+
+        if not memory_visible(brain, value, principal):
+            raise _refuse(principal, tool, argument, f"memory file {value} (the local handoff of a thread none of "
+                                                     "its sessions takes part in)",
+                          "a thread's handoff is its own sessions' working memory; read promoted handoffs/ files")
     else:  # an unknown kind is a bug in a declaration: refuse rather than let it through
         raise _refuse(principal, tool, argument, f"{argument} (undeclared kind {kind!r})")
 

@@ -27,7 +27,10 @@ CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 _DECISION_ID = re.compile(r"^(\d{1,6})")
 _SUPERSEDES = re.compile(r"supersedes?\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
 _SUPERSEDED_BY = re.compile(r"superseded\s+by\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
-_PATHISH = re.compile(r"[\w.\-]+(?:/[\w.\-]+)+|`([\w.\-/]+)`")
+# a path starts only where a run of name characters starts and every run is taken possessively, so no
+# run is scanned twice (the former `[\w.\-]+(?:/...)+` rescanned a long run from each of its positions:
+# quadratic, 10 s for 32 KB of one word in a decision an agent wrote); same matches as before
+_PATHISH = re.compile(r"(?<![\w.\-])[\w.\-]++(?:/[\w.\-]++)+|`([\w.\-/]++)`")
 # [[target]], [[target|label]], [[target#heading]]: negated classes and bounds keep it linear
 _WIKI = re.compile(r"\[\[([^\[\]\n|#]{1,200})(?:[|#][^\[\]\n]{0,200})?\]\]")
 

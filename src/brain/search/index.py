@@ -143,6 +143,12 @@ class SearchIndex:
     def db(self) -> sqlite3.Connection:
         if self._db is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.lexists(self.path) and not os.path.isfile(self.path) or os.path.islink(self.path):
+                from ..errors import DamagedStore
+
+                raise DamagedStore(str(self.path), "search index", "not a regular file",
+                                   f"remove it (`rm -r {self.path}`), then `brain index --rebuild` (it is derived: "
+                                   "nothing is lost)")
             db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")

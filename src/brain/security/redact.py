@@ -39,8 +39,14 @@ code, YAML, prose) it must also hold a digit or a symbol and no inner ``=``, so
 A pattern may name a group ``secret``: only that group is replaced (the user name of
 ``scheme://user:pass@host`` or the key of ``password = "..."`` stay readable).
 Extra patterns come from the ``secrets.patterns`` setting (kind ``custom``): the brain
-owner's regular expressions, run as written, except that one nesting an unbounded repeat
-in another (exponential on a near miss) is refused (``_nested_repeat``).
+owner's regular expressions (a versioned brain.yml, so possibly a cloned repository's). They
+are linear by construction, checked when the settings are read (``pattern_steps``): every
+repeat must be bounded (no ``*``, ``+``, ``{n,}``, possessive or not: ``.*x`` or ``(?:ab)++c``
+rescan the rest of the text from every start, quadratic), no back-reference, and the work of one
+match attempt -- the longest match times the backtracking choices (the count of each greedy or
+lazy repeat, each branch) -- is at most ``PATTERN_STEPS_MAX``. A possessive or atomic repeat
+gives no choice back, so ``[A-Za-z0-9]{20,64}+`` costs only its width. ``re`` tries every start
+position once, so a text of n characters costs at most n × ``PATTERN_STEPS_MAX`` steps.
 
 ``mask_dsn`` is the display side: a connection URL shown by ``brain settings``,
 ``brain doctor`` or an error message keeps its user and host, never its password.
@@ -52,7 +58,8 @@ import re
 
 from ..errors import SettingsError
 
-__all__ = ["REDACTED", "UNQUOTED_MIN", "Redaction", "Redactor", "redactor_from_settings", "mask_dsn"]
+__all__ = ["REDACTED", "UNQUOTED_MIN", "PATTERN_STEPS_MAX", "Redaction", "Redactor", "redactor_from_settings",
+           "mask_dsn", "pattern_steps"]
 
 REDACTED = "[REDACTED:{kind}]"
 UNQUOTED_MIN = 6  # characters of an unquoted assigned value below which it is not taken for a secret
@@ -157,10 +164,14 @@ class Redactor:
             except re.error as exc:
                 raise SettingsError("brain.yml", "secrets.patterns", "valid regular expressions",
                                     f"{source!r} ({exc})") from None
-            if _nested_repeat(source):
+            steps = pattern_steps(source)
+            if steps > PATTERN_STEPS_MAX:
                 raise SettingsError("brain.yml", "secrets.patterns",
-                                    "expressions without a repetition inside a repetition (exponential time)",
-                                    f"{source!r}; use a possessive repeat such as (?:...)++ or bound the inner one")
+                                    f"expressions with every repeat bounded and at most {PATTERN_STEPS_MAX} steps "
+                                    "per position (linear time)",
+                                    f"{source!r} ({'an unbounded repeat' if steps == _UNBOUNDED else f'{steps} steps'})"
+                                    "; bound each repeat, e.g. [0-9A-Za-z]{20,64}, and make long ones possessive "
+                                    "({20,64}+)")
             self._extra_compiled.append(("custom", compiled))
 
     def redact(self, text: str) -> Redaction:
@@ -270,6 +281,61 @@ def _nested_repeat(source: str) -> bool:
         return False
 
     return walk(parser.parse(source).data, False)
+
+
+PATTERN_STEPS_MAX = 4096  # work of one match attempt of a configured pattern (see the module docstring)
+_UNBOUNDED = 1 << 62
+
+
+def pattern_steps(source: str) -> int:
+    """An upper bound on the steps of one match attempt of ``source``: longest match × backtracking choices.
+
+    ``_UNBOUNDED`` when the pattern has an unbounded repeat or a back-reference (a match attempt
+    may then scan the rest of the text, and a search from every position is quadratic). Reads the
+    parse tree of ``re``'s own parser; where that private module is missing every pattern is
+    taken as unbounded (refused) rather than run unchecked."""
+    try:
+        from re import _constants as sre, _parser as parser
+    except ImportError:  # pragma: no cover - a future Python without it
+        return _UNBOUNDED
+    cap = _UNBOUNDED
+    one_char = {sre.LITERAL, sre.NOT_LITERAL, sre.ANY, sre.IN, sre.CATEGORY, sre.RANGE}
+
+    def walk(items, choose: bool) -> tuple[int, int]:
+        """(longest match, backtracking choices) of a sequence; ``choose``: repeats here give back."""
+        width, choices = 0, 1
+        for op, arg in items:
+            if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+                low, high, body = arg
+                if high == sre.MAXREPEAT:
+                    return cap, cap
+                backtracks = choose and op != sre.POSSESSIVE_REPEAT
+                body_width, body_choices = walk(body, backtracks)
+                width += body_width * high
+                if backtracks:
+                    choices *= (high - low + 1) * body_choices ** min(high, 64)
+            elif op == sre.SUBPATTERN:
+                w, c = walk(arg[3], choose)
+                width, choices = width + w, choices * c
+            elif op == sre.ATOMIC_GROUP:
+                width += walk(arg, False)[0]
+            elif op == sre.BRANCH:
+                parts = [walk(branch, choose) for branch in arg[1]]
+                width += max(w for w, _ in parts)
+                choices *= sum(c for _, c in parts) if choose else 1
+            elif op in (sre.ASSERT, sre.ASSERT_NOT):
+                w, c = walk(arg[1], choose)
+                width, choices = width + w, choices * c
+            elif op in (sre.GROUPREF, sre.GROUPREF_EXISTS, sre.GROUPREF_IGNORE, sre.GROUPREF_LOC_IGNORE,
+                        sre.GROUPREF_UNI_IGNORE):
+                return cap, cap
+            elif op in one_char:
+                width += 1
+            width, choices = min(width, cap), min(choices, cap)
+        return width, choices
+
+    width, choices = walk(parser.parse(source).data, True)
+    return cap if cap in (width, choices) else min(max(width, 1) * choices, cap)
 
 
 def _is_placeholder(value: str) -> bool:

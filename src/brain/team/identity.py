@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..errors import Forbidden
 
 __all__ = ["Principal", "PRINCIPAL", "current_principal", "principal_of_scope", "bound_session", "writer_role",
-           "role_of_session", "SCOPE_KEY"]
+           "role_of_session", "read_own_checkpoint", "memory_visible", "SCOPE_KEY"]
 
 SCOPE_KEY = "brain.principal"
 
@@ -106,3 +106,58 @@ def bound_session(brain, principal: Principal, requested: str | None = None) -> 
         sid = store.session_for(principal.name, alive, start)
         cache[principal.name] = sid
         return sid
+
+
+def read_own_checkpoint(brain, session: str):
+    """``session``'s checkpoint, or the one it inherits: under a token, only from the token's own sessions.
+
+    A successor inherits the checkpoint of a finished session with the same role and machine; a
+    token's role and machine are chosen when it is made, so two tokens can share them, and one
+    must never resume (read the step, note, claims and asks of) the other's work."""
+    principal = current_principal()
+    if principal is None:
+        return brain.coord.read_checkpoint(session)
+    return brain.coord.read_checkpoint(session, heir_of=lambda predecessor: brain.tokens.owns(principal.name,
+                                                                                             predecessor))
+
+
+def memory_visible(brain, path: object, principal: Principal | None = None) -> bool:
+    """Whether the caller may see (read, list, find, change) the memory file ``path``.
+
+    Everything but a thread's local handoff (``handoffs/local/<thread>.md``): that is the working
+    memory of the thread's own sessions, a distilled conversation log, and conversation logs never
+    reach another token. Decided on the normalized path, folded for case (a case-folding file system
+    opens ``HANDOFFS/Local/...`` as the same file). Always true without a token (the local user).
+    A path the memory rule refuses is let through: the memory API refuses it with its own reason."""
+    principal = principal or current_principal()
+    if principal is None:
+        return True
+    from ..errors import InvalidInput
+    from ..memory.paths import normalize_memory_path
+
+    try:
+        parts = normalize_memory_path(path)
+    except InvalidInput:
+        return True
+    folded = [part.casefold() for part in parts]
+    if len(parts) < 3 or folded[:2] != ["handoffs", "local"]:
+        return True
+    thread = parts[2][:-3] if folded[2].endswith(".md") else parts[2]
+    return thread in _own_threads(brain, principal)
+
+
+def _own_threads(brain, principal: Principal) -> set[str]:
+    """The threads any session of ``principal`` takes part in (runtime/conversations/index.json)."""
+    import json
+
+    try:
+        index = json.loads((brain.runtime / "conversations" / "index.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    if not isinstance(index, dict):
+        return set()
+    own: set[str] = set()
+    for session, threads in index.items():
+        if isinstance(threads, list) and brain.tokens.owns(principal.name, session):
+            own.update(t for t in threads if isinstance(t, str))
+    return own

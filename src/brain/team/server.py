@@ -11,16 +11,38 @@ from __future__ import annotations
 from ..errors import InvalidInput
 from .hosts import is_loopback
 
-__all__ = ["check_exposure", "is_loopback", "team_app", "host_allow_list"]
+__all__ = ["check_exposure", "is_loopback", "team_app", "host_allow_list", "refuse_versioned_runtime"]
 
 
 def check_exposure(brain, host: str, *, command: str = "brain serve --http") -> None:
-    """Refuse to listen beyond this machine when no token protects the server (`brain serve --http`, `brain ui`)."""
+    """Refuse to listen beyond this machine when no token protects the server (`brain serve --http`, `brain ui`),
+    or when brain's runtime state came with the repository (``refuse_versioned_runtime``)."""
+    refuse_versioned_runtime(brain)
     if not is_loopback(host) and not brain.tokens.exists():
         raise InvalidInput(f"{command}: refusing to listen on {host} without bearer tokens: anyone who reaches it "
                            "could act as any agent", field="host",
                            hint="create a token first (`brain token create NAME --role R`), or bind 127.0.0.1 "
                                 "behind a TLS reverse proxy (docs/team.md)")
+
+
+def refuse_versioned_runtime(brain) -> None:
+    """Refuse to serve when git tracks anything under `.brain/runtime/` (one `git ls-files` at start-up).
+
+    runtime/ is never versioned (`.brain/.gitignore`); a file there that came with a clone was put
+    there on purpose: a `tokens.json` holding the hash of a token its author knows, a `brain.db` of
+    their making. A server started on it would accept the author's token."""
+    from ..errors import SettingsError
+    from ..gitsafe import project_repo
+
+    repo = project_repo(brain.dir)
+    if repo is None:
+        return
+    tracked = (repo.output("ls-files", "-z", "--", str(brain.runtime)) or "").strip("\0")
+    if tracked:
+        first = tracked.split("\0")[0]
+        raise SettingsError(str(brain.runtime), None, "brain's own runtime state, never versioned",
+                            f"files tracked by git ({first}...); run `git rm -r --cached {brain.runtime}`, "
+                            f"delete the folder and create your own tokens")
 
 
 def host_allow_list(brain, host: str, port: int, extra: list[str] | tuple[str, ...] = ()):

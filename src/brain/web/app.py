@@ -29,10 +29,11 @@ from ..errors import BrainError, InvalidInput, NotFound
 from . import security, views
 from .render import highlight, render_markdown, terms_of
 
-__all__ = ["create_app", "HumanSession", "PAGE_SIZE"]
+__all__ = ["create_app", "HumanSession", "PAGE_SIZE", "HUMAN_ROLE"]
 
 HERE = Path(__file__).parent
 PAGE_SIZE = 50
+HUMAN_ROLE = "human"  # under tokens, only tokens of this role may use the web UI (it is the people's surface)
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'")
 
@@ -93,6 +94,15 @@ class _Guard:
             if not ok:
                 return await PlainTextResponse("unauthorized", status_code=401,
                                                headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
+        from ..team.identity import principal_of_scope
+
+        principal = principal_of_scope(scope)
+        if principal is not None and principal.session_role != HUMAN_ROLE and request.url.path != "/healthz":
+            # the UI shows every conversation log and acts for people (signals, overlap decisions): an
+            # agent's token reads and acts through MCP only, as its own session
+            return await PlainTextResponse(f"token {principal.name!r} has role {principal.session_role!r}: the web UI "
+                                           f"is for tokens created with --role {HUMAN_ROLE}",
+                                           status_code=403)(scope, receive, send)
         cookie = request.cookies.get(security.COOKIE)
         fresh = not cookie or len(cookie) > 100
         if fresh:
@@ -155,6 +165,14 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         return form, None
 
     # -- pages ------------------------------------------------------------------------------------------------
+    def acting_session(request: Request) -> str:
+        """Who a write of the UI acts as: the signed-in token's own session (each person is told apart,
+        every action attributable), or, without tokens, the local person's human session."""
+        from ..team.identity import bound_session, principal_of_scope
+
+        principal = principal_of_scope(request)
+        return bound_session(brain, principal) if principal is not None else human.ensure()
+
     async def home(request):
         return RedirectResponse("/work", status_code=302)
 
@@ -194,7 +212,7 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
             raise InvalidInput("write the decision", field="decision")
 
         def record():
-            by = human.ensure()
+            by = acting_session(request)
             return brain.coord.decide_overlap(a, b, text, by=by)
 
         await run_in_threadpool(record)
@@ -221,7 +239,7 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         kind = (form.get("kind") or "note").strip() or "note"
 
         def send():
-            return brain.coord.signal(human.ensure(), target, body, kind=kind)
+            return brain.coord.signal(acting_session(request), target, body, kind=kind)
 
         result = await run_in_threadpool(send)
         if partial(request):

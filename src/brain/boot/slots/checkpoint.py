@@ -33,7 +33,9 @@ def collect(brain, request) -> list[Part]:
     from ...errors import BrainError
 
     try:
-        cp = brain.coord.read_checkpoint(request.session)
+        from ...team.identity import read_own_checkpoint
+
+        cp = read_own_checkpoint(brain, request.session)
     except BrainError as exc:
         debug("brain.boot", "checkpoint slot skipped: %s", exc)
         return []

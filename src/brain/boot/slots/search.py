@@ -29,7 +29,10 @@ def collect(brain, request) -> list[Part]:
     title = text.split("\n", 1)[0][:QUERY_CHARS]
     query = title if len(title) >= 40 else text[:QUERY_CHARS]
     try:
-        hits = [h for h in index.search(query, limit=MAX_HITS * 3) if h.kind not in SKIP_KINDS][:MAX_HITS]
+        from ...team.identity import memory_visible  # a token never sees another thread's local handoff
+
+        hits = [h for h in index.search(query, limit=MAX_HITS * 3) if h.kind not in SKIP_KINDS
+                and (h.kind == "code" or memory_visible(brain, h.path))][:MAX_HITS]
     except Exception as exc:  # derived help: never cost the agent its boot
         from ...workspace import _debug
 
@@ -38,15 +41,17 @@ def collect(brain, request) -> list[Part]:
     if not hits:
         return []
     lines = [f"- `{h.path}` ({h.kind}): {h.snippet}" for h in hits]
-    lines += _linked(index, [h.path for h in hits if h.kind != "code"])
+    lines += _linked(brain, index, [h.path for h in hits if h.kind != "code"])
     return [Part("search", "search hits", "Memory matching the task (search)", "\n".join(lines),
                  "brain search TERMS")]
 
 
-def _linked(index, paths: list[str]) -> list[str]:
+def _linked(brain, index, paths: list[str]) -> list[str]:
     """One hop along [[wiki links]] from the hits, both ways: `- path (links from/to hit): title`."""
     if not paths:
         return []
+    from ...team.identity import memory_visible
+
     out: list[str] = []
     seen = set(paths)
     try:
@@ -58,7 +63,7 @@ def _linked(index, paths: list[str]) -> list[str]:
                 "WHERE e.src = ? AND e.kind = 'links' ORDER BY 1, 2", (f"memory:{path}", f"memory:{path}")).fetchall()
             for how, node, title in rows:
                 other = node.removeprefix("memory:")
-                if other in seen:
+                if other in seen or not memory_visible(brain, other):
                     continue
                 seen.add(other)
                 out.append(f"- `{other}` ({how} `{path}`): {(title or other)[:120]}")

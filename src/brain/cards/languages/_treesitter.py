@@ -7,9 +7,10 @@ installed: the registry turns that into a file not read, naming the extra).
 from __future__ import annotations
 
 import importlib
+import time
 
 __all__ = ["parser", "language", "text", "squash", "doc_before", "clean_doc", "lines", "parse", "decode_or_unread",
-           "descendants", "MAX_SIG", "MAX_DOC"]
+           "descendants", "bounded_parse", "parse_budget", "MAX_SIG", "MAX_DOC"]
 
 MAX_SIG = 160
 MAX_DOC = 110
@@ -45,12 +46,37 @@ def decode_or_unread(raw: bytes) -> dict | None:
     return None
 
 
+def parse_budget(size: int) -> float:
+    """Seconds a parse of ``size`` bytes may take: 2 s plus 1 s per 50 KB (tree-sitter parses a normal
+    file at megabytes a second; its error recovery on some garbage is superlinear: 32 KB of `<!-- ` in a
+    .go file took 100 s)."""
+    return 2.0 + size / 50_000
+
+
+def bounded_parse(ts_parser, raw: bytes):
+    """``ts_parser.parse(raw)`` cancelled once it runs past ``parse_budget``: TimeoutError then.
+
+    tree-sitter checks the progress callback only when it reads through a callback, so the bytes are
+    handed over in slices. A cancelled parser is reset before it is used again."""
+    deadline = time.monotonic() + parse_budget(len(raw))
+    try:
+        return ts_parser.parse(lambda offset, _point: raw[offset:offset + 65536],
+                               progress_callback=lambda *_: time.monotonic() > deadline)
+    except ValueError:
+        ts_parser.reset()
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"parse took over {parse_budget(len(raw)):.0f} s") from None
+        raise
+
+
 def parse(grammar: str, raw: bytes, function: str = "language"):
     """(root node, error facts or None)."""
     try:
-        tree = parser(grammar, function).parse(raw)
+        tree = bounded_parse(parser(grammar, function), raw)
     except ImportError:
         raise
+    except TimeoutError as exc:
+        return None, {"status": "unread", "reason": f"{exc} (a pathological file)"}
     except Exception as exc:  # noqa: BLE001 - a parser failure is a file not read
         return None, {"status": "unread", "reason": f"parse failed ({type(exc).__name__})"}
     return tree.root_node, None

@@ -171,7 +171,9 @@ def register(tools: ToolRegistry) -> None:
         signal cursor and a note. brain_boot with your session id reads it back right after now.md.
         Without step: returns the checkpoint to resume from."""
         sid = connection_session(brain, session)
-        cp = brain.coord.checkpoint(sid, step, note=note) if step else brain.coord.read_checkpoint(sid)
+        from ...team.identity import read_own_checkpoint
+
+        cp = brain.coord.checkpoint(sid, step, note=note) if step else read_own_checkpoint(brain, sid)
         if cp is None:
             return ToolOutput("no checkpoint", {"checkpoint": None})
         from ...boot.slots.checkpoint import render

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..access import LAYER_READ, LAYER_WRITE, SESSION, ActsAs
+from ..access import LAYER_READ, LAYER_WRITE, MEMORY_PATH, SESSION, ActsAs
 from ..registry import ToolOutput, ToolRegistry
 
 __all__ = ["register"]
@@ -73,7 +73,8 @@ def register(tools: ToolRegistry) -> None:
     def brain_read(
         brain,
         path: Annotated[str, Field(description="Path relative to .brain/, e.g. now.md, focus.md, notes/setup.md, "
-                                               "modules/auth.md, decisions/0003-use-postgres.md.")],
+                                               "modules/auth.md, decisions/0003-use-postgres.md."),
+                        ActsAs(MEMORY_PATH)],
         layer: Annotated[Layer | None, Field(description="Read from a user-level layer instead of the project "
                                                          "(kernel: shared agent profiles; personal: your own "
                                                          "notes)."), ActsAs(LAYER_READ)] = None,
@@ -90,7 +91,8 @@ def register(tools: ToolRegistry) -> None:
         brain,
         path: Annotated[str, Field(description="Path relative to .brain/: now.md (what is happening now, "
                                                "overwritten at the end of each session), focus.md, notes/NAME.md, "
-                                               "workflows/NAME.md. No '..', no absolute paths.")],
+                                               "workflows/NAME.md. No '..', no absolute paths."),
+                        ActsAs(MEMORY_PATH)],
         text: Annotated[str, Field(description="The whole new content of the file (markdown, UTF-8).")],
         expected_hash: Annotated[str | None, Field(description="The sha256 (or its first 8+ hex digits) brain_read "
                                                                "gave you: the write is refused if the file changed "
@@ -123,7 +125,9 @@ def register(tools: ToolRegistry) -> None:
         """List the project's memory files (now.md, focus.md, notes/, workflows/, decisions/, agents/, promoted
         handoffs/) with their titles and sizes, to find a note before you read, rename or delete it.
         Structured content: {notes: [{path, title, bytes}]}."""
-        notes = [n.to_dict() for n in brain.notes(everything=everything)]
+        from ...team.identity import memory_visible
+
+        notes = [n.to_dict() for n in brain.notes(everything=everything) if memory_visible(brain, n.path)]
         text = "\n".join(f"{n['path']} ({n['bytes']} bytes): {n['title']}" for n in notes)
         return ToolOutput(text or "no memory files", {"notes": notes})
 
@@ -131,7 +135,7 @@ def register(tools: ToolRegistry) -> None:
     def brain_delete(
         brain,
         path: Annotated[str, Field(description="Path relative to .brain/, e.g. notes/old-setup.md. now.md and "
-                                               "focus.md cannot be deleted.")],
+                                               "focus.md cannot be deleted."), ActsAs(MEMORY_PATH)],
         expected_hash: Annotated[str | None, Field(description="The sha256 (or its first 8+ hex digits) brain_read "
                                                                "gave you: refused if the file changed since.")] = None,
         reason: Annotated[str | None, Field(description="Why it goes: recorded in the commit when the project "
@@ -147,8 +151,10 @@ def register(tools: ToolRegistry) -> None:
     @tools.tool(title="Rename a memory file", destructive=True)
     def brain_move(
         brain,
-        path: Annotated[str, Field(description="The memory file to rename, relative to .brain/.")],
-        to: Annotated[str, Field(description="The new path relative to .brain/; it must not exist.")],
+        path: Annotated[str, Field(description="The memory file to rename, relative to .brain/."),
+                        ActsAs(MEMORY_PATH)],
+        to: Annotated[str, Field(description="The new path relative to .brain/; it must not exist."),
+                      ActsAs(MEMORY_PATH)],
         expected_hash: Annotated[str | None, Field(description="The sha256 (or 8+ hex digits) brain_read gave you: "
                                                                "refused if the file changed since.")] = None,
         reason: Annotated[str | None, Field(description="Why it moves: recorded in the commit when the project "

@@ -32,7 +32,10 @@ def register(tools: ToolRegistry) -> None:
         handoffs) and the code symbols the cards list. Returns paths with short snippets, best first; read a
         hit whole with brain_read (memory) or your file tools (code). Use it before exploring the code file by
         file: a card or a decision often answers the question."""
-        hits = brain.search(query, kind=kind, limit=limit)
+        from ...team.identity import memory_visible
+
+        hits = [h for h in brain.search(query, kind=kind, limit=limit)
+                if h.get("kind") == "code" or memory_visible(brain, h.get("path"))]
         if not hits:
             return ToolOutput(f"no match for {query!r}", {"hits": []})
         lines = [f"{i}. [{h['kind']}] {h['path']} — {h.get('title') or ''}\n   {h.get('snippet') or ''}".rstrip()
