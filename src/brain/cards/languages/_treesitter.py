@@ -9,8 +9,11 @@ from __future__ import annotations
 import importlib
 import time
 
+from .base import Symbol
+
 __all__ = ["parser", "language", "text", "squash", "doc_before", "clean_doc", "lines", "parse", "decode_or_unread",
-           "descendants", "bounded_parse", "parse_budget", "MAX_SIG", "MAX_DOC"]
+           "descendants", "bounded_parse", "parse_budget", "read_tree", "finish_facts", "flag_facts", "add_definition",
+           "MAX_SIG", "MAX_DOC"]
 
 MAX_SIG = 160
 MAX_DOC = 110
@@ -80,6 +83,42 @@ def parse(grammar: str, raw: bytes, function: str = "language"):
     except Exception as exc:  # noqa: BLE001 - a parser failure is a file not read
         return None, {"status": "unread", "reason": f"parse failed ({type(exc).__name__})"}
     return tree.root_node, None
+
+
+def read_tree(grammar: str, raw: bytes, function: str = "language"):
+    """(root node, None) for a UTF-8 file that parsed, else (None, the "unread" facts): every extractor's first step."""
+    bad = decode_or_unread(raw)
+    if bad:
+        return None, bad
+    return parse(grammar, raw, function)
+
+
+def finish_facts(facts: dict, exports: list, symbols: list, root, path: str, lang) -> dict:
+    """Every extractor's last step: the collected exports and symbols, imports sorted once each, the test and
+    partial-parse flags (``lang.is_test`` by the path, a tree with errors)."""
+    facts["exports"] = exports
+    facts["symbols"] = symbols
+    facts["imports"] = sorted(set(facts["imports"]))
+    return flag_facts(facts, root, path, lang)
+
+
+def flag_facts(facts: dict, root, path: str, lang) -> dict:
+    """The test and partial-parse flags of ``facts`` (for extractors that finish their own keys)."""
+    if lang.is_test(path):
+        facts["test"] = True
+    if root.has_error:
+        facts["partial"] = True
+    return facts
+
+
+def add_definition(symbols: list, entries: list, span: tuple[int, int], qualname: str, symbol_kind: str, public: bool,
+                   sig: str, card_kind: str, name: str, doc=lambda: "") -> None:
+    """One definition found: its :class:`Symbol` for the code index, and when ``public`` its card entry
+    ``{kind, name, sig, doc}`` appended to ``entries`` (a type's members or the file's exports). ``doc`` is a
+    callable, called only for a public one: finding a doc comment walks the siblings."""
+    symbols.append(Symbol(qualname, symbol_kind, span[0], span[1], public, sig))
+    if public:
+        entries.append({"kind": card_kind, "name": name, "sig": sig, "doc": doc()})
 
 
 def text(src: bytes, node) -> str:

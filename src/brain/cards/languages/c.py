@@ -385,11 +385,7 @@ def extract_c_family(raw: bytes, path: str, grammar: str, lang: Language) -> dic
         facts["public"] = place
     if walker.main or (not header and _MAIN.search(raw)):  # the regex: a main split by #ifdef branches
         facts["main"] = "main()"
-    if lang.is_test(path):
-        facts["test"] = True
-    if root.has_error:
-        facts["partial"] = True
-    return facts
+    return ts.flag_facts(facts, root, path, lang)
 
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:

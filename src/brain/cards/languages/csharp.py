@@ -142,10 +142,7 @@ def _walk(src: bytes, container, facts: dict, exports: list, symbols: list) -> N
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     """Facts of one C# file (see the module docstring)."""
-    bad = ts.decode_or_unread(raw)
-    if bad:
-        return bad
-    root, err = ts.parse(LANGUAGE.grammar, raw)
+    root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if err:
         return err
     facts: dict = {"status": "ok", "unit": "", "imports": [], "routes": []}
@@ -155,14 +152,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     for method, route, handler in _MAP_CALL.findall(raw):
         facts["routes"].append([method.decode().upper(), route.decode("utf-8", "replace"),
                                 handler.decode("utf-8", "replace") if handler else "(inline)"])
-    facts["exports"] = exports
-    facts["symbols"] = symbols
-    facts["imports"] = sorted(set(facts["imports"]))
-    if LANGUAGE.is_test(path):
-        facts["test"] = True
-    if root.has_error:
-        facts["partial"] = True
-    return facts
+    return ts.finish_facts(facts, exports, symbols, root, path, LANGUAGE)
 
 
 def resolve_import(spec: str, from_path: str, ctx) -> str | None:

@@ -108,10 +108,7 @@ def _type_entry(src: bytes, spec, doc: str) -> tuple[dict, str]:
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     """Facts of one Go file (see the module docstring)."""
-    bad = ts.decode_or_unread(raw)
-    if bad:
-        return bad
-    root, err = ts.parse(LANGUAGE.grammar, raw)
+    root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if err:
         return err
     src = raw

@@ -161,10 +161,7 @@ def _type(src: bytes, node, prefix: str, in_public_api: bool, facts: dict, expor
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     """Facts of one Java file (see the module docstring)."""
-    bad = ts.decode_or_unread(raw)
-    if bad:
-        return bad
-    root, err = ts.parse(LANGUAGE.grammar, raw)
+    root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if err:
         return err
     src = raw
@@ -183,14 +180,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
             facts["imports"].append(spec)
         elif node.type in _TYPES:
             _type(src, node, "", True, facts, exports, symbols)
-    facts["exports"] = exports
-    facts["symbols"] = symbols
-    facts["imports"] = sorted(set(facts["imports"]))
-    if LANGUAGE.is_test(path):
-        facts["test"] = True
-    if root.has_error:
-        facts["partial"] = True
-    return facts
+    return ts.finish_facts(facts, exports, symbols, root, path, LANGUAGE)
 
 
 # -- manifests --------------------------------------------------------------------------------

@@ -144,10 +144,7 @@ _ONE_LINE_CLOSE = re.compile(rb"(?<=[^\s{;])[ \t](?=\})")
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     """Facts of one Kotlin file (see the module docstring)."""
-    bad = ts.decode_or_unread(raw)
-    if bad:
-        return bad
-    root, err = ts.parse(LANGUAGE.grammar, raw)
+    root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if root is not None and root.has_error and _ONE_LINE_CLOSE.search(raw):
         # the grammar wants a separator before a one-line body's `}` (`object O { val x = 1 }`): the space before
         # it becomes `;` (same offsets, same lines), kept only when that parse is clean
@@ -195,14 +192,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
             if public:
                 exports.append({"kind": "typealias" if kind == "type_alias" else "val", "name": name, "sig": sig,
                                 "doc": _doc(src, node)})
-    facts["exports"] = exports
-    facts["symbols"] = symbols
-    facts["imports"] = sorted(set(facts["imports"]))
-    if LANGUAGE.is_test(path):
-        facts["test"] = True
-    if root.has_error:
-        facts["partial"] = True
-    return facts
+    return ts.finish_facts(facts, exports, symbols, root, path, LANGUAGE)
 
 
 def resolve_import(spec: str, from_path: str, ctx) -> str | None:

@@ -103,10 +103,7 @@ def _routes(src: bytes, root) -> list[list[str]]:
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     """Facts of one PHP file (see the module docstring)."""
-    bad = ts.decode_or_unread(raw)
-    if bad:
-        return bad
-    root, err = ts.parse(LANGUAGE.grammar, raw, function="language_php")
+    root, err = ts.read_tree(LANGUAGE.grammar, raw, function="language_php")
     if err:
         return err
     src = raw
@@ -132,14 +129,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
             symbols.append(Symbol(name, "function", start, end, True, sig))
             exports.append({"kind": "function", "name": name, "sig": sig, "doc": _doc(src, node)})
     facts["routes"] = _routes(src, root) if b"get(" in src or b"post(" in src else []
-    facts["exports"] = exports
-    facts["symbols"] = symbols
-    facts["imports"] = sorted(set(facts["imports"]))
-    if LANGUAGE.is_test(path):
-        facts["test"] = True
-    if root.has_error:
-        facts["partial"] = True
-    return facts
+    return ts.finish_facts(facts, exports, symbols, root, path, LANGUAGE)
 
 
 def parse_composer(raw: bytes, path: str) -> dict:

@@ -114,10 +114,7 @@ def _scope(src: bytes, container, prefix: str, facts: dict, exports: list, symbo
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     """Facts of one Ruby file (see the module docstring)."""
-    bad = ts.decode_or_unread(raw)
-    if bad:
-        return bad
-    root, err = ts.parse(LANGUAGE.grammar, raw)
+    root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if err:
         return err
     facts: dict = {"status": "ok", "imports": [], "routes": []}
@@ -127,14 +124,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
         _scope(raw, root, "", facts, exports, symbols, None)
     except RecursionError:
         return {"status": "unread", "reason": "nested too deeply"}
-    facts["exports"] = exports
-    facts["symbols"] = symbols
-    facts["imports"] = sorted(set(facts["imports"]))
-    if LANGUAGE.is_test(path):
-        facts["test"] = True
-    if root.has_error:
-        facts["partial"] = True
-    return facts
+    return ts.finish_facts(facts, exports, symbols, root, path, LANGUAGE)
 
 
 def parse_gemfile(raw: bytes, path: str) -> dict:

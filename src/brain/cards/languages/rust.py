@@ -250,10 +250,7 @@ def _main_label(path: str) -> str:
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     """Facts of one Rust file (see the module docstring)."""
-    bad = ts.decode_or_unread(raw)
-    if bad:
-        return bad
-    root, err = ts.parse(LANGUAGE.grammar, raw)
+    root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if err:
         return err
     src = raw
@@ -284,11 +281,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     facts["hides"] = [h for h in facts["hides"] if h.rpartition("::")[2] not in reexported]
     if not facts["hides"]:
         del facts["hides"]
-    if LANGUAGE.is_test(path):
-        facts["test"] = True
-    if root.has_error:
-        facts["partial"] = True
-    return facts
+    return ts.flag_facts(facts, root, path, LANGUAGE)
 
 
 def _routes(src: bytes, root) -> list[list[str]]:

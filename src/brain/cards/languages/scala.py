@@ -95,10 +95,7 @@ def _definitions(src: bytes, container, prefix: str, visible: bool, facts: dict,
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     """Facts of one Scala file (see the module docstring)."""
-    bad = ts.decode_or_unread(raw)
-    if bad:
-        return bad
-    root, err = ts.parse(LANGUAGE.grammar, raw)
+    root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if err:
         return err
     facts: dict = {"status": "ok", "unit": "", "imports": []}
@@ -113,14 +110,8 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
         _definitions(raw, root, "", True, facts, exports, symbols, None)
     except RecursionError:
         return {"status": "unread", "reason": "nested too deeply"}
-    facts["exports"] = exports
-    facts["symbols"] = symbols
-    facts["imports"] = sorted(set(i for i in facts["imports"] if i))
-    if LANGUAGE.is_test(path):
-        facts["test"] = True
-    if root.has_error:
-        facts["partial"] = True
-    return facts
+    facts["imports"] = [i for i in facts["imports"] if i]
+    return ts.finish_facts(facts, exports, symbols, root, path, LANGUAGE)
 
 
 def parse_sbt(raw: bytes, path: str) -> dict:

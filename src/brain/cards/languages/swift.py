@@ -88,10 +88,7 @@ def _members(src: bytes, body, qual: str, public_scope: bool, symbols: list, in_
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     """Facts of one Swift file (see the module docstring)."""
-    bad = ts.decode_or_unread(raw)
-    if bad:
-        return bad
-    root, err = ts.parse(LANGUAGE.grammar, raw)
+    root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if err:
         return err
     src = raw
@@ -129,14 +126,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
         facts["routes"].append([method.decode().upper(), "/" + "/".join(segments), "(closure)"])
     if path.rpartition("/")[2] == "main.swift":
         facts["main"] = "swift run"
-    facts["exports"] = exports
-    facts["symbols"] = symbols
-    facts["imports"] = sorted(set(facts["imports"]))
-    if LANGUAGE.is_test(path):
-        facts["test"] = True
-    if root.has_error:
-        facts["partial"] = True
-    return facts
+    return ts.finish_facts(facts, exports, symbols, root, path, LANGUAGE)
 
 
 def parse_package_swift(raw: bytes, path: str) -> dict:
