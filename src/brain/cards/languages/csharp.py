@@ -97,10 +97,9 @@ def _type(src: bytes, node, prefix: str, visible: bool, facts: dict, exports: li
         if itype in ("method_declaration", "constructor_declaration", "property_declaration", "operator_declaration"):
             mname = ts.text(src, item.child_by_field_name("name")) or ("operator" if itype == "operator_declaration" else "")
             msig = _head(src, item)
-            symbols.append(Symbol(f"{qual}.{mname}", "var" if itype == "property_declaration" else "method", i_start, i_end,
-                                  m_public, msig))
-            if m_public:
-                members.append({"kind": itype.split("_")[0], "name": mname, "sig": msig, "doc": _doc(src, item)})
+            ts.add_definition(symbols, members, (i_start, i_end), f"{qual}.{mname}",
+                              "var" if itype == "property_declaration" else "method", m_public, msig,
+                              itype.split("_")[0], mname, lambda: _doc(src, item))
             http = _HTTP_ATTR.search(_attrs(src, item))
             if http:
                 facts["routes"].append([http.group(1).upper(), _join(base_route, http.group(2) or ""), f"{name}.{mname}"])
@@ -111,14 +110,12 @@ def _type(src: bytes, node, prefix: str, visible: bool, facts: dict, exports: li
                 fname = ts.text(src, decl.child_by_field_name("name") or next(
                     (c for c in decl.named_children if c.type == "identifier"), None))
                 fsig = ts.squash(_head(src, item).split("=")[0], 100)
-                symbols.append(Symbol(f"{qual}.{fname}", "const" if "const" in imods else "var", i_start, i_end, m_public, fsig))
-                if m_public:
-                    members.append({"kind": "field", "name": fname, "sig": fsig, "doc": _doc(src, item)})
+                ts.add_definition(symbols, members, (i_start, i_end), f"{qual}.{fname}", "const" if "const" in imods else "var",
+                                  m_public, fsig, "field", fname, lambda: _doc(src, item))
         elif itype == "enum_member_declaration":
             ename = ts.text(src, item.child_by_field_name("name"))
-            symbols.append(Symbol(f"{qual}.{ename}", "const", i_start, i_end, public, ename))
-            if public:
-                members.append({"kind": "constant", "name": ename, "sig": ename, "doc": _doc(src, item)})
+            ts.add_definition(symbols, members, (i_start, i_end), f"{qual}.{ename}", "const", public, ename, "constant", ename,
+                              lambda: _doc(src, item))
     if public:
         exports.insert(position, {"kind": kind, "name": qual, "sig": sig, "doc": _doc(src, node), "members": members})
 

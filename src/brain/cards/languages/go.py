@@ -134,9 +134,8 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
             functions.add(name)
             sig = _func_sig(src, node, name, receiver=False)
             start, end = ts.lines(node)
-            symbols.append(Symbol(name, "function", start, end, _exported(name), sig))
-            if _exported(name):
-                exports.append({"kind": "func", "name": name, "sig": sig, "doc": ts.doc_before(src, node)})
+            ts.add_definition(symbols, exports, (start, end), name, "function", _exported(name), sig, "func", name,
+                              lambda: ts.doc_before(src, node))
         elif kind == "method_declaration":
             name = ts.text(src, node.child_by_field_name("name"))
             recv = _receiver_type(src, node)
@@ -168,9 +167,8 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
                 for ident in spec.children_by_field_name("name"):
                     name = ts.text(src, ident)
                     sig = ts.squash(f"{word} {name}" + (f" {ts.text(src, typ)}" if typ is not None else ""), 100)
-                    symbols.append(Symbol(name, word, start, end, _exported(name), sig))
-                    if _exported(name):
-                        exports.append({"kind": word, "name": name, "sig": sig, "doc": spec_doc})
+                    ts.add_definition(symbols, exports, (start, end), name, word, _exported(name), sig, word, name,
+                                      lambda: spec_doc)
     facts: dict = {"status": "ok", "unit": f"package {package}" if package else "", "group": "folder", "doc": doc, "exports": exports,
                    "imports": sorted(set(imports)), "routes": _routes(src, root), "symbols": symbols}
     if LANGUAGE.is_test(path):

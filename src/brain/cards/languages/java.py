@@ -133,9 +133,8 @@ def _type(src: bytes, node, prefix: str, in_public_api: bool, facts: dict, expor
             mkind = "constructor" if itype == "constructor_declaration" else "method"
             mname = ts.text(src, item.child_by_field_name("name"))
             msig = _method_sig(src, item, mkind)
-            symbols.append(Symbol(f"{qual}.{mname}", "method", i_start, i_end, member_public, msig))
-            if member_public:
-                members.append({"kind": mkind, "name": mname, "sig": msig, "doc": _doc(src, item)})
+            ts.add_definition(symbols, members, (i_start, i_end), f"{qual}.{mname}", "method", member_public, msig, mkind, mname,
+                              lambda: _doc(src, item))
             route = _route_of(imods)
             if route is not None and (class_route is not None or route[1] or "Mapping" in imods or _JAXRS.search(imods)):
                 facts["routes"].append([route[0], _join(base_route, route[1]), f"{name}.{mname}"])
@@ -147,14 +146,12 @@ def _type(src: bytes, node, prefix: str, in_public_api: bool, facts: dict, expor
                 fname = ts.text(src, decl.child_by_field_name("name"))
                 fsig = ts.squash(f"{ftype} {fname}", 100)
                 static_final = {"static", "final"} <= iwords or itype == "constant_declaration" or is_interface
-                symbols.append(Symbol(f"{qual}.{fname}", "const" if static_final else "var", i_start, i_end, member_public, fsig))
-                if member_public:
-                    members.append({"kind": "field", "name": fname, "sig": fsig, "doc": _doc(src, item)})
+                ts.add_definition(symbols, members, (i_start, i_end), f"{qual}.{fname}", "const" if static_final else "var",
+                                  member_public, fsig, "field", fname, lambda: _doc(src, item))
         elif itype == "enum_constant":
             cname = ts.text(src, item.child_by_field_name("name"))
-            symbols.append(Symbol(f"{qual}.{cname}", "const", i_start, i_end, public, cname))
-            if public:
-                members.append({"kind": "constant", "name": cname, "sig": cname, "doc": _doc(src, item)})
+            ts.add_definition(symbols, members, (i_start, i_end), f"{qual}.{cname}", "const", public, cname, "constant", cname,
+                              lambda: _doc(src, item))
     if public:
         exports.insert(position, {"kind": kind, "name": qual, "sig": sig, "doc": _doc(src, node), "members": members})
 

@@ -99,9 +99,8 @@ def _class(src: bytes, node, prefix: str, parent_public: bool, facts: dict, expo
                 pname = _name(src, param)
                 p_public = public and _public(src, param)
                 p_start, p_end = ts.lines(param)
-                symbols.append(Symbol(f"{qual}.{pname}", "var", p_start, p_end, p_public, ts.squash(ptext, 100)))
-                if p_public:
-                    members.append({"kind": "property", "name": pname, "sig": ts.squash(ptext, 100), "doc": ""})
+                ts.add_definition(symbols, members, (p_start, p_end), f"{qual}.{pname}", "var", p_public, ts.squash(ptext, 100),
+                                  "property", pname)
     body = next((c for c in node.named_children if c.type in ("class_body", "enum_class_body")), None)
     items = list(body.named_children) if body is not None else []
     for item in list(items):
@@ -123,15 +122,12 @@ def _class(src: bytes, node, prefix: str, parent_public: bool, facts: dict, expo
             pname = _name(src, var if var is not None else item)
             sig = _head(src, item, ("string_literal", "call_expression", "number_literal", "property_delegate"))
             i_start, i_end = ts.lines(item)
-            symbols.append(Symbol(f"{qual}.{pname}", "var", i_start, i_end, p_public, sig))
-            if p_public:
-                members.append({"kind": "property", "name": pname, "sig": sig, "doc": _doc(src, item)})
+            ts.add_definition(symbols, members, (i_start, i_end), f"{qual}.{pname}", "var", p_public, sig, "property", pname,
+                              lambda: _doc(src, item))
         elif item.type == "enum_entry":
             ename = _name(src, item)
             e_start, e_end = ts.lines(item)
-            symbols.append(Symbol(f"{qual}.{ename}", "const", e_start, e_end, public, ename))
-            if public:
-                members.append({"kind": "constant", "name": ename, "sig": ename, "doc": ""})
+            ts.add_definition(symbols, members, (e_start, e_end), f"{qual}.{ename}", "const", public, ename, "constant", ename)
         elif item.type in ("class_declaration", "object_declaration"):
             _class(src, item, qual + ".", public, facts, exports, symbols)
     if public:
@@ -188,10 +184,8 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
             sig = _head(src, node, ("string_literal", "call_expression", "number_literal", "property_delegate")) \
                 if kind == "property_declaration" else ts.squash(ts.text(src, node), 120)
             start, end = ts.lines(node)
-            symbols.append(Symbol(name, "type" if kind == "type_alias" else "var", start, end, public, sig))
-            if public:
-                exports.append({"kind": "typealias" if kind == "type_alias" else "val", "name": name, "sig": sig,
-                                "doc": _doc(src, node)})
+            ts.add_definition(symbols, exports, (start, end), name, "type" if kind == "type_alias" else "var", public, sig,
+                              "typealias" if kind == "type_alias" else "val", name, lambda: _doc(src, node))
     return ts.finish_facts(facts, exports, symbols, root, path, LANGUAGE)
 
 

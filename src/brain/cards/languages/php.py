@@ -61,19 +61,17 @@ def _type(src: bytes, node, namespace: str, exports: list, symbols: list) -> Non
         if item.type == "method_declaration":
             mname = ts.text(src, item.child_by_field_name("name"))
             msig = _sig(src, item, mname)
-            symbols.append(Symbol(f"{name}.{mname}", "method", i_start, i_end, public, msig))
-            if public:
-                members.append({"kind": "method", "name": mname, "sig": msig, "doc": _doc(src, item)})
+            ts.add_definition(symbols, members, (i_start, i_end), f"{name}.{mname}", "method", public, msig, "method", mname,
+                              lambda: _doc(src, item))
         elif item.type in ("const_declaration", "property_declaration"):
             for element in item.named_children:
                 if element.type in ("const_element", "property_element"):
                     ident = next((c for c in element.named_children if c.type in ("name", "variable_name")), None)
                     ename = ts.text(src, ident)
-                    symbols.append(Symbol(f"{name}.{ename.lstrip('$')}", "const" if item.type == "const_declaration" else "var",
-                                          i_start, i_end, public, ename))
-                    if public:
-                        members.append({"kind": "const" if item.type == "const_declaration" else "property", "name": ename,
-                                        "sig": ename, "doc": _doc(src, item)})
+                    const = item.type == "const_declaration"
+                    ts.add_definition(symbols, members, (i_start, i_end), f"{name}.{ename.lstrip('$')}",
+                                      "const" if const else "var", public, ename, "const" if const else "property", ename,
+                                      lambda: _doc(src, item))
         elif item.type == "enum_case":
             cname = ts.text(src, item.child_by_field_name("name"))
             members.append({"kind": "case", "name": cname, "sig": cname, "doc": ""})

@@ -123,9 +123,8 @@ def _items(src: bytes, container, prefix: str, facts: dict, exports: list, symbo
         if kind == "function_item":
             name = ts.text(src, node.child_by_field_name("name"))
             sig = _fn_sig(src, node)
-            symbols.append(Symbol(prefix + name, "function", start, end, public, sig))
-            if public:
-                exports.append({"kind": "fn", "name": name, "sig": sig, "doc": _doc(src, node)})
+            ts.add_definition(symbols, exports, (start, end), prefix + name, "function", public, sig, "fn", name,
+                              lambda: _doc(src, node))
             if name == "main" and not prefix:
                 facts["_main"] = True
         elif kind in ("struct_item", "enum_item", "union_item", "trait_item"):
@@ -179,10 +178,9 @@ def _items(src: bytes, container, prefix: str, facts: dict, exports: list, symbo
             else:
                 sig = f"{word} {name}: {ts.text(src, typ)}"
             sig = ts.squash(sig, 120)
-            symbols.append(Symbol(prefix + name, "type" if word == "type" else "const" if word == "const" else "var",
-                                  start, end, public, sig))
-            if public:
-                exports.append({"kind": word, "name": name, "sig": sig, "doc": _doc(src, node)})
+            ts.add_definition(symbols, exports, (start, end), prefix + name,
+                              "type" if word == "type" else "const" if word == "const" else "var", public, sig, word, name,
+                              lambda: _doc(src, node))
         elif kind == "macro_definition":
             name = ts.text(src, node.child_by_field_name("name"))
             prev = node.prev_named_sibling
@@ -190,9 +188,8 @@ def _items(src: bytes, container, prefix: str, facts: dict, exports: list, symbo
             while prev is not None and prev.type == "attribute_item":
                 exported = exported or "macro_export" in ts.text(src, prev)
                 prev = prev.prev_named_sibling
-            symbols.append(Symbol(prefix + name, "macro", start, end, exported, f"macro_rules! {name}"))
-            if exported:
-                exports.append({"kind": "macro", "name": name + "!", "sig": f"macro_rules! {name}", "doc": _doc(src, node)})
+            ts.add_definition(symbols, exports, (start, end), prefix + name, "macro", exported, f"macro_rules! {name}", "macro",
+                              name + "!", lambda: _doc(src, node))
         elif kind == "use_declaration":
             arg = node.child_by_field_name("argument")
             paths = _use_paths(src, arg) if arg is not None else []

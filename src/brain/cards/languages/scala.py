@@ -83,10 +83,8 @@ def _definitions(src: bytes, container, prefix: str, visible: bool, facts: dict,
             sig = _head(src, node)
             skind = "method" if prefix and kind.startswith("function") else "function" if kind.startswith("function") else \
                 "type" if kind == "type_definition" else "var"
-            symbols.append(Symbol(prefix + name, skind, start, end, public, sig))
-            if public:
-                entry = {"kind": kind.split("_")[0], "name": name, "sig": sig, "doc": _doc(src, node)}
-                (members if members is not None else exports).append(entry)
+            ts.add_definition(symbols, members if members is not None else exports, (start, end), prefix + name, skind, public,
+                              sig, kind.split("_")[0], name, lambda: _doc(src, node))
         elif kind == "package_object":
             body = node.child_by_field_name("body")
             if body is not None:

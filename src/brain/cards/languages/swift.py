@@ -73,9 +73,8 @@ def _members(src: bytes, body, qual: str, public_scope: bool, symbols: list, in_
                          "property_declaration", "protocol_property_declaration", "subscript_declaration"):
             name = "init" if item.type == "init_declaration" else _name(src, item)
             sig = _head(src, item)
-            symbols.append(Symbol(f"{qual}.{name}", "var" if "property" in item.type else "method", start, end, public, sig))
-            if public:
-                members.append({"kind": item.type.split("_")[0], "name": name, "sig": sig, "doc": _doc(src, item)})
+            ts.add_definition(symbols, members, (start, end), f"{qual}.{name}", "var" if "property" in item.type else "method",
+                              public, sig, item.type.split("_")[0], name, lambda: _doc(src, item))
         elif item.type == "enum_entry":
             for case in item.named_children:
                 if case.type == "simple_identifier":
@@ -118,9 +117,8 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
             name = _name(src, node)
             public = _public(src, node)
             sig = _head(src, node)
-            symbols.append(Symbol(name, "function" if kind == "function_declaration" else "var", start, end, public, sig))
-            if public:
-                exports.append({"kind": kind.split("_")[0], "name": name, "sig": sig, "doc": _doc(src, node)})
+            ts.add_definition(symbols, exports, (start, end), name, "function" if kind == "function_declaration" else "var",
+                              public, sig, kind.split("_")[0], name, lambda: _doc(src, node))
     for method, parts in _VAPOR.findall(src):
         segments = [p.strip().strip('"') for p in parts.decode("utf-8", "replace").split(",") if p.strip()]
         facts["routes"].append([method.decode().upper(), "/" + "/".join(segments), "(closure)"])
