@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass, field
 
 __all__ = ["Symbol", "Language", "SYMBOL_KINDS", "LANGUAGE_MODULES", "languages", "language_for", "language_named",
-           "manifest_language", "extract_with", "parse_manifest", "is_test_path", "missing_grammar"]
+           "manifest_language", "extract_with", "parse_manifest", "is_test_path", "missing_grammar", "join_relative"]
 
 SYMBOL_KINDS = frozenset({"function", "method", "class", "struct", "interface", "trait", "enum", "type", "macro", "const", "var"})
 
@@ -154,6 +154,20 @@ def manifest_language(file_name: str) -> Language | None:
 def is_test_path(path: str) -> bool:
     lang = language_for(path)
     return bool(lang and lang.is_test(path))
+
+
+def join_relative(from_path: str, spec: str) -> str:
+    """``spec`` (``../util.h``, ``./models/user``) read from the folder of ``from_path``, as a repository path;
+    a ``..`` above the root stays at the root (the caller then looks it up like any other path)."""
+    folder = from_path.rpartition("/")[0]
+    parts = folder.split("/") if folder else []
+    for piece in spec.split("/"):
+        if piece == "..":
+            if parts:
+                parts.pop()
+        elif piece not in ("", "."):
+            parts.append(piece)
+    return "/".join(parts)
 
 
 def missing_grammar(lang: Language) -> dict:

@@ -19,7 +19,7 @@ import posixpath
 import re
 
 from . import _treesitter as ts
-from .base import Language, Symbol
+from .base import Language, Symbol, join_relative
 
 __all__ = ["LANGUAGE", "MANIFEST_PARSERS", "extract", "extract_c_family", "hidden_ranges", "internal_namespace",
            "parse_configure_ac", "parse_makefile_am", "parse_meson", "parse_cmake", "parse_vcpkg", "parse_conan",
@@ -561,15 +561,7 @@ MANIFEST_PARSERS = {"CMakeLists.txt": parse_cmake, "vcpkg.json": parse_vcpkg, "c
 
 def resolve_import(spec: str, from_path: str, ctx) -> str | None:
     """An ``#include`` that names a file of the repository: next to the includer first, then by path suffix."""
-    folder = from_path.rpartition("/")[0]
-    parts = [p for p in (folder.split("/") if folder else [])]
-    for piece in spec.split("/"):
-        if piece == "..":
-            if parts:
-                parts.pop()
-        elif piece not in ("", "."):
-            parts.append(piece)
-    local = "/".join(parts)
+    local = join_relative(from_path, spec)
     if ctx.exists(local):
         return local
     return ctx.find_suffix(spec) if "/" in spec or not spec.startswith(("std", "sys")) else None

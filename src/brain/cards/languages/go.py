@@ -237,6 +237,12 @@ def _routes(src: bytes, root) -> list[list[str]]:
 _REQUIRE = re.compile(r"^\s*([^\s()]+)\s+(v[^\s]+)")
 
 
+def _require(declared: dict[str, str], match, line: str) -> None:
+    """One ``require`` line of go.mod (in a block or alone) into ``declared``, marked when ``// indirect``."""
+    if match:
+        declared[match.group(1)] = f"{match.group(1)} {match.group(2)}" + (" (indirect)" if "// indirect" in line else "")
+
+
 def parse_go_mod(raw: bytes, path: str) -> dict:
     """Manifest facts of a go.mod or go.work (module path, requirements, workspace members)."""
     text = raw.decode("utf-8", errors="replace")
@@ -255,9 +261,7 @@ def parse_go_mod(raw: bytes, path: str) -> dict:
                 block = ""
                 continue
             if block == "require":
-                m = _REQUIRE.match(stripped)
-                if m:
-                    declared[m.group(1)] = f"{m.group(1)} {m.group(2)}" + (" (indirect)" if "// indirect" in line else "")
+                _require(declared, _REQUIRE.match(stripped), line)
             elif block == "use":
                 members.append(stripped.strip('"'))
             continue
@@ -270,9 +274,7 @@ def parse_go_mod(raw: bytes, path: str) -> dict:
         elif word in ("require", "use") and rest == "(":
             block = word
         elif word == "require":
-            m = _REQUIRE.match(rest)
-            if m:
-                declared[m.group(1)] = f"{m.group(1)} {m.group(2)}" + (" (indirect)" if "// indirect" in line else "")
+            _require(declared, _REQUIRE.match(rest), line)
         elif word == "use":
             members.append(rest.strip('"'))
         elif word in ("replace", "exclude", "retract", "toolchain", "godebug") and rest == "(":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from . import _treesitter as ts
-from .base import Language, Symbol
+from .base import Language, Symbol, join_relative
 
 __all__ = ["LANGUAGE", "MANIFEST_PARSERS", "extract", "parse_gemfile", "resolve_import", "external"]
 
@@ -139,15 +139,7 @@ MANIFEST_PARSERS = {"Gemfile": parse_gemfile}
 
 def resolve_import(spec: str, from_path: str, ctx) -> str | None:
     if spec.startswith("."):
-        folder = from_path.rpartition("/")[0]
-        parts = folder.split("/") if folder else []
-        for piece in spec.split("/"):
-            if piece == "..":
-                if parts:
-                    parts.pop()
-            elif piece not in ("", "."):
-                parts.append(piece)
-        target = "/".join(parts)
+        target = join_relative(from_path, spec)
         return target + ".rb" if ctx.exists(target + ".rb") else target
     return ctx.find_suffix(spec + ".rb")
 
