@@ -12,7 +12,7 @@ import time
 from .base import Symbol
 
 __all__ = ["parser", "language", "text", "squash", "doc_before", "clean_doc", "lines", "parse", "decode_or_unread",
-           "descendants", "bounded_parse", "parse_budget", "read_tree", "finish_facts", "flag_facts", "add_definition",
+           "descendants", "bounded_parse", "parse_budget", "read_tree", "finish_facts", "flag_facts", "add_definition", "add_type",
            "MAX_SIG", "MAX_DOC"]
 
 MAX_SIG = 160
@@ -119,6 +119,13 @@ def add_definition(symbols: list, entries: list, span: tuple[int, int], qualname
     symbols.append(Symbol(qualname, symbol_kind, span[0], span[1], public, sig))
     if public:
         entries.append({"kind": card_kind, "name": name, "sig": sig, "doc": doc()})
+
+
+def add_type(exports: list, position: int, public: bool, kind: str, qualname: str, sig: str, doc, members: list) -> None:
+    """A public type's export with its ``members``, put at ``position`` (where it stood before its nested types were
+    walked, so a type comes before the types it holds). ``doc`` is called only for a public one."""
+    if public:
+        exports.insert(position, {"kind": kind, "name": qualname, "sig": sig, "doc": doc(), "members": members})
 
 
 def text(src: bytes, node) -> str:

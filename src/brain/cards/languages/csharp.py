@@ -116,8 +116,7 @@ def _type(src: bytes, node, prefix: str, visible: bool, facts: dict, exports: li
             ename = ts.text(src, item.child_by_field_name("name"))
             ts.add_definition(symbols, members, (i_start, i_end), f"{qual}.{ename}", "const", public, ename, "constant", ename,
                               lambda: _doc(src, item))
-    if public:
-        exports.insert(position, {"kind": kind, "name": qual, "sig": sig, "doc": _doc(src, node), "members": members})
+    ts.add_type(exports, position, public, kind, qual, sig, lambda: _doc(src, node), members)
 
 
 

@@ -152,8 +152,7 @@ def _type(src: bytes, node, prefix: str, in_public_api: bool, facts: dict, expor
             cname = ts.text(src, item.child_by_field_name("name"))
             ts.add_definition(symbols, members, (i_start, i_end), f"{qual}.{cname}", "const", public, cname, "constant", cname,
                               lambda: _doc(src, item))
-    if public:
-        exports.insert(position, {"kind": kind, "name": qual, "sig": sig, "doc": _doc(src, node), "members": members})
+    ts.add_type(exports, position, public, kind, qual, sig, lambda: _doc(src, node), members)
 
 
 def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:

@@ -130,8 +130,7 @@ def _class(src: bytes, node, prefix: str, parent_public: bool, facts: dict, expo
             ts.add_definition(symbols, members, (e_start, e_end), f"{qual}.{ename}", "const", public, ename, "constant", ename)
         elif item.type in ("class_declaration", "object_declaration"):
             _class(src, item, qual + ".", public, facts, exports, symbols)
-    if public:
-        exports.insert(position, {"kind": kind, "name": qual, "sig": head, "doc": _doc(src, node), "members": members})
+    ts.add_type(exports, position, public, kind, qual, head, lambda: _doc(src, node), members)
 
 
 
