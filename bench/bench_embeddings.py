@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
-import json
 import os
 import re
 import statistics
@@ -66,6 +65,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import bench_localization as loc  # noqa: E402
+from locbench import load_tasks, pick_tasks, write_results  # noqa: E402
 
 POOL = 100  # ranked files the fusion re-orders
 TOP_EMB = 30  # similar files that get a share of the added weight
@@ -268,11 +268,7 @@ def main(argv=None) -> int:
     import brain as brainlib
     from brain.search import service
 
-    tasks = [json.loads(line) for line in open(args.tasks, encoding="utf-8") if line.strip()]
-    if args.only:
-        tasks = [t for t in tasks if args.only in t["instance_id"]]
-    if args.limit:
-        tasks = tasks[: args.limit]
+    tasks = pick_tasks(load_tasks(args.tasks), args.only, args.limit)
     by_release: dict[str, list[dict]] = defaultdict(list)
     for task in tasks:
         by_release[task["pypi"]].append(task)
@@ -335,9 +331,7 @@ def main(argv=None) -> int:
     print(f"boot seconds median/p95: plain {report['plain_seconds']['median']:.3f}/{report['plain_seconds']['p95']:.3f}, "
           f"fused {report['fused_seconds']['median']:.3f}/{report['fused_seconds']['p95']:.3f} (model warm); "
           f"model load {load_seconds:.1f}s; a fresh process to embed one query {cold:.1f}s")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"summary": report, "rows": rows}, indent=1) + "\n")
+    write_results(args.out, report, rows)
     return 0
 
 

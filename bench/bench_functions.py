@@ -34,7 +34,6 @@ checkout's index out of the measurement); results go to bench/results/functions.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -47,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_localization import BUDGET, CACHE, DEFAULT_TASKS, prepare, workspace_for  # noqa: E402
+from locbench import load_tasks, pick_tasks, write_results  # noqa: E402
 
 KS = (1, 5, 10)
 
@@ -101,12 +101,7 @@ def main(argv=None) -> int:
     from brain.search.tokenize import tokens
     from brain.tokens import estimate_tokens
 
-    tasks = [json.loads(line) for line in open(args.tasks, encoding="utf-8") if line.strip()]
-    tasks = [t for t in tasks if t.get("gold_functions")]
-    if args.only:
-        tasks = [t for t in tasks if args.only in t["instance_id"]]
-    if args.limit:
-        tasks = tasks[: args.limit]
+    tasks = pick_tasks([t for t in load_tasks(args.tasks) if t.get("gold_functions")], args.only, args.limit)
     by_release: dict[str, list[dict]] = defaultdict(list)
     for task in tasks:
         by_release[task["pypi"]].append(task)
@@ -228,9 +223,7 @@ def main(argv=None) -> int:
           + (f"; CLI median {summary['boot_seconds_cli']['median']:.3f} over {len(cli_seconds)} runs" if cli_seconds else "")
           + (f" (before this change: {summary['boot_seconds_cli_baseline']['median']:.3f}, ratio "
              f"{summary['boot_seconds_cli']['ratio_to_baseline']:.2f})" if cli_baseline else ""))
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
+    write_results(args.out, summary, rows)
     return 0
 
 

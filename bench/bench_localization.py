@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import os
 import shutil
 import statistics
@@ -30,7 +29,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from locbench import BUDGET, bm25_files, boot, prepare, rank_of, shared_tasks
+from locbench import BUDGET, bm25_files, boot, load_tasks, pick_tasks, prepare, rank_of, shared_tasks, write_results
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -91,11 +90,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     os.environ.setdefault("BRAIN_HOME", str(CACHE / "brain-home"))
-    tasks = [json.loads(line) for line in open(args.tasks, encoding="utf-8") if line.strip()]
-    if args.only:
-        tasks = [t for t in tasks if args.only in t["instance_id"]]
-    if args.limit:
-        tasks = tasks[: args.limit]
+    tasks = pick_tasks(load_tasks(args.tasks), args.only, args.limit)
     by_release: dict[str, list[dict]] = defaultdict(list)
     for task in tasks:
         by_release[task["pypi"]].append(task)
@@ -146,9 +141,7 @@ def main(argv=None) -> int:
     print(f"boot tokens: max {report['tokens']['max']}, median {report['tokens']['median']}, "
           f"over budget {report['tokens']['over_budget']}; boot seconds median {report['boot_seconds']['median']:.3f}, "
           f"p95 {report['boot_seconds']['p95']:.3f}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"summary": report, "rows": rows}, indent=1) + "\n")
+    write_results(args.out, report, rows)
     return 0
 
 

@@ -22,7 +22,6 @@ bench/results/multilang.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -32,7 +31,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from locbench import BUDGET, bm25_files, boot, load_tasks, percentile, prepare, shared_tasks
+from locbench import BUDGET, bm25_files, boot, load_tasks, percentile, prepare, shared_tasks, write_results
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -226,9 +225,7 @@ def main(argv=None) -> int:
     print(f"boot tokens: max {report['tokens']['max']}, median {report['tokens']['median']}, over budget "
           f"{report['tokens']['over_budget']}; boot seconds median {report['boot_seconds']['median']:.3f}, "
           f"p95 {report['boot_seconds']['p95']:.3f}; tasks with a gold file outside the index: {report['gold_not_indexed']}")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"summary": report, "rows": rows}, indent=1) + "\n")
+    write_results(args.out, report, rows)
     return 0
 
 

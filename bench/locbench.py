@@ -13,7 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["BUDGET", "prepare", "boot", "rank_of", "bm25_files", "load_tasks", "percentile", "shared_tasks"]
+__all__ = ["BUDGET", "prepare", "boot", "rank_of", "bm25_files", "load_tasks", "pick_tasks", "percentile", "shared_tasks",
+           "write_results"]
 
 BUDGET = 8000
 
@@ -29,6 +30,22 @@ def shared_tasks(name: str) -> Path:
 
 def load_tasks(path: str | Path) -> list[dict]:
     return [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+
+
+def pick_tasks(tasks: list[dict], only: str | None, limit: int | None) -> list[dict]:
+    """The tasks whose instance_id contains ``only`` (when given), then the first ``limit`` of them (when given)."""
+    if only:
+        tasks = [t for t in tasks if only in t["instance_id"]]
+    if limit:
+        tasks = tasks[:limit]
+    return tasks
+
+
+def write_results(path: str | Path, summary: dict, rows: list[dict]) -> None:
+    """A benchmark's bench/results/<name>.json: its summary and one row per task."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"summary": summary, "rows": rows}, indent=1) + "\n")
 
 
 def prepare(folder: Path, cli: bool, *, quiet: bool = False) -> float:
