@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 pytest.importorskip("tree_sitter_c")
 pytest.importorskip("tree_sitter_cpp")
 
+from card_helpers import card, write  # noqa: E402
+
 from brain.cards.extract import extract_file  # noqa: E402
 from brain.cards.languages.base import Symbol  # noqa: E402
 
@@ -128,16 +130,6 @@ inline int hidden_helper() { return 1; }
 
 }  // namespace geo
 '''
-
-
-def write(repo, rel, text):
-    path = repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def card(brain, module):
-    return (brain.dir / "modules" / (module + ".md" if module != "." else "_root.md")).read_text()
 
 
 def test_cmake_c_library_card(brain):

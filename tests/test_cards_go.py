@@ -6,6 +6,8 @@ import pytest
 
 pytest.importorskip("tree_sitter_go")
 
+from card_helpers import card, write  # noqa: E402
+
 from brain.cards.extract import extract_file  # noqa: E402
 from brain.cards.languages.base import Symbol  # noqa: E402
 
@@ -112,12 +114,6 @@ require (
 '''
 
 
-def write(repo, rel, text):
-    path = repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
 @pytest.fixture
 def shop(brain):
     repo = brain.repo
@@ -130,10 +126,6 @@ def shop(brain):
     brain.settings.values["cards.split_bytes"] = 800
     brain.settings.values["cards.split_min_bytes"] = 150
     return brain
-
-
-def card(brain, module):
-    return (brain.dir / "modules" / (module + ".md" if module != "." else "_root.md")).read_text()
 
 
 def test_go_packages_cards(shop):

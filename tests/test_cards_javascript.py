@@ -8,6 +8,8 @@ import pytest
 
 pytest.importorskip("tree_sitter_javascript")
 
+from card_helpers import card, write  # noqa: E402
+
 from brain.cards.extract import extract_file  # noqa: E402
 from brain.cards.languages.base import Symbol  # noqa: E402
 
@@ -51,16 +53,6 @@ export function Badge({ count }) {
   return <span className="badge">{count}</span>;
 }
 '''
-
-
-def write(repo, rel, text):
-    path = repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def card(brain, module):
-    return (brain.dir / "modules" / (module + ".md" if module != "." else "_root.md")).read_text()
 
 
 def test_js_workspace_cards(brain):

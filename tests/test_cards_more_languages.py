@@ -6,18 +6,10 @@ import json
 
 import pytest
 
+from card_helpers import card, write
+
 from brain.cards.extract import extract_file
 from brain.cards.languages.base import Symbol
-
-
-def write(repo, rel, text):
-    path = repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def card(brain, module):
-    return (brain.dir / "modules" / (module + ".md" if module != "." else "_root.md")).read_text()
 
 
 CART_RB = '''require "json"

@@ -6,6 +6,8 @@ import pytest
 
 pytest.importorskip("tree_sitter_rust")
 
+from card_helpers import card, write  # noqa: E402
+
 from brain.cards.extract import extract_file  # noqa: E402
 from brain.cards.languages.base import Symbol  # noqa: E402
 
@@ -88,16 +90,6 @@ async fn main() {
         .route("/items", post(create_item));
 }
 '''
-
-
-def write(repo, rel, text):
-    path = repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def card(brain, module):
-    return (brain.dir / "modules" / (module + ".md" if module != "." else "_root.md")).read_text()
 
 
 @pytest.fixture
