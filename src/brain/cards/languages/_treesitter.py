@@ -12,7 +12,7 @@ import time
 from .base import Symbol
 
 __all__ = ["parser", "language", "text", "squash", "doc_before", "clean_doc", "lines", "parse", "decode_or_unread",
-           "descendants", "bounded_parse", "parse_budget", "read_tree", "finish_facts", "flag_facts", "add_definition", "add_type",
+           "descendants", "bounded_parse", "parse_budget", "read_tree", "start_facts", "finish_facts", "flag_facts", "add_definition", "add_type",
            "MAX_SIG", "MAX_DOC"]
 
 MAX_SIG = 160
@@ -91,6 +91,12 @@ def read_tree(grammar: str, raw: bytes, function: str = "language"):
     if bad:
         return None, bad
     return parse(grammar, raw, function)
+
+
+def start_facts(**keys) -> tuple[dict, list, list]:
+    """An extractor's empty result: the facts ``{"status": "ok", **keys}`` (keys in the order given) and the
+    exports and symbols lists it fills, later handed to :func:`finish_facts`."""
+    return {"status": "ok", **keys}, [], []
 
 
 def finish_facts(facts: dict, exports: list, symbols: list, root, path: str, lang) -> dict:

@@ -141,9 +141,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if err:
         return err
-    facts: dict = {"status": "ok", "unit": "", "imports": [], "routes": []}
-    exports: list[dict] = []
-    symbols: list[Symbol] = []
+    facts, exports, symbols = ts.start_facts(unit="", imports=[], routes=[])
     _walk(raw, root, facts, exports, symbols)
     for method, route, handler in _MAP_CALL.findall(raw):
         facts["routes"].append([method.decode().upper(), route.decode("utf-8", "replace"),

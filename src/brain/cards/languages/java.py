@@ -161,9 +161,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     if err:
         return err
     src = raw
-    facts: dict = {"status": "ok", "unit": "", "imports": [], "routes": []}
-    exports: list[dict] = []
-    symbols: list[Symbol] = []
+    facts, exports, symbols = ts.start_facts(unit="", imports=[], routes=[])
     for node in root.named_children:
         if node.type == "package_declaration":
             ident = next((c for c in node.named_children if c.type in ("scoped_identifier", "identifier")), None)

@@ -150,9 +150,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     if err:
         return err
     src = raw
-    facts: dict = {"status": "ok", "unit": "", "imports": [], "routes": []}
-    exports: list[dict] = []
-    symbols: list[Symbol] = []
+    facts, exports, symbols = ts.start_facts(unit="", imports=[], routes=[])
     for node in root.named_children:
         kind = node.type
         if kind == "package_header":

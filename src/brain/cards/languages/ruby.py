@@ -117,9 +117,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if err:
         return err
-    facts: dict = {"status": "ok", "imports": [], "routes": []}
-    exports: list[dict] = []
-    symbols: list[Symbol] = []
+    facts, exports, symbols = ts.start_facts(imports=[], routes=[])
     try:
         _scope(raw, root, "", facts, exports, symbols, None)
     except RecursionError:

@@ -252,9 +252,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
         return err
     src = raw
     unit = unit_of(path)
-    facts: dict = {"status": "ok", "unit": unit, "doc": "", "imports": [], "routes": [], "hides": []}
-    exports: list[dict] = []
-    symbols: list[Symbol] = []
+    facts, exports, symbols = ts.start_facts(unit=unit, doc="", imports=[], routes=[], hides=[])
     for node in root.named_children:
         if node.type == "line_comment" and ts.text(src, node).startswith("//!"):
             line = ts.clean_doc(ts.text(src, node)[3:])

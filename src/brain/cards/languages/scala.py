@@ -96,14 +96,12 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     root, err = ts.read_tree(LANGUAGE.grammar, raw)
     if err:
         return err
-    facts: dict = {"status": "ok", "unit": "", "imports": []}
+    facts, exports, symbols = ts.start_facts(unit="", imports=[])
     for node in root.named_children:
         if node.type == "package_clause":
             facts["unit"] = ts.text(raw, node.child_by_field_name("name"))
         elif node.type == "import_declaration":
             facts["imports"].append(re.sub(r"\s+", "", ts.text(raw, node)[len("import"):]).split("{")[0].rstrip("."))
-    exports: list[dict] = []
-    symbols: list[Symbol] = []
     try:
         _definitions(raw, root, "", True, facts, exports, symbols, None)
     except RecursionError:

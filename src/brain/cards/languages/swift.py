@@ -91,9 +91,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
     if err:
         return err
     src = raw
-    facts: dict = {"status": "ok", "imports": [], "routes": []}
-    exports: list[dict] = []
-    symbols: list[Symbol] = []
+    facts, exports, symbols = ts.start_facts(imports=[], routes=[])
     for node in root.named_children:
         kind = node.type
         start, end = ts.lines(node)
