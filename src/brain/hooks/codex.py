@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import IntegrationConflict, InvalidInput
 from ..memory.files import atomic_write_bytes
-from .pointer import add_pointer, remove_pointer
+from .pointer import add_pointer, read_utf8, remove_pointer
 
 __all__ = ["install", "uninstall", "config_path", "BEGIN", "END"]
 
@@ -42,15 +42,6 @@ def _block(brain_argv: list[str]) -> str:
     return f"{BEGIN}\n[mcp_servers.brain]\ncommand = {_toml_str(brain_argv[0])}\nargs = [{args}]\n{END}\n"
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except UnicodeDecodeError:
-        raise InvalidInput(f"{path} is not UTF-8 text; nothing was changed", field="file") from None
-
-
 def _manifest_path(brain) -> Path:
     return brain.runtime / "installs" / f"{CLIENT}.json"
 
@@ -65,7 +56,7 @@ def _legacy(manifest: dict) -> dict:
 
 def install(brain, brain_argv: list[str], env: dict[str, str]) -> dict:
     path = config_path(env)
-    text = _read(path)
+    text = read_utf8(path)
     base = _BLOCK.sub("", text) if text else text  # re-install replaces brain's own block
     if base and _TABLE.search(base):
         raise IntegrationConflict(str(path), "mcp_servers.brain")
@@ -103,7 +94,7 @@ def uninstall(brain, env: dict[str, str]) -> dict:
     except (OSError, ValueError):
         manifest = {}
     path = Path(manifest.get("config") or config_path(env))
-    text = _read(path)
+    text = read_utf8(path)
     removed_config = False
     if text is not None:
         if text == manifest.get("config_written") and "config_original" in manifest:

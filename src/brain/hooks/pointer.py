@@ -15,13 +15,14 @@ from ..errors import InvalidInput
 from ..memory.files import atomic_write_bytes
 from ..memory.scaffold import POINTER_MARKER, add_pointer_line
 
-__all__ = ["add_pointer", "remove_pointer", "INSTRUCTION_FILES"]
+__all__ = ["add_pointer", "remove_pointer", "read_utf8", "INSTRUCTION_FILES"]
 
 # client -> (the file it reads instructions from, the title of that file when brain creates it)
 INSTRUCTION_FILES = {"claude-code": ("CLAUDE.md", "Claude"), "codex": ("AGENTS.md", "Agents")}
 
 
-def _read(path: Path) -> str | None:
+def read_utf8(path: Path) -> str | None:
+    """A client file's text, None when it is missing; not UTF-8 is refused before anything changes."""
     try:
         return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
@@ -34,12 +35,12 @@ def add_pointer(repo: Path, client: str, old: dict) -> dict:
     """Add the line for ``client``; returns the manifest fields (merged with ``old``, an earlier install's)."""
     name, title = INSTRUCTION_FILES[client]
     path = repo / name
-    before = _read(path)
+    before = read_utf8(path)
     added_now = add_pointer_line(path, title)
     return {"pointer_file": name,
             "pointer_added": added_now or bool(old.get("pointer_added")),
             "pointer_original": before if added_now else old.get("pointer_original"),
-            "pointer_written": _read(path) if added_now else old.get("pointer_written")}
+            "pointer_written": read_utf8(path) if added_now else old.get("pointer_written")}
 
 
 def remove_pointer(repo: Path, manifest: dict) -> bool:
@@ -48,7 +49,7 @@ def remove_pointer(repo: Path, manifest: dict) -> bool:
     if not manifest.get("pointer_added") or name not in {f for f, _ in INSTRUCTION_FILES.values()}:
         return False
     path = repo / name
-    text = _read(path) if path.is_file() else None
+    text = read_utf8(path) if path.is_file() else None
     if text is None:
         return False
     if text == manifest.get("pointer_written"):
