@@ -25,20 +25,13 @@ from pathlib import Path
 from ..coord.clients import client_pid, joins_client
 from ..errors import InvalidInput
 from .claude_install import HOOK_EVENTS, hook_command, install, uninstall
+from .jsonedit import read_json_object
 
 __all__ = ["install", "uninstall", "handle", "HOOK_EVENTS", "MAX_CONTEXT_CHARS", "hook_command", "client_pid",
            "prune_states"]
 
 MAX_CONTEXT_CHARS = 9500  # Claude Code keeps about 10,000 characters of hook output
 BOOT_BUDGET = 2200  # tokens: ~8,800 characters of boot, leaving room for the header
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
 
 
 # -- hook events ---------------------------------------------------------------------------------------------------
@@ -73,7 +66,7 @@ def _state_path(brain, sid: str) -> Path:
 
 
 def _load_state(brain, sid: str) -> dict:
-    return _read_json(_state_path(brain, sid))
+    return read_json_object(_state_path(brain, sid))
 
 
 def _save_state(brain, sid: str, state: dict) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import IntegrationConflict, InvalidInput
 from ..memory.files import atomic_write_bytes
-from .jsonedit import add_element, add_member, find, remove_element, remove_member, scan
+from .jsonedit import add_element, add_member, find, read_json_object, remove_element, remove_member, scan
 from .jsonfile import dump_json, read_json_file, sha256_text
 from .pointer import add_pointer, remove_pointer
 
@@ -94,14 +94,6 @@ def _manifest_path(brain) -> Path:
     return brain.runtime / "installs" / f"{CLIENT}.json"
 
 
-def _read_manifest(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
 def _base_text(rel: str, text: str | None, data: dict, entry: dict | None, has_ours: bool, strip) -> str | None:
     """The text to add brain's entries to: the user's own file, without any earlier brain entries."""
     if not has_ours:
@@ -145,7 +137,7 @@ def install(brain, brain_argv: list[str], *, local: bool = False) -> dict:
     settings_rel = ".claude/settings.local.json" if local else ".claude/settings.json"
     targets = {".mcp.json": brain.repo / ".mcp.json", settings_rel: brain.repo / settings_rel}
     manifest_path = _manifest_path(brain)
-    manifest = _read_manifest(manifest_path)
+    manifest = read_json_object(manifest_path)
     files = manifest.get("files", {})
     # validate everything first: nothing is written unless both files can be
     mcp, mcp_text = read_json_file(targets[".mcp.json"])
@@ -190,7 +182,7 @@ def install(brain, brain_argv: list[str], *, local: bool = False) -> dict:
 def uninstall(brain) -> dict:
     """Remove exactly what install added: original bytes back when the file is as brain left it."""
     manifest_path = _manifest_path(brain)
-    manifest = _read_manifest(manifest_path)
+    manifest = read_json_object(manifest_path)
     files = manifest.get("files") or {".mcp.json": {}, ".claude/settings.json": {}, ".claude/settings.local.json": {}}
     changed = []
     for rel, entry in files.items():

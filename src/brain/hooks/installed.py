@@ -18,7 +18,6 @@ script's interpreter, when inside the repository too, obeys the same rule.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -27,6 +26,7 @@ import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from .jsonedit import read_json_object
 
 __all__ = ["InstalledCommand", "installed_commands", "probe", "PROBE_TIMEOUT"]
 
@@ -42,14 +42,6 @@ class InstalledCommand:
     client: str
     argv: list[str]
     where: list[str] = field(default_factory=list)  # "file: entry" for each place this argv is written
-
-
-def _json(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
 
 
 def _add(found: dict, client: str, argv: list[str], where: str) -> None:
@@ -73,12 +65,12 @@ def installed_commands(repo: Path, env: dict[str, str]) -> list[InstalledCommand
     from .codex import config_path
 
     found: dict = {}
-    server = (_json(repo / ".mcp.json").get("mcpServers") or {})
+    server = (read_json_object(repo / ".mcp.json").get("mcpServers") or {})
     argv = _server_argv(server.get("brain") if isinstance(server, dict) else None)
     if argv:
         _add(found, "claude-code", argv, ".mcp.json: mcpServers.brain")
     for rel in (".claude/settings.json", ".claude/settings.local.json"):
-        hooks = _json(repo / rel).get("hooks")
+        hooks = read_json_object(repo / rel).get("hooks")
         for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
             for group in groups if isinstance(groups, list) else []:
                 for hook in (group.get("hooks") if isinstance(group, dict) else None) or []:

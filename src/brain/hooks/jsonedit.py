@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Node", "scan", "find", "add_member", "add_element", "remove_member", "remove_element"]
+__all__ = ["Node", "scan", "find", "add_member", "add_element", "remove_member", "remove_element", "read_json_object"]
 
 _WS = " \t\n\r"
 _NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -204,3 +204,13 @@ def remove_member(text: str, obj: Node, key: str) -> str:
 
 def remove_element(text: str, arr: Node, index: int) -> str:
     return _remove(text, [c.start for c in arr.items], arr.items, index)
+
+
+def read_json_object(path) -> dict:
+    """A JSON object file as a dict; ``{}`` when it is missing, unreadable, not JSON or not an object
+    (hook states, install manifests and client settings are all optional to brain)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
