@@ -216,3 +216,26 @@ def test_nested_go_module_runs_from_its_own_folder(brain):
     assert "Go module `example.com/shop/tools/goctl` (go 1.22)" in card(brain, "tools/goctl")
     assert "- 2 packages with their own card: `cmd/shopd`, `store`\n" in card(brain, ".")  # not the nested module's
     assert "- 1 package with its own card: `cmd/gen`\n" in card(brain, "tools/goctl")
+
+
+def test_go_package_named_doc_is_a_module(brain):
+    """A Go package in `doc/` (a generator of documentation, as in cobra) is code like any other package,
+    while a `docs/` folder of prose and its test-only Go files stay out of the layout."""
+    write(brain.repo, "go.mod", GO_MOD)
+    write(brain.repo, "store/store.go", STORE_GO)
+    write(brain.repo, "doc/md_docs.go", "package doc\n\n// GenMarkdown writes the markdown docs.\nfunc GenMarkdown() error { return nil }\n")
+    write(brain.repo, "docs/guide.md", "# Guide\n")
+    write(brain.repo, "docs/example_test.go", "package docs\n\nfunc TestX() {}\n")
+    report = brain.map()
+    assert "doc" in report.modules and "docs" not in report.modules
+    assert "- `func GenMarkdown() error` — GenMarkdown writes the markdown docs." in card(brain, "doc")
+
+
+def test_task_boot_cuts_a_go_card_to_the_ranked_package(shop):
+    """A Go card groups entries by package folder (`./`), not by file: the task boot's cut keeps that block."""
+    shop.map()
+    shop.reindex()
+    text = shop.boot("NewServer in api/server.go ignores the store when Start is called", budget=8000, record=False).text
+    assert "cut to the ranked files' entries" in text
+    cut = text.split("cut to the ranked files' entries", 1)[1].split("\n## ", 1)[0]
+    assert "#### `./` (package api)" in cut and "`func NewServer(addr string, s *store.Store) *Server`" in cut

@@ -80,6 +80,9 @@ SKIP_DIRS = frozenset({
 })
 # folders that are not modules unless they are packages themselves or a glob names them
 NON_MODULE_DIRS = frozenset({"tests", "test", "testing", "docs", "doc", "benchmarks", "bench"})
+# of those, the names a Go package of real code may carry (cobra's `doc` package generates documentation):
+# such a folder with Go source of its own is a package like any other
+PACKAGE_DOC_DIRS = frozenset({"docs", "doc"})
 # loose files that are project plumbing, not a module
 PLUMBING = frozenset({"setup.py", "conftest.py", "noxfile.py", "fabfile.py", "tasks.py", "dodo.py"})
 # subpackages that always stay in their parent's card
@@ -170,6 +173,21 @@ def _git_listing(repo: Path) -> list[str] | None:
     return sorted({n for n in names if n})
 
 
+def _is_go_source(name: str) -> bool:
+    return name.endswith(".go") and not name.endswith("_test.go")
+
+
+def _pruned(name: str, folder_files) -> bool:
+    """A tests/docs-like folder that default discovery never makes modules in; ``folder_files`` lists the
+    names of its own files (a Python package's ``__init__.py`` or a Go package's source keep it)."""
+    if name not in NON_MODULE_DIRS:
+        return False
+    names = set(folder_files)
+    if "__init__.py" in names:
+        return False
+    return not (name in PACKAGE_DOC_DIRS and any(_is_go_source(n) for n in names))
+
+
 def _wanted(name: str) -> bool:
     """Files whose size and mtime matter (they are read); the others are only named."""
     suffix = _suffix(name)
@@ -190,6 +208,10 @@ def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = Non
     listing = _git_listing(repo)
     if listing is not None:
         skip_cache: dict[str, bool] = {}
+        own_files: dict[str, list[str]] = {}
+        for rel in listing:
+            head, _, tail = rel.rpartition("/")
+            own_files.setdefault(head, []).append(tail)
         for rel in listing:
             folder, _, name = rel.rpartition("/")
             skipped = skip_cache.get(folder)
@@ -197,8 +219,7 @@ def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = Non
                 parts = folder.split("/") if folder else []
                 hidden = any(_skip_dir(p) for p in parts)
                 skipped = hidden or (
-                    prune and any(p in NON_MODULE_DIRS and not (repo / "/".join(parts[: i + 1]) / "__init__.py").is_file()
-                                  for i, p in enumerate(parts)))
+                    prune and any(_pruned(p, own_files.get("/".join(parts[: i + 1]), ())) for i, p in enumerate(parts)))
                 skip_cache[folder] = skipped
                 # hidden and vendored folders never change the layout: their mtimes are not recorded (writing a
                 # card into .brain/modules/x must not make the next run rescan the tree)
@@ -248,7 +269,7 @@ def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = Non
                     sub_mtime = entry.stat(follow_symlinks=False).st_mtime_ns if folders is not None else 0
                 except OSError:
                     continue
-                if prune and name in NON_MODULE_DIRS and not os.path.isfile(os.path.join(entry.path, "__init__.py")):
+                if prune and name in NON_MODULE_DIRS and _pruned(name, _own_names(entry.path)):
                     if folders is not None:
                         folders[prefix + name] = sub_mtime  # a new __init__.py there changes the layout
                     continue
@@ -270,6 +291,13 @@ def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = Non
     walk(str(repo), "", root_mtime)
     infos.sort(key=lambda f: f.path)
     return infos
+
+
+def _own_names(folder: str) -> list[str]:
+    try:
+        return [e.name for e in os.scandir(folder) if e.is_file(follow_symlinks=False)]
+    except OSError:
+        return []
 
 
 def _is_regular(mode: int) -> bool:
@@ -342,7 +370,8 @@ class _Tree:
                 cached = False
             else:
                 name = folder.rsplit("/", 1)[-1]
-                cached = (name in NON_MODULE_DIRS and folder not in self.py_packages) or self.non_module(_parent(folder))
+                own = [f.path.rpartition("/")[2] for f in self.folders.get(folder, ())]
+                cached = (folder not in self.py_packages and _pruned(name, own)) or self.non_module(_parent(folder))
             self._non_module[folder] = cached
         return cached
 

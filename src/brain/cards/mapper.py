@@ -32,7 +32,7 @@ __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
 log = logging.getLogger("brain.cards")
 
-EXTRACTOR_VERSION = "12"  # 12: Go/Java packages are modules, nested go.mod entry points, C++ internal namespaces, autotools
+EXTRACTOR_VERSION = "13"  # 13: a Go package in a doc/ folder is a module; 12: Go/Java packages are modules, nested go.mod entry points, C++ internal namespaces, autotools
 Progress = Callable[[int, int, str], None]
 
 

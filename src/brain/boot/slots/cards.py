@@ -114,7 +114,9 @@ def _cut_to_ranking(brain, request, mapper) -> list[Part]:
         for path in paths:
             dotted = view_files.get(path, ("", False))[0]
             rel = path[len(module) + 1:] if module not in (".", "") and path.startswith(module + "/") else path
-            names += [n for n in (dotted, path, rel, rel.rsplit(".", 1)[0]) if n]
+            # a folder-grouped block (a Go package) is headed by the folder: `./` or `sub/`
+            folder = rel.rpartition("/")[0] or "."
+            names += [n for n in (dotted, path, rel, rel.rsplit(".", 1)[0], folder + "/") if n]
         kept, others = _exposes_for(card.section("Exposes"), names)
         body = []
         if kept:
