@@ -312,6 +312,30 @@ def test_a_token_never_reads_or_changes_a_thread_handoff_it_is_not_party_to(brai
     assert (b.dir / path).read_bytes() == before
 
 
+def test_hidden_handoffs_never_shorten_a_tokens_search(brain, repo, brain_home):
+    """Other threads' handoffs are filtered out of a token's search; they must not take the places of the
+    visible hits it asked for (the filter ran after the limit, so a note behind them was lost)."""
+    pytest.importorskip("mcp")
+    from test_team_helpers import client_for, run, team_server
+
+    b = brainlib.open_brain(repo)
+    for i in range(4):
+        done = cli(repo, "record-turn", "--speaker", f"sess-{i}", "--to", f"peer-{i}", "--file", "-",
+                   stdin="the private plan")
+        assert done.returncode == 0, done.stderr
+    assert len(list((b.dir / "handoffs" / "local").glob("*.md"))) == 4
+    b.write("notes/peers.md", "# Notes\n\nWhat a handoff between a peer and a session keeps.\n")
+    alice, _ = b.tokens.create("alice", role="backend")
+    with team_server(repo) as url:
+        async def body():
+            async with client_for(url, alice, "a") as a:
+                return await a.call_tool("brain_search", {"query": "handoff between peer", "limit": 2})
+
+        found = run(body)
+    paths = [h["path"] for h in found.structured_content["hits"]]
+    assert "notes/peers.md" in paths and not any("handoffs/local" in p for p in paths)
+
+
 # -- the graph's path finder is linear on any memory text -----------------------------------------
 
 def test_the_graph_path_finder_finds_the_same_paths_in_linear_time():

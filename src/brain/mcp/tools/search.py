@@ -32,10 +32,18 @@ def register(tools: ToolRegistry) -> None:
         handoffs) and the code symbols the cards list. Returns paths with short snippets, best first; read a
         hit whole with brain_read (memory) or your file tools (code). Use it before exploring the code file by
         file: a card or a decision often answers the question."""
+        from ...search.service import MAX_LIMIT
         from ...team.identity import memory_visible
 
-        hits = [h for h in brain.search(query, kind=kind, limit=limit)
-                if h.get("kind") == "code" or memory_visible(brain, h.get("path"))]
+        # another thread's local handoffs are hidden from a token: ask the index for more until `limit`
+        # visible hits are found (or the index has no more), so hidden files never shorten the answer
+        want, hits = limit, []
+        while True:
+            found = brain.search(query, kind=kind, limit=want)
+            hits = [h for h in found if h.get("kind") == "code" or memory_visible(brain, h.get("path"))][:limit]
+            if len(hits) >= limit or len(found) < want or want >= MAX_LIMIT:
+                break
+            want = min(want * 4, MAX_LIMIT)
         if not hits:
             return ToolOutput(f"no match for {query!r}", {"hits": []})
         lines = [f"{i}. [{h['kind']}] {h['path']} — {h.get('title') or ''}\n   {h.get('snippet') or ''}".rstrip()
