@@ -312,6 +312,24 @@ def test_a_token_never_reads_or_changes_a_thread_handoff_it_is_not_party_to(brai
     assert (b.dir / path).read_bytes() == before
 
 
+def test_a_cloned_brain_folder_that_is_a_link_is_refused(tmp_path):
+    """A hostile clone commits `.brain -> elsewhere` (a folder with a brain.yml): brain must neither read
+    that folder's memory into a boot nor write its files there."""
+    elsewhere = tmp_path / "elsewhere"
+    brainlib.init(elsewhere)
+    secret = (elsewhere / ".brain" / "now.md").read_bytes()
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    os.symlink(elsewhere / ".brain", clone / ".brain")
+    for args in (("boot",), ("write", "now", "--file", "-"), ("init",)):
+        result = cli(clone, *args, "--json", stdin="# now\nplanted\n" if "write" in args else None)
+        assert result.returncode == UnsafeLink.exit_code, (args, result.stdout, result.stderr)
+        assert json.loads(result.stdout or result.stderr)["error"] == "unsafe_link", (args, result.stderr)
+    assert (elsewhere / ".brain" / "now.md").read_bytes() == secret
+    assert cli(clone, "boot", env={"BRAIN_DIR": str(elsewhere / ".brain")}).returncode == 0  # chosen on purpose
+
+
 def test_hidden_handoffs_never_shorten_a_tokens_search(brain, repo, brain_home):
     """Other threads' handoffs are filtered out of a token's search; they must not take the places of the
     visible hits it asked for (the filter ran after the limit, so a note behind them was lost)."""

@@ -46,8 +46,23 @@ def find_brain_dir(start: Path, env: dict[str, str] | None = None) -> Path:
     for folder in (start, *start.parents):
         # lexists: a brain.yml that is a folder or a link is this brain's, reported by the settings reader
         if os.path.lexists(folder / ".brain" / "brain.yml"):
+            refuse_linked_brain(folder / ".brain")
             return folder / ".brain"
     raise NotInitialized(str(start))
+
+
+def refuse_linked_brain(brain_dir: Path) -> None:
+    """A `.brain` found in a repository is the repository's own folder, never a link: a cloned repository
+    could commit `.brain -> ~/somewhere` and make brain read and write there. (`BRAIN_DIR` names a folder
+    on purpose and may be anything the user chooses.)"""
+    if brain_dir.is_symlink():
+        from .errors import UnsafeLink
+
+        try:
+            target = os.readlink(brain_dir)
+        except OSError:
+            target = "?"
+        raise UnsafeLink(str(brain_dir), target, "`.brain` folder")
 
 
 def _stays_inside(path: Path, root: Path) -> bool:
@@ -560,6 +575,7 @@ def init_brain(path: str | Path | None = None, *, env: dict[str, str] | None = N
         repo.mkdir(parents=True, exist_ok=True)
     repo = repo.resolve()
     brain_dir = repo / ".brain"
+    refuse_linked_brain(brain_dir)
     if brain_dir.exists():
         load_settings(brain_dir, env)  # a broken brain.yml is reported, not papered over
     created = scaffold(repo)
