@@ -20,7 +20,7 @@ from pathlib import Path
 from .definitions import LANGUAGES, scan_definitions
 from .tokenize import token_text
 
-__all__ = ["transaction", "CODE_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
+__all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
            "CODE_SCHEMA", "refresh_code", "module_name_for",
            "is_nonproduct_path", "looks_generated", "vendored_folders"]
 
@@ -42,7 +42,18 @@ CODE_EXTENSIONS = {
     ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".php": "php",
     ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp", ".swift": "swift",
     ".scala": "scala", ".sh": "shell",
+    # more spellings of C++ sources and headers
+    ".cxx": "cpp", ".hh": "cpp", ".hxx": "cpp", ".ipp": "cpp", ".inl": "cpp", ".cu": "cpp", ".cuh": "cpp",
 }
+# source files of languages a project writes beside its main one: grammars (the parser's real source),
+# a query language's own builtins, embedded and build scripts. Indexed like the rest (their definitions by
+# `definitions.LANGUAGES`, their words in full text), so a report about `gsub` finds `builtin.jq`.
+COMPANION_EXTENSIONS = {
+    ".y": "yacc", ".yy": "yacc", ".l": "lex", ".ll": "lex",
+    ".jq": "jq", ".lua": "lua", ".pl": "perl", ".pm": "perl", ".tcl": "tcl", ".awk": "awk",
+    ".bash": "shell", ".zsh": "shell", ".vim": "vim", ".el": "elisp",
+}
+CODE_EXTENSIONS.update(COMPANION_EXTENSIONS)
 SKIP_DIRS = {"node_modules", "__pycache__", "build", "dist", "venv", "env", "site-packages", "target",
              "vendor", "bower_components", "coverage", "htmlcov"}
 MAX_FILE_BYTES = 1_000_000

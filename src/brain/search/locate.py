@@ -32,7 +32,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .code import is_nonproduct_path
+from .code import CODE_EXTENSIONS, is_nonproduct_path
 from .tokenize import STOPWORDS, tokens
 from .traces import trace_frames
 
@@ -41,7 +41,7 @@ __all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", 
 
 MAX_TASK_CHARS = 60_000  # a huge task text is read at its head and tail (tracebacks end texts)
 
-_EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sh)"
+_EXT = "(?:" + "|".join(sorted((e[1:] for e in CODE_EXTENSIONS), key=lambda e: (-len(e), e))) + ")"
 # path candidates are found in two linear steps (a run of path characters, then a check of its end),
 # never by one nested pattern: those backtrack for minutes on inputs like "a/a/a/..."
 _PATH_RUN = re.compile(r"[\w.\-~/\\:]+")
