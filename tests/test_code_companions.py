@@ -1,4 +1,4 @@
-"""Source files of languages a project writes beside its main one."""
+"""Source files of languages a project writes beside its main one, and copied-in third-party folders."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from brain.search.code import CODE_EXTENSIONS
+from brain.search.code import CODE_EXTENSIONS, copyright_holder, vendored_folders
 from brain.search.definitions import scan_definitions
 from brain.search.locate import extract_signals
 
@@ -75,3 +75,71 @@ def test_a_builtin_written_in_the_companion_language_ranks_its_file(jqlike):
     ranked = jqlike.locate("gsub loops infinitely with \"^\"\n\n`jq '.key|=gsub(\"^\";\"\")'` never ends").paths
     assert ranked[0] == "src/builtin.jq"
     assert "tests/modules/a.jq" not in ranked[:2]
+
+
+# -- copied-in third-party folders ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("head,holder", [
+    ("/* ------ */\n/* Copyright (c) IBM Corporation, 2000, 2010.  All rights reserved.   */\n", {"ibm"}),
+    ("// Copyright 2019 The Go Authors. All rights reserved.\n", {"go"}),
+    ("/*!\n * express\n * Copyright(c) 2009-2013 TJ Holowaychuk\n", {"tj", "holowaychuk"}),
+    ("jq is copyright (C) 2012 Stephen Dolan\n\nPermission is hereby granted", {"stephen", "dolan"}),
+    ("# Copyright \N{COPYRIGHT SIGN} 2021 Example Ltd\n", {"example"}),
+    ('"Licensor" shall mean the copyright owner or entity\n', set()),
+    ("Copyright [yyyy] [name of copyright owner]\n", set()),
+    ("int main(void) { return 0; }\n", set()),
+])
+def test_copyright_holder(head, holder):
+    assert copyright_holder(head) == frozenset(holder)
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+_IBM = "/* Decimal arithmetic */\n/* Copyright (c) IBM Corporation, 2000, 2009.  All rights reserved. */\nint x;\n"
+
+
+def test_a_library_copied_in_with_its_license_and_another_holder_is_vendored(tmp_path):
+    repo = _tree(tmp_path, {
+        "COPYING": "jq is copyright (C) 2012 Stephen Dolan\n\nPermission is hereby granted\n",
+        "src/main.c": "int main(void) { return 0; }\n",
+        "src/jv.c": "/*\n * Portions Copyright (c) 2016 Some University\n */\nint jv;\n",
+        "src/decNumber/ICU-license.html": "<html>ICU License</html>\n",
+        "src/decNumber/decNumber.c": _IBM, "src/decNumber/decNumber.h": _IBM, "src/decNumber/decContext.c": _IBM,
+        # an attribution license beside the project's own code: its files carry no notice
+        "src/gis/LICENSE": "Copyright (c) 2007, Some Person\nRedistribution and use ...\n",
+        "src/gis/geometry.c": "int area(void) { return 0; }\n", "src/gis/point.c": "int x(void) { return 0; }\n",
+    })
+    assert vendored_folders(repo) == {"src/decNumber"}
+
+
+def test_a_licensed_folder_of_the_projects_own_holder_is_not_vendored(tmp_path):
+    header = "/*!\n * Copyright(c) 2009-2013 TJ Holowaychuk\n * MIT Licensed\n */\nmodule.exports = 1;\n"
+    repo = _tree(tmp_path, {
+        "LICENSE": "(The MIT License)\n\nCopyright (c) 2009-2014 TJ Holowaychuk <tj@vision-media.ca>\n",
+        "index.js": "module.exports = require('./lib/app');\n",
+        "lib/LICENSE": "the same license\n", "lib/app.js": header, "lib/router.js": header, "lib/view.js": header,
+    })
+    assert vendored_folders(repo) == set()
+    # the same folder with no holder in the root license: the other files' holder is the project's
+    (repo / "LICENSE").write_text("Apache License\n\n\"Licensor\" shall mean the copyright owner\n")
+    _tree(repo, {"bin/cli.js": header, "src/util.js": header})
+    assert vendored_folders(repo) == set()
+
+
+def test_vendored_files_are_marked_generated_in_the_index(brain):
+    _tree(brain.repo, {
+        "COPYING": "Copyright (c) 2012 Stephen Dolan\n",
+        "src/jv_print.c": "void jv_dumpf(int x) {\n}\n",
+        "src/decNumber/readme.txt": "decNumber\n", "src/decNumber/LICENSE": "ICU\n",
+        "src/decNumber/decNumber.c": _IBM + "void decNumberToString(int x) {\n}\n", "src/decNumber/decContext.c": _IBM,
+    })
+    brain.index.refresh_code()
+    view = brain.index.code_view()
+    assert "src/decNumber/decNumber.c" in view.generated and "src/jv_print.c" not in view.generated
