@@ -184,7 +184,17 @@ def vendored_folders(repo: Path, files: dict[str, object] | None = None) -> set[
 
 def _foreign_folders(repo: Path, licensed: set[str], files, skip: set[str]) -> set[str]:
     """Which of the ``licensed`` folders hold code whose copyright holder is not the project's."""
-    sources = [p for p in files if not is_test_path(p) and not any(p.startswith(f + "/") for f in skip)]
+    under: dict[str, list[str]] = {folder: [] for folder in licensed}
+    sources: list[str] = []
+    for path in files:
+        parts = path.split("/")[:-1]
+        folders = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        if is_test_path(path) or any(f in skip for f in folders):
+            continue
+        sources.append(path)
+        for folder in folders:
+            if folder in under:
+                under[folder].append(path)
     holders: dict[str, frozenset[str]] = {}
 
     def holder(path: str) -> frozenset[str]:
@@ -192,27 +202,28 @@ def _foreign_folders(repo: Path, licensed: set[str], files, skip: set[str]) -> s
             holders[path] = copyright_holder(_read_head(os.path.join(str(repo), path)))
         return holders[path]
 
+    def tally(paths) -> dict[frozenset[str], int]:
+        counts: dict[frozenset[str], int] = {}
+        for path in paths:
+            counts[holder(path)] = counts.get(holder(path), 0) + 1
+        return counts
+
     own: list[frozenset[str]] | None = None
+    total: dict[frozenset[str], int] = {}
     found: set[str] = set()
     for folder in sorted(licensed, key=lambda f: (f.count("/"), f)):
-        if any(folder.startswith(f + "/") for f in found):
+        inside = under[folder]
+        if len(inside) < 2 or any(folder.startswith(f + "/") for f in found):
             continue
-        inside = [p for p in sources if p.startswith(folder + "/")]
-        if len(inside) < 2:
-            continue
-        counts: dict[frozenset[str], int] = {}
-        for p in inside:
-            counts[holder(p)] = counts.get(holder(p), 0) + 1
+        counts = tally(inside)
         common, count = max(counts.items(), key=lambda kv: (kv[1], sorted(kv[0])))
         if not common or count < VENDORED_SHARE * len(inside):
             continue
-        if own is None:  # the root license's first holder, and the holder most other files name
+        if own is None:  # the root license's first holder, and the holders of all files (read once)
             own = [first for name in sorted(os.listdir(repo)) if _LICENSE_FILE.search(name) and (repo / name).is_file()
                    for first in [copyright_holder(_read_head(str(repo / name)), lines=20)] if first]
-        outside: dict[frozenset[str], int] = {}
-        for p in sources:
-            if not p.startswith(folder + "/") and holder(p):
-                outside[holder(p)] = outside.get(holder(p), 0) + 1
+            total = tally(sources)
+        outside = {h: n - counts.get(h, 0) for h, n in total.items() if h and n > counts.get(h, 0)}
         mine = max(outside.items(), key=lambda kv: (kv[1], sorted(kv[0])))[0] if outside else frozenset()
         if any(common & other for other in (*own, mine)):
             continue  # the project's own holder
