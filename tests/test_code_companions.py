@@ -143,3 +143,36 @@ def test_vendored_files_are_marked_generated_in_the_index(brain):
     brain.index.refresh_code()
     view = brain.index.code_view()
     assert "src/decNumber/decNumber.c" in view.generated and "src/jv_print.c" not in view.generated
+
+
+# -- the command line: the program's entry point ------------------------------------------------------
+
+
+@pytest.mark.parametrize("title,cli", [
+    ("Commit 6d3d2750 now requires '-e' to detect syntax error in input", True),
+    ("Allow `--` to come just before the jq program", True),
+    ("Assertion failure when using --jsonargs with invalid JSON", True),
+    ("support no_color env to disable ansi_color output", True),
+    ("Wrong exit code when the input is empty", True),
+    ("Array indexing of negative indices wraps twice", False),
+    ("non-blocking read - returns early", False),
+    ("Add re-export of Sender", False),
+])
+def test_a_title_about_the_command_line(title, cli):
+    assert extract_signals(title + "\n\n`jq -n '.[-5]'` prints 1").cli is cli
+
+
+def test_a_command_line_report_ranks_the_entry_point(brain):
+    _tree(brain.repo, {
+        "src/main.c": "int main(int input, char **status) {\n  return 0;\n}\n",
+        "src/execute.c": "int execute(int input, char **status) {\n  return 0;\n}\n",
+        "src/reader.c": "int reader(int input, char **status) {\n  return 0;\n}\n",
+        "tests/main_test.c": "int main(void) { return 0; }\n",
+        "examples/demo.c": "int main(void) { return 0; }\n",
+    })
+    body = "\n\nA syntax error in the input gives status 0 now."
+    ranked = brain.locate("Commit abc now requires '-e' to report bad input" + body).files
+    assert ranked[0].path == "src/main.c" and "entry point" in ranked[0].reasons[1], ranked
+    # the same words without a command-line title leave the entry point alone
+    plain = brain.locate("Commit abc now fails to report bad input" + body).files
+    assert not any("entry point" in r for hit in plain for r in hit.reasons)

@@ -81,6 +81,13 @@ W_BM25 = 8.0
 W_BM25_TITLE = 10.0
 STEM_PREFIXES = True
 W_CHANGED = 1.5
+# a title about the program's command line (an option such as `-e` or `--jsonargs`, its exit code, an
+# environment variable it reads) points at the program's entry point: the file whose `main` reads them
+W_ENTRY = 4.0
+MAX_ENTRY_FILES = 3
+_TITLE_OPTION = re.compile(r"(?:^|(?<=[\s'\"`(\[]))(?:--?[A-Za-z][\w\-]*|--)(?=[\s'\"`)\],.:;!?]|$)")
+_TITLE_CLI = re.compile(r"\b(?:exit (?:code|status)|return code|env|environment variables?|env vars?|command[\s-]line)\b",
+                        re.I)
 W_CLAIMED = 2.0
 TEST_FACTOR = 0.02
 GENERATED_FACTOR = 0.3
@@ -118,6 +125,7 @@ class Signals:
     words: list[str] = field(default_factory=list)  # query tokens for full text
     title_words: list[str] = field(default_factory=list)  # query tokens of the first line
     module_paths: list[str] = field(default_factory=list)  # slashed names without extension: Go imports, JS requires
+    cli: bool = False  # the title names a command-line option, an exit code or an environment variable
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -195,6 +203,7 @@ def extract_signals(text: str | None) -> Signals:
         sig.idents[word] = weight
     for word in set(re.findall(r"(?<![\w])\d+_\w+", text)):
         sig.idents.setdefault(word, 2.0 if word in title else 1.0)
+    sig.cli = bool(_TITLE_OPTION.search(title) or _TITLE_CLI.search(title))
     sig.words = tokens(text, stop=True)
     sig.title_words = tokens(title, stop=True)
     return sig
@@ -227,6 +236,18 @@ class CodeView:
                 self.by_suffix["/".join(parts[i:])].append(path)
         self._segments: tuple[dict, dict] | None = None
         self._imports: tuple[dict, dict] | None = None
+        self._entries: list[str] | None = None
+
+    def entry_points(self) -> list[str]:
+        """The program's entry files: product files (not tests, examples, generated or copied-in code)
+        that define a top-level `main` (C, C++, Go, Rust). Python's entry points take other shapes."""
+        if self._entries is None:
+            self._entries = sorted({
+                path for (path,) in self.db.execute(
+                    "SELECT path FROM code_symbols WHERE lname = 'main' AND kind = 'function'")
+                if path in self.files and not self.is_test(path) and path not in self.generated
+                and not path.endswith((".py", ".pyi")) and not is_nonproduct_path(path)})
+        return self._entries
 
     def module_keys(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """(module -> files, folder -> files) keyed by every lower-case tail of the path's module words.
@@ -515,6 +536,13 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             for path, s in ranked:
                 add(path, weight * s / top, "full-text match")
 
+
+    # the command line: its options, exit codes and environment are read by the program's `main`
+    if sig.cli:
+        entries = view.entry_points()
+        if 0 < len(entries) <= MAX_ENTRY_FILES:
+            for path in entries:
+                add(path, W_ENTRY / len(entries), "the program's entry point (the title is about its command line)")
 
     # 5. working state
     for path in changed:
