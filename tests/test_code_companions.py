@@ -176,3 +176,22 @@ def test_a_command_line_report_ranks_the_entry_point(brain):
     # the same words without a command-line title leave the entry point alone
     plain = brain.locate("Commit abc now fails to report bad input" + body).files
     assert not any("entry point" in r for hit in plain for r in hit.reasons)
+
+
+# -- the title's inflected words that the code never writes reach their stems ---------------------------
+
+
+def test_title_words_absent_from_the_code_reach_their_stems(brain):
+    _tree(brain.repo, {
+        "src/dump.c": "static const char *def_colors[] = {0};\nvoid set_colors(const char *c) {\n}\n",
+        "src/output.c": "int printing_mode(int width) {\n  return width;\n}\n",
+        "src/value.c": "int print_value(int width) {\n  return width;\n}\n",
+    })
+    brain.index.refresh_code()
+    view = brain.index.code_view()
+    # no file writes `coloring`: its stem `color` finds the file that does
+    assert [p for p, _ in view.bm25(["coloring"], stems="absent")] == ["src/dump.c"]
+    assert view.bm25(["coloring"]) == []
+    # `printing` is written in the code: taken as written, not widened to every `print...`
+    assert [p for p, _ in view.bm25(["printing"], stems="absent")] == ["src/output.c"]
+    assert {p for p, _ in view.bm25(["printing"], stems=True)} == {"src/output.c", "src/value.c"}
