@@ -195,3 +195,6 @@ def test_title_words_absent_from_the_code_reach_their_stems(brain):
     # `printing` is written in the code: taken as written, not widened to every `print...`
     assert [p for p, _ in view.bm25(["printing"], stems="absent")] == ["src/output.c"]
     assert {p for p, _ in view.bm25(["printing"], stems=True)} == {"src/output.c", "src/value.c"}
+    # the title's own pass: only the stems of the absent words
+    assert [p for p, _ in view.bm25(["coloring", "printing"], stems="only-absent")] == ["src/dump.c"]
+    assert view.bm25(["printing"], stems="only-absent") == []

@@ -80,7 +80,7 @@ W_STEM = 2.5
 W_BM25 = 8.0
 W_BM25_TITLE = 10.0
 STEM_PREFIXES = True
-TITLE_STEMS = "absent"  # the title's inflected words reach their stems only when no file writes them as they are
+W_BM25_TITLE_STEM = 5.0  # the title's inflected words that no file writes as they are, by their stems
 W_CHANGED = 1.5
 # a title about the program's command line (an option such as `-e` or `--jsonargs`, its exit code, an
 # environment variable it reads) points at the program's entry point: the file whose `main` reads them
@@ -372,16 +372,22 @@ class CodeView:
         """Files ranked by BM25 over their identifier tokens (``tokenize.tokens``; test files are not in the table).
 
         ``stems`` also matches each inflected query word's stem as a prefix (`colorized` finds `color`);
-        ``stems="absent"`` only for the words that no file writes as they are."""
+        ``stems="absent"`` only for the words that no file writes as they are, ``"only-absent"`` queries
+        those stems alone (no word as written)."""
         terms = [w for w in dict.fromkeys(words) if len(w) > 1][:200]
         if not terms:
             return []
         quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+        stems_only = stems == "only-absent"
         if stems:
             # English inflections reach their stem: `colorized`, `coloring` -> color*, `panics` -> panic*
-            inflected = [t for t in terms if stems != "absent" or not self._has_term(t)]
+            inflected = [t for t in terms if stems not in ("absent", "only-absent") or not self._has_term(t)]
             stems = {_stem(t) for t in inflected} - set(terms) - {None}
+            if stems_only:
+                quoted = []
             quoted += ['"' + s.replace('"', '""') + '"*' for s in sorted(stems)]
+            if not quoted:
+                return []
         query = " OR ".join(quoted)
         weights = "0.0, 1.0" if body_only else f"{NAMES_WEIGHT}, 1.0"
         try:
@@ -539,9 +545,11 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             add(path, weight * SYMBOL_DECAY ** i, reason)
 
     # 4. full text: the whole text, and the title alone (the report's one-line summary)
-    # (inflected words of the whole text reach their stems; the title's few words only when the code never writes
-    # them as they are: `coloring` -> color*, while `formatting`, written in a formatting library, stays itself)
-    for words, weight, stems in ((sig.words, W_BM25, STEM_PREFIXES), (sig.title_words, W_BM25_TITLE, TITLE_STEMS)):
+    # (inflected words of the whole text reach their stems; the title's few words are taken as written, and those
+    # the code never writes as they are reach their stems in a lighter pass of their own: `coloring` -> color*,
+    # while `formatting`, written in a formatting library, stays itself)
+    for words, weight, stems in ((sig.words, W_BM25, STEM_PREFIXES), (sig.title_words, W_BM25_TITLE, False),
+                                 (sig.title_words, W_BM25_TITLE_STEM, "only-absent")):
         ranked = view.bm25(words, 60, stems=stems) if weight else []
         if ranked:
             top = ranked[0][1] or 1.0
