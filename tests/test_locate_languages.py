@@ -342,6 +342,7 @@ def test_inflected_words_of_the_text_reach_their_stems(polyglot, monkeypatch):
     text = "Values are colorized in a dark foreground\n\nThe colorizing makes them invisible on dark terminals."
     assert locate_module.locate(view, text).paths[0] == "src/jv_print.c"
     monkeypatch.setattr(locate_module, "STEM_PREFIXES", False)
+    monkeypatch.setattr(locate_module, "W_BM25_TITLE_STEM", 0.0)
     assert "src/jv_print.c" not in locate_module.locate(view, text).paths
 
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from .definitions import LANGUAGES, scan_definitions
 from .tokenize import token_text
 
-__all__ = ["transaction", "CODE_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
+__all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
            "CODE_SCHEMA", "refresh_code", "module_name_for",
-           "is_nonproduct_path", "looks_generated", "vendored_folders"]
+           "is_nonproduct_path", "looks_generated", "vendored_folders", "copyright_holder"]
 
 @contextlib.contextmanager
 def transaction(db: sqlite3.Connection):
@@ -42,7 +42,18 @@ CODE_EXTENSIONS = {
     ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".php": "php",
     ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp", ".swift": "swift",
     ".scala": "scala", ".sh": "shell",
+    # more spellings of C++ sources and headers
+    ".cxx": "cpp", ".hh": "cpp", ".hxx": "cpp", ".ipp": "cpp", ".inl": "cpp", ".cu": "cpp", ".cuh": "cpp",
 }
+# source files of languages a project writes beside its main one: grammars (the parser's real source),
+# a query language's own builtins, embedded and build scripts. Indexed like the rest (their definitions by
+# `definitions.LANGUAGES`, their words in full text), so a report about `gsub` finds `builtin.jq`.
+COMPANION_EXTENSIONS = {
+    ".y": "yacc", ".yy": "yacc", ".l": "lex", ".ll": "lex",
+    ".jq": "jq", ".lua": "lua", ".pl": "perl", ".pm": "perl", ".tcl": "tcl", ".awk": "awk",
+    ".bash": "shell", ".zsh": "shell", ".vim": "vim", ".el": "elisp",
+}
+CODE_EXTENSIONS.update(COMPANION_EXTENSIONS)
 SKIP_DIRS = {"node_modules", "__pycache__", "build", "dist", "venv", "env", "site-packages", "target",
              "vendor", "bower_components", "coverage", "htmlcov"}
 MAX_FILE_BYTES = 1_000_000
@@ -90,14 +101,73 @@ _GENERATED_MARK = re.compile(r"code generated|generated (?:by|from)|do not edit|
 _COMMENT_START = ("//", "#", "/*", "*", "--", "<!--", ";")
 
 
-def vendored_folders(repo: Path) -> set[str]:
-    """Folders of third-party code copied in, by the names projects give them (``third_party``, ``deps``).
+_LICENSE_FILE = re.compile(r"licen[cs]e|copying|notice", re.I)
+_COPYRIGHT = re.compile(r"copyright\b", re.I)
+_COPYRIGHT_SIGN = re.compile(r"\(c\)|\N{COPYRIGHT SIGN}|&copy;", re.I)
+_HOLDER_WORD = re.compile(r"[^\W\d_][\w'.\-]*|\d+")
+# words of a copyright line that name no one in particular
+_HOLDER_FILLER = frozenset(
+    "the and others inc incorporated corporation corp co company ltd limited llc gmbh ag sa authors author "
+    "contributors by of its affiliates present copyright holders holder portions parts".split())
+_HOLDER_END = frozenset("all licensed see this use permission under".split())
+HEAD_CHARS = 3000  # a file's copyright notice sits in its first lines
+VENDORED_SHARE = 0.6  # this share of a folder's source files name the foreign holder
 
-    A license file in a folder is no sign: projects keep attribution licenses beside code of their own."""
+
+def copyright_holder(head: str, lines: int = 40) -> frozenset[str]:
+    """The words naming the holder of the first copyright notice in ``head`` (empty when none).
+
+    `/* Copyright (c) IBM Corporation, 2000, 2010.  All rights reserved. */` -> {"ibm"};
+    `// Copyright 2019 The Go Authors.` -> {"go"}. A notice is `Copyright` followed by `(c)`, `©`
+    or a year, so prose about "the copyright owner" is not one."""
+    for line in head.split("\n")[:lines]:
+        match = _COPYRIGHT.search(line)
+        if not match:
+            continue
+        rest = line[match.end(): match.end() + 160]
+        signed = bool(_COPYRIGHT_SIGN.match(rest.lstrip()))
+        words = _HOLDER_WORD.findall(_COPYRIGHT_SIGN.sub(" ", rest))
+        if not words or not (signed or words[0].isdigit()):
+            continue
+        name: list[str] = []
+        for word in words:
+            low = word.lower().strip(".'-")
+            if word.isdigit():
+                if name:
+                    break
+                continue
+            if low in _HOLDER_END:
+                break
+            if low and low not in _HOLDER_FILLER and "@" not in low:
+                name.append(low)
+            if len(name) == 3:
+                break
+        if name:
+            return frozenset(name)
+    return frozenset()
+
+
+def _read_head(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read(HEAD_CHARS)
+    except OSError:
+        return ""
+
+
+def vendored_folders(repo: Path, files: dict[str, object] | None = None) -> set[str]:
+    """Folders of third-party code copied in.
+
+    By the names projects give them (``third_party``, ``deps``), and by what a copied-in library
+    carries: a license file of its own beside source files most of which open with the copyright
+    notice of a holder that is not the project's: neither the holder the root license names first
+    nor the one named most often by the repository's other files. A license file alone is no sign: projects keep attribution licenses beside
+    code of their own (whose files then carry no notice, or the project's)."""
     found: set[str] = set()
+    licensed: set[str] = set()
     root = str(repo)
     cut = len(root) + 1
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
         rel = folder[cut:].replace(os.sep, "/")
         if not rel:
@@ -105,6 +175,59 @@ def vendored_folders(repo: Path) -> set[str]:
         if rel.rsplit("/", 1)[-1].lower() in VENDORED_DIRS:
             found.add(rel)
             dirs[:] = []
+        elif any(_LICENSE_FILE.search(n) and os.path.splitext(n)[1] not in CODE_EXTENSIONS for n in names):
+            licensed.add(rel)
+    if licensed:
+        found |= _foreign_folders(repo, licensed, files if files is not None else scan_files(repo), found)
+    return found
+
+
+def _foreign_folders(repo: Path, licensed: set[str], files, skip: set[str]) -> set[str]:
+    """Which of the ``licensed`` folders hold code whose copyright holder is not the project's."""
+    under: dict[str, list[str]] = {folder: [] for folder in licensed}
+    sources: list[str] = []
+    for path in files:
+        parts = path.split("/")[:-1]
+        folders = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+        if is_test_path(path) or any(f in skip for f in folders):
+            continue
+        sources.append(path)
+        for folder in folders:
+            if folder in under:
+                under[folder].append(path)
+    holders: dict[str, frozenset[str]] = {}
+
+    def holder(path: str) -> frozenset[str]:
+        if path not in holders:
+            holders[path] = copyright_holder(_read_head(os.path.join(str(repo), path)))
+        return holders[path]
+
+    def tally(paths) -> dict[frozenset[str], int]:
+        counts: dict[frozenset[str], int] = {}
+        for path in paths:
+            counts[holder(path)] = counts.get(holder(path), 0) + 1
+        return counts
+
+    own: list[frozenset[str]] | None = None
+    total: dict[frozenset[str], int] = {}
+    found: set[str] = set()
+    for folder in sorted(licensed, key=lambda f: (f.count("/"), f)):
+        inside = under[folder]
+        if len(inside) < 2 or any(folder.startswith(f + "/") for f in found):
+            continue
+        counts = tally(inside)
+        common, count = max(counts.items(), key=lambda kv: (kv[1], sorted(kv[0])))
+        if not common or count < VENDORED_SHARE * len(inside):
+            continue
+        if own is None:  # the root license's first holder, and the holders of all files (read once)
+            own = [first for name in sorted(os.listdir(repo)) if _LICENSE_FILE.search(name) and (repo / name).is_file()
+                   for first in [copyright_holder(_read_head(str(repo / name)), lines=20)] if first]
+            total = tally(sources)
+        outside = {h: n - counts.get(h, 0) for h, n in total.items() if h and n > counts.get(h, 0)}
+        mine = max(outside.items(), key=lambda kv: (kv[1], sorted(kv[0])))[0] if outside else frozenset()
+        if any(common & other for other in (*own, mine)):
+            continue  # the project's own holder
+        found.add(folder)
     return found
 
 
@@ -274,7 +397,7 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in current if p.endswith("/__init__.py") or p == "__init__.py"}
     if not removed and not changed:
         return {"files": len(current), "changed": 0, "removed": 0}
-    vendored = vendored_folders(repo)
+    vendored = vendored_folders(repo, current)
     with transaction(db):
         for path in removed + [p for p in changed if p in known]:
             row = db.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()

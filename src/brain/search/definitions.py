@@ -137,6 +137,36 @@ LANGUAGES: dict[str, LanguageTable] = {
     ),
 }
 LANGUAGES["ts"] = LANGUAGES["js"]
+# grammars (Bison/yacc, flex/lex): their C prologue and actions read as C; the rules are grammar, not names
+LANGUAGES["yacc"] = LANGUAGES["lex"] = LANGUAGES["c"]
+# languages a project writes beside its main one (a query language's builtins, embedded scripts, build and
+# install scripts): their definition shapes, one keyword at the start of a line
+LANGUAGES["jq"] = LanguageTable(
+    defs=((_p(r"def\s+(?P<name>[A-Za-z_]\w*)"), "function"),),
+    imports=(_p(r'(?:import|include)\s+"(?P<target>[^"]+)"'),),
+)
+LANGUAGES["lua"] = LanguageTable(
+    defs=((_p(r"(?:local\s+)?function\s+(?:(?P<owner>[A-Za-z_]\w*)(?:\.\w+)*[.:])?(?P<name>[A-Za-z_]\w*)"), "function"),
+          (_p(r"(?:local\s+)?(?:(?P<owner>[A-Za-z_]\w*)\.)?(?P<name>[A-Za-z_]\w*)\s*=\s*function\b"), "function")),
+    imports=(_p(r"""(?:local\s+[\w,\s]*=\s*)?require\s*\(?\s*['"](?P<target>[^'"]+)['"]"""),),
+)
+LANGUAGES["perl"] = LanguageTable(
+    defs=((_p(r"sub\s+(?P<name>[A-Za-z_]\w*)"), "function"), (_p(r"package\s+(?P<name>[\w:]+)"), "class")),
+    imports=(_p(r"(?:use|require)\s+(?P<target>[A-Za-z_][\w:]*)"),),
+)
+LANGUAGES["shell"] = LanguageTable(
+    defs=((_p(r"function\s+(?P<name>[A-Za-z_][\w\-.:]*)"), "function"),
+          (_p(r"(?P<name>[A-Za-z_][\w\-.:]*)\s*\(\s*\)"), "function")),
+    imports=(_p(r"(?:source|\.)\s+['\"]?(?P<target>[\w\-./$]+)"),),
+)
+LANGUAGES["tcl"] = LanguageTable(defs=((_p(r"proc\s+(?P<name>[\w:]+)"), "function"),))
+LANGUAGES["awk"] = LanguageTable(defs=((_p(r"func(?:tion)?\s+(?P<name>[A-Za-z_]\w*)"), "function"),))
+LANGUAGES["vim"] = LanguageTable(defs=((_p(r"fu(?:nction)?!?\s+(?P<name>[\w:#.]+)"), "function"),))
+LANGUAGES["elisp"] = LanguageTable(
+    defs=((_p(r"\(def(?:un|macro|subst|generic|method)\s+(?P<name>[^\s()]+)"), "function"),
+          (_p(r"\(def(?:var|const|custom)\s+(?P<name>[^\s()]+)"), "var")),
+    imports=(_p(r"\(require\s+'(?P<target>[^\s()]+)"),),
+)
 LANGUAGES["kotlin"] = LanguageTable(
     defs=(*LANGUAGES["java"].defs,
           (_p(_JAVA_MODS + r"(?:suspend\s+)?fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)"), "function"),

@@ -32,7 +32,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .code import is_nonproduct_path
+from .code import CODE_EXTENSIONS, is_nonproduct_path
 from .tokenize import STOPWORDS, tokens
 from .traces import trace_frames
 
@@ -41,7 +41,7 @@ __all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", 
 
 MAX_TASK_CHARS = 60_000  # a huge task text is read at its head and tail (tracebacks end texts)
 
-_EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sh)"
+_EXT = "(?:" + "|".join(sorted((e[1:] for e in CODE_EXTENSIONS), key=lambda e: (-len(e), e))) + ")"
 # path candidates are found in two linear steps (a run of path characters, then a check of its end),
 # never by one nested pattern: those backtrack for minutes on inputs like "a/a/a/..."
 _PATH_RUN = re.compile(r"[\w.\-~/\\:]+")
@@ -80,7 +80,15 @@ W_STEM = 2.5
 W_BM25 = 8.0
 W_BM25_TITLE = 10.0
 STEM_PREFIXES = True
+W_BM25_TITLE_STEM = 5.0  # the title's inflected words that no file writes as they are, by their stems
 W_CHANGED = 1.5
+# a title about the program's command line (an option such as `-e` or `--jsonargs`, its exit code, an
+# environment variable it reads) points at the program's entry point: the file whose `main` reads them
+W_ENTRY = 4.0
+MAX_ENTRY_FILES = 3
+_TITLE_OPTION = re.compile(r"(?:^|(?<=[\s'\"`(\[]))(?:--?[A-Za-z][\w\-]*|--)(?=[\s'\"`)\],.:;!?]|$)")
+_TITLE_CLI = re.compile(r"\b(?:exit (?:code|status)|return code|env|environment variables?|env vars?|command[\s-]line)\b",
+                        re.I)
 W_CLAIMED = 2.0
 TEST_FACTOR = 0.02
 GENERATED_FACTOR = 0.3
@@ -118,6 +126,7 @@ class Signals:
     words: list[str] = field(default_factory=list)  # query tokens for full text
     title_words: list[str] = field(default_factory=list)  # query tokens of the first line
     module_paths: list[str] = field(default_factory=list)  # slashed names without extension: Go imports, JS requires
+    cli: bool = False  # the title names a command-line option, an exit code or an environment variable
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -195,6 +204,7 @@ def extract_signals(text: str | None) -> Signals:
         sig.idents[word] = weight
     for word in set(re.findall(r"(?<![\w])\d+_\w+", text)):
         sig.idents.setdefault(word, 2.0 if word in title else 1.0)
+    sig.cli = bool(_TITLE_OPTION.search(title) or _TITLE_CLI.search(title))
     sig.words = tokens(text, stop=True)
     sig.title_words = tokens(title, stop=True)
     return sig
@@ -227,6 +237,18 @@ class CodeView:
                 self.by_suffix["/".join(parts[i:])].append(path)
         self._segments: tuple[dict, dict] | None = None
         self._imports: tuple[dict, dict] | None = None
+        self._entries: list[str] | None = None
+
+    def entry_points(self) -> list[str]:
+        """The program's entry files: product files (not tests, examples, generated or copied-in code)
+        that define a top-level `main` (C, C++, Go, Rust). Python's entry points take other shapes."""
+        if self._entries is None:
+            self._entries = sorted({
+                path for (path,) in self.db.execute(
+                    "SELECT path FROM code_symbols WHERE lname = 'main' AND kind = 'function'")
+                if path in self.files and not self.is_test(path) and path not in self.generated
+                and not path.endswith((".py", ".pyi")) and not is_nonproduct_path(path)})
+        return self._entries
 
     def module_keys(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """(module -> files, folder -> files) keyed by every lower-case tail of the path's module words.
@@ -337,19 +359,35 @@ class CodeView:
             self._imports = (forward, backward)
         return self._imports
 
+    def _has_term(self, term: str) -> bool:
+        """Whether any indexed file has the word as written."""
+        try:
+            return self.db.execute("SELECT 1 FROM code_fts WHERE code_fts MATCH ? LIMIT 1",
+                                   ('"' + term.replace('"', '""') + '"',)).fetchone() is not None
+        except sqlite3.OperationalError:
+            return False
+
     def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False,
-             stems: bool = False) -> list[tuple[str, float]]:
+             stems: bool | str = False) -> list[tuple[str, float]]:
         """Files ranked by BM25 over their identifier tokens (``tokenize.tokens``; test files are not in the table).
 
-        ``stems`` also matches each inflected query word's stem as a prefix (`colorized` finds `color`)."""
+        ``stems`` also matches each inflected query word's stem as a prefix (`colorized` finds `color`);
+        ``stems="absent"`` only for the words that no file writes as they are, ``"only-absent"`` queries
+        those stems alone (no word as written)."""
         terms = [w for w in dict.fromkeys(words) if len(w) > 1][:200]
         if not terms:
             return []
         quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
+        stems_only = stems == "only-absent"
         if stems:
             # English inflections reach their stem: `colorized`, `coloring` -> color*, `panics` -> panic*
-            stems = {_stem(t) for t in terms} - set(terms) - {None}
+            inflected = [t for t in terms if stems not in ("absent", "only-absent") or not self._has_term(t)]
+            stems = {_stem(t) for t in inflected} - set(terms) - {None}
+            if stems_only:
+                quoted = []
             quoted += ['"' + s.replace('"', '""') + '"*' for s in sorted(stems)]
+            if not quoted:
+                return []
         query = " OR ".join(quoted)
         weights = "0.0, 1.0" if body_only else f"{NAMES_WEIGHT}, 1.0"
         try:
@@ -507,14 +545,24 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             add(path, weight * SYMBOL_DECAY ** i, reason)
 
     # 4. full text: the whole text, and the title alone (the report's one-line summary)
-    # (inflected words of the whole text also reach their stems; the title's few words are taken as written)
-    for words, weight, stems in ((sig.words, W_BM25, STEM_PREFIXES), (sig.title_words, W_BM25_TITLE, False)):
+    # (inflected words of the whole text reach their stems; the title's few words are taken as written, and those
+    # the code never writes as they are reach their stems in a lighter pass of their own: `coloring` -> color*,
+    # while `formatting`, written in a formatting library, stays itself)
+    for words, weight, stems in ((sig.words, W_BM25, STEM_PREFIXES), (sig.title_words, W_BM25_TITLE, False),
+                                 (sig.title_words, W_BM25_TITLE_STEM, "only-absent")):
         ranked = view.bm25(words, 60, stems=stems) if weight else []
         if ranked:
             top = ranked[0][1] or 1.0
             for path, s in ranked:
                 add(path, weight * s / top, "full-text match")
 
+
+    # the command line: its options, exit codes and environment are read by the program's `main`
+    if sig.cli:
+        entries = view.entry_points()
+        if 0 < len(entries) <= MAX_ENTRY_FILES:
+            for path in entries:
+                add(path, W_ENTRY / len(entries), "the program's entry point (the title is about its command line)")
 
     # 5. working state
     for path in changed:
