@@ -41,7 +41,7 @@ __all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", 
 
 MAX_TASK_CHARS = 60_000  # a huge task text is read at its head and tail (tracebacks end texts)
 
-_EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sh)"
+_EXT = r"(?:py|pyi|js|jsx|mjs|cjs|ts|tsx|mts|cts|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|cs|swift|scala|sh)"
 # path candidates are found in two linear steps (a run of path characters, then a check of its end),
 # never by one nested pattern: those backtrack for minutes on inputs like "a/a/a/..."
 _PATH_RUN = re.compile(r"[\w.\-~/\\:]+")
@@ -60,6 +60,24 @@ STRIP_URLS = True
 def _url_path(match: re.Match) -> str:
     blob = _BLOB.search(match.group())
     return f" {blob.group(1)} " if blob else " "
+
+
+_ROUTE_WORD = re.compile(r"[A-Za-z_][\w\-]{0,60}")
+W_ROUTE = 3.0  # a link's path that is a module of the repository: a serverless or file-routed handler
+
+
+def url_routes(text: str) -> list[str]:
+    """The paths of the links in ``text`` that read as routes (two to six plain words: `api/pin` of
+    `https://app.example/api/pin/?user=1`); links to files of a repository are paths, not routes."""
+    routes = []
+    for match in _URL.finditer(text):
+        if _BLOB.search(match.group()):
+            continue
+        rest = match.group().split("://", 1)[1].split("?", 1)[0].split("#", 1)[0]
+        words = [w for w in rest.split("/")[1:] if w]
+        if 2 <= len(words) <= 6 and all(_ROUTE_WORD.fullmatch(w) for w in words):
+            routes.append("/".join(words))
+    return list(dict.fromkeys(routes))
 
 
 _MODULE_WORD = re.compile(r"[A-Za-z_][\w\-.]{0,80}")
@@ -96,9 +114,16 @@ NEIGHBOUR_SEEDS = 3  # how many of the best files lend their neighbours a share
 W_IMPORT = 0.12  # share of a seed's score for each file it imports or that imports it
 W_TWIN = 0.3  # share for `x.h` <-> `x.c`/`x.cc`/`x.cpp`
 MAX_NEIGHBOURS = 12  # a seed imported by (or importing) more files than this lends nothing: a hub
-_LENT_REASONS = ("imports or is imported by", "header/source twin of")
+# a fix that adds or changes a method the text names in a base class (or interface) changes it where a
+# subclass, a delegate or an implementation linked to it by an import or `extends` defines it too
+W_OVERRIDE = 0.3  # share of the seed's score
+MAX_OVERRIDERS = 4  # a method defined in more other files than this is too common to follow
+MIN_METHOD_CODENESS = 1.0  # only code-like names (`getNumberType`, `clear()`), not English words
+_DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")  # TypeScript declarations of a JavaScript module
+_DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
+_LENT_REASONS = ("imports or is imported by", "header/source twin of", "also defines", "declaration twin of")
 _WEAK_REASONS = ("full-text match", "changed in the working tree", *_LENT_REASONS)
-_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs")
+_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
 # folders that hold sources without naming a module: `src/main/java/com/x/Y.java` is module com.x.Y,
 # `tokio/src/sync/mpsc/mod.rs` is tokio::sync::mpsc, `include/fmt/core.h` is fmt/core
@@ -118,6 +143,8 @@ class Signals:
     words: list[str] = field(default_factory=list)  # query tokens for full text
     title_words: list[str] = field(default_factory=list)  # query tokens of the first line
     module_paths: list[str] = field(default_factory=list)  # slashed names without extension: Go imports, JS requires
+    in_traces_only: set[str] = field(default_factory=set)  # identifiers met only on traceback lines
+    routes: list[str] = field(default_factory=list)  # the paths of links to a running service: `api/pin` of `https://x.app/api/pin/?u=1`
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -150,6 +177,7 @@ def extract_signals(text: str | None) -> Signals:
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
     text = _CJK_EDGE.sub(" ", text)
     if STRIP_URLS:
+        sig.routes = url_routes(text)
         text = _URL.sub(_url_path, text)
     title = text.strip().split("\n", 1)[0]
     for match in _FRAME.finditer(text):
@@ -185,6 +213,8 @@ def extract_signals(text: str | None) -> Signals:
         if not re.search(r"\." + _EXT + r"$", dotted) and dotted.count(".") < 12:
             sig.dotted.append(dotted)
     counts = Counter(m.group() for m in _IDENT.finditer(text))
+    if unframed is not text:
+        sig.in_traces_only = set(counts) - {m.group() for m in _IDENT.finditer(unframed)}
     in_title = set(_IDENT.findall(title)) | {m.group() for m in re.finditer(r"[A-Za-z_]\w{2,}", title)}
     for word, count in counts.items():
         if word.lower() in STOPWORDS:
@@ -299,7 +329,8 @@ class CodeView:
             return [found] if found and found != path else []
         if target.startswith("."):
             base = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-            for candidate in (base, *(base + e for e in _JS_EXTS), *(base + "/index" + e for e in _JS_EXTS)):
+            for candidate in (base, *(base + e for e in _JS_EXTS), *(base + "/index" + e for e in _JS_EXTS),
+                              base + ".d.ts", base + "/index.d.ts"):  # a type import of a declaration file
                 if candidate in self.files and candidate != path:
                     return [candidate]
             return []
@@ -320,7 +351,19 @@ class CodeView:
             return []
         if path.endswith((".java", ".kt")) and len(words) >= 3:
             return list(modules.get("/".join(words), []))[:1]
+        if path.endswith(".java") and re.fullmatch(r"[A-Z]\w*", target):
+            return self._type_file(path, target)
         return []
+
+    def _type_file(self, path: str, name: str) -> list[str]:
+        """The file of type ``name`` as a class header of ``path`` names it (``extends JsonParser``):
+        the same package's ``JsonParser.java``, else the one file of that name in the repository."""
+        ext = posixpath.splitext(path)[1]
+        near = posixpath.join(posixpath.dirname(path), name + ext)
+        if near in self.files:
+            return [near] if near != path else []
+        hits = [p for p in self.by_stem.get(name.lower(), []) if p.endswith("/" + name + ext) or p == name + ext]
+        return hits if len(hits) == 1 and hits[0] != path else []
 
     def import_graph(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """(file -> files it imports, file -> files importing it) within the repository, built on first use."""
@@ -391,6 +434,19 @@ def _stem(word: str) -> str | None:
     return None
 
 
+def _files_named(view: CodeView, word: str, in_traces_only: set[str] = frozenset()) -> list[str]:
+    """Files whose name (without extension) is ``word``: a lower-case word matches any case of the
+    name, a word with capitals only the name spelled the same (`RecyclerPool` -> `RecyclerPool.java`,
+    `renderRepoCard` -> `renderRepoCard.js`; a capitalised English word does not reach `card.js`),
+    and only where the text's own words write it (a traceback's files are weighed as its frames)."""
+    files = view.by_stem.get(word.lower(), [])
+    if word.islower() or not files:
+        return files if word.islower() else []
+    if word in in_traces_only:
+        return []
+    return [p for p in files if p.rsplit("/", 1)[-1].split(".", 1)[0] == word]
+
+
 def is_text_evidence(reason: str) -> bool:
     """Whether a ranking reason is something the text itself points at (a path, a frame, a
     definition, a module or file name), not loose word overlap, the working tree, or a share
@@ -440,6 +496,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             add(path, W_PATH * weight / 2 / len(hits), f"path `{written}` in the task", name=True)
     for written in dict.fromkeys(sig.module_paths):
         _resolve_module_path(view, written, add)
+    for route in sig.routes:
+        _resolve_route(view, route, add)
 
     # 2. dotted module paths and Class.member pairs
     names: set[str] = set(sig.idents)
@@ -497,7 +555,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             idf = 1.0 / len(per_file) ** 0.8
             for path, kind_factor in per_file.items():
                 symbol_hits[path].append((W_SYMBOL * weight * idf * kind_factor, f"defines `{word}`"))
-        stems = view.by_stem.get(word, [])
+        stems = _files_named(view, word, sig.in_traces_only)
         if stems and len(stems) <= 10:
             for path in stems:
                 add(path, W_STEM * min(weight, 2.0) / len(stems) ** 0.8, f"file named `{word}`", name=len(stems) == 1)
@@ -530,6 +588,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
                 add(path, 2.0, f"in module `{module}`")
 
     _lend_to_neighbours(view, score, add)
+    _lend_to_overriders(view, score, sig.idents, defs, add)
+    _lend_to_declarations(view, score, add)
 
     for path in list(score):
         if view.is_test(path):
@@ -552,6 +612,13 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def _seeds(view: CodeView, score: dict[str, float]) -> list[str]:
+    """The best few files that lend their neighbours a share: product code only (tests, examples,
+    scripts and docs are demoted after lending, so they must not lend on their raw score)."""
+    ranked = sorted(score, key=lambda p: (-score[p], p))
+    return [p for p in ranked if not view.is_test(p) and not is_nonproduct_path(p)][:NEIGHBOUR_SEEDS]
+
+
 def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
     """The best few files lend a share of their score to their neighbours: files they import or
     that import them (a Go import reaches every file of the package), and their header/source twin.
@@ -560,7 +627,7 @@ def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
     same package; the share stays well below the seed's own score, so a neighbour ranks just under
     the files the text really points to, ahead of files that only share words with it.
     """
-    seeds = [p for p in sorted(score, key=lambda p: (-score[p], p)) if not view.is_test(p)][:NEIGHBOUR_SEEDS]
+    seeds = _seeds(view, score)
     if not seeds:
         return
     forward, backward = view.import_graph()
@@ -586,6 +653,87 @@ def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
                     lend(path, W_TWIN * base, f"header/source twin of `{seed}`")
     for path, (weight, reason) in lent.items():
         add(path, weight, reason)
+
+
+def _lend_to_overriders(view: CodeView, score: dict[str, float], idents: dict[str, float], defs: dict, add) -> None:
+    """Files whose class extends (or implements) the class of one of the best few files, or that it
+    extends, and that define a method the text names which that file defines too, get a share of its
+    score: the subclass, delegate or implementation that must change with it
+    (`JsonParser.getNumberType()` -> `JsonParserDelegate extends JsonParser`). The best files lend
+    nothing to each other."""
+    seeds = _seeds(view, score)
+    if not seeds:
+        return
+    forward, backward = view.import_graph()
+    callable_kinds = ("function", "method", "decl")
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        near = sorted(p for p in (forward.get(seed, set()) | backward.get(seed, set())) - {seed}
+                      if p not in seeds and _extends(view, p, seed))
+        if not near:
+            continue
+        for word, weight in idents.items():
+            if weight < MIN_METHOD_CODENESS:
+                continue
+            definers = {p for p, kind, _ in defs.get(word, ()) if kind in callable_kinds and not view.is_test(p)}
+            if seed not in definers or len(definers) > MAX_OVERRIDERS + 1:
+                continue  # `size`, `print`: defined all over, no sign of one method and its overrides
+            for path in near:
+                share = W_OVERRIDE * score[seed]
+                if path in definers and share > lent.get(path, (0.0, ""))[0]:
+                    lent[path] = (share, f"also defines `{word}` of `{seed}`")
+    for path, (weight, reason) in lent.items():
+        add(path, weight, reason)
+
+
+def _type_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1].split(".", 1)[0]
+
+
+def _extends(view: CodeView, a: str, b: str) -> bool:
+    """Whether a class header of one file names the other's type (`extends B`, `implements B`):
+    the bare type names a file's headers record among its imports."""
+    return _type_name(b) in view.imports_of(a) or _type_name(a) in view.imports_of(b)
+
+
+def declaration_twins(files, path: str) -> list[str]:
+    """The files of ``files`` that declare or are declared by ``path``, beside it: `x.js` <-> `x.d.ts`,
+    and one declaration in its other module flavours (`index.d.ts` <-> `index.d.cts`, `index.d.mts`)."""
+    for ext in _DECLARATION_EXTS:
+        if path.endswith(ext):
+            base = path[: -len(ext)]
+            return [base + e for e in (*_DECLARATION_EXTS, *_DECLARED_EXTS) if base + e != path and base + e in files]
+    base, ext = posixpath.splitext(path)
+    if ext in _DECLARED_EXTS:
+        return [base + e for e in _DECLARATION_EXTS if base + e in files]
+    return []
+
+
+def _lend_to_declarations(view: CodeView, score: dict[str, float], add) -> None:
+    """The best few files lend their declaration twins a share, as a C source its header: a change to
+    what a JavaScript module exports changes the `.d.ts` beside it, and each flavour of a declaration."""
+    seeds = _seeds(view, score)
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        for path in declaration_twins(view.files, seed):
+            share = W_TWIN * score[seed]
+            if not view.is_test(path) and share > lent.get(path, (0.0, ""))[0]:
+                lent[path] = (share, f"declaration twin of `{seed}`")
+    for path, (weight, reason) in lent.items():
+        add(path, weight, reason)
+
+
+def _resolve_route(view: CodeView, route: str, add) -> None:
+    """A link's path that ends in the words of one or two modules names them (`api/pin` -> `api/pin.js`,
+    `api/user/index.ts`): how file-routed services (serverless functions, page routers) map a URL to code."""
+    modules, _ = view.module_keys()
+    words = route.lower().split("/")
+    for i in range(len(words) - 1):  # at least two words
+        files = [p for p in modules.get("/".join(words[i:]), []) if not view.is_test(p)]
+        if files and len(files) <= 2:
+            for path in files:
+                add(path, W_ROUTE / len(files), f"route `/{route}` of a link in the task")
+            return
 
 
 def _resolve_module_path(view: CodeView, written: str, add) -> None:
