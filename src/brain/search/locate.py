@@ -438,13 +438,15 @@ def _files_named(view: CodeView, word: str, in_traces_only: set[str] = frozenset
     """Files whose name (without extension) is ``word``: a lower-case word matches any case of the
     name, a word with capitals only the name spelled the same (`RecyclerPool` -> `RecyclerPool.java`,
     `renderRepoCard` -> `renderRepoCard.js`; a capitalised English word does not reach `card.js`),
-    and only where the text's own words write it (a traceback's files are weighed as its frames)."""
+    when one file only is so named, and only where the text's own words write it (a traceback's
+    files are weighed as its frames)."""
     files = view.by_stem.get(word.lower(), [])
     if word.islower() or not files:
         return files if word.islower() else []
     if word in in_traces_only:
         return []
-    return [p for p in files if p.rsplit("/", 1)[-1].split(".", 1)[0] == word]
+    same = [p for p in files if p.rsplit("/", 1)[-1].split(".", 1)[0] == word]
+    return same if len(same) == 1 else []  # a type's name names its one file, not a family (`x.c`, `x.h`)
 
 
 def is_text_evidence(reason: str) -> bool:
