@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 from brain.search.definitions import base_types, scan_definitions
-from brain.search.locate import W_OVERRIDE, _lend_to_overriders, declaration_twins, extract_signals, url_routes
+from brain.search.locate import (W_ENTRY, W_OVERRIDE, _lend_to_entry_points, _lend_to_overriders, declaration_twins,
+                                 extract_signals, url_routes)
 
 
 def _write(repo: Path, rel: str, text: str) -> None:
@@ -177,3 +178,27 @@ def test_a_javascript_module_lends_its_declaration_twin_a_share(brain):
     reasons = _reasons(brain, "`AxiosHeaders.normalize()` drops the header case")
     assert list(reasons)[0] == "lib/headers.js"
     assert any(r.startswith("declaration twin of `lib/headers.js`") for r in reasons["lib/headers.d.ts"])
+
+
+def test_a_card_lends_the_declarations_it_imports_from_its_folder_a_share(brain):
+    _files(brain, {
+        "src/cards/langs-card.js": '/**\n * @param {import("./types").LangCardOptions} options\n */\n'
+                                   "function renderLangsCard(langs, options) {\n  return langs.slice(options.count);\n}\n"
+                                   "module.exports = { renderLangsCard };\n",
+        "src/cards/types.d.ts": "export type LangCardOptions = {\n  count: number;\n};\n",
+        "src/common/colors.js": "function pick() {}\nmodule.exports = { pick };\n",
+    })
+    reasons = _reasons(brain, "`renderLangsCard()` should show an Other entry past the count")
+    assert list(reasons)[0] == "src/cards/langs-card.js"
+    assert any(r.startswith("declaration twin of `src/cards/langs-card.js`") for r in reasons["src/cards/types.d.ts"])
+
+
+def test_entry_points_importing_the_best_files_borrow_from_each():
+    card, fetcher, other = "src/cards/langs-card.js", "src/fetchers/langs.js", "src/common/colors.js"
+    entry, used, script = "api/langs.js", "src/index.js", "scripts/doc.js"
+    view = _View({}, {entry: {card, fetcher}, used: {card}, "src/app.js": {used}, script: {card}, "api/other.js": {other}})
+    score = {card: 20.0, fetcher: 10.0, "src/x.js": 9.0, entry: 1.0}
+    got: dict[str, tuple[float, str]] = {}
+    _lend_to_entry_points(view, score, lambda p, w, r: got.setdefault(p, (w, r)))
+    # the handler nothing imports gets a share of each; a module imported elsewhere, a script, others do not
+    assert got == {entry: (W_ENTRY * 30.0, "entry point importing the best files")}

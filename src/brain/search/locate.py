@@ -121,7 +121,8 @@ MAX_OVERRIDERS = 4  # a method defined in more other files than this is too comm
 MIN_METHOD_CODENESS = 1.0  # only code-like names (`getNumberType`, `clear()`), not English words
 _DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")  # TypeScript declarations of a JavaScript module
 _DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
-_LENT_REASONS = ("imports or is imported by", "header/source twin of", "also defines", "declaration twin of")
+_LENT_REASONS = ("imports or is imported by", "header/source twin of", "also defines", "declaration twin of",
+                 "entry point importing")
 _WEAK_REASONS = ("full-text match", "changed in the working tree", *_LENT_REASONS)
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
@@ -592,6 +593,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     _lend_to_neighbours(view, score, add)
     _lend_to_overriders(view, score, sig.idents, defs, add)
     _lend_to_declarations(view, score, add)
+    _lend_to_entry_points(view, score, add)
 
     for path in list(score):
         if view.is_test(path):
@@ -698,6 +700,30 @@ def _extends(view: CodeView, a: str, b: str) -> bool:
     return _type_name(b) in view.imports_of(a) or _type_name(a) in view.imports_of(b)
 
 
+W_ENTRY = 0.12  # share of each best file it imports for a JavaScript entry point (a file nothing imports)
+
+
+def _lend_to_entry_points(view: CodeView, score: dict[str, float], add) -> None:
+    """A JavaScript file that nothing imports is an entry point (a request handler, a command, a page):
+    the best files it imports lend it a further share each, as a feature in a module reaches the
+    user through the entry point that parses the option and passes it on."""
+    seeds = [p for p in _seeds(view, score) if p.endswith(_JS_EXTS)]
+    if not seeds:
+        return
+    forward, backward = view.import_graph()
+    shares: dict[str, float] = defaultdict(float)
+    for seed in seeds:
+        importers = backward.get(seed, set())
+        if len(importers) > MAX_NEIGHBOURS:
+            continue
+        for path in importers:
+            if path.endswith(_JS_EXTS) and not backward.get(path) and not view.is_test(path) \
+                    and not is_nonproduct_path(path) and path not in seeds:
+                shares[path] += W_ENTRY * score[seed]
+    for path, weight in shares.items():
+        add(path, weight, "entry point importing the best files")
+
+
 def declaration_twins(files, path: str) -> list[str]:
     """The files of ``files`` that declare or are declared by ``path``, beside it: `x.js` <-> `x.d.ts`,
     and one declaration in its other module flavours (`index.d.ts` <-> `index.d.cts`, `index.d.mts`)."""
@@ -713,11 +739,17 @@ def declaration_twins(files, path: str) -> list[str]:
 
 def _lend_to_declarations(view: CodeView, score: dict[str, float], add) -> None:
     """The best few files lend their declaration twins a share, as a C source its header: a change to
-    what a JavaScript module exports changes the `.d.ts` beside it, and each flavour of a declaration."""
+    what a JavaScript module exports changes the `.d.ts` beside it (its twin, or the one of its folder
+    it imports types from), and each flavour of a declaration."""
     seeds = _seeds(view, score)
+    forward, _ = view.import_graph()
     lent: dict[str, tuple[float, str]] = {}
     for seed in seeds:
-        for path in declaration_twins(view.files, seed):
+        folder = posixpath.dirname(seed)
+        # and the declarations beside it that it takes its types from (`@param {import("./types").Options}`)
+        beside = [p for p in sorted(forward.get(seed, ()))
+                  if p.endswith(_DECLARATION_EXTS) and posixpath.dirname(p) == folder]
+        for path in declaration_twins(view.files, seed) + beside:
             share = W_TWIN * score[seed]
             if not view.is_test(path) and share > lent.get(path, (0.0, ""))[0]:
                 lent[path] = (share, f"declaration twin of `{seed}`")
