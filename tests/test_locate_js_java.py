@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 from brain.search.definitions import base_types, scan_definitions
-from brain.search.locate import (W_ENTRY, W_OVERRIDE, _lend_to_entry_points, _lend_to_overriders, declaration_twins,
+from brain.search.locate import (W_ENTRY, W_OVERRIDE, W_SIBLING, _lend_to_entry_points, _lend_to_overriders,
+                                 _lend_to_siblings, declaration_twins,
                                  extract_signals, url_routes)
 
 
@@ -98,9 +99,13 @@ def test_a_class_header_links_a_subclass_to_its_base_in_another_package(brain):
             "    public NumberType getNumberType() throws IOException { return delegate.getNumberType(); }\n}\n",
     })
     brain.locate("getNumberType")  # brings the index up to date
-    forward, _ = brain.index.code_view().import_graph()
+    view = brain.index.code_view()
+    forward, _ = view.import_graph()
     assert forward["src/main/java/com/acme/core/util/JsonParserDelegate.java"] == {
         "src/main/java/com/acme/core/JsonParser.java"}
+    assert sorted(view.files_writing("getNumberType", 5)) == ["src/main/java/com/acme/core/JsonParser.java",
+                                                             "src/main/java/com/acme/core/util/JsonParserDelegate.java"]
+    assert view.files_writing("delegate", 5) == ["src/main/java/com/acme/core/util/JsonParserDelegate.java"]
 
 
 class _View:
@@ -202,3 +207,24 @@ def test_entry_points_importing_the_best_files_borrow_from_each():
     _lend_to_entry_points(view, score, lambda p, w, r: got.setdefault(p, (w, r)))
     # the handler nothing imports gets a share of each; a module imported elsewhere, a script, others do not
     assert got == {entry: (W_ENTRY * 30.0, "entry point importing the best files")}
+
+
+class _WritingView(_View):
+    def __init__(self, imports, links, writers: dict[str, list[str]]):
+        super().__init__(imports, links)
+        self._writers = writers
+
+    def files_writing(self, word: str, limit: int) -> list[str]:
+        return self._writers.get(word, [])[:limit]
+
+
+def test_sibling_subclasses_writing_the_named_method_borrow_from_the_best_one():
+    base, seed, sib, quiet, user = "ParserBase.java", "ReaderParser.java", "StreamParser.java", "AsyncParser.java", "Io.java"
+    imports = {seed: ["ParserBase"], sib: ["ParserBase"], quiet: ["ParserBase"], user: ["a.b.ParserBase"]}
+    links = {seed: {base}, sib: {base}, quiet: {base}, user: {base}}
+    view = _WritingView(imports, links, {"usesPadding": [seed, sib, user, "Base64Variant.java"]})
+    score = {seed: 20.0, "a.java": 10.0, "b.java": 9.0, sib: 3.0}
+    got: dict[str, tuple[float, str]] = {}
+    _lend_to_siblings(view, score, {"usesPadding": 2.0, "padding": 0.2}, lambda p, w, r: got.setdefault(p, (w, r)))
+    # the sibling that writes the name borrows; one that does not, and a file only importing the base, do not
+    assert got == {sib: (W_SIBLING * 20.0, f"like `{seed}` extends `ParserBase` and writes `usesPadding`")}

@@ -122,7 +122,7 @@ MIN_METHOD_CODENESS = 1.0  # only code-like names (`getNumberType`, `clear()`), 
 _DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")  # TypeScript declarations of a JavaScript module
 _DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
 _LENT_REASONS = ("imports or is imported by", "header/source twin of", "also defines", "declaration twin of",
-                 "entry point importing")
+                 "entry point importing", "like `")
 _WEAK_REASONS = ("full-text match", "changed in the working tree", *_LENT_REASONS)
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
@@ -381,6 +381,15 @@ class CodeView:
             self._imports = (forward, backward)
         return self._imports
 
+    def files_writing(self, word: str, limit: int) -> list[str]:
+        """Up to ``limit`` files whose code writes the identifier ``word`` (test files are not indexed)."""
+        try:
+            rows = self.db.execute("SELECT code_files.path FROM code_fts JOIN code_files ON code_files.id = code_fts.rowid "
+                                   "WHERE code_fts MATCH ? LIMIT ?", ('body:"' + word.lower().replace('"', '') + '"', limit))
+            return [r[0] for r in rows]
+        except sqlite3.OperationalError:
+            return []
+
     def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False,
              stems: bool = False) -> list[tuple[str, float]]:
         """Files ranked by BM25 over their identifier tokens (``tokenize.tokens``; test files are not in the table).
@@ -594,6 +603,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     _lend_to_overriders(view, score, sig.idents, defs, add)
     _lend_to_declarations(view, score, add)
     _lend_to_entry_points(view, score, add)
+    _lend_to_siblings(view, score, sig.idents, add)
 
     for path in list(score):
         if view.is_test(path):
@@ -698,6 +708,45 @@ def _extends(view: CodeView, a: str, b: str) -> bool:
     """Whether a class header of one file names the other's type (`extends B`, `implements B`):
     the bare type names a file's headers record among its imports."""
     return _type_name(b) in view.imports_of(a) or _type_name(a) in view.imports_of(b)
+
+
+W_SIBLING = 0.3  # share of the seed's score for a sibling subclass using the same named method
+MAX_SIBLINGS = 8  # a base class with more subclasses than this has too many to follow
+MAX_USERS = 8  # a named identifier written in more files than this is too common to follow
+
+
+def _lend_to_siblings(view: CodeView, score: dict[str, float], idents: dict[str, float], add) -> None:
+    """Subclasses of the same base as one of the best files (`extends ParserBase` both) whose code also
+    writes a code-like name the text names and that file writes (`usesPadding()`) get a share of its
+    score: a fix to how one parser calls a method is repeated in its sibling parsers."""
+    seeds = _seeds(view, score)
+    if not seeds:
+        return
+    forward, backward = view.import_graph()
+    names = [w for w, weight in idents.items() if weight >= MIN_METHOD_CODENESS]
+    users: dict[str, set[str]] = {}
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        own = view.imports_of(seed)
+        for base in sorted(forward.get(seed, ())):
+            if _type_name(base) not in own:
+                continue  # imported, not extended
+            siblings = [p for p in sorted(backward.get(base, ())) if p != seed and p not in seeds
+                        and not view.is_test(p) and _type_name(base) in view.imports_of(p)]
+            if not siblings or len(siblings) > MAX_SIBLINGS:
+                continue
+            for word in names:
+                if word not in users:
+                    users[word] = set(view.files_writing(word, MAX_USERS + 1))
+                found = users[word]
+                if seed not in found or len(found) > MAX_USERS:
+                    continue
+                for path in siblings:
+                    share = W_SIBLING * score[seed]
+                    if path in found and share > lent.get(path, (0.0, ""))[0]:
+                        lent[path] = (share, f"like `{seed}` extends `{_type_name(base)}` and writes `{word}`")
+    for path, (weight, reason) in lent.items():
+        add(path, weight, reason)
 
 
 W_ENTRY = 0.12  # share of each best file it imports for a JavaScript entry point (a file nothing imports)
