@@ -682,19 +682,16 @@ def _lend_to_overriders(view: CodeView, score: dict[str, float], idents: dict[st
     callable_kinds = ("function", "method", "decl")
     lent: dict[str, tuple[float, str]] = {}
     for seed in seeds:
-        near = sorted(p for p in (forward.get(seed, set()) | backward.get(seed, set())) - {seed}
-                      if p not in seeds and _extends(view, p, seed))
-        if not near:
-            continue
+        near = (forward.get(seed, set()) | backward.get(seed, set())) - {seed} - set(seeds)
         for word, weight in idents.items():
             if weight < MIN_METHOD_CODENESS:
                 continue
             definers = {p for p, kind, _ in defs.get(word, ()) if kind in callable_kinds and not view.is_test(p)}
             if seed not in definers or len(definers) > MAX_OVERRIDERS + 1:
                 continue  # `size`, `print`: defined all over, no sign of one method and its overrides
-            for path in near:
+            for path in sorted(definers & near):
                 share = W_OVERRIDE * score[seed]
-                if path in definers and share > lent.get(path, (0.0, ""))[0]:
+                if share > lent.get(path, (0.0, ""))[0] and _extends(view, path, seed):
                     lent[path] = (share, f"also defines `{word}` of `{seed}`")
     for path, (weight, reason) in lent.items():
         add(path, weight, reason)
@@ -713,6 +710,7 @@ def _extends(view: CodeView, a: str, b: str) -> bool:
 W_SIBLING = 0.3  # share of the seed's score for a sibling subclass using the same named method
 MAX_SIBLINGS = 8  # a base class with more subclasses than this has too many to follow
 MAX_USERS = 8  # a named identifier written in more files than this is too common to follow
+MAX_BASE_IMPORTERS = 100  # a base imported by more files than this is not followed (and not read through)
 
 
 def _lend_to_siblings(view: CodeView, score: dict[str, float], idents: dict[str, float], add) -> None:
@@ -729,8 +727,8 @@ def _lend_to_siblings(view: CodeView, score: dict[str, float], idents: dict[str,
     for seed in seeds:
         own = view.imports_of(seed)
         for base in sorted(forward.get(seed, ())):
-            if _type_name(base) not in own:
-                continue  # imported, not extended
+            if _type_name(base) not in own or len(backward.get(base, ())) > MAX_BASE_IMPORTERS:
+                continue  # imported, not extended; or a base imported all over
             siblings = [p for p in sorted(backward.get(base, ())) if p != seed and p not in seeds
                         and not view.is_test(p) and _type_name(base) in view.imports_of(p)]
             if not siblings or len(siblings) > MAX_SIBLINGS:
