@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 __all__ = ["LANGUAGES", "LanguageTable", "scan_definitions", "MAX_LINE"]
 
 MAX_LINE = 400
+MAX_HEADER_LINES = 4  # a class header may run this many lines before its `{`
 
 # words that look like a call's or declaration's name but are the language's own
 _KEYWORDS = frozenset(
@@ -37,6 +38,28 @@ _SIG_PREFIX = re.compile(r"[\w\s*&:<>,\[\].~?@]*")
 _CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(")
 _TYPEDEF_END = re.compile(r"\}\s*(\w+)\s*;")
 _TEST_MODULE = "\0test"
+_BASES = re.compile(r"\b(?:extends|implements)\s")
+
+
+def base_types(header: str) -> list[str]:
+    """The type names after ``extends`` / ``implements`` on a class header line (generics and
+    package qualifiers dropped): ``class A<T> extends b.B<T> implements C, D<E> {`` -> B, C, D."""
+    if "extends" not in header and "implements" not in header:
+        return []
+    depth, out = 0, []
+    for ch in header.split("{", 1)[0]:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    flat = "".join(out)
+    match = _BASES.search(flat)
+    if not match:
+        return []
+    words = re.findall(r"[A-Za-z_$][\w$.]*", flat[match.start():])
+    return [w.rsplit(".", 1)[-1] for w in words if w not in ("extends", "implements")]
 
 
 @dataclass(frozen=True)
@@ -60,6 +83,9 @@ class LanguageTable:
     nested_are_local: bool = False  # an indented definition outside a class is a closure or a local (JS)
     bare_definitions: bool = False  # `name(...)` alone at column 0 defines (C, GNU style type on the line above)
     caps_are_macros: bool = True  # an ALL-CAPS `NAME(` is a macro call, not a definition
+    base_types: bool = False  # `extends A implements B` on a class header names types it depends on (Java)
+    inline_imports: re.Pattern | None = None  # an import anywhere on a line, comments too (JSDoc `import("./types")`)
+    closing_imports: bool = False  # a line opening with `}` may end a multi-line import (JS `} from "./x"`)
 
 
 def _p(pattern: str) -> re.Pattern:
@@ -98,7 +124,7 @@ LANGUAGES: dict[str, LanguageTable] = {
         defs=((_p(_JAVA_MODS + r"(?:class|interface|enum|record|@interface|object)\s+(?P<name>\w+)"), "class"),),
         containers=(_p(r"(?:@\w+\s+)*" + _JAVA_MODS + r"(?:class|interface|enum|record|@interface|object)\s+(?P<name>\w+)"),),
         imports=(_p(r"import\s+(?:static\s+)?(?P<target>[\w.]+)"),),
-        c_like=True, caps_are_macros=False,
+        c_like=True, caps_are_macros=False, base_types=True,
     ),
     "js": LanguageTable(
         defs=(
@@ -117,8 +143,11 @@ LANGUAGES: dict[str, LanguageTable] = {
                     r"(?P<name>[\w$]+)\s*(?:<[^<>()]*>)?\s*\([^()]*\)\s*(?::\s*[^{;=]+)?\{\s*\}?\s*$"),),
         imports=(_p(r"""(?:import|export)\b[^'"]*?from\s*['"](?P<target>[^'"]+)['"]"""),
                  _p(r"""import\s*['"](?P<target>[^'"]+)['"]"""),
+                 _p(r"""\}\s*from\s*['"](?P<target>[^'"]+)['"]"""),  # the end of a multi-line import
                  _p(r"""(?:const|let|var)?[^'"]*?require\(\s*['"](?P<target>[^'"]+)['"]""")),
-        nested_are_local=True,
+        nested_are_local=True, closing_imports=True,
+        # `import("./x")`: a dynamic import, or a type the file takes from another (TypeScript, JSDoc comments)
+        inline_imports=_p(r"""\bimport\(\s*['"](?P<target>[^'"]{1,200})['"]\s*\)"""),
     ),
     "c": LanguageTable(
         defs=((_p(r"#\s*define\s+(?P<name>\w+)"), "macro"),),
@@ -243,12 +272,15 @@ def scan_definitions(text: str, lang: str) -> _Scan:
     stack: list[tuple[int, str]] = []  # (indent, owner) of open containers
     in_block_comment = False
     in_import_block = False
+    pending: tuple[int, str, int] | None = None  # (indent, owner, lines left) of a container whose `{` is below
     for number, raw in enumerate(text.split("\n"), 1):
         if len(raw) > MAX_LINE:
             continue
         line = raw.strip()
         if not line:
             continue
+        if table.inline_imports is not None and "import(" in line:
+            out.imports.extend(m.group("target") for m in table.inline_imports.finditer(line))
         if in_block_comment:
             if "*/" in line:
                 in_block_comment = False
@@ -259,12 +291,32 @@ def scan_definitions(text: str, lang: str) -> _Scan:
             in_block_comment = "*/" not in line
             continue
         indent = len(raw) - len(raw.lstrip())
+        if pending is not None:
+            # a class header whose brace opens on a later line (Allman style, or `implements ...` below)
+            if table.base_types:
+                out.imports.extend(base_types(line))
+            if line.startswith("{") or line.endswith("{"):
+                stack.append(pending[:2])
+                pending = None
+                if line.startswith("{"):
+                    continue
+            elif line.endswith((";", "}")) or pending[2] <= 1:
+                pending = None
+            else:
+                pending = (pending[0], pending[1], pending[2] - 1)
         if line.startswith("}"):
             while stack and stack[-1][0] >= indent:
                 stack.pop()
             typedef = _TYPEDEF_END.match(line) if table.container_defines else None
             if typedef:
                 out.symbols.append((typedef.group(1), "class", typedef.group(1), number))
+            elif table.closing_imports:
+                # the last line of a multi-line import: `} from "./x";`, `} = require("../x");`
+                for pattern in table.imports:
+                    m = pattern.match(line)
+                    if m:
+                        out.imports.append(m.group("target"))
+                        break
             continue
         if stack and stack[-1][1] == _TEST_MODULE:
             if line.endswith("{"):
@@ -335,9 +387,13 @@ def scan_definitions(text: str, lang: str) -> _Scan:
             if m:
                 name = m.groupdict().get("name") or _owner_from_head(m.groupdict().get("head") or "")
                 if name:
+                    if table.base_types:
+                        out.imports.extend(base_types(line))
                     if table.container_defines and name not in _KEYWORDS:
                         out.symbols.append((name, "class", f"{owner}.{name}" if owner else name, number))
                     if line.endswith("{") or table.container_defines:
                         stack.append((indent, name))
+                    elif not line.endswith((";", "}")):
+                        pending = (indent, name, MAX_HEADER_LINES)
                 break
     return out

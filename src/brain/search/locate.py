@@ -62,6 +62,24 @@ def _url_path(match: re.Match) -> str:
     return f" {blob.group(1)} " if blob else " "
 
 
+_ROUTE_WORD = re.compile(r"[A-Za-z_][\w\-]{0,60}")
+W_ROUTE = 3.0  # a link's path that is a module of the repository: a serverless or file-routed handler
+
+
+def url_routes(text: str) -> list[str]:
+    """The paths of the links in ``text`` that read as routes (two to six plain words: `api/pin` of
+    `https://app.example/api/pin/?user=1`); links to files of a repository are paths, not routes."""
+    routes = []
+    for match in _URL.finditer(text):
+        if _BLOB.search(match.group()):
+            continue
+        rest = match.group().split("://", 1)[1].split("?", 1)[0].split("#", 1)[0]
+        words = [w for w in rest.split("/")[1:] if w]
+        if 2 <= len(words) <= 6 and all(_ROUTE_WORD.fullmatch(w) for w in words):
+            routes.append("/".join(words))
+    return list(dict.fromkeys(routes))
+
+
 _MODULE_WORD = re.compile(r"[A-Za-z_][\w\-.]{0,80}")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
@@ -104,9 +122,17 @@ NEIGHBOUR_SEEDS = 3  # how many of the best files lend their neighbours a share
 W_IMPORT = 0.12  # share of a seed's score for each file it imports or that imports it
 W_TWIN = 0.3  # share for `x.h` <-> `x.c`/`x.cc`/`x.cpp`
 MAX_NEIGHBOURS = 12  # a seed imported by (or importing) more files than this lends nothing: a hub
-_LENT_REASONS = ("imports or is imported by", "header/source twin of")
+# a fix that adds or changes a method the text names in a base class (or interface) changes it where a
+# subclass, a delegate or an implementation linked to it by an import or `extends` defines it too
+W_OVERRIDE = 0.3  # share of the seed's score
+MAX_OVERRIDERS = 4  # a method defined in more other files than this is too common to follow
+MIN_METHOD_CODENESS = 1.0  # only code-like names (`getNumberType`, `clear()`), not English words
+_DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")  # TypeScript declarations of a JavaScript module
+_DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
+_LENT_REASONS = ("imports or is imported by", "header/source twin of", "also defines", "declaration twin of",
+                 "entry point importing", "like `")
 _WEAK_REASONS = ("full-text match", "changed in the working tree", *_LENT_REASONS)
-_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs")
+_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
 # folders that hold sources without naming a module: `src/main/java/com/x/Y.java` is module com.x.Y,
 # `tokio/src/sync/mpsc/mod.rs` is tokio::sync::mpsc, `include/fmt/core.h` is fmt/core
@@ -127,6 +153,8 @@ class Signals:
     title_words: list[str] = field(default_factory=list)  # query tokens of the first line
     module_paths: list[str] = field(default_factory=list)  # slashed names without extension: Go imports, JS requires
     cli: bool = False  # the title names a command-line option, an exit code or an environment variable
+    in_traces_only: set[str] = field(default_factory=set)  # identifiers met only on traceback lines
+    routes: list[str] = field(default_factory=list)  # the paths of links to a running service: `api/pin` of `https://x.app/api/pin/?u=1`
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -159,6 +187,7 @@ def extract_signals(text: str | None) -> Signals:
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
     text = _CJK_EDGE.sub(" ", text)
     if STRIP_URLS:
+        sig.routes = url_routes(text)
         text = _URL.sub(_url_path, text)
     title = text.strip().split("\n", 1)[0]
     for match in _FRAME.finditer(text):
@@ -194,6 +223,8 @@ def extract_signals(text: str | None) -> Signals:
         if not re.search(r"\." + _EXT + r"$", dotted) and dotted.count(".") < 12:
             sig.dotted.append(dotted)
     counts = Counter(m.group() for m in _IDENT.finditer(text))
+    if unframed is not text:
+        sig.in_traces_only = set(counts) - {m.group() for m in _IDENT.finditer(unframed)}
     in_title = set(_IDENT.findall(title)) | {m.group() for m in re.finditer(r"[A-Za-z_]\w{2,}", title)}
     for word, count in counts.items():
         if word.lower() in STOPWORDS:
@@ -321,7 +352,8 @@ class CodeView:
             return [found] if found and found != path else []
         if target.startswith("."):
             base = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-            for candidate in (base, *(base + e for e in _JS_EXTS), *(base + "/index" + e for e in _JS_EXTS)):
+            for candidate in (base, *(base + e for e in _JS_EXTS), *(base + "/index" + e for e in _JS_EXTS),
+                              base + ".d.ts", base + "/index.d.ts"):  # a type import of a declaration file
                 if candidate in self.files and candidate != path:
                     return [candidate]
             return []
@@ -342,7 +374,19 @@ class CodeView:
             return []
         if path.endswith((".java", ".kt")) and len(words) >= 3:
             return list(modules.get("/".join(words), []))[:1]
+        if path.endswith(".java") and re.fullmatch(r"[A-Z]\w*", target):
+            return self._type_file(path, target)
         return []
+
+    def _type_file(self, path: str, name: str) -> list[str]:
+        """The file of type ``name`` as a class header of ``path`` names it (``extends JsonParser``):
+        the same package's ``JsonParser.java``, else the one file of that name in the repository."""
+        ext = posixpath.splitext(path)[1]
+        near = posixpath.join(posixpath.dirname(path), name + ext)
+        if near in self.files:
+            return [near] if near != path else []
+        hits = [p for p in self.by_stem.get(name.lower(), []) if p.endswith("/" + name + ext) or p == name + ext]
+        return hits if len(hits) == 1 and hits[0] != path else []
 
     def import_graph(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """(file -> files it imports, file -> files importing it) within the repository, built on first use."""
@@ -366,6 +410,14 @@ class CodeView:
                                    ('"' + term.replace('"', '""') + '"',)).fetchone() is not None
         except sqlite3.OperationalError:
             return False
+    def files_writing(self, word: str, limit: int) -> list[str]:
+        """Up to ``limit`` files whose code writes the identifier ``word`` (test files are not indexed)."""
+        try:
+            rows = self.db.execute("SELECT code_files.path FROM code_fts JOIN code_files ON code_files.id = code_fts.rowid "
+                                   "WHERE code_fts MATCH ? LIMIT ?", ('body:"' + word.lower().replace('"', '') + '"', limit))
+            return [r[0] for r in rows]
+        except sqlite3.OperationalError:
+            return []
 
     def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False,
              stems: bool | str = False) -> list[tuple[str, float]]:
@@ -429,6 +481,21 @@ def _stem(word: str) -> str | None:
     return None
 
 
+def _files_named(view: CodeView, word: str, in_traces_only: set[str] = frozenset()) -> list[str]:
+    """Files whose name (without extension) is ``word``: a lower-case word matches any case of the
+    name, a word with capitals only the name spelled the same (`RecyclerPool` -> `RecyclerPool.java`,
+    `renderRepoCard` -> `renderRepoCard.js`; a capitalised English word does not reach `card.js`),
+    when one file only is so named, and only where the text's own words write it (a traceback's
+    files are weighed as its frames)."""
+    files = view.by_stem.get(word.lower(), [])
+    if word.islower() or not files:
+        return files if word.islower() else []
+    if word in in_traces_only:
+        return []
+    same = [p for p in files if p.rsplit("/", 1)[-1].split(".", 1)[0] == word]
+    return same if len(same) == 1 else []  # a type's name names its one file, not a family (`x.c`, `x.h`)
+
+
 def is_text_evidence(reason: str) -> bool:
     """Whether a ranking reason is something the text itself points at (a path, a frame, a
     definition, a module or file name), not loose word overlap, the working tree, or a share
@@ -478,6 +545,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             add(path, W_PATH * weight / 2 / len(hits), f"path `{written}` in the task", name=True)
     for written in dict.fromkeys(sig.module_paths):
         _resolve_module_path(view, written, add)
+    for route in sig.routes:
+        _resolve_route(view, route, add)
 
     # 2. dotted module paths and Class.member pairs
     names: set[str] = set(sig.idents)
@@ -535,7 +604,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             idf = 1.0 / len(per_file) ** 0.8
             for path, kind_factor in per_file.items():
                 symbol_hits[path].append((W_SYMBOL * weight * idf * kind_factor, f"defines `{word}`"))
-        stems = view.by_stem.get(word, [])
+        stems = _files_named(view, word, sig.in_traces_only)
         if stems and len(stems) <= 10:
             for path in stems:
                 add(path, W_STEM * min(weight, 2.0) / len(stems) ** 0.8, f"file named `{word}`", name=len(stems) == 1)
@@ -578,6 +647,10 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
                 add(path, 2.0, f"in module `{module}`")
 
     _lend_to_neighbours(view, score, add)
+    _lend_to_overriders(view, score, sig.idents, defs, add)
+    _lend_to_declarations(view, score, add)
+    _lend_to_entry_points(view, score, add)
+    _lend_to_siblings(view, score, sig.idents, add)
 
     for path in list(score):
         if view.is_test(path):
@@ -600,6 +673,13 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
+def _seeds(view: CodeView, score: dict[str, float]) -> list[str]:
+    """The best few files that lend their neighbours a share: product code only (tests, examples,
+    scripts and docs are demoted after lending, so they must not lend on their raw score)."""
+    ranked = sorted(score, key=lambda p: (-score[p], p))
+    return [p for p in ranked if not view.is_test(p) and not is_nonproduct_path(p)][:NEIGHBOUR_SEEDS]
+
+
 def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
     """The best few files lend a share of their score to their neighbours: files they import or
     that import them (a Go import reaches every file of the package), and their header/source twin.
@@ -608,7 +688,7 @@ def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
     same package; the share stays well below the seed's own score, so a neighbour ranks just under
     the files the text really points to, ahead of files that only share words with it.
     """
-    seeds = [p for p in sorted(score, key=lambda p: (-score[p], p)) if not view.is_test(p)][:NEIGHBOUR_SEEDS]
+    seeds = _seeds(view, score)
     if not seeds:
         return
     forward, backward = view.import_graph()
@@ -634,6 +714,154 @@ def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
                     lend(path, W_TWIN * base, f"header/source twin of `{seed}`")
     for path, (weight, reason) in lent.items():
         add(path, weight, reason)
+
+
+def _lend_to_overriders(view: CodeView, score: dict[str, float], idents: dict[str, float], defs: dict, add) -> None:
+    """Files whose class extends (or implements) the class of one of the best few files, or that it
+    extends, and that define a method the text names which that file defines too, get a share of its
+    score: the subclass, delegate or implementation that must change with it
+    (`JsonParser.getNumberType()` -> `JsonParserDelegate extends JsonParser`). The best files lend
+    nothing to each other."""
+    seeds = _seeds(view, score)
+    if not seeds:
+        return
+    forward, backward = view.import_graph()
+    callable_kinds = ("function", "method", "decl")
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        near = (forward.get(seed, set()) | backward.get(seed, set())) - {seed} - set(seeds)
+        for word, weight in idents.items():
+            if weight < MIN_METHOD_CODENESS:
+                continue
+            definers = {p for p, kind, _ in defs.get(word, ()) if kind in callable_kinds and not view.is_test(p)}
+            if seed not in definers or len(definers) > MAX_OVERRIDERS + 1:
+                continue  # `size`, `print`: defined all over, no sign of one method and its overrides
+            for path in sorted(definers & near):
+                share = W_OVERRIDE * score[seed]
+                if share > lent.get(path, (0.0, ""))[0] and _extends(view, path, seed):
+                    lent[path] = (share, f"also defines `{word}` of `{seed}`")
+    for path, (weight, reason) in lent.items():
+        add(path, weight, reason)
+
+
+def _type_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1].split(".", 1)[0]
+
+
+def _extends(view: CodeView, a: str, b: str) -> bool:
+    """Whether a class header of one file names the other's type (`extends B`, `implements B`):
+    the bare type names a file's headers record among its imports."""
+    return _type_name(b) in view.imports_of(a) or _type_name(a) in view.imports_of(b)
+
+
+W_SIBLING = 0.3  # share of the seed's score for a sibling subclass using the same named method
+MAX_SIBLINGS = 8  # a base class with more subclasses than this has too many to follow
+MAX_USERS = 8  # a named identifier written in more files than this is too common to follow
+MAX_BASE_IMPORTERS = 100  # a base imported by more files than this is not followed (and not read through)
+
+
+def _lend_to_siblings(view: CodeView, score: dict[str, float], idents: dict[str, float], add) -> None:
+    """Subclasses of the same base as one of the best files (`extends ParserBase` both) whose code also
+    writes a code-like name the text names and that file writes (`usesPadding()`) get a share of its
+    score: a fix to how one parser calls a method is repeated in its sibling parsers."""
+    seeds = _seeds(view, score)
+    if not seeds:
+        return
+    forward, backward = view.import_graph()
+    names = [w for w, weight in idents.items() if weight >= MIN_METHOD_CODENESS]
+    users: dict[str, set[str]] = {}
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        own = view.imports_of(seed)
+        for base in sorted(forward.get(seed, ())):
+            if _type_name(base) not in own or len(backward.get(base, ())) > MAX_BASE_IMPORTERS:
+                continue  # imported, not extended; or a base imported all over
+            siblings = [p for p in sorted(backward.get(base, ())) if p != seed and p not in seeds
+                        and not view.is_test(p) and _type_name(base) in view.imports_of(p)]
+            if not siblings or len(siblings) > MAX_SIBLINGS:
+                continue
+            for word in names:
+                if word not in users:
+                    users[word] = set(view.files_writing(word, MAX_USERS + 1))
+                found = users[word]
+                if seed not in found or len(found) > MAX_USERS:
+                    continue
+                for path in siblings:
+                    share = W_SIBLING * score[seed]
+                    if path in found and share > lent.get(path, (0.0, ""))[0]:
+                        lent[path] = (share, f"like `{seed}` extends `{_type_name(base)}` and writes `{word}`")
+    for path, (weight, reason) in lent.items():
+        add(path, weight, reason)
+
+
+W_ENTRY_SHARE = 0.12  # share of each best file it imports for a JavaScript entry point (a file nothing imports)
+
+
+def _lend_to_entry_points(view: CodeView, score: dict[str, float], add) -> None:
+    """A JavaScript file that nothing imports is an entry point (a request handler, a command, a page):
+    the best files it imports lend it a further share each, as a feature in a module reaches the
+    user through the entry point that parses the option and passes it on."""
+    seeds = [p for p in _seeds(view, score) if p.endswith(_JS_EXTS)]
+    if not seeds:
+        return
+    forward, backward = view.import_graph()
+    shares: dict[str, float] = defaultdict(float)
+    for seed in seeds:
+        importers = backward.get(seed, set())
+        if len(importers) > MAX_NEIGHBOURS:
+            continue
+        for path in importers:
+            if path.endswith(_JS_EXTS) and not backward.get(path) and not view.is_test(path) \
+                    and not is_nonproduct_path(path) and path not in seeds:
+                shares[path] += W_ENTRY_SHARE * score[seed]
+    for path, weight in shares.items():
+        add(path, weight, "entry point importing the best files")
+
+
+def declaration_twins(files, path: str) -> list[str]:
+    """The files of ``files`` that declare or are declared by ``path``, beside it: `x.js` <-> `x.d.ts`,
+    and one declaration in its other module flavours (`index.d.ts` <-> `index.d.cts`, `index.d.mts`)."""
+    for ext in _DECLARATION_EXTS:
+        if path.endswith(ext):
+            base = path[: -len(ext)]
+            return [base + e for e in (*_DECLARATION_EXTS, *_DECLARED_EXTS) if base + e != path and base + e in files]
+    base, ext = posixpath.splitext(path)
+    if ext in _DECLARED_EXTS:
+        return [base + e for e in _DECLARATION_EXTS if base + e in files]
+    return []
+
+
+def _lend_to_declarations(view: CodeView, score: dict[str, float], add) -> None:
+    """The best few files lend their declaration twins a share, as a C source its header: a change to
+    what a JavaScript module exports changes the `.d.ts` beside it (its twin, or the one of its folder
+    it imports types from), and each flavour of a declaration."""
+    seeds = _seeds(view, score)
+    forward, _ = view.import_graph()
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        folder = posixpath.dirname(seed)
+        # and the declarations beside it that it takes its types from (`@param {import("./types").Options}`)
+        beside = [p for p in sorted(forward.get(seed, ()))
+                  if p.endswith(_DECLARATION_EXTS) and posixpath.dirname(p) == folder]
+        for path in declaration_twins(view.files, seed) + beside:
+            share = W_TWIN * score[seed]
+            if not view.is_test(path) and share > lent.get(path, (0.0, ""))[0]:
+                lent[path] = (share, f"declaration twin of `{seed}`")
+    for path, (weight, reason) in lent.items():
+        add(path, weight, reason)
+
+
+def _resolve_route(view: CodeView, route: str, add) -> None:
+    """A link's path that ends in the words of one or two modules names them (`api/pin` -> `api/pin.js`,
+    `api/user/index.ts`): how file-routed services (serverless functions, page routers) map a URL to code."""
+    modules, _ = view.module_keys()
+    words = route.lower().split("/")
+    for i in range(len(words) - 1):  # at least two words
+        files = [p for p in modules.get("/".join(words[i:]), []) if not view.is_test(p)]
+        if files and len(files) <= 2:
+            for path in files:
+                add(path, W_ROUTE / len(files), f"route `/{route}` of a link in the task")
+            return
 
 
 def _resolve_module_path(view: CodeView, written: str, add) -> None:
