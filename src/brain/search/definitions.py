@@ -60,6 +60,7 @@ class LanguageTable:
     nested_are_local: bool = False  # an indented definition outside a class is a closure or a local (JS)
     bare_definitions: bool = False  # `name(...)` alone at column 0 defines (C, GNU style type on the line above)
     caps_are_macros: bool = True  # an ALL-CAPS `NAME(` is a macro call, not a definition
+    rust_uses: bool = False  # `use a::{b, c::d};` statements (over several lines) and `mod x;` declarations
 
 
 def _p(pattern: str) -> re.Pattern:
@@ -91,8 +92,8 @@ LANGUAGES: dict[str, LanguageTable] = {
         ),
         containers=(_p(r"(?:unsafe\s+)?impl\b(?P<head>[^{;]*)\{\s*$"),
                     _p(_RUST_VIS + r"(?:unsafe\s+)?trait\s+(?P<name>\w+)[^;]*\{\s*$")),
-        imports=(_p(r"(?:pub(?:\([\w\s:]*\))?\s+)?use\s+(?P<target>[\w:]+)"),),
         test_block=_p(r"(?:pub(?:\([\w\s:]*\))?\s+)?mod\s+tests?\s*\{"),
+        rust_uses=True,
     ),
     "java": LanguageTable(
         defs=((_p(_JAVA_MODS + r"(?:class|interface|enum|record|@interface|object)\s+(?P<name>\w+)"), "class"),),
@@ -143,6 +144,49 @@ LANGUAGES["kotlin"] = LanguageTable(
           (_p(_JAVA_MODS + r"(?:val|var)\s+(?P<name>\w+)"), "var")),
     containers=LANGUAGES["java"].containers, imports=LANGUAGES["java"].imports, caps_are_macros=False,
 )
+
+
+# Rust module structure: `use crate::a::{b, c::D};` (possibly over several lines, read up to its `;`) and
+# `mod x;` (a child module in `x.rs` or `x/mod.rs`, stored as the path `self::x`)
+_RUST_USE = _p(r"(?:pub(?:\s*\([\w\s:]*\))?\s+)?use\s+(?P<rest>.*)")
+_RUST_MOD = _p(r"(?:pub(?:\s*\([\w\s:]*\))?\s+)?mod\s+(?P<name>\w+)\s*;")
+_RUST_USE_LINES = 40  # a `use` statement longer than this many lines is not read to its end
+_RUST_USE_PATHS = 64  # most paths one `use` statement expands to
+_RUST_ALIAS = re.compile(r"\s+as\s+\w+")
+
+
+def rust_use_paths(statement: str) -> list[str]:
+    """The paths one Rust `use` tree names: ``crate::io::{self, AsyncRead, util::{a, b as c}}`` ->
+    ``crate::io``, ``crate::io::AsyncRead``, ``crate::io::util::a``, ``crate::io::util::b`` (pure, bounded)."""
+    text = _RUST_ALIAS.sub("", statement.split(";", 1)[0])
+    text = "".join(text.split())
+    out: list[str] = []
+
+    def expand(prefix: str, tree: str, depth: int) -> None:
+        if len(out) >= _RUST_USE_PATHS or depth > 6:
+            return
+        brace = tree.find("{")
+        if brace < 0:
+            if tree:  # (a trailing comma leaves an empty tree)
+                path = prefix.rstrip(":") if tree in ("self", "*") else prefix + tree
+                if path:
+                    out.append(path)
+            return
+        head = prefix + tree[:brace]
+        inner = tree[brace + 1: tree.rfind("}")] if "}" in tree else tree[brace + 1:]
+        level, start = 0, 0
+        for i, ch in enumerate(inner):
+            if ch == "{":
+                level += 1
+            elif ch == "}":
+                level -= 1
+            elif ch == "," and level == 0:
+                expand(head, inner[start:i], depth + 1)
+                start = i + 1
+        expand(head, inner[start:], depth + 1)
+
+    expand("", text, 0)
+    return [p.lstrip(":") for p in dict.fromkeys(out) if re.fullmatch(r"[\w:]+", p)]
 
 
 @dataclass
@@ -213,6 +257,7 @@ def scan_definitions(text: str, lang: str) -> _Scan:
     stack: list[tuple[int, str]] = []  # (indent, owner) of open containers
     in_block_comment = False
     in_import_block = False
+    use_lines: list[str] = []  # a Rust `use` statement read so far (it ends at `;`)
     for number, raw in enumerate(text.split("\n"), 1):
         if len(raw) > MAX_LINE:
             continue
@@ -227,6 +272,12 @@ def scan_definitions(text: str, lang: str) -> _Scan:
             continue
         if line.startswith("/*"):
             in_block_comment = "*/" not in line
+            continue
+        if use_lines:  # the rest of a Rust `use` statement over several lines
+            use_lines.append(line)
+            if ";" in line or len(use_lines) >= _RUST_USE_LINES:
+                out.imports.extend(rust_use_paths(" ".join(use_lines)))
+                use_lines = []
             continue
         indent = len(raw) - len(raw.lstrip())
         if line.startswith("}"):
@@ -243,6 +294,19 @@ def scan_definitions(text: str, lang: str) -> _Scan:
         if table.test_block is not None and table.test_block.match(line):
             stack.append((indent, _TEST_MODULE))
             continue
+        if table.rust_uses:
+            start = _RUST_USE.match(line)
+            if start:
+                use_lines = [start.group("rest")]
+                if ";" not in line:
+                    continue
+                out.imports.extend(rust_use_paths(" ".join(use_lines)))
+                use_lines = []
+                continue
+            m = _RUST_MOD.match(line)
+            if m:
+                out.imports.append(f"self::{m.group('name')}")
+                continue
         if table.import_block is not None:
             if line.startswith(table.import_block[0]):
                 in_import_block = True

@@ -96,7 +96,10 @@ NEIGHBOUR_SEEDS = 3  # how many of the best files lend their neighbours a share
 W_IMPORT = 0.12  # share of a seed's score for each file it imports or that imports it
 W_TWIN = 0.3  # share for `x.h` <-> `x.c`/`x.cc`/`x.cpp`
 MAX_NEIGHBOURS = 12  # a seed imported by (or importing) more files than this lends nothing: a hub
-_LENT_REASONS = ("imports or is imported by", "header/source twin of")
+# Rust: the module file declaring a seed (`mod x;` in `mod.rs`/`lib.rs`/`x.rs` of the folder above) re-exports
+# its public items and holds its feature gates; a new or renamed item changes both
+W_RUST_PARENT = 0.2
+_LENT_REASONS = ("imports or is imported by", "header/source twin of", "module file declaring")
 _WEAK_REASONS = ("full-text match", "changed in the working tree", *_LENT_REASONS)
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs")
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
@@ -227,6 +230,9 @@ class CodeView:
                 self.by_suffix["/".join(parts[i:])].append(path)
         self._segments: tuple[dict, dict] | None = None
         self._imports: tuple[dict, dict] | None = None
+        self._rust_crates: dict[str, str] | None = None  # crate name -> its source folder
+        self._rust_definers: dict[str, list[str]] = {}
+        self._rust_roots: dict[str, str | None] = {}  # folder -> source folder of its crate
 
     def module_keys(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """(module -> files, folder -> files) keyed by every lower-case tail of the path's module words.
@@ -309,6 +315,8 @@ class CodeView:
                 return [near]
             hits = self.by_suffix.get(target, [])
             return list(hits) if len(hits) <= 2 and ("/" in target or len(hits) == 1) else []
+        if path.endswith(".rs"):
+            return self._resolve_rust(path, target)
         modules, folders = self.module_keys()
         words = [w for w in re.split(r"[./]", target.lower()) if w]
         if path.endswith(".go"):
@@ -321,6 +329,126 @@ class CodeView:
         if path.endswith((".java", ".kt")) and len(words) >= 3:
             return list(modules.get("/".join(words), []))[:1]
         return []
+
+    # -- Rust modules: `crate::a::b::Item`, `self::x`, `super::x`, `other_crate::x` --------------------
+
+    def _rust_root(self, path: str) -> str | None:
+        """The source folder of the crate ``path`` belongs to: the deepest folder above it holding a
+        ``lib.rs`` or ``main.rs``."""
+        start = folder = posixpath.dirname(path)
+        if start in self._rust_roots:
+            return self._rust_roots[start]
+        found = None
+        for _ in range(64):
+            if f"{folder}/lib.rs" in self.files or f"{folder}/main.rs" in self.files or (
+                    not folder and ("lib.rs" in self.files or "main.rs" in self.files)):
+                found = folder
+                break
+            if not folder:
+                break
+            folder = posixpath.dirname(folder)
+        self._rust_roots[start] = found
+        return found
+
+    def rust_crates(self) -> dict[str, str]:
+        """Crate name (``tokio_util``) -> source folder (``tokio-util/src``) for each library crate of the
+        repository, named after the folder holding its ``src`` (a crate at the top is not named)."""
+        if self._rust_crates is None:
+            crates: dict[str, str] = {}
+            for path in self.files:
+                if path.endswith("/lib.rs") and not self.is_test(path):
+                    root = posixpath.dirname(path)
+                    base = posixpath.dirname(root) if posixpath.basename(root) == "src" else root
+                    if base:
+                        crates.setdefault(posixpath.basename(base).replace("-", "_"), root)
+            self._rust_crates = crates
+        return self._rust_crates
+
+    def _rust_module_file(self, folder: str, root: str | None) -> str | None:
+        """The file of the module at ``folder`` (``x.rs`` or ``x/mod.rs``; a crate root's ``lib.rs``)."""
+        if folder == root:
+            for name in ("lib.rs", "main.rs"):
+                candidate = f"{folder}/{name}" if folder else name
+                if candidate in self.files:
+                    return candidate
+            return None
+        for candidate in (folder + ".rs", folder + "/mod.rs"):
+            if candidate in self.files:
+                return candidate
+        return None
+
+    def rust_parent(self, path: str) -> str | None:
+        """The module file declaring Rust file ``path``: ``a/b/c.rs`` -> ``a/b/mod.rs``, ``a/b.rs`` or the
+        crate's ``lib.rs``; ``a/b/mod.rs`` -> ``a/mod.rs`` or ``a.rs``; None for a crate root."""
+        root = self._rust_root(path)
+        if root is None:
+            return None
+        here = posixpath.dirname(path)
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        if stem == "mod" or (here == root and stem in ("lib", "main")):
+            if here == root:
+                return None
+            here = posixpath.dirname(here)
+        found = self._rust_module_file(here, root)
+        return found if found != path else None
+
+    def _rust_item_files(self, folder: str, name: str) -> list[str]:
+        """Files under ``folder`` defining the type, function or macro ``name`` (a re-exported item)."""
+        if name not in self._rust_definers:
+            rows = self.db.execute("SELECT DISTINCT path, name FROM code_symbols WHERE lname = ? AND kind IN "
+                                   "('class', 'function', 'macro')", (name.lower(),)).fetchall()
+            self._rust_definers[name] = [p for p, n in rows if n == name and p.endswith(".rs")]
+        prefix = folder + "/" if folder else ""
+        return [p for p in self._rust_definers[name] if p.startswith(prefix) and not self.is_test(p)]
+
+    def _resolve_rust(self, path: str, target: str) -> list[str]:
+        """The file a Rust `use` path (or a `mod x;` stored as ``self::x``) of ``path`` points to: the
+        module the path walks to, or the file under it defining the item it ends with (a `pub use`
+        re-export names the item where the module keeps it)."""
+        words = [w for w in target.split("::") if w]
+        root = self._rust_root(path)
+        if not words:
+            return []
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        here = posixpath.dirname(path)
+        if not (root is not None and here == root and stem in ("lib", "main")) and stem != "mod":
+            here = posixpath.splitext(path)[0]  # `a/b.rs` is module a::b, its children live in `a/b/`
+        head, rest = words[0], words[1:]
+        if head == "crate":
+            if root is None:
+                return []
+            start = root
+        elif head == "self":
+            start = here
+        elif head == "super":
+            start = here
+            while True:
+                if start == root or not start:
+                    return []
+                start = posixpath.dirname(start)
+                if not rest or rest[0] != "super":
+                    break
+                rest = rest[1:]
+        elif head in self.rust_crates():
+            start = self.rust_crates()[head]
+            root = start
+        else:  # a path relative to this module (`pub use child::Item`), or another crate's
+            start, rest = here, words
+        cur, walked = start, 0
+        for word in rest:
+            folder = f"{cur}/{word}" if cur else word
+            if self._rust_module_file(folder, root) is None:
+                break
+            cur, walked = folder, walked + 1
+        if head not in ("crate", "self", "super") and head not in self.rust_crates() and not walked:
+            return []  # an outside crate (`std`, `bytes`)
+        left = rest[walked:]
+        if left and left[0] not in ("self", "*"):
+            found = self._rust_item_files(cur, left[0])
+            if found and len(found) <= 2:
+                return [f for f in found if f != path]
+        own = self._rust_module_file(cur, root)
+        return [own] if own and own != path else []
 
     def import_graph(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """(file -> files it imports, file -> files importing it) within the repository, built on first use."""
@@ -529,7 +657,9 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             if path.startswith(prefix):
                 add(path, 2.0, f"in module `{module}`")
 
+    seeds = [p for p in sorted(score, key=lambda p: (-score[p], p)) if not view.is_test(p)][:NEIGHBOUR_SEEDS]
     _lend_to_neighbours(view, score, add)
+    _lend_to_rust_parents(view, seeds, score, add)
 
     for path in list(score):
         if view.is_test(path):
@@ -584,6 +714,23 @@ def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
             if 0 < len(twins) <= 2:
                 for path in twins:
                     lend(path, W_TWIN * base, f"header/source twin of `{seed}`")
+    for path, (weight, reason) in lent.items():
+        add(path, weight, reason)
+
+
+def _lend_to_rust_parents(view: CodeView, seeds: list[str], score: dict[str, float], add) -> None:
+    """Each best-ranked Rust file lends a share of its score to the module file that declares it
+    (``net/unix/stream.rs`` -> ``net/unix/mod.rs``; a crate's top modules -> ``lib.rs``): a new public
+    item is re-exported there, a new feature gated there. One parent per file, so no hub limit."""
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        if not seed.endswith(".rs") or posixpath.basename(seed) in ("mod.rs", "lib.rs", "main.rs"):
+            continue  # a module file's own parent is one more step away from the change
+        parent = view.rust_parent(seed)
+        if parent and parent not in seeds and not view.is_test(parent):
+            weight = W_RUST_PARENT * score[seed]
+            if weight > lent.get(parent, (0.0, ""))[0]:
+                lent[parent] = (weight, f"module file declaring `{seed}`")
     for path, (weight, reason) in lent.items():
         add(path, weight, reason)
 

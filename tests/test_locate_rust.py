@@ -1,0 +1,113 @@
+"""Rust module structure in the ranking: `use` trees and `mod` declarations as import edges, and the
+module file declaring a top-ranked file (`mod.rs`, `lib.rs`) getting a share of its score."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from brain.search.definitions import rust_use_paths, scan_definitions
+
+
+def _write(repo: Path, rel: str, text: str) -> None:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _files(brain, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        _write(brain.repo, rel, text)
+    git = ["git", "-C", str(brain.repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "files"], check=True)  # committed: no file counts as changed
+
+
+def test_use_trees_expand_to_one_path_each():
+    assert rust_use_paths("crate::io::{self, AsyncRead, util::{a, b as c}, *};") == [
+        "crate::io", "crate::io::AsyncRead", "crate::io::util::a", "crate::io::util::b"]
+    assert rust_use_paths("crate::runtime::{blocking, driver::{self, Driver},};") == [
+        "crate::runtime::blocking", "crate::runtime::driver", "crate::runtime::driver::Driver"]
+    assert rust_use_paths("::std::fmt;") == ["std::fmt"]
+    assert rust_use_paths("a::{{{{") == [] and rust_use_paths("}}}a,,b") == []
+
+
+def test_use_statements_over_several_lines_and_mod_declarations_are_imports():
+    text = ("use crate::future::poll_fn;\npub(crate) use crate::runtime::{\n    blocking,\n    // a comment\n"
+            "    driver::{self, Driver},\n};\nmod split;\npub mod datagram;\n"
+            "impl Thing {\n    fn f(&self) {}\n}\n"
+            "#[cfg(test)]\nmod tests {\n    use super::*;\n}\n")
+    scan = scan_definitions(text, "rust")
+    assert scan.imports == ["crate::future::poll_fn", "crate::runtime::blocking", "crate::runtime::driver",
+                            "crate::runtime::driver::Driver", "self::split", "self::datagram"]
+    assert ("f", "method", "Thing.f", 10) in scan.symbols  # the `};` closing the use did not close `impl` early
+
+
+def test_an_unfinished_use_statement_comes_back_at_once():
+    text = "use crate::{\n" + "    a::b,\n" * 50_000
+    started = time.perf_counter()
+    scan_definitions(text, "rust")
+    assert time.perf_counter() - started < 5.0
+
+
+_CRATE = {
+    "Cargo.toml": "[workspace]\nmembers = [\"netlib\", \"netlib-util\"]\n",
+    "netlib/src/lib.rs": "pub mod net;\nmod util;\npub use net::Stream;\n",
+    "netlib/src/util.rs": "pub(crate) fn checked_len(n: usize) -> usize {\n    n\n}\n",
+    "netlib/src/net/mod.rs": "mod stream;\npub use stream::Stream;\nmod listener;\npub use listener::Listener;\n",
+    "netlib/src/net/stream.rs": "use crate::util::checked_len;\nuse super::listener::Listener;\n\n"
+                                "pub struct Stream {\n    fd: i32,\n}\n\nimpl Stream {\n"
+                                "    pub fn connect(path: &str) -> Stream {\n        Stream { fd: 0 }\n    }\n"
+                                "    pub fn peer_addr(&self) -> i32 {\n        self.fd\n    }\n}\n",
+    "netlib/src/net/listener.rs": "use crate::net::Stream;\n\npub struct Listener {\n    fd: i32,\n}\n\n"
+                                  "impl Listener {\n    pub fn accept(&self) -> Stream {\n        todo!()\n    }\n}\n",
+    "netlib-util/src/lib.rs": "use netlib::net::Stream;\n\npub fn wrap(s: Stream) -> Stream {\n    s\n}\n",
+    "netlib/src/other.rs": "use std::io::Read;\nuse external_crate::Thing;\n",
+    "netlib/src/sys/bind.rs": "pub fn bind(path: &str) -> i32 {\n    0\n}\n",
+    "netlib/src/sys/create.rs": "/// create a socket to bind\npub fn create() -> i32 {\n    0\n}\n",
+}
+
+
+def test_rust_use_paths_resolve_to_the_files_they_name(brain):
+    _files(brain, _CRATE)
+    brain.reindex()
+    view = brain.index.code_view()
+    assert view.resolve_import("netlib/src/net/stream.rs", "crate::util::checked_len") == ["netlib/src/util.rs"]
+    assert view.resolve_import("netlib/src/net/stream.rs", "super::listener::Listener") == ["netlib/src/net/listener.rs"]
+    # a re-exported item is followed to the file under the module defining it
+    assert view.resolve_import("netlib/src/net/listener.rs", "crate::net::Stream") == ["netlib/src/net/stream.rs"]
+    assert view.resolve_import("netlib/src/lib.rs", "net::Stream") == ["netlib/src/net/stream.rs"]
+    assert view.resolve_import("netlib/src/net/mod.rs", "self::stream") == ["netlib/src/net/stream.rs"]
+    assert view.resolve_import("netlib/src/lib.rs", "self::net") == ["netlib/src/net/mod.rs"]
+    # another crate of the workspace by its folder's name; outside crates resolve to nothing
+    assert view.resolve_import("netlib-util/src/lib.rs", "netlib::net::Stream") == ["netlib/src/net/stream.rs"]
+    assert view.resolve_import("netlib/src/other.rs", "std::io::Read") == []
+    assert view.resolve_import("netlib/src/other.rs", "external_crate::Thing") == []
+    assert view.rust_parent("netlib/src/net/stream.rs") == "netlib/src/net/mod.rs"
+    assert view.rust_parent("netlib/src/net/mod.rs") == "netlib/src/lib.rs"
+    assert view.rust_parent("netlib/src/util.rs") == "netlib/src/lib.rs"
+    assert view.rust_parent("netlib/src/lib.rs") is None
+    forward, backward = view.import_graph()
+    assert "netlib/src/net/stream.rs" in forward["netlib/src/net/listener.rs"]
+    assert "netlib-util/src/lib.rs" in backward["netlib/src/net/stream.rs"]
+
+
+def test_the_module_file_declaring_the_best_file_gets_a_share(brain):
+    _files(brain, _CRATE)
+    hits = brain.locate("Expose a `bind` method on `Stream`: `Stream::connect` is the only way to create one").files
+    reasons = {h.path: h.reasons for h in hits}
+    assert hits[0].path == "netlib/src/net/stream.rs"
+    assert any("module file declaring `netlib/src/net/stream.rs`" in r for r in reasons["netlib/src/net/mod.rs"])
+    # only the declaring module: the crate root above it gets no share from a file two levels down
+    assert not any("module file declaring `netlib/src/net/stream.rs`" in r for r in reasons.get("netlib/src/lib.rs", []))
+
+
+def test_read_next_follows_rust_imports(brain):
+    from brain.search.rank_functions import imported_files
+
+    _files(brain, _CRATE)
+    brain.reindex()
+    view = brain.index.code_view()
+    assert imported_files(view, ["netlib/src/net/stream.rs"], hops=1) == ["netlib/src/util.rs",
+                                                                          "netlib/src/net/listener.rs"]
