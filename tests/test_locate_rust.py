@@ -111,3 +111,29 @@ def test_read_next_follows_rust_imports(brain):
     view = brain.index.code_view()
     assert imported_files(view, ["netlib/src/net/stream.rs"], hops=1) == ["netlib/src/util.rs",
                                                                           "netlib/src/net/listener.rs"]
+
+
+def test_a_file_linked_to_several_of_the_best_files_gets_a_share(brain):
+    from brain.search.locate import _lend_to_rust_shared
+
+    files = {
+        "app/src/lib.rs": "pub mod kinds;\nmod util;\nmod lonely;\n",
+        "app/src/util.rs": "pub(crate) struct Shared {\n    n: u8,\n}\n",
+        "app/src/kinds/mod.rs": "mod alpha;\nmod beta;\nmod gamma;\n",
+        "app/src/lonely.rs": "use crate::kinds::alpha::Alpha;\n",
+    }
+    for name in ("alpha", "beta", "gamma"):
+        files[f"app/src/kinds/{name}.rs"] = f"use crate::util::Shared;\n\npub struct {name.title()} {{\n    s: Shared,\n}}\n"
+    for i in range(10):
+        files[f"app/src/other/o{i}.rs"] = f"pub fn unrelated_{i}() {{}}\n"
+    _files(brain, files)
+    brain.reindex()
+    view = brain.index.code_view()
+    score = {"app/src/kinds/alpha.rs": 30.0, "app/src/kinds/beta.rs": 29.0, "app/src/kinds/gamma.rs": 28.0,
+             **{f"app/src/other/o{i}.rs": 20.0 - i for i in range(10)}}
+    got: dict[str, tuple[float, str]] = {}
+    _lend_to_rust_shared(view, score, lambda path, weight, reason: got.__setitem__(path, (weight, reason)))
+    assert got["app/src/util.rs"][1] == "linked to 3 of the best files"
+    assert 0 < got["app/src/util.rs"][0] < 28.0  # a share, below each of the files lending it
+    assert "app/src/lonely.rs" not in got  # linked to one of them only
+    assert "app/src/kinds/mod.rs" in got  # declares all three

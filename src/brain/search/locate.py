@@ -99,7 +99,10 @@ MAX_NEIGHBOURS = 12  # a seed imported by (or importing) more files than this le
 # Rust: the module file declaring a seed (`mod x;` in `mod.rs`/`lib.rs`/`x.rs` of the folder above) re-exports
 # its public items and holds its feature gates; a new or renamed item changes both
 W_RUST_PARENT = 0.2
-_LENT_REASONS = ("imports or is imported by", "header/source twin of", "module file declaring")
+RUST_SHARED_TOP = 10  # a Rust file linked to at least RUST_SHARED_MIN of this many best files gets a share
+RUST_SHARED_MIN = 3
+W_RUST_SHARED = 0.05  # of the summed scores of the best files it is linked to
+_LENT_REASONS = ("imports or is imported by", "header/source twin of", "module file declaring", "linked to ")
 _WEAK_REASONS = ("full-text match", "changed in the working tree", *_LENT_REASONS)
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs")
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
@@ -660,6 +663,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     seeds = [p for p in sorted(score, key=lambda p: (-score[p], p)) if not view.is_test(p)][:NEIGHBOUR_SEEDS]
     _lend_to_neighbours(view, score, add)
     _lend_to_rust_parents(view, seeds, score, add)
+    _lend_to_rust_shared(view, score, add)
 
     for path in list(score):
         if view.is_test(path):
@@ -733,6 +737,24 @@ def _lend_to_rust_parents(view: CodeView, seeds: list[str], score: dict[str, flo
                 lent[parent] = (weight, f"module file declaring `{seed}`")
     for path, (weight, reason) in lent.items():
         add(path, weight, reason)
+
+
+def _lend_to_rust_shared(view: CodeView, score: dict[str, float], add) -> None:
+    """A Rust file linked (``use``, ``mod``, a ``pub use`` re-export) to several of the best-ranked files
+    gets a small share of their scores: the module re-exporting them all, the type they all use. What
+    the best files have in common is often part of the change (a new item is re-exported upward)."""
+    top = [p for p in sorted(score, key=lambda p: (-score[p], p)) if not view.is_test(p)][:RUST_SHARED_TOP]
+    rust = [p for p in top if p.endswith(".rs")]
+    if len(rust) < RUST_SHARED_MIN:
+        return
+    forward, backward = view.import_graph()
+    linked: dict[str, list[str]] = defaultdict(list)
+    for seed in rust:
+        for path in (forward.get(seed, set()) | backward.get(seed, set())) - set(top):
+            linked[path].append(seed)
+    for path, seeds in sorted(linked.items()):
+        if len(seeds) >= RUST_SHARED_MIN and not view.is_test(path):
+            add(path, W_RUST_SHARED * sum(score[s] for s in seeds), f"linked to {len(seeds)} of the best files")
 
 
 def _resolve_module_path(view: CodeView, written: str, add) -> None:
