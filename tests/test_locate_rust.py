@@ -30,6 +30,7 @@ def test_use_trees_expand_to_one_path_each():
     assert rust_use_paths("crate::runtime::{blocking, driver::{self, Driver},};") == [
         "crate::runtime::blocking", "crate::runtime::driver", "crate::runtime::driver::Driver"]
     assert rust_use_paths("::std::fmt;") == ["std::fmt"]
+    assert rust_use_paths("$crate::io::Read;") == ["crate::io::Read"]
     assert rust_use_paths("a::{{{{") == [] and rust_use_paths("}}}a,,b") == []
 
 
@@ -84,6 +85,9 @@ def test_rust_use_paths_resolve_to_the_files_they_name(brain):
     assert view.resolve_import("netlib-util/src/lib.rs", "netlib::net::Stream") == ["netlib/src/net/stream.rs"]
     assert view.resolve_import("netlib/src/other.rs", "std::io::Read") == []
     assert view.resolve_import("netlib/src/other.rs", "external_crate::Thing") == []
+    # a 2015-edition path starts at the crate root; `$crate` in a macro is this crate
+    assert view.resolve_import("netlib/src/net/listener.rs", "util::checked_len") == ["netlib/src/util.rs"]
+    assert view.resolve_import("netlib/src/net/listener.rs", "$crate::util::checked_len") == ["netlib/src/util.rs"]
     assert view.rust_parent("netlib/src/net/stream.rs") == "netlib/src/net/mod.rs"
     assert view.rust_parent("netlib/src/net/mod.rs") == "netlib/src/lib.rs"
     assert view.rust_parent("netlib/src/util.rs") == "netlib/src/lib.rs"

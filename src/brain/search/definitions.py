@@ -158,7 +158,7 @@ _RUST_ALIAS = re.compile(r"\s+as\s+\w+")
 def rust_use_paths(statement: str) -> list[str]:
     """The paths one Rust `use` tree names: ``crate::io::{self, AsyncRead, util::{a, b as c}}`` ->
     ``crate::io``, ``crate::io::AsyncRead``, ``crate::io::util::a``, ``crate::io::util::b`` (pure, bounded)."""
-    text = _RUST_ALIAS.sub("", statement.split(";", 1)[0])
+    text = _RUST_ALIAS.sub("", statement.split(";", 1)[0]).replace("$crate", "crate")  # (`$crate` in macros)
     text = "".join(text.split())
     out: list[str] = []
 

@@ -395,6 +395,16 @@ class CodeView:
         found = self._rust_module_file(here, root)
         return found if found != path else None
 
+    def _rust_walk(self, start: str, words: list[str], root: str | None) -> tuple[str, int]:
+        """(module folder reached, words used) walking ``words`` down the modules from ``start``."""
+        cur, walked = start, 0
+        for word in words:
+            folder = f"{cur}/{word}" if cur else word
+            if self._rust_module_file(folder, root) is None:
+                break
+            cur, walked = folder, walked + 1
+        return cur, walked
+
     def _rust_item_files(self, folder: str, name: str) -> list[str]:
         """Files under ``folder`` defining the type, function or macro ``name`` (a re-exported item)."""
         if name not in self._rust_definers:
@@ -408,7 +418,7 @@ class CodeView:
         """The file a Rust `use` path (or a `mod x;` stored as ``self::x``) of ``path`` points to: the
         module the path walks to, or the file under it defining the item it ends with (a `pub use`
         re-export names the item where the module keeps it)."""
-        words = [w for w in target.split("::") if w]
+        words = [w for w in target.replace("$crate", "crate").split("::") if w]
         root = self._rust_root(path)
         if not words:
             return []
@@ -437,14 +447,13 @@ class CodeView:
             root = start
         else:  # a path relative to this module (`pub use child::Item`), or another crate's
             start, rest = here, words
-        cur, walked = start, 0
-        for word in rest:
-            folder = f"{cur}/{word}" if cur else word
-            if self._rust_module_file(folder, root) is None:
-                break
-            cur, walked = folder, walked + 1
+        cur, walked = self._rust_walk(start, rest, root)
         if head not in ("crate", "self", "super") and head not in self.rust_crates() and not walked:
-            return []  # an outside crate (`std`, `bytes`)
+            if root is None or here == root:
+                return []  # an outside crate (`std`, `bytes`)
+            cur, walked = self._rust_walk(root, rest, root)  # 2015 edition: `use a::b` from the crate root
+            if not walked:
+                return []
         left = rest[walked:]
         if left and left[0] not in ("self", "*"):
             found = self._rust_item_files(cur, left[0])
