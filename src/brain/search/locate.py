@@ -96,13 +96,7 @@ NEIGHBOUR_SEEDS = 3  # how many of the best files lend their neighbours a share
 W_IMPORT = 0.12  # share of a seed's score for each file it imports or that imports it
 W_TWIN = 0.3  # share for `x.h` <-> `x.c`/`x.cc`/`x.cpp`
 MAX_NEIGHBOURS = 12  # a seed imported by (or importing) more files than this lends nothing: a hub
-# Rust: the module file declaring a seed (`mod x;` in `mod.rs`/`lib.rs`/`x.rs` of the folder above) re-exports
-# its public items and holds its feature gates; a new or renamed item changes both
-W_RUST_PARENT = 0.2
-RUST_SHARED_TOP = 10  # a Rust file linked to at least RUST_SHARED_MIN of this many best files gets a share
-RUST_SHARED_MIN = 3
-W_RUST_SHARED = 0.05  # of the summed scores of the best files it is linked to
-_LENT_REASONS = ("imports or is imported by", "header/source twin of", "module file declaring", "linked to ")
+_LENT_REASONS = ("imports or is imported by", "header/source twin of")
 _WEAK_REASONS = ("full-text match", "changed in the working tree", *_LENT_REASONS)
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs")
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
@@ -380,21 +374,6 @@ class CodeView:
                 return candidate
         return None
 
-    def rust_parent(self, path: str) -> str | None:
-        """The module file declaring Rust file ``path``: ``a/b/c.rs`` -> ``a/b/mod.rs``, ``a/b.rs`` or the
-        crate's ``lib.rs``; ``a/b/mod.rs`` -> ``a/mod.rs`` or ``a.rs``; None for a crate root."""
-        root = self._rust_root(path)
-        if root is None:
-            return None
-        here = posixpath.dirname(path)
-        stem = posixpath.splitext(posixpath.basename(path))[0]
-        if stem == "mod" or (here == root and stem in ("lib", "main")):
-            if here == root:
-                return None
-            here = posixpath.dirname(here)
-        found = self._rust_module_file(here, root)
-        return found if found != path else None
-
     def _rust_walk(self, start: str, words: list[str], root: str | None) -> tuple[str, int]:
         """(module folder reached, words used) walking ``words`` down the modules from ``start``."""
         cur, walked = start, 0
@@ -669,10 +648,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             if path.startswith(prefix):
                 add(path, 2.0, f"in module `{module}`")
 
-    seeds = [p for p in sorted(score, key=lambda p: (-score[p], p)) if not view.is_test(p)][:NEIGHBOUR_SEEDS]
     _lend_to_neighbours(view, score, add)
-    _lend_to_rust_parents(view, seeds, score, add)
-    _lend_to_rust_shared(view, score, add)
 
     for path in list(score):
         if view.is_test(path):
@@ -729,41 +705,6 @@ def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
                     lend(path, W_TWIN * base, f"header/source twin of `{seed}`")
     for path, (weight, reason) in lent.items():
         add(path, weight, reason)
-
-
-def _lend_to_rust_parents(view: CodeView, seeds: list[str], score: dict[str, float], add) -> None:
-    """Each best-ranked Rust file lends a share of its score to the module file that declares it
-    (``net/unix/stream.rs`` -> ``net/unix/mod.rs``; a crate's top modules -> ``lib.rs``): a new public
-    item is re-exported there, a new feature gated there. One parent per file, so no hub limit."""
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in seeds:
-        if not seed.endswith(".rs") or posixpath.basename(seed) in ("mod.rs", "lib.rs", "main.rs"):
-            continue  # a module file's own parent is one more step away from the change
-        parent = view.rust_parent(seed)
-        if parent and parent not in seeds and not view.is_test(parent):
-            weight = W_RUST_PARENT * score[seed]
-            if weight > lent.get(parent, (0.0, ""))[0]:
-                lent[parent] = (weight, f"module file declaring `{seed}`")
-    for path, (weight, reason) in lent.items():
-        add(path, weight, reason)
-
-
-def _lend_to_rust_shared(view: CodeView, score: dict[str, float], add) -> None:
-    """A Rust file linked (``use``, ``mod``, a ``pub use`` re-export) to several of the best-ranked files
-    gets a small share of their scores: the module re-exporting them all, the type they all use. What
-    the best files have in common is often part of the change (a new item is re-exported upward)."""
-    top = [p for p in sorted(score, key=lambda p: (-score[p], p)) if not view.is_test(p)][:RUST_SHARED_TOP]
-    rust = [p for p in top if p.endswith(".rs")]
-    if len(rust) < RUST_SHARED_MIN:
-        return
-    forward, backward = view.import_graph()
-    linked: dict[str, list[str]] = defaultdict(list)
-    for seed in rust:
-        for path in (forward.get(seed, set()) | backward.get(seed, set())) - set(top):
-            linked[path].append(seed)
-    for path, seeds in sorted(linked.items()):
-        if len(seeds) >= RUST_SHARED_MIN and not view.is_test(path):
-            add(path, W_RUST_SHARED * sum(score[s] for s in seeds), f"linked to {len(seeds)} of the best files")
 
 
 def _resolve_module_path(view: CodeView, written: str, add) -> None:
