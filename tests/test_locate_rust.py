@@ -1,5 +1,5 @@
-"""Rust module structure in the ranking: `use` trees and `mod` declarations as import edges (so a
-top-ranked Rust file lends its neighbours a share, as in the other languages)."""
+"""Rust `use` trees as import edges (so a top-ranked Rust file lends its neighbours a share, as in the
+other languages); a module file (`mod.rs`, `lib.rs`) and the files below it are not linked."""
 
 from __future__ import annotations
 
@@ -34,14 +34,14 @@ def test_use_trees_expand_to_one_path_each():
     assert rust_use_paths("a::{{{{") == [] and rust_use_paths("}}}a,,b") == []
 
 
-def test_use_statements_over_several_lines_and_mod_declarations_are_imports():
+def test_use_statements_over_several_lines_are_imports():
     text = ("use crate::future::poll_fn;\npub(crate) use crate::runtime::{\n    blocking,\n    // a comment\n"
-            "    driver::{self, Driver},\n};\nmod split;\npub mod datagram;\n"
+            "    driver::{self, Driver},\n};\nmod split;\npub use split::ReadHalf;\n"
             "impl Thing {\n    fn f(&self) {}\n}\n"
             "#[cfg(test)]\nmod tests {\n    use super::*;\n}\n")
     scan = scan_definitions(text, "rust")
     assert scan.imports == ["crate::future::poll_fn", "crate::runtime::blocking", "crate::runtime::driver",
-                            "crate::runtime::driver::Driver", "self::split", "self::datagram"]
+                            "crate::runtime::driver::Driver", "split::ReadHalf"]
     assert ("f", "method", "Thing.f", 10) in scan.symbols  # the `};` closing the use did not close `impl` early
 
 
@@ -78,9 +78,11 @@ def test_rust_use_paths_resolve_to_the_files_they_name(brain):
     assert view.resolve_import("netlib/src/net/stream.rs", "super::listener::Listener") == ["netlib/src/net/listener.rs"]
     # a re-exported item is followed to the file under the module defining it
     assert view.resolve_import("netlib/src/net/listener.rs", "crate::net::Stream") == ["netlib/src/net/stream.rs"]
-    assert view.resolve_import("netlib/src/lib.rs", "net::Stream") == ["netlib/src/net/stream.rs"]
-    assert view.resolve_import("netlib/src/net/mod.rs", "self::stream") == ["netlib/src/net/stream.rs"]
-    assert view.resolve_import("netlib/src/lib.rs", "self::net") == ["netlib/src/net/mod.rs"]
+    # a module file and the files below it (what it declares and re-exports) are not linked either way
+    assert view.resolve_import("netlib/src/lib.rs", "net::Stream") == []
+    assert view.resolve_import("netlib/src/net/mod.rs", "self::stream::Stream") == []
+    assert view.resolve_import("netlib/src/net/stream.rs", "crate::Stream") == []
+    assert view.resolve_import("netlib/src/lib.rs", "crate::util::checked_len") == []
     # another crate of the workspace by its folder's name; outside crates resolve to nothing
     assert view.resolve_import("netlib-util/src/lib.rs", "netlib::net::Stream") == ["netlib/src/net/stream.rs"]
     assert view.resolve_import("netlib/src/other.rs", "std::io::Read") == []
@@ -111,3 +113,15 @@ def test_read_next_follows_rust_imports(brain):
     assert imported_files(view, ["netlib/src/net/stream.rs"], hops=1) == ["netlib/src/util.rs",
                                                                           "netlib/src/net/listener.rs"]
 
+
+
+def test_a_module_file_declares_the_files_below_its_folder():
+    from brain.search.locate import _rust_declares
+
+    assert _rust_declares("src/net/mod.rs", "src/net/unix/stream.rs")
+    assert _rust_declares("src/lib.rs", "src/util.rs")
+    assert _rust_declares("src/net.rs", "src/net/tcp.rs")  # the 2018 layout: `net.rs` beside `net/`
+    assert not _rust_declares("src/net/mod.rs", "src/io/mod.rs")
+    assert not _rust_declares("src/net/stream.rs", "src/net/listener.rs")  # siblings use each other
+    assert not _rust_declares("src/net/mod.rs", "src/network/x.rs")
+    assert not _rust_declares("lib/index.js", "lib/x.js")

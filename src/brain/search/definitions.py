@@ -60,7 +60,7 @@ class LanguageTable:
     nested_are_local: bool = False  # an indented definition outside a class is a closure or a local (JS)
     bare_definitions: bool = False  # `name(...)` alone at column 0 defines (C, GNU style type on the line above)
     caps_are_macros: bool = True  # an ALL-CAPS `NAME(` is a macro call, not a definition
-    rust_uses: bool = False  # `use a::{b, c::d};` statements (over several lines) and `mod x;` declarations
+    rust_uses: bool = False  # `use a::{b, c::d};` statements, over several lines too
 
 
 def _p(pattern: str) -> re.Pattern:
@@ -146,10 +146,8 @@ LANGUAGES["kotlin"] = LanguageTable(
 )
 
 
-# Rust module structure: `use crate::a::{b, c::D};` (possibly over several lines, read up to its `;`) and
-# `mod x;` (a child module in `x.rs` or `x/mod.rs`, stored as the path `self::x`)
+# Rust imports: `use crate::a::{b, c::D};`, possibly over several lines (read up to its `;`)
 _RUST_USE = _p(r"(?:pub(?:\s*\([\w\s:]*\))?\s+)?use\s+(?P<rest>.*)")
-_RUST_MOD = _p(r"(?:pub(?:\s*\([\w\s:]*\))?\s+)?mod\s+(?P<name>\w+)\s*;")
 _RUST_USE_LINES = 40  # a `use` statement longer than this many lines is not read to its end
 _RUST_USE_PATHS = 64  # most paths one `use` statement expands to
 _RUST_ALIAS = re.compile(r"\s+as\s+\w+")
@@ -302,10 +300,6 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                     continue
                 out.imports.extend(rust_use_paths(" ".join(use_lines)))
                 use_lines = []
-                continue
-            m = _RUST_MOD.match(line)
-            if m:
-                out.imports.append(f"self::{m.group('name')}")
                 continue
         if table.import_block is not None:
             if line.startswith(table.import_block[0]):

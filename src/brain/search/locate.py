@@ -394,9 +394,9 @@ class CodeView:
         return [p for p in self._rust_definers[name] if p.startswith(prefix) and not self.is_test(p)]
 
     def _resolve_rust(self, path: str, target: str) -> list[str]:
-        """The file a Rust `use` path (or a `mod x;` stored as ``self::x``) of ``path`` points to: the
-        module the path walks to, or the file under it defining the item it ends with (a `pub use`
-        re-export names the item where the module keeps it)."""
+        """The file a Rust `use` path of ``path`` points to: the module the path walks to, or the file
+        under it defining the item it ends with (a re-exported item is where the module keeps it).
+        A module file and the files below it are not linked (see ``_rust_declares``)."""
         words = [w for w in target.replace("$crate", "crate").split("::") if w]
         root = self._rust_root(path)
         if not words:
@@ -434,12 +434,14 @@ class CodeView:
             if not walked:
                 return []
         left = rest[walked:]
+        found: list[str] = []
         if left and left[0] not in ("self", "*"):
             found = self._rust_item_files(cur, left[0])
-            if found and len(found) <= 2:
-                return [f for f in found if f != path]
-        own = self._rust_module_file(cur, root)
-        return [own] if own and own != path else []
+            found = found if len(found) <= 2 else []
+        if not found:
+            own = self._rust_module_file(cur, root)
+            found = [own] if own else []
+        return [f for f in found if f != path and not _rust_declares(path, f) and not _rust_declares(f, path)]
 
     def import_graph(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """(file -> files it imports, file -> files importing it) within the repository, built on first use."""
@@ -515,6 +517,21 @@ def is_text_evidence(reason: str) -> bool:
     definition, a module or file name), not loose word overlap, the working tree, or a share
     lent by a neighbouring file."""
     return not reason.startswith(_WEAK_REASONS)
+
+
+_RUST_MODULE_FILES = ("mod.rs", "lib.rs", "main.rs")
+
+
+def _rust_declares(module_file: str, path: str) -> bool:
+    """Whether Rust file ``module_file`` is the module file of a folder holding ``path`` (``a/mod.rs``,
+    ``a/lib.rs`` or ``a.rs`` above ``a/...``): it declares (``mod x;``) and re-exports (``pub use
+    x::Y``) the files below it. That is structure, not use: a link along it would lend every
+    top-ranked file's score to its ``mod.rs`` and to the crate's ``lib.rs``."""
+    if not module_file.endswith(".rs"):
+        return False
+    name = posixpath.basename(module_file)
+    folder = posixpath.dirname(module_file) if name in _RUST_MODULE_FILES else module_file[:-3]
+    return not folder or path.startswith(folder + "/")
 
 
 def _module_of(view: CodeView, path: str) -> str:
