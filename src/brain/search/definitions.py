@@ -86,6 +86,7 @@ class LanguageTable:
     base_types: bool = False  # `extends A implements B` on a class header names types it depends on (Java)
     inline_imports: re.Pattern | None = None  # an import anywhere on a line, comments too (JSDoc `import("./types")`)
     closing_imports: bool = False  # a line opening with `}` may end a multi-line import (JS `} from "./x"`)
+    rust_uses: bool = False  # `use a::{b, c::d};` statements, over several lines too
 
 
 def _p(pattern: str) -> re.Pattern:
@@ -117,8 +118,8 @@ LANGUAGES: dict[str, LanguageTable] = {
         ),
         containers=(_p(r"(?:unsafe\s+)?impl\b(?P<head>[^{;]*)\{\s*$"),
                     _p(_RUST_VIS + r"(?:unsafe\s+)?trait\s+(?P<name>\w+)[^;]*\{\s*$")),
-        imports=(_p(r"(?:pub(?:\([\w\s:]*\))?\s+)?use\s+(?P<target>[\w:]+)"),),
         test_block=_p(r"(?:pub(?:\([\w\s:]*\))?\s+)?mod\s+tests?\s*\{"),
+        rust_uses=True,
     ),
     "java": LanguageTable(
         defs=((_p(_JAVA_MODS + r"(?:class|interface|enum|record|@interface|object)\s+(?P<name>\w+)"), "class"),),
@@ -204,6 +205,47 @@ LANGUAGES["kotlin"] = LanguageTable(
 )
 
 
+# Rust imports: `use crate::a::{b, c::D};`, possibly over several lines (read up to its `;`)
+_RUST_USE = _p(r"(?:pub(?:\s*\([\w\s:]*\))?\s+)?use\s+(?P<rest>.*)")
+_RUST_USE_LINES = 40  # a `use` statement longer than this many lines is not read to its end
+_RUST_USE_PATHS = 64  # most paths one `use` statement expands to
+_RUST_ALIAS = re.compile(r"\s+as\s+\w+")
+
+
+def rust_use_paths(statement: str) -> list[str]:
+    """The paths one Rust `use` tree names: ``crate::io::{self, AsyncRead, util::{a, b as c}}`` ->
+    ``crate::io``, ``crate::io::AsyncRead``, ``crate::io::util::a``, ``crate::io::util::b`` (pure, bounded)."""
+    text = _RUST_ALIAS.sub("", statement.split(";", 1)[0]).replace("$crate", "crate")  # (`$crate` in macros)
+    text = "".join(text.split())
+    out: list[str] = []
+
+    def expand(prefix: str, tree: str, depth: int) -> None:
+        if len(out) >= _RUST_USE_PATHS or depth > 6:
+            return
+        brace = tree.find("{")
+        if brace < 0:
+            if tree:  # (a trailing comma leaves an empty tree)
+                path = prefix.rstrip(":") if tree in ("self", "*") else prefix + tree
+                if path:
+                    out.append(path)
+            return
+        head = prefix + tree[:brace]
+        inner = tree[brace + 1: tree.rfind("}")] if "}" in tree else tree[brace + 1:]
+        level, start = 0, 0
+        for i, ch in enumerate(inner):
+            if ch == "{":
+                level += 1
+            elif ch == "}":
+                level -= 1
+            elif ch == "," and level == 0:
+                expand(head, inner[start:i], depth + 1)
+                start = i + 1
+        expand(head, inner[start:], depth + 1)
+
+    expand("", text, 0)
+    return [p.lstrip(":") for p in dict.fromkeys(out) if re.fullmatch(r"[\w:]+", p)]
+
+
 @dataclass
 class _Scan:
     symbols: list[tuple[str, str, str, int]] = field(default_factory=list)
@@ -273,6 +315,7 @@ def scan_definitions(text: str, lang: str) -> _Scan:
     in_block_comment = False
     in_import_block = False
     pending: tuple[int, str, int] | None = None  # (indent, owner, lines left) of a container whose `{` is below
+    use_lines: list[str] = []  # a Rust `use` statement read so far (it ends at `;`)
     for number, raw in enumerate(text.split("\n"), 1):
         if len(raw) > MAX_LINE:
             continue
@@ -289,6 +332,12 @@ def scan_definitions(text: str, lang: str) -> _Scan:
             continue
         if line.startswith("/*"):
             in_block_comment = "*/" not in line
+            continue
+        if use_lines:  # the rest of a Rust `use` statement over several lines
+            use_lines.append(line)
+            if ";" in line or len(use_lines) >= _RUST_USE_LINES:
+                out.imports.extend(rust_use_paths(" ".join(use_lines)))
+                use_lines = []
             continue
         indent = len(raw) - len(raw.lstrip())
         if pending is not None:
@@ -325,6 +374,15 @@ def scan_definitions(text: str, lang: str) -> _Scan:
         if table.test_block is not None and table.test_block.match(line):
             stack.append((indent, _TEST_MODULE))
             continue
+        if table.rust_uses:
+            start = _RUST_USE.match(line)
+            if start:
+                use_lines = [start.group("rest")]
+                if ";" not in line:
+                    continue
+                out.imports.extend(rust_use_paths(" ".join(use_lines)))
+                use_lines = []
+                continue
         if table.import_block is not None:
             if line.startswith(table.import_block[0]):
                 in_import_block = True

@@ -269,6 +269,9 @@ class CodeView:
         self._segments: tuple[dict, dict] | None = None
         self._imports: tuple[dict, dict] | None = None
         self._entries: list[str] | None = None
+        self._rust_crates: dict[str, str] | None = None  # crate name -> its source folder
+        self._rust_definers: dict[str, list[str]] = {}
+        self._rust_roots: dict[str, str | None] = {}  # folder -> source folder of its crate
 
     def entry_points(self) -> list[str]:
         """The program's entry files: product files (not tests, examples, generated or copied-in code)
@@ -363,6 +366,8 @@ class CodeView:
                 return [near]
             hits = self.by_suffix.get(target, [])
             return list(hits) if len(hits) <= 2 and ("/" in target or len(hits) == 1) else []
+        if path.endswith(".rs"):
+            return self._resolve_rust(path, target)
         modules, folders = self.module_keys()
         words = [w for w in re.split(r"[./]", target.lower()) if w]
         if path.endswith(".go"):
@@ -387,6 +392,122 @@ class CodeView:
             return [near] if near != path else []
         hits = [p for p in self.by_stem.get(name.lower(), []) if p.endswith("/" + name + ext) or p == name + ext]
         return hits if len(hits) == 1 and hits[0] != path else []
+
+    # -- Rust modules: `crate::a::b::Item`, `self::x`, `super::x`, `other_crate::x` --------------------
+
+    def _rust_root(self, path: str) -> str | None:
+        """The source folder of the crate ``path`` belongs to: the deepest folder above it holding a
+        ``lib.rs`` or ``main.rs``."""
+        start = folder = posixpath.dirname(path)
+        if start in self._rust_roots:
+            return self._rust_roots[start]
+        found = None
+        for _ in range(64):
+            if f"{folder}/lib.rs" in self.files or f"{folder}/main.rs" in self.files or (
+                    not folder and ("lib.rs" in self.files or "main.rs" in self.files)):
+                found = folder
+                break
+            if not folder:
+                break
+            folder = posixpath.dirname(folder)
+        self._rust_roots[start] = found
+        return found
+
+    def rust_crates(self) -> dict[str, str]:
+        """Crate name (``tokio_util``) -> source folder (``tokio-util/src``) for each library crate of the
+        repository, named after the folder holding its ``src`` (a crate at the top is not named)."""
+        if self._rust_crates is None:
+            crates: dict[str, str] = {}
+            for path in self.files:
+                if path.endswith("/lib.rs") and not self.is_test(path):
+                    root = posixpath.dirname(path)
+                    base = posixpath.dirname(root) if posixpath.basename(root) == "src" else root
+                    if base:
+                        crates.setdefault(posixpath.basename(base).replace("-", "_"), root)
+            self._rust_crates = crates
+        return self._rust_crates
+
+    def _rust_module_file(self, folder: str, root: str | None) -> str | None:
+        """The file of the module at ``folder`` (``x.rs`` or ``x/mod.rs``; a crate root's ``lib.rs``)."""
+        if folder == root:
+            for name in ("lib.rs", "main.rs"):
+                candidate = f"{folder}/{name}" if folder else name
+                if candidate in self.files:
+                    return candidate
+            return None
+        for candidate in (folder + ".rs", folder + "/mod.rs"):
+            if candidate in self.files:
+                return candidate
+        return None
+
+    def _rust_walk(self, start: str, words: list[str], root: str | None) -> tuple[str, int]:
+        """(module folder reached, words used) walking ``words`` down the modules from ``start``."""
+        cur, walked = start, 0
+        for word in words:
+            folder = f"{cur}/{word}" if cur else word
+            if self._rust_module_file(folder, root) is None:
+                break
+            cur, walked = folder, walked + 1
+        return cur, walked
+
+    def _rust_item_files(self, folder: str, name: str) -> list[str]:
+        """Files under ``folder`` defining the type, function or macro ``name`` (a re-exported item)."""
+        if name not in self._rust_definers:
+            rows = self.db.execute("SELECT DISTINCT path, name FROM code_symbols WHERE lname = ? AND kind IN "
+                                   "('class', 'function', 'macro')", (name.lower(),)).fetchall()
+            self._rust_definers[name] = [p for p, n in rows if n == name and p.endswith(".rs")]
+        prefix = folder + "/" if folder else ""
+        return [p for p in self._rust_definers[name] if p.startswith(prefix) and not self.is_test(p)]
+
+    def _resolve_rust(self, path: str, target: str) -> list[str]:
+        """The file a Rust `use` path of ``path`` points to: the module the path walks to, or the file
+        under it defining the item it ends with (a re-exported item is where the module keeps it).
+        A module file and the files below it are not linked (see ``_rust_declares``)."""
+        words = [w for w in target.replace("$crate", "crate").split("::") if w]
+        root = self._rust_root(path)
+        if not words:
+            return []
+        stem = posixpath.splitext(posixpath.basename(path))[0]
+        here = posixpath.dirname(path)
+        if not (root is not None and here == root and stem in ("lib", "main")) and stem != "mod":
+            here = posixpath.splitext(path)[0]  # `a/b.rs` is module a::b, its children live in `a/b/`
+        head, rest = words[0], words[1:]
+        if head == "crate":
+            if root is None:
+                return []
+            start = root
+        elif head == "self":
+            start = here
+        elif head == "super":
+            start = here
+            while True:
+                if start == root or not start:
+                    return []
+                start = posixpath.dirname(start)
+                if not rest or rest[0] != "super":
+                    break
+                rest = rest[1:]
+        elif head in self.rust_crates():
+            start = self.rust_crates()[head]
+            root = start
+        else:  # a path relative to this module (`pub use child::Item`), or another crate's
+            start, rest = here, words
+        cur, walked = self._rust_walk(start, rest, root)
+        if head not in ("crate", "self", "super") and head not in self.rust_crates() and not walked:
+            if root is None or here == root:
+                return []  # an outside crate (`std`, `bytes`)
+            cur, walked = self._rust_walk(root, rest, root)  # 2015 edition: `use a::b` from the crate root
+            if not walked:
+                return []
+        left = rest[walked:]
+        found: list[str] = []
+        if left and left[0] not in ("self", "*"):
+            found = self._rust_item_files(cur, left[0])
+            found = found if len(found) <= 2 else []
+        if not found:
+            own = self._rust_module_file(cur, root)
+            found = [own] if own else []
+        return [f for f in found if f != path and not _rust_declares(path, f) and not _rust_declares(f, path)]
 
     def import_graph(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """(file -> files it imports, file -> files importing it) within the repository, built on first use."""
@@ -501,6 +622,21 @@ def is_text_evidence(reason: str) -> bool:
     definition, a module or file name), not loose word overlap, the working tree, or a share
     lent by a neighbouring file."""
     return not reason.startswith(_WEAK_REASONS)
+
+
+_RUST_MODULE_FILES = ("mod.rs", "lib.rs", "main.rs")
+
+
+def _rust_declares(module_file: str, path: str) -> bool:
+    """Whether Rust file ``module_file`` is the module file of a folder holding ``path`` (``a/mod.rs``,
+    ``a/lib.rs`` or ``a.rs`` above ``a/...``): it declares (``mod x;``) and re-exports (``pub use
+    x::Y``) the files below it. That is structure, not use: a link along it would lend every
+    top-ranked file's score to its ``mod.rs`` and to the crate's ``lib.rs``."""
+    if not module_file.endswith(".rs"):
+        return False
+    name = posixpath.basename(module_file)
+    folder = posixpath.dirname(module_file) if name in _RUST_MODULE_FILES else module_file[:-3]
+    return not folder or path.startswith(folder + "/")
 
 
 def _module_of(view: CodeView, path: str) -> str:

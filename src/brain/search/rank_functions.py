@@ -417,6 +417,20 @@ def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) 
     return list(out.values())
 
 
+def _imported_by(cview: CodeView, path: str) -> list[str]:
+    """The repository files one file's imports point to, in the order it imports them."""
+    out: list[str] = []
+    for target in cview.imports_of(path):
+        if path.endswith(".rs"):
+            out.extend(cview.resolve_import(path, target))  # Rust `use crate::a::B` by the crate's modules
+            continue
+        # `import a.b` names a module; `from a.b import c` is stored as `a.b.c`, c a module or a name in a.b
+        found = cview.by_module.get(target) or cview.by_module.get(target.rsplit(".", 1)[0])
+        if found:
+            out.append(found)
+    return out
+
+
 def imported_files(cview: CodeView, paths, *, hops: int = 2, limit: int = 10, exclude=()) -> list[str]:
     """The repository files ``paths`` import, nearest first (breadth-first, ``hops`` deep), tests left out.
 
@@ -429,10 +443,8 @@ def imported_files(cview: CodeView, paths, *, hops: int = 2, limit: int = 10, ex
     for _ in range(hops):
         nxt: list[str] = []
         for path in layer:
-            for target in cview.imports_of(path):
-                # `import a.b` names a module; `from a.b import c` is stored as `a.b.c`, c a module or a name in a.b
-                found = cview.by_module.get(target) or cview.by_module.get(target.rsplit(".", 1)[0])
-                if not found or found in skip or found in nxt or cview.is_test(found):
+            for found in _imported_by(cview, path):
+                if found in skip or found in nxt or cview.is_test(found):
                     continue
                 nxt.append(found)
         skip.update(nxt)
