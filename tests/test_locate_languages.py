@@ -356,3 +356,18 @@ def test_go_import_paths_and_javascript_requires_name_their_package(polyglot):
     assert _first(polyglot, 'Since v1.3 `import "example.com/app/core/discov"` fails to build') == "core/discov/config.go"
     assert _first(polyglot, "`require('./lib/router')` returns undefined under Node 20") == "lib/router/index.js"
     assert extract_signals("see and/or TCP/IP and ./lib/router").module_paths == ["and/or", "TCP/IP", "lib/router"]
+
+
+def test_issue_template_sentences_are_not_the_report():
+    text = ("Support server sent events\n**Is your feature request related to a problem? Please describe.**\r\n"
+            "Streams stop after the `timeoutHandler` fires.\r\n\r\n**Describe the solution you\u2019d like**\r\n"
+            "A clear and concise description of what you want to happen.\r\nSkip the timeout for streams.\r\n\r\n"
+            "**Additional context**\r\nAdd any other context or screenshots about the feature request here.\r\n"
+            "**To Reproduce**\nSteps to reproduce the behavior:\n1. Go to '...'\n2. See error\n"
+            " - OS: [e.g. iOS]\n**Expected behavior**\nthe stream stays open")
+    sig = extract_signals(text)
+    assert not {"feature", "request", "describe", "solution", "context", "screenshots", "concise", "reproduce",
+                "behavior", "ios", "additional", "expected"} & set(sig.words), sig.words
+    assert {"streams", "timeouthandler", "skip", "timeout", "stream", "stays", "open"} <= set(sig.words)
+    assert "Describe" not in sig.idents and "timeoutHandler" in sig.idents
+

@@ -64,6 +64,31 @@ def _url_path(match: re.Match) -> str:
 
 _MODULE_WORD = re.compile(r"[A-Za-z_][\w\-.]{0,80}")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def _phrase(words: str) -> str:
+    """A fixed sentence as a pattern: its words in order, any short run of spaces or punctuation between."""
+    return r"\b" + r"\W{1,4}".join(re.findall(r"\w+", words)) + r"\b"
+
+
+# the fixed sentences of the issue templates GitHub offers every repository (bug report, feature request)
+# and their common variants: the reporter's answer is the report, the template's questions only add
+# words such as "feature", "request", "problem", "context", "solution" that every report shares
+TEMPLATE_SENTENCES = (
+    "is your feature request related to a problem", "please describe", "describe the solution you'd like",
+    "describe alternatives you've considered", "additional context", "describe the bug", "to reproduce",
+    "steps to reproduce the behavior", "steps to reproduce the behaviour", "steps to reproduce", "expected behavior",
+    "expected behaviour", "actual behavior", "actual behaviour", "please complete the following information",
+    "if applicable add screenshots to help explain your problem", "i'm always frustrated when",
+    "see error", "add any other context", "or screenshots", "about the feature request here",
+    "about the problem here",
+)
+_TEMPLATE = re.compile(
+    "|".join([_phrase(s) for s in TEMPLATE_SENTENCES]
+             + [r"\ba clear and concise description of [^.\n]{0,120}", r"\[e\.g\.[^\]\n]{0,60}\]",
+                r"\b(?:go to|click on|scroll down to) '\.{3,4}'"]),
+    re.I,
+)
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
 # CJK letters are word characters to `\w`: `但discov.EtcdConf中没有user` would read as one word, so the
 # boundaries between CJK (and full-width punctuation) and ASCII word characters become spaces
@@ -148,6 +173,7 @@ def extract_signals(text: str | None) -> Signals:
     if not text or not text.strip():
         return sig
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
+    text = _TEMPLATE.sub(" ", text)  # nor their fixed questions
     text = _CJK_EDGE.sub(" ", text)
     if STRIP_URLS:
         text = _URL.sub(_url_path, text)
