@@ -371,3 +371,27 @@ def test_issue_template_sentences_are_not_the_report():
     assert {"streams", "timeouthandler", "skip", "timeout", "stream", "stays", "open"} <= set(sig.words)
     assert "Describe" not in sig.idents and "timeoutHandler" in sig.idents
 
+
+def test_a_separate_inner_go_module_ranks_below_the_product_unless_named(brain, monkeypatch):
+    from brain.search.code import nested_modules
+
+    repo = brain.repo
+    _write(repo, "go.mod", "module example.com/app\n\ngo 1.19\n")
+    _write(repo, "tools/ctl/go.mod", "module example.com/app/tools/apictl/v2\n\ngo 1.19\n")
+    _write(repo, "tools/ctl/route/show.go", "package route\n\n// print each route of the spec\n"
+                                             "func printRoutes(routes []string) {\n\tfor _, route := range routes {\n"
+                                             "\t\tprintln(route)\n\t}\n}\n")
+    _write(repo, "rest/server.go", "package rest\n\ntype Server struct{ routes []string }\n\n"
+                                   "func (s *Server) AddRoute(route string) {\n\ts.routes = append(s.routes, route)\n}\n")
+    assert nested_modules(repo) == {"tools/ctl": ["ctl", "apictl"]}
+    assert nested_modules(repo / "tools") == {}  # no root module: nothing is nested
+    brain.reindex()
+    view = brain.index.code_view()
+    from brain.search.locate import locate
+
+    text = "Print each route when the server starts\nprint routes of the server"
+    assert locate(view, text).paths[0] == "rest/server.go"
+    # the same words, and the text names the tool: its file is back on top
+    assert locate(view, "apictl: print each route\nprint routes of the spec").paths[0] == "tools/ctl/route/show.go"
+    monkeypatch.setattr("brain.search.locate.NESTED_FACTOR", 1.0)
+    assert locate(view, text).paths[0] == "tools/ctl/route/show.go"  # what the words alone would rank first

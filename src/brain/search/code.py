@@ -22,7 +22,7 @@ from .tokenize import token_text
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
            "CODE_SCHEMA", "refresh_code", "module_name_for",
-           "is_nonproduct_path", "looks_generated", "vendored_folders"]
+           "is_nonproduct_path", "looks_generated", "vendored_folders", "nested_modules"]
 
 @contextlib.contextmanager
 def transaction(db: sqlite3.Connection):
@@ -105,6 +105,42 @@ def vendored_folders(repo: Path) -> set[str]:
         if rel.rsplit("/", 1)[-1].lower() in VENDORED_DIRS:
             found.add(rel)
             dirs[:] = []
+    return found
+
+
+_GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"]+)", re.M)
+
+
+def nested_modules(repo: Path) -> dict[str, list[str]]:
+    """Go modules inside the repository's own: folder -> the names a text would call it by.
+
+    A folder with its own ``go.mod`` below a root ``go.mod`` is a separate module (the root module's
+    packages stop at it; it is versioned and released on its own): a tool, a contrib package or an
+    example shipped beside the product. Its names are its folder's name and its module path's last
+    element (``github.com/org/app/tools/ctl`` -> ``ctl``; a ``/v2`` suffix is skipped)."""
+    root = str(repo)
+    if not os.path.isfile(os.path.join(root, "go.mod")):
+        return {}
+    found: dict[str, list[str]] = {}
+    cut = len(root) + 1
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and d not in TEST_DIRS)
+        rel = folder[cut:].replace(os.sep, "/")
+        if not rel or "go.mod" not in files:
+            continue
+        names = [rel.rsplit("/", 1)[-1].lower()]
+        try:
+            with open(os.path.join(folder, "go.mod"), encoding="utf-8", errors="replace") as handle:
+                match = _GO_MODULE.search(handle.read(4000))
+        except OSError:
+            match = None
+        if match:
+            elements = [e for e in match.group(1).lower().split("/") if e]
+            if len(elements) > 1 and re.fullmatch(r"v\d+", elements[-1]):
+                elements.pop()
+            if elements and elements[-1] not in names:
+                names.append(elements[-1])
+        found[rel] = names
     return found
 
 
@@ -261,6 +297,7 @@ CREATE INDEX IF NOT EXISTS code_symbols_path ON code_symbols(path);
 CREATE TABLE IF NOT EXISTS code_imports(path TEXT, target TEXT);
 CREATE INDEX IF NOT EXISTS code_imports_path ON code_imports(path);
 CREATE INDEX IF NOT EXISTS code_imports_target ON code_imports(target);
+CREATE TABLE IF NOT EXISTS code_modules(folder TEXT PRIMARY KEY, names TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS code_fts USING fts5(names, body, tokenize = "{CODE_TOKENIZE}");
 """
 
@@ -275,7 +312,11 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     if not removed and not changed:
         return {"files": len(current), "changed": 0, "removed": 0}
     vendored = vendored_folders(repo)
+    nested = nested_modules(repo)
     with transaction(db):
+        db.execute("DELETE FROM code_modules")
+        db.executemany("INSERT INTO code_modules(folder, names) VALUES (?, ?)",
+                       [(folder, " ".join(names)) for folder, names in sorted(nested.items())])
         for path in removed + [p for p in changed if p in known]:
             row = db.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()
             if row:

@@ -115,6 +115,7 @@ NAMES_WEIGHT = 2.0  # BM25 column weight of a file's path and defined names agai
 KIND_FACTOR = {"class": 1.0, "function": 1.0, "macro": 1.0, "var": 0.8, "method": 0.7, "decl": 0.6, "attr": 0.45,
                "inner": 0.3}
 NONPRODUCT_FACTOR = 0.4
+NESTED_FACTOR = 0.4  # a separate module inside the repository (its own go.mod) the text never names
 # neighbours of the best-ranked files: a fix often also touches what the faulty file imports or is
 # imported by (a Go import names a package folder: its files), and its header/source twin
 NEIGHBOUR_SEEDS = 3  # how many of the best files lend their neighbours a share
@@ -251,6 +252,12 @@ class CodeView:
             parts = path.split("/")
             for i in range(len(parts)):
                 self.by_suffix["/".join(parts[i:])].append(path)
+        # separate modules inside the repository's own (a Go folder with its own go.mod): folder -> names
+        try:
+            self.nested: dict[str, list[str]] = {folder: names.split() for folder, names in
+                                                 db.execute("SELECT folder, names FROM code_modules")}
+        except sqlite3.OperationalError:
+            self.nested = {}
         self._segments: tuple[dict, dict] | None = None
         self._imports: tuple[dict, dict] | None = None
 
@@ -557,6 +564,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
 
     _lend_to_neighbours(view, score, add)
 
+    aside = _unnamed_modules(view, sig)
     for path in list(score):
         if view.is_test(path):
             score[path] *= TEST_FACTOR
@@ -564,6 +572,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             score[path] *= GENERATED_FACTOR  # numbered migrations and the like: data, rarely the fix
         elif path not in named and is_nonproduct_path(path):
             score[path] *= NONPRODUCT_FACTOR  # examples, docs, benchmarks, build configuration
+        elif aside and path not in named and any(path.startswith(folder + "/") for folder in aside):
+            score[path] *= NESTED_FACTOR  # a tool or contrib module beside the product, and the text is not about it
     order = sorted(score, key=lambda p: (-score[p], p))[:limit]
     hits = []
     for path in order:
@@ -576,6 +586,17 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     for hit in hits:
         modules[_module_of(view, hit.path)] += hit.score
     return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _unnamed_modules(view: CodeView, sig: Signals) -> list[str]:
+    """The folders of the repository's separate inner modules that the text does not name: a report
+    about the product's code does not mention the tool shipped beside it (`goctl`), one about the tool does."""
+    if not view.nested:
+        return []
+    words = set(sig.words) | {w.lower() for w in sig.idents}
+    for path in (*(p for p, _ in sig.paths), *sig.module_paths, *(f for f, _ in sig.frames)):
+        words.update(path.lower().split("/"))
+    return [folder for folder, names in view.nested.items() if not words & set(names)]
 
 
 def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
