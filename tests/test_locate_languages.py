@@ -372,6 +372,12 @@ def test_issue_template_sentences_are_not_the_report():
     assert "Describe" not in sig.idents and "timeoutHandler" in sig.idents
 
 
+def test_prose_words_are_not_full_text_terms():
+    sig = extract_signals("How do I filter invalid tracing requests\nWhat can I do now? Thanks, hope it helps")
+    assert sig.title_words == ["filter", "invalid", "tracing", "requests"]
+    assert not {"how", "what", "now", "thanks", "hope"} & set(sig.words) and "helps" in sig.words
+
+
 def test_a_separate_inner_go_module_ranks_below_the_product_unless_named(brain, monkeypatch):
     from brain.search.code import nested_modules
 

@@ -62,6 +62,11 @@ def _url_path(match: re.Match) -> str:
     return f" {blob.group(1)} " if blob else " "
 
 
+# words of a report's prose that no code is named by: dropped from the full-text query (beside the stop words)
+# so a file whose comments or strings happen to say "how", "what" or "thanks" does not win on them
+PROSE_WORDS = frozenset(("what how why where who whom whose now some many much very been being here also just "
+                         "about because than too us am again however thanks thank hope please want would like "
+                         "currently seems").split())
 _MODULE_WORD = re.compile(r"[A-Za-z_][\w\-.]{0,80}")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
 
@@ -222,8 +227,8 @@ def extract_signals(text: str | None) -> Signals:
         sig.idents[word] = weight
     for word in set(re.findall(r"(?<![\w])\d+_\w+", text)):
         sig.idents.setdefault(word, 2.0 if word in title else 1.0)
-    sig.words = tokens(text, stop=True)
-    sig.title_words = tokens(title, stop=True)
+    sig.words = [w for w in tokens(text, stop=True) if w not in PROSE_WORDS]
+    sig.title_words = [w for w in tokens(title, stop=True) if w not in PROSE_WORDS]
     return sig
 
 
