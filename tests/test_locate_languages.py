@@ -401,3 +401,15 @@ def test_a_separate_inner_go_module_ranks_below_the_product_unless_named(brain, 
     assert locate(view, "apictl: print each route\nprint routes of the spec").paths[0] == "tools/ctl/route/show.go"
     monkeypatch.setattr("brain.search.locate.NESTED_FACTOR", 1.0)
     assert locate(view, text).paths[0] == "tools/ctl/route/show.go"  # what the words alone would rank first
+
+
+def test_an_index_built_before_inner_modules_were_recorded_learns_them(brain):
+    repo = brain.repo
+    _write(repo, "go.mod", "module example.com/app\n")
+    _write(repo, "tools/ctl/go.mod", "module example.com/app/tools/ctl\n")
+    _write(repo, "tools/ctl/main.go", "package main\n\nfunc main() {}\n")
+    brain.reindex()
+    brain.index.db.execute("DELETE FROM code_modules")
+    assert brain.index.code_view().nested == {}
+    brain.index.refresh_code()  # nothing changed on disk, the inner modules are looked for again
+    assert brain.index.code_view().nested == {"tools/ctl": ["ctl"]}

@@ -302,6 +302,13 @@ CREATE VIRTUAL TABLE IF NOT EXISTS code_fts USING fts5(names, body, tokenize = "
 """
 
 
+def _record_modules(db: sqlite3.Connection, nested: dict[str, list[str]]) -> None:
+    """The inner modules of the repository, after a row for the root that marks them as looked for."""
+    db.execute("DELETE FROM code_modules")
+    db.executemany("INSERT INTO code_modules(folder, names) VALUES (?, ?)",
+                   [("", ""), *((folder, " ".join(names)) for folder, names in sorted(nested.items()))])
+
+
 def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     """Bring the code tables up to date with the files under ``repo``; return counts."""
     current = scan_files(repo)
@@ -310,13 +317,14 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     changed = sorted(p for p, stamp in current.items() if known.get(p) != stamp)
     package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in current if p.endswith("/__init__.py") or p == "__init__.py"}
     if not removed and not changed:
+        if (repo / "go.mod").is_file() and db.execute("SELECT 1 FROM code_modules LIMIT 1").fetchone() is None:
+            with transaction(db):  # an index built before inner modules were recorded
+                _record_modules(db, nested_modules(repo))
         return {"files": len(current), "changed": 0, "removed": 0}
     vendored = vendored_folders(repo)
     nested = nested_modules(repo)
     with transaction(db):
-        db.execute("DELETE FROM code_modules")
-        db.executemany("INSERT INTO code_modules(folder, names) VALUES (?, ?)",
-                       [(folder, " ".join(names)) for folder, names in sorted(nested.items())])
+        _record_modules(db, nested)
         for path in removed + [p for p in changed if p in known]:
             row = db.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()
             if row:

@@ -260,7 +260,7 @@ class CodeView:
         # separate modules inside the repository's own (a Go folder with its own go.mod): folder -> names
         try:
             self.nested: dict[str, list[str]] = {folder: names.split() for folder, names in
-                                                 db.execute("SELECT folder, names FROM code_modules")}
+                                                 db.execute("SELECT folder, names FROM code_modules") if folder}
         except sqlite3.OperationalError:
             self.nested = {}
         self._segments: tuple[dict, dict] | None = None
