@@ -413,3 +413,18 @@ def test_an_index_built_before_inner_modules_were_recorded_learns_them(brain):
     assert brain.index.code_view().nested == {}
     brain.index.refresh_code()  # nothing changed on disk, the inner modules are looked for again
     assert brain.index.code_view().nested == {"tools/ctl": ["ctl"]}
+
+
+def test_a_go_qualifier_names_a_package_folder_not_a_file(brain):
+    from brain.search.locate import locate
+
+    repo = brain.repo
+    _write(repo, "core/jsonx/json.go", "package jsonx\n\nfunc Unmarshal(b []byte, v any) error {\n\treturn nil\n}\n")
+    _write(repo, "core/mapping/reader.go", "package mapping\n\nfunc UnmarshalJsonReader(r any, v any) error {\n"
+                                          "\treturn nil\n}\n")
+    brain.reindex()
+    view = brain.index.code_view()
+    reasons = {h.path: h.reasons for h in locate(view, "json.Unmarshal and mapping.UnmarshalJsonReader differ").files}
+    assert "`mapping.UnmarshalJsonReader` defined here" in reasons["core/mapping/reader.go"]
+    # `json` is the standard library's package, not the file json.go of package jsonx
+    assert not any("json.Unmarshal" in r for r in reasons.get("core/jsonx/json.go", []))

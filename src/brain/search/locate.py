@@ -282,7 +282,8 @@ class CodeView:
                 parts = path.lower().split("/")
                 dirs = [d for d in parts[:-1] if d not in _SOURCE_ROOTS]
                 stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
-                words = dirs if stem in _FOLDER_FILES else [*dirs, stem]
+                # a Go qualifier names a package, the folder: `json.Unmarshal` is not `jsonx/json.go`
+                words = dirs if stem in _FOLDER_FILES or path.endswith(".go") else [*dirs, stem]
                 for i in range(len(words)):
                     modules["/".join(words[i:])].append(path)
                 for i in range(len(dirs)):
