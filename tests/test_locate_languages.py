@@ -357,3 +357,75 @@ def test_go_import_paths_and_javascript_requires_name_their_package(polyglot):
     assert _first(polyglot, 'Since v1.3 `import "example.com/app/core/discov"` fails to build') == "core/discov/config.go"
     assert _first(polyglot, "`require('./lib/router')` returns undefined under Node 20") == "lib/router/index.js"
     assert extract_signals("see and/or TCP/IP and ./lib/router").module_paths == ["and/or", "TCP/IP", "lib/router"]
+
+
+def test_issue_template_sentences_are_not_the_report():
+    text = ("Support server sent events\n**Is your feature request related to a problem? Please describe.**\r\n"
+            "Streams stop after the `timeoutHandler` fires.\r\n\r\n**Describe the solution you\u2019d like**\r\n"
+            "A clear and concise description of what you want to happen.\r\nSkip the timeout for streams.\r\n\r\n"
+            "**Additional context**\r\nAdd any other context or screenshots about the feature request here.\r\n"
+            "**To Reproduce**\nSteps to reproduce the behavior:\n1. Go to '...'\n2. See error\n"
+            " - OS: [e.g. iOS]\n**Expected behavior**\nthe stream stays open")
+    sig = extract_signals(text)
+    assert not {"feature", "request", "describe", "solution", "context", "screenshots", "concise", "reproduce",
+                "behavior", "ios", "additional", "expected"} & set(sig.words), sig.words
+    assert {"streams", "timeouthandler", "skip", "timeout", "stream", "stays", "open"} <= set(sig.words)
+    assert "Describe" not in sig.idents and "timeoutHandler" in sig.idents
+
+
+def test_prose_words_are_not_full_text_terms():
+    sig = extract_signals("How do I filter invalid tracing requests\nWhat can I do now? Thanks, hope it helps")
+    assert sig.title_words == ["filter", "invalid", "tracing", "requests"]
+    assert not {"how", "what", "now", "thanks", "hope"} & set(sig.words) and "helps" in sig.words
+
+
+def test_a_separate_inner_go_module_ranks_below_the_product_unless_named(brain, monkeypatch):
+    from brain.search.code import nested_modules
+
+    repo = brain.repo
+    _write(repo, "go.mod", "module example.com/app\n\ngo 1.19\n")
+    _write(repo, "tools/ctl/go.mod", "module example.com/app/tools/apictl/v2\n\ngo 1.19\n")
+    _write(repo, "tools/ctl/route/show.go", "package route\n\n// print each route of the spec\n"
+                                             "func printRoutes(routes []string) {\n\tfor _, route := range routes {\n"
+                                             "\t\tprintln(route)\n\t}\n}\n")
+    _write(repo, "rest/server.go", "package rest\n\ntype Server struct{ routes []string }\n\n"
+                                   "func (s *Server) AddRoute(route string) {\n\ts.routes = append(s.routes, route)\n}\n")
+    assert nested_modules(repo) == {"tools/ctl": ["ctl", "apictl"]}
+    assert nested_modules(repo / "tools") == {}  # no root module: nothing is nested
+    brain.reindex()
+    view = brain.index.code_view()
+    from brain.search.locate import locate
+
+    text = "Print each route when the server starts\nprint routes of the server"
+    assert locate(view, text).paths[0] == "rest/server.go"
+    # the same words, and the text names the tool: its file is back on top
+    assert locate(view, "apictl: print each route\nprint routes of the spec").paths[0] == "tools/ctl/route/show.go"
+    monkeypatch.setattr("brain.search.locate.NESTED_FACTOR", 1.0)
+    assert locate(view, text).paths[0] == "tools/ctl/route/show.go"  # what the words alone would rank first
+
+
+def test_an_index_built_before_inner_modules_were_recorded_learns_them(brain):
+    repo = brain.repo
+    _write(repo, "go.mod", "module example.com/app\n")
+    _write(repo, "tools/ctl/go.mod", "module example.com/app/tools/ctl\n")
+    _write(repo, "tools/ctl/main.go", "package main\n\nfunc main() {}\n")
+    brain.reindex()
+    brain.index.db.execute("DELETE FROM code_modules")
+    assert brain.index.code_view().nested == {}
+    brain.index.refresh_code()  # nothing changed on disk, the inner modules are looked for again
+    assert brain.index.code_view().nested == {"tools/ctl": ["ctl"]}
+
+
+def test_a_go_qualifier_names_a_package_folder_not_a_file(brain):
+    from brain.search.locate import locate
+
+    repo = brain.repo
+    _write(repo, "core/jsonx/json.go", "package jsonx\n\nfunc Unmarshal(b []byte, v any) error {\n\treturn nil\n}\n")
+    _write(repo, "core/mapping/reader.go", "package mapping\n\nfunc UnmarshalJsonReader(r any, v any) error {\n"
+                                          "\treturn nil\n}\n")
+    brain.reindex()
+    view = brain.index.code_view()
+    reasons = {h.path: h.reasons for h in locate(view, "json.Unmarshal and mapping.UnmarshalJsonReader differ").files}
+    assert "`mapping.UnmarshalJsonReader` defined here" in reasons["core/mapping/reader.go"]
+    # `json` is the standard library's package, not the file json.go of package jsonx
+    assert not any("json.Unmarshal" in r for r in reasons.get("core/jsonx/json.go", []))

@@ -22,7 +22,7 @@ from .tokenize import token_text
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
            "CODE_SCHEMA", "refresh_code", "module_name_for",
-           "is_nonproduct_path", "looks_generated", "vendored_folders", "copyright_holder"]
+           "is_nonproduct_path", "looks_generated", "vendored_folders", "copyright_holder", "nested_modules"]
 
 @contextlib.contextmanager
 def transaction(db: sqlite3.Connection):
@@ -231,6 +231,42 @@ def _foreign_folders(repo: Path, licensed: set[str], files, skip: set[str]) -> s
     return found
 
 
+_GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"]+)", re.M)
+
+
+def nested_modules(repo: Path) -> dict[str, list[str]]:
+    """Go modules inside the repository's own: folder -> the names a text would call it by.
+
+    A folder with its own ``go.mod`` below a root ``go.mod`` is a separate module (the root module's
+    packages stop at it; it is versioned and released on its own): a tool, a contrib package or an
+    example shipped beside the product. Its names are its folder's name and its module path's last
+    element (``github.com/org/app/tools/ctl`` -> ``ctl``; a ``/v2`` suffix is skipped)."""
+    root = str(repo)
+    if not os.path.isfile(os.path.join(root, "go.mod")):
+        return {}
+    found: dict[str, list[str]] = {}
+    cut = len(root) + 1
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and d not in TEST_DIRS)
+        rel = folder[cut:].replace(os.sep, "/")
+        if not rel or "go.mod" not in files:
+            continue
+        names = [rel.rsplit("/", 1)[-1].lower()]
+        try:
+            with open(os.path.join(folder, "go.mod"), encoding="utf-8", errors="replace") as handle:
+                match = _GO_MODULE.search(handle.read(4000))
+        except OSError:
+            match = None
+        if match:
+            elements = [e for e in match.group(1).lower().split("/") if e]
+            if len(elements) > 1 and re.fullmatch(r"v\d+", elements[-1]):
+                elements.pop()
+            if elements and elements[-1] not in names:
+                names.append(elements[-1])
+        found[rel] = names
+    return found
+
+
 def looks_generated(text: str) -> bool:
     """A file a tool wrote (`// Code generated ... DO NOT EDIT.`, Bison/flex output): a comment in its
     first lines says so, or it opens with a `#line` directive."""
@@ -384,8 +420,16 @@ CREATE INDEX IF NOT EXISTS code_symbols_path ON code_symbols(path);
 CREATE TABLE IF NOT EXISTS code_imports(path TEXT, target TEXT);
 CREATE INDEX IF NOT EXISTS code_imports_path ON code_imports(path);
 CREATE INDEX IF NOT EXISTS code_imports_target ON code_imports(target);
+CREATE TABLE IF NOT EXISTS code_modules(folder TEXT PRIMARY KEY, names TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS code_fts USING fts5(names, body, tokenize = "{CODE_TOKENIZE}");
 """
+
+
+def _record_modules(db: sqlite3.Connection, nested: dict[str, list[str]]) -> None:
+    """The inner modules of the repository, after a row for the root that marks them as looked for."""
+    db.execute("DELETE FROM code_modules")
+    db.executemany("INSERT INTO code_modules(folder, names) VALUES (?, ?)",
+                   [("", ""), *((folder, " ".join(names)) for folder, names in sorted(nested.items()))])
 
 
 def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
@@ -396,9 +440,14 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     changed = sorted(p for p, stamp in current.items() if known.get(p) != stamp)
     package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in current if p.endswith("/__init__.py") or p == "__init__.py"}
     if not removed and not changed:
+        if (repo / "go.mod").is_file() and db.execute("SELECT 1 FROM code_modules LIMIT 1").fetchone() is None:
+            with transaction(db):  # an index built before inner modules were recorded
+                _record_modules(db, nested_modules(repo))
         return {"files": len(current), "changed": 0, "removed": 0}
     vendored = vendored_folders(repo, current)
+    nested = nested_modules(repo)
     with transaction(db):
+        _record_modules(db, nested)
         for path in removed + [p for p in changed if p in known]:
             row = db.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()
             if row:

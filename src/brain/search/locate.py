@@ -80,8 +80,38 @@ def url_routes(text: str) -> list[str]:
     return list(dict.fromkeys(routes))
 
 
+# words of a report's prose that no code is named by: dropped from the full-text query (beside the stop words)
+# so a file whose comments or strings happen to say "how", "what" or "thanks" does not win on them
+PROSE_WORDS = frozenset(("what how why where who whom whose now some many much very been being here also just "
+                         "about because than too us am again however thanks thank hope please want would like "
+                         "currently seems").split())
 _MODULE_WORD = re.compile(r"[A-Za-z_][\w\-.]{0,80}")
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def _phrase(words: str) -> str:
+    """A fixed sentence as a pattern: its words in order, any short run of spaces or punctuation between."""
+    return r"\b" + r"\W{1,4}".join(re.findall(r"\w+", words)) + r"\b"
+
+
+# the fixed sentences of the issue templates GitHub offers every repository (bug report, feature request)
+# and their common variants: the reporter's answer is the report, the template's questions only add
+# words such as "feature", "request", "problem", "context", "solution" that every report shares
+TEMPLATE_SENTENCES = (
+    "is your feature request related to a problem", "please describe", "describe the solution you'd like",
+    "describe alternatives you've considered", "additional context", "describe the bug", "to reproduce",
+    "steps to reproduce the behavior", "steps to reproduce the behaviour", "steps to reproduce", "expected behavior",
+    "expected behaviour", "actual behavior", "actual behaviour", "please complete the following information",
+    "if applicable add screenshots to help explain your problem", "i'm always frustrated when",
+    "see error", "add any other context", "or screenshots", "about the feature request here",
+    "about the problem here",
+)
+_TEMPLATE = re.compile(
+    "|".join([_phrase(s) for s in TEMPLATE_SENTENCES]
+             + [r"\ba clear and concise description of [^.\n]{0,120}", r"\[e\.g\.[^\]\n]{0,60}\]",
+                r"\b(?:go to|click on|scroll down to) '\.{3,4}'"]),
+    re.I,
+)
 _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
 # CJK letters are word characters to `\w`: `但discov.EtcdConf中没有user` would read as one word, so the
 # boundaries between CJK (and full-width punctuation) and ASCII word characters become spaces
@@ -116,6 +146,7 @@ NAMES_WEIGHT = 2.0  # BM25 column weight of a file's path and defined names agai
 KIND_FACTOR = {"class": 1.0, "function": 1.0, "macro": 1.0, "var": 0.8, "method": 0.7, "decl": 0.6, "attr": 0.45,
                "inner": 0.3}
 NONPRODUCT_FACTOR = 0.4
+NESTED_FACTOR = 0.4  # a separate module inside the repository (its own go.mod) the text never names
 # neighbours of the best-ranked files: a fix often also touches what the faulty file imports or is
 # imported by (a Go import names a package folder: its files), and its header/source twin
 NEIGHBOUR_SEEDS = 3  # how many of the best files lend their neighbours a share
@@ -185,6 +216,7 @@ def extract_signals(text: str | None) -> Signals:
     if not text or not text.strip():
         return sig
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
+    text = _TEMPLATE.sub(" ", text)  # nor their fixed questions
     text = _CJK_EDGE.sub(" ", text)
     if STRIP_URLS:
         sig.routes = url_routes(text)
@@ -236,8 +268,8 @@ def extract_signals(text: str | None) -> Signals:
     for word in set(re.findall(r"(?<![\w])\d+_\w+", text)):
         sig.idents.setdefault(word, 2.0 if word in title else 1.0)
     sig.cli = bool(_TITLE_OPTION.search(title) or _TITLE_CLI.search(title))
-    sig.words = tokens(text, stop=True)
-    sig.title_words = tokens(title, stop=True)
+    sig.words = [w for w in tokens(text, stop=True) if w not in PROSE_WORDS]
+    sig.title_words = [w for w in tokens(title, stop=True) if w not in PROSE_WORDS]
     return sig
 
 
@@ -266,6 +298,12 @@ class CodeView:
             parts = path.split("/")
             for i in range(len(parts)):
                 self.by_suffix["/".join(parts[i:])].append(path)
+        # separate modules inside the repository's own (a Go folder with its own go.mod): folder -> names
+        try:
+            self.nested: dict[str, list[str]] = {folder: names.split() for folder, names in
+                                                 db.execute("SELECT folder, names FROM code_modules") if folder}
+        except sqlite3.OperationalError:
+            self.nested = {}
         self._segments: tuple[dict, dict] | None = None
         self._imports: tuple[dict, dict] | None = None
         self._entries: list[str] | None = None
@@ -300,7 +338,8 @@ class CodeView:
                 parts = path.lower().split("/")
                 dirs = [d for d in parts[:-1] if d not in _SOURCE_ROOTS]
                 stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
-                words = dirs if stem in _FOLDER_FILES else [*dirs, stem]
+                # a Go qualifier names a package, the folder: `json.Unmarshal` is not `jsonx/json.go`
+                words = dirs if stem in _FOLDER_FILES or path.endswith(".go") else [*dirs, stem]
                 for i in range(len(words)):
                     modules["/".join(words[i:])].append(path)
                 for i in range(len(dirs)):
@@ -788,6 +827,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     _lend_to_entry_points(view, score, add)
     _lend_to_siblings(view, score, sig.idents, add)
 
+    aside = _unnamed_modules(view, sig)
     for path in list(score):
         if view.is_test(path):
             score[path] *= TEST_FACTOR
@@ -795,6 +835,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             score[path] *= GENERATED_FACTOR  # numbered migrations and the like: data, rarely the fix
         elif path not in named and is_nonproduct_path(path):
             score[path] *= NONPRODUCT_FACTOR  # examples, docs, benchmarks, build configuration
+        elif aside and path not in named and any(path.startswith(folder + "/") for folder in aside):
+            score[path] *= NESTED_FACTOR  # a tool or contrib module beside the product, and the text is not about it
     order = sorted(score, key=lambda p: (-score[p], p))[:limit]
     hits = []
     for path in order:
@@ -814,6 +856,17 @@ def _seeds(view: CodeView, score: dict[str, float]) -> list[str]:
     scripts and docs are demoted after lending, so they must not lend on their raw score)."""
     ranked = sorted(score, key=lambda p: (-score[p], p))
     return [p for p in ranked if not view.is_test(p) and not is_nonproduct_path(p)][:NEIGHBOUR_SEEDS]
+
+
+def _unnamed_modules(view: CodeView, sig: Signals) -> list[str]:
+    """The folders of the repository's separate inner modules that the text does not name: a report
+    about the product's code does not mention the tool shipped beside it (`goctl`), one about the tool does."""
+    if not view.nested:
+        return []
+    words = set(sig.words) | {w.lower() for w in sig.idents}
+    for path in (*(p for p, _ in sig.paths), *sig.module_paths, *(f for f, _ in sig.frames)):
+        words.update(path.lower().split("/"))
+    return [folder for folder, names in view.nested.items() if not words & set(names)]
 
 
 def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
