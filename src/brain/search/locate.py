@@ -33,6 +33,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .code import is_nonproduct_path
+from .quotes import phrase_windows, quoted_candidates
 from .tokenize import STOPWORDS, tokens
 from .traces import trace_frames
 
@@ -81,6 +82,12 @@ W_BM25 = 8.0
 W_BM25_TITLE = 10.0
 STEM_PREFIXES = True
 W_CHANGED = 1.5
+# text the report quotes found verbatim in a few files (a pasted message, a usage line): see ``quotes``
+W_QUOTE = 6.0
+QUOTE_FULL = 4.0  # evidence (sum over matched phrases of 1 / files holding them) worth the full weight
+QUOTE_OPTION = 2.0  # a long option (`--sort-keys`) found counts as this many phrases
+QUOTE_MAX_FILES = 8  # a phrase in more files than this is common code, not evidence
+QUOTE_MAX_QUERIES = 60  # phrase look-ups per task (each one FTS5 phrase query)
 W_CLAIMED = 2.0
 TEST_FACTOR = 0.02
 GENERATED_FACTOR = 0.3
@@ -118,6 +125,7 @@ class Signals:
     words: list[str] = field(default_factory=list)  # query tokens for full text
     title_words: list[str] = field(default_factory=list)  # query tokens of the first line
     module_paths: list[str] = field(default_factory=list)  # slashed names without extension: Go imports, JS requires
+    quoted: list[tuple[str, ...]] = field(default_factory=list)  # words of quoted messages and code lines
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -197,6 +205,7 @@ def extract_signals(text: str | None) -> Signals:
         sig.idents.setdefault(word, 2.0 if word in title else 1.0)
     sig.words = tokens(text, stop=True)
     sig.title_words = tokens(title, stop=True)
+    sig.quoted = quoted_candidates(text)
     return sig
 
 
@@ -360,6 +369,18 @@ class CodeView:
             return []
         return [(path, -score) for path, score in rows]
 
+    def phrase_files(self, phrase: list[str], limit: int) -> list[str]:
+        """Files whose body holds these tokens in this order (an FTS5 phrase), at most ``limit``."""
+        if not phrase:
+            return []
+        query = 'body: "' + " ".join(phrase).replace('"', '""') + '"'
+        try:
+            rows = self.db.execute("SELECT code_files.path FROM code_fts JOIN code_files ON code_files.id = code_fts.rowid "
+                                   "WHERE code_fts MATCH ? LIMIT ?", (query, limit)).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [r[0] for r in rows]
+
 
 @dataclass
 class FileHit:
@@ -515,6 +536,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             for path, s in ranked:
                 add(path, weight * s / top, "full-text match")
 
+    # 4b. quoted text (a pasted message, a usage line) found verbatim in a few files
+    _quoted_evidence(view, sig.quoted, add)
 
     # 5. working state
     for path in changed:
@@ -550,6 +573,32 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     for hit in hits:
         modules[_module_of(view, hit.path)] += hit.score
     return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _quoted_evidence(view: CodeView, quoted: list[tuple[str, ...]], add) -> None:
+    """Each window of a quoted text's words is looked up as a phrase; a file holding windows that
+    few files hold gets evidence ``sum(1 / files)``, its weight growing to ``W_QUOTE`` at ``QUOTE_FULL``."""
+    if not W_QUOTE:
+        return
+    looked: dict[tuple[str, ...], list[str]] = {}
+    evidence: dict[str, float] = defaultdict(float)
+    shown: dict[str, tuple[float, str]] = {}
+    for words in quoted:
+        for window in phrase_windows(words):
+            if window in looked:
+                continue
+            if len(looked) >= QUOTE_MAX_QUERIES:
+                break
+            files = looked[window] = view.phrase_files(tokens(" ".join(window)), QUOTE_MAX_FILES + 1)
+            if not files or len(files) > QUOTE_MAX_FILES:
+                continue
+            strength = QUOTE_OPTION if window[0].startswith("--") else 1.0
+            for path in files:
+                evidence[path] += strength / len(files)
+                if len(files) < shown.get(path, (math.inf, ""))[0]:
+                    shown[path] = (len(files), " ".join(words)[:60])
+    for path, found in evidence.items():
+        add(path, W_QUOTE * math.sqrt(min(found, QUOTE_FULL) / QUOTE_FULL), f"quoted text `{shown[path][1]}` found here")
 
 
 def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
