@@ -50,17 +50,20 @@ def test_prose_is_not_a_quote_and_short_spans_are_dropped():
 
 def test_panics_and_assertions_are_messages():
     text = ("thread 'main' panicked at 'attempt to subtract with overflow', src/buf/uninit.rs:12:5\n"
-            "Assertion failed: (0 && \"Invalid value\"), function jv_dump_term, file jv_print.c, line 221.\n")
+            "Assertion failed: (0 && \"Invalid value\"), function jv_dump_term, file jv_print.c, line 221.\n"
+            "src/decNumber/decNumber.c:6257:28: runtime error: index -17 out of bounds for type 'uint8_t [49]'\n")
     found = quoted_candidates(text)
+    assert found[2][:3] == ("src/decNumber/decNumber.c:6257:28", "runtime", "error")
     assert found[0][:6] == ("thread", "main", "panicked", "at", "attempt", "to")
     assert found[1][:4] == ("Assertion", "failed", "0", "Invalid")
 
 
 def test_windows_need_two_content_words_and_options_stand_alone():
     assert phrase_windows(("it", "does", "not", "work")) == []
-    assert phrase_windows(("cannot", "allocate", "memory")) == [("cannot", "allocate", "memory")]
-    assert phrase_windows(("a", "syntax", "error", "in", "the")) == [("a", "syntax", "error"), ("syntax", "error", "in")]
-    assert phrase_windows(("--jsonargs",)) == [("--jsonargs",)]
+    assert phrase_windows(("cannot", "allocate", "memory")) == [(0, ("cannot", "allocate", "memory"))]
+    assert phrase_windows(("a", "syntax", "error", "in", "the")) == [(0, ("a", "syntax", "error")),
+                                                                      (1, ("syntax", "error", "in"))]
+    assert phrase_windows(("--sort-keys",)) == [(0, ("--sort-keys",))]
     assert phrase_windows(("jsonargs",)) == []
 
 
@@ -77,8 +80,8 @@ def test_extraction_is_bounded_on_any_text(text):
     assert len(found) <= MAX_CANDIDATES and len(set(found)) == len(found)
     for words in found:
         assert 1 <= len(words) <= MAX_WORDS and (len(words) >= WINDOW or words[0].startswith("--"))
-        for window in phrase_windows(words):
-            assert len(window) in (1, WINDOW)
+        for start, window in phrase_windows(words):
+            assert len(window) in (1, WINDOW) and words[start : start + len(window)] == window
 
 
 @pytest.mark.parametrize("text", ["`" * 60_000, '"' * 60_000, "--a" * 20_000, "error: " * 9000, "```\n" * 15_000,

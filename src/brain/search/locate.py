@@ -577,28 +577,35 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
 
 def _quoted_evidence(view: CodeView, quoted: list[tuple[str, ...]], add) -> None:
     """Each window of a quoted text's words is looked up as a phrase; a file holding windows that
-    few files hold gets evidence ``sum(1 / files)``, its weight growing to ``W_QUOTE`` at ``QUOTE_FULL``."""
+    few files hold gets evidence ``sum(1 / files)``, its weight growing to ``W_QUOTE`` at ``QUOTE_FULL``.
+    The reason shows the longest stretch of a quote the file holds (overlapping matched windows)."""
     if not W_QUOTE:
         return
     looked: dict[tuple[str, ...], list[str]] = {}
     evidence: dict[str, float] = defaultdict(float)
-    shown: dict[str, tuple[float, str]] = {}
-    for words in quoted:
-        for window in phrase_windows(words):
-            if window in looked:
-                continue
-            if len(looked) >= QUOTE_MAX_QUERIES:
-                break
-            files = looked[window] = view.phrase_files(tokens(" ".join(window)), QUOTE_MAX_FILES + 1)
+    held: dict[str, list[tuple[int, int, int]]] = defaultdict(list)  # file -> (quote, start, end) of its windows
+    for q, words in enumerate(quoted):
+        for start, window in phrase_windows(words):
+            again = window in looked  # a window quoted twice counts once
+            if not again:
+                if len(looked) >= QUOTE_MAX_QUERIES:
+                    break
+                looked[window] = view.phrase_files(tokens(" ".join(window)), QUOTE_MAX_FILES + 1)
+            files = looked[window]
             if not files or len(files) > QUOTE_MAX_FILES:
                 continue
-            strength = QUOTE_OPTION if window[0].startswith("--") else 1.0
+            strength = 0.0 if again else QUOTE_OPTION if window[0].startswith("--") else 1.0
             for path in files:
                 evidence[path] += strength / len(files)
-                if len(files) < shown.get(path, (math.inf, ""))[0]:
-                    shown[path] = (len(files), " ".join(words)[:60])
+                held[path].append((q, start, start + len(window)))
     for path, found in evidence.items():
-        add(path, W_QUOTE * math.sqrt(min(found, QUOTE_FULL) / QUOTE_FULL), f"quoted text `{shown[path][1]}` found here")
+        best, run = (0, 0, 0), None
+        for q, lo, hi in sorted(held[path]):
+            run = (q, run[1], max(run[2], hi)) if run and run[0] == q and lo <= run[2] else (q, lo, hi)
+            if run[2] - run[1] > best[2] - best[1]:
+                best = run
+        shown = " ".join(quoted[best[0]][best[1] : best[2]])[:80]
+        add(path, W_QUOTE * math.sqrt(min(found, QUOTE_FULL) / QUOTE_FULL), f"quoted text `{shown}` found here")
 
 
 def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:

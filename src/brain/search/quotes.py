@@ -34,8 +34,8 @@ _DOUBLE_QUOTED = re.compile(r'"([^"\n]{2,160})"')
 _ERROR_WORD = re.compile(
     r"(?i)\b(?:error|errors|panic|panicked|exception|fail|failed|failure|fatal|warning|assert|assertion|invalid|"
     r"cannot|can't|unable|unsupported|unexpected|unknown|missing|illegal|expected|denied|refused|abort|aborted)\b")
-# a message has a short `prefix: ` head (`error: ...`, `jq: error (at <stdin>:0): ...`, `thread 'main' panicked at`)
-_MESSAGE_HEAD = re.compile(r"^[^:\s][^:\n]{0,60}:\s")
+# a message has a short `prefix: ` head (`error: ...`, `jq: error (at <stdin>:0): ...`, `src/x.c:12:5: runtime error:`)
+_MESSAGE_HEAD = re.compile(r"^[^:\s][^:\n]{0,60}(?::\d+){0,3}:\s")
 # a line of the reporter's own code (a statement, a block, an assignment) rather than the program's output: it
 # matches the library's examples and doc comments that use the same calls, not where the behaviour lives
 _CODE_SHAPE = re.compile(r"[;{}]|\s=\s|::|=>|->|\w\(|^(?:let|fn|def|func|var|const|import|use|from|return|if|for|while)\b|^#")
@@ -96,14 +96,15 @@ def _content(word: str) -> bool:
     return len(word) > 1 and not word.isdigit() and word.lower() not in STOPWORDS
 
 
-def phrase_windows(words: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """The windows of ``WINDOW`` consecutive words worth looking up: two content words or more
-    (``it does not``, ``in case of`` are in every codebase's comments); a long option is its own window."""
+def phrase_windows(words: tuple[str, ...]) -> list[tuple[int, tuple[str, ...]]]:
+    """(start, window) for the windows of ``WINDOW`` consecutive words worth looking up: two content
+    words or more (``it does not``, ``in case of`` are in every codebase's comments); a long option
+    is its own window."""
     if len(words) == 1 and words[0].startswith("--"):
-        return [words]
+        return [(0, words)]
     out = []
     for i in range(len(words) - WINDOW + 1):
         window = words[i : i + WINDOW]
         if sum(_content(w) for w in window) >= 2:
-            out.append(window)
+            out.append((i, window))
     return out
