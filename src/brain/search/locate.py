@@ -14,7 +14,9 @@ No model, only evidence a reader would use, each kind weighed by how specific it
    define them, how code-like the word looks, and whether the title names it;
    identifiers that equal a file's name (``makemigrations`` -> ``.../makemigrations.py``);
 4. full-text BM25 over the files' identifier tokens, as the tie-breaker and the
-   fallback when the text names no code at all;
+   fallback when the text names no code at all; and text the report quotes (a pasted
+   error message, an output line, a long option) found verbatim in a few files, looked
+   up as phrases of three words (see ``quotes``);
 5. the session's claims and the working tree's changed files, when present.
 6. neighbours of the best few files: what they import or is imported by them, and their
    header/source twin, get a small share of their score (a fix often spans them).
@@ -84,7 +86,9 @@ STEM_PREFIXES = True
 W_CHANGED = 1.5
 # text the report quotes found verbatim in a few files (a pasted message, a usage line): see ``quotes``
 W_QUOTE = 6.0
-QUOTE_FULL = 4.0  # evidence (sum over matched phrases of 1 / files holding them) worth the full weight
+# evidence (sum over matched phrases of 1 / files holding them) worth the full weight; the weight is linear
+# below it: one three-word phrase in one file is a quarter (common phrases meet by chance), a whole message all
+QUOTE_FULL = 4.0
 QUOTE_OPTION = 2.0  # a long option (`--sort-keys`) found counts as this many phrases
 QUOTE_MAX_FILES = 8  # a phrase in more files than this is common code, not evidence
 QUOTE_MAX_QUERIES = 60  # phrase look-ups per task (each one FTS5 phrase query)
@@ -577,7 +581,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
 
 def _quoted_evidence(view: CodeView, quoted: list[tuple[str, ...]], add) -> None:
     """Each window of a quoted text's words is looked up as a phrase; a file holding windows that
-    few files hold gets evidence ``sum(1 / files)``, its weight growing to ``W_QUOTE`` at ``QUOTE_FULL``.
+    few files hold gets evidence ``sum(1 / files)``, its weight growing linearly to ``W_QUOTE`` at ``QUOTE_FULL``.
     The reason shows the longest stretch of a quote the file holds (overlapping matched windows)."""
     if not W_QUOTE:
         return
@@ -605,7 +609,7 @@ def _quoted_evidence(view: CodeView, quoted: list[tuple[str, ...]], add) -> None
             if run[2] - run[1] > best[2] - best[1]:
                 best = run
         shown = " ".join(quoted[best[0]][best[1] : best[2]])[:80]
-        add(path, W_QUOTE * math.sqrt(min(found, QUOTE_FULL) / QUOTE_FULL), f"quoted text `{shown}` found here")
+        add(path, W_QUOTE * min(found, QUOTE_FULL) / QUOTE_FULL, f"quoted text `{shown}` found here")
 
 
 def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:

@@ -38,7 +38,7 @@ _ERROR_WORD = re.compile(
 _MESSAGE_HEAD = re.compile(r"^[^:\s][^:\n]{0,60}(?::\d+){0,3}:\s")
 # a line of the reporter's own code (a statement, a block, an assignment) rather than the program's output: it
 # matches the library's examples and doc comments that use the same calls, not where the behaviour lives
-_CODE_SHAPE = re.compile(r"[;{}]|\s=\s|::|=>|->|\w\(|^(?:let|fn|def|func|var|const|import|use|from|return|if|for|while)\b|^#")
+_CODE_SHAPE = re.compile(r"[;{}]|\s=\s|::|=>|->|\w\(|\w<\w|^(?:let|fn|def|func|var|const|import|use|from|return|if|for|while)\b|^#")
 # Python's and Java's `ValueError: ...`, `java.lang.IllegalStateException: ...`
 _EXCEPTION_HEAD = re.compile(r"^[A-Za-z_][\w.$]{0,100}(?:Error|Exception|Warning)(?::\s|$)")
 # a Python traceback frame: the source line under it is the repository's own code, which the frame already names
