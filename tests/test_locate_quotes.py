@@ -32,7 +32,7 @@ def test_messages_come_first_then_options_spans_and_output_lines():
 
 
 def test_exceptions_are_messages_and_traceback_source_lines_are_not_quotes():
-    text = ("Traceback (most recent call last):\n"
+    text = ("```\nTraceback (most recent call last):\n"
             '  File "/srv/app/django/db/models/query.py", line 12, in get\n'
             "    raise self.model.DoesNotExist(\n"
             '  File "D:\\venv\\lib\\django\\db\\utils.py", line 3, in run\n'

@@ -41,8 +41,10 @@ _MESSAGE_HEAD = re.compile(r"^[^:\s][^:\n]{0,60}(?::\d+){0,3}:\s")
 _CODE_SHAPE = re.compile(r"[;{}]|\s=\s|::|=>|->|\w\(|\w<\w|^(?:let|fn|def|func|var|const|import|use|from|return|if|for|while)\b|^#")
 # Python's and Java's `ValueError: ...`, `java.lang.IllegalStateException: ...`
 _EXCEPTION_HEAD = re.compile(r"^[A-Za-z_][\w.$]{0,100}(?:Error|Exception|Warning)(?::\s|$)")
-# a Python traceback frame: the source line under it is the repository's own code, which the frame already names
+# a Python traceback frame: the source line under it is the repository's own code, which the frame already names;
+# the traceback's header is in every project that prints tracebacks
 _PY_FRAME = re.compile(r"^\s*File \"")
+_PY_TRACEBACK = re.compile(r"^Traceback \(most recent call last\)")
 _PANIC_HEAD = re.compile(r"^thread '[^'\n]{0,80}' panicked")
 # a long command-line option of two words or more (`--null-input`, `--check-cfg`): one token, as specific as a
 # phrase (a one-word option is a plain word to the index, `--help` is `help`)
@@ -72,7 +74,7 @@ def quoted_candidates(text: str) -> list[tuple[str, ...]]:
             continue
         stripped = line.strip()
         under_frame, after_frame = after_frame, bool(_PY_FRAME.match(line))
-        if not stripped or len(stripped) > MAX_LINE or under_frame or after_frame:
+        if not stripped or len(stripped) > MAX_LINE or under_frame or after_frame or _PY_TRACEBACK.match(stripped):
             continue
         if _EXCEPTION_HEAD.match(stripped) or _ERROR_WORD.search(stripped) and (
                 _MESSAGE_HEAD.match(stripped) or _PANIC_HEAD.match(stripped)):
