@@ -108,7 +108,8 @@ def cli(brain):
                                '  if (!strcmp(argv[1], "--sort-keys")) { options |= SORTED_OUTPUT; }\n'
                                '  fprintf(stderr, "Use jq --help for help with command-line options,\\n");\n'
                                '  return run(argv);\n}\n'
-                               + "".join(f"static int step{i}(int state) {{ return state * {i} + 1; }}\n" for i in range(120)))
+                               + "".join(f"static int step{i}(int state) {{ return state * {i} + 1; }}\n"
+                                         for i in range(120)))
     _write(repo, "src/jv_alloc.c", 'void *jv_mem_alloc(size_t sz) {\n  void *p = malloc(sz);\n'
                                    '  if (!p) memory_exhausted("cannot allocate memory");\n  return p;\n}\n')
     for i in range(6):  # files that share the words, not the message
@@ -117,7 +118,8 @@ def cli(brain):
     # a file with more of the words, in another order: BM25 alone prefers it
     _write(repo, "src/options.c", "/* options: help for the command line, with memory to allocate;\n"
                                   " * use help options, a seq of options for jq, the command line help */\n"
-                                  "int sort_keys(int help, int keys, int line) {\n  return help + keys + line; /* sort keys */\n}\n"
+                                  "int sort_keys(int help, int keys, int line) {\n"
+                                  "  return help + keys + line; /* sort keys */\n}\n"
                                   "int allocate_memory_for_options(int jq) {\n  return jq;\n}\n")
     _write(repo, "tests/alloc_test.c", 'void t(void) { expect("cannot allocate memory"); }\n')
     brain.reindex()

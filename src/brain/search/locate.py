@@ -129,7 +129,7 @@ class Signals:
     words: list[str] = field(default_factory=list)  # query tokens for full text
     title_words: list[str] = field(default_factory=list)  # query tokens of the first line
     module_paths: list[str] = field(default_factory=list)  # slashed names without extension: Go imports, JS requires
-    quoted: list[tuple[str, ...]] = field(default_factory=list)  # words of quoted messages and code lines
+    quoted: list[tuple[str, ...]] = field(default_factory=list)  # words of quoted messages, output lines, options
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -379,8 +379,9 @@ class CodeView:
             return []
         query = 'body: "' + " ".join(phrase).replace('"', '""') + '"'
         try:
-            rows = self.db.execute("SELECT code_files.path FROM code_fts JOIN code_files ON code_files.id = code_fts.rowid "
-                                   "WHERE code_fts MATCH ? LIMIT ?", (query, limit)).fetchall()
+            rows = self.db.execute("SELECT code_files.path FROM code_fts JOIN code_files "
+                                   "ON code_files.id = code_fts.rowid WHERE code_fts MATCH ? LIMIT ?",
+                                   (query, limit)).fetchall()
         except sqlite3.OperationalError:
             return []
         return [r[0] for r in rows]

@@ -1,4 +1,4 @@
-"""Text a task report quotes: messages and code lines a developer would grep the repository for.
+"""Text a task report quotes: messages and output lines a developer would grep the repository for.
 
 An error or log message a user pasted (``panic: runtime error: index out of range``,
 ``Assertion failed: (0 && "Invalid value")``), a usage line, a quoted sentence of the
@@ -6,12 +6,21 @@ program's output: when a run of its words appears verbatim in one or a few sourc
 that is very likely where the behaviour lives. Word matches (BM25) cannot see this; a
 phrase can.
 
-Extraction is pure and bounded: candidates come from lines that look like messages
-(an error word and a ``prefix:`` shape), fenced or indented code lines, backtick spans
-and double-quoted spans; each is kept as its words (``tokenize.WORD``), at most
-``MAX_WORDS`` of them, at most ``MAX_CANDIDATES`` candidates. Every pattern is linear.
+Extraction is pure and bounded: candidates come from lines that look like messages (an
+error word under a short ``prefix:`` head, an exception's ``ValueError:`` head, a Rust
+panic), long options with an inner dash (``--null-input``), backtick and double-quoted
+spans with a space, and the program's output pasted in code blocks. The reporter's own
+code (statements, calls, generics) is left out: it matches the library's examples and doc
+comments that use the same calls, not where the behaviour lives; so are the source lines
+under Python traceback frames (the frames name those files already). Each candidate is
+kept as its words (``tokenize.WORD``), at most ``MAX_WORDS`` of them, at most
+``MAX_CANDIDATES`` candidates. Every pattern is linear.
+
 The repository side (``locate``) looks each window of ``WINDOW`` words up as an FTS5
-phrase over the files' token stream; a window must hold two or more content words.
+phrase over the files' token stream (``tokenize.token_text`` keeps each word's tokens
+in text order, so the phrase of a window's tokens matches the same words written in a
+file); a window must hold two or more content words. A message's variable parts (a
+number, a user's name) break only the windows that cross them.
 """
 
 from __future__ import annotations
@@ -38,7 +47,8 @@ _ERROR_WORD = re.compile(
 _MESSAGE_HEAD = re.compile(r"^[^:\s][^:\n]{0,60}(?::\d+){0,3}:\s")
 # a line of the reporter's own code (a statement, a block, an assignment) rather than the program's output: it
 # matches the library's examples and doc comments that use the same calls, not where the behaviour lives
-_CODE_SHAPE = re.compile(r"[;{}]|\s=\s|::|=>|->|\w\(|\w<\w|^(?:let|fn|def|func|var|const|import|use|from|return|if|for|while)\b|^#")
+_CODE_SHAPE = re.compile(r"[;{}]|\s=\s|::|=>|->|\w\(|\w<\w|^#|"
+                         r"^(?:let|fn|def|func|var|const|import|use|from|return|if|for|while)\b")
 # Python's and Java's `ValueError: ...`, `java.lang.IllegalStateException: ...`
 _EXCEPTION_HEAD = re.compile(r"^[A-Za-z_][\w.$]{0,100}(?:Error|Exception|Warning)(?::\s|$)")
 # a Python traceback frame: the source line under it is the repository's own code, which the frame already names;
