@@ -14,7 +14,9 @@ No model, only evidence a reader would use, each kind weighed by how specific it
    define them, how code-like the word looks, and whether the title names it;
    identifiers that equal a file's name (``makemigrations`` -> ``.../makemigrations.py``);
 4. full-text BM25 over the files' identifier tokens, as the tie-breaker and the
-   fallback when the text names no code at all;
+   fallback when the text names no code at all; and text the report quotes (a pasted
+   error message, an output line, a long option) found verbatim in a few files, looked
+   up as phrases of three words (see ``quotes``);
 5. the session's claims and the working tree's changed files, when present.
 6. neighbours of the best few files: what they import or is imported by them, and their
    header/source twin, get a small share of their score (a fix often spans them).
@@ -33,6 +35,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .code import CODE_EXTENSIONS, is_nonproduct_path
+from .quotes import phrase_windows, quoted_candidates
 from .tokenize import STOPWORDS, tokens
 from .traces import trace_frames
 
@@ -137,6 +140,14 @@ MAX_ENTRY_FILES = 3
 _TITLE_OPTION = re.compile(r"(?:^|(?<=[\s'\"`(\[]))(?:--?[A-Za-z][\w\-]*|--)(?=[\s'\"`)\],.:;!?]|$)")
 _TITLE_CLI = re.compile(r"\b(?:exit (?:code|status)|return code|env|environment variables?|env vars?|command[\s-]line)\b",
                         re.I)
+# text the report quotes found verbatim in a few files (a pasted message, a usage line): see ``quotes``
+W_QUOTE = 6.0
+# evidence (sum over matched phrases of 1 / files holding them) worth the full weight; the weight is linear
+# below it: one three-word phrase in one file is a quarter (common phrases meet by chance), a whole message all
+QUOTE_FULL = 4.0
+QUOTE_OPTION = 2.0  # a long option (`--sort-keys`) found counts as this many phrases
+QUOTE_MAX_FILES = 8  # a phrase in more files than this is common code, not evidence
+QUOTE_MAX_QUERIES = 60  # phrase look-ups per task (each one FTS5 phrase query)
 W_CLAIMED = 2.0
 TEST_FACTOR = 0.02
 GENERATED_FACTOR = 0.3
@@ -186,6 +197,7 @@ class Signals:
     cli: bool = False  # the title names a command-line option, an exit code or an environment variable
     in_traces_only: set[str] = field(default_factory=set)  # identifiers met only on traceback lines
     routes: list[str] = field(default_factory=list)  # the paths of links to a running service: `api/pin` of `https://x.app/api/pin/?u=1`
+    quoted: list[tuple[str, ...]] = field(default_factory=list)  # words of quoted messages, output lines, options
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -270,6 +282,7 @@ def extract_signals(text: str | None) -> Signals:
     sig.cli = bool(_TITLE_OPTION.search(title) or _TITLE_CLI.search(title))
     sig.words = [w for w in tokens(text, stop=True) if w not in PROSE_WORDS]
     sig.title_words = [w for w in tokens(title, stop=True) if w not in PROSE_WORDS]
+    sig.quoted = quoted_candidates(text)
     return sig
 
 
@@ -610,6 +623,19 @@ class CodeView:
             return []
         return [(path, -score) for path, score in rows]
 
+    def phrase_files(self, phrase: list[str], limit: int) -> list[str]:
+        """Files whose body holds these tokens in this order (an FTS5 phrase), at most ``limit``."""
+        if not phrase:
+            return []
+        query = 'body: "' + " ".join(phrase).replace('"', '""') + '"'
+        try:
+            rows = self.db.execute("SELECT code_files.path FROM code_fts JOIN code_files "
+                                   "ON code_files.id = code_fts.rowid WHERE code_fts MATCH ? LIMIT ?",
+                                   (query, limit)).fetchall()
+        except sqlite3.OperationalError:
+            return []
+        return [r[0] for r in rows]
+
 
 @dataclass
 class FileHit:
@@ -800,6 +826,8 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             for path, s in ranked:
                 add(path, weight * s / top, "full-text match")
 
+    # 4b. quoted text (a pasted message, a usage line) found verbatim in a few files
+    _quoted_evidence(view, sig.quoted, add)
 
     # the command line: its options, exit codes and environment are read by the program's `main`
     if sig.cli:
@@ -867,6 +895,39 @@ def _unnamed_modules(view: CodeView, sig: Signals) -> list[str]:
     for path in (*(p for p, _ in sig.paths), *sig.module_paths, *(f for f, _ in sig.frames)):
         words.update(path.lower().split("/"))
     return [folder for folder, names in view.nested.items() if not words & set(names)]
+
+
+def _quoted_evidence(view: CodeView, quoted: list[tuple[str, ...]], add) -> None:
+    """Each window of a quoted text's words is looked up as a phrase; a file holding windows that
+    few files hold gets evidence ``sum(1 / files)``, its weight growing linearly to ``W_QUOTE`` at ``QUOTE_FULL``.
+    The reason shows the longest stretch of a quote the file holds (overlapping matched windows)."""
+    if not W_QUOTE:
+        return
+    looked: dict[tuple[str, ...], list[str]] = {}
+    evidence: dict[str, float] = defaultdict(float)
+    held: dict[str, list[tuple[int, int, int]]] = defaultdict(list)  # file -> (quote, start, end) of its windows
+    for q, words in enumerate(quoted):
+        for start, window in phrase_windows(words):
+            again = window in looked  # a window quoted twice counts once
+            if not again:
+                if len(looked) >= QUOTE_MAX_QUERIES:
+                    break
+                looked[window] = view.phrase_files(tokens(" ".join(window)), QUOTE_MAX_FILES + 1)
+            files = looked[window]
+            if not files or len(files) > QUOTE_MAX_FILES:
+                continue
+            strength = 0.0 if again else QUOTE_OPTION if window[0].startswith("--") else 1.0
+            for path in files:
+                evidence[path] += strength / len(files)
+                held[path].append((q, start, start + len(window)))
+    for path, found in evidence.items():
+        best, run = (0, 0, 0), None
+        for q, lo, hi in sorted(held[path]):
+            run = (q, run[1], max(run[2], hi)) if run and run[0] == q and lo <= run[2] else (q, lo, hi)
+            if run[2] - run[1] > best[2] - best[1]:
+                best = run
+        shown = " ".join(quoted[best[0]][best[1] : best[2]])[:80]
+        add(path, W_QUOTE * min(found, QUOTE_FULL) / QUOTE_FULL, f"quoted text `{shown}` found here")
 
 
 def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
