@@ -10,7 +10,8 @@ Run:
     .venv/bin/python bench/bench_map.py [--tree bench/.cache/Django-4.2] [--repeat 3]
 
 Each measured run is a real `python -m brain map --json` process (its wall time and
-peak RSS from wait4), on a copy of the tree in a temporary folder, so the source
+peak RSS from wait4, forked from a small launcher so the benchmark's own memory is not
+counted in the child's peak), on a copy of the tree in a temporary folder, so the source
 release stays untouched. Prints the figures and the targets (cold <= 10 s, no-op
 <= 0.5 s, one-file change <= 0.3 s in process, peak memory <= 300 MB), the median
 Exposes size in tokens and the largest card, and writes them to bench/results/map.json.
@@ -63,22 +64,44 @@ AIDER_PREPARE = ("python3 -m venv bench/.cache/aider-venv && "
                  "bench/.cache/aider-venv/bin/pip install aider-chat==0.86.2")
 
 
+# Runs the measured process for run_process and reports its wall time, rusage and exit status. On Linux a
+# child's peak RSS starts at its parent's RSS at fork time (the copied page tables count), so forking the
+# measured process from this benchmark (tens of MB, more after in-process runs) would report at least that much
+# for it; forking it from this small interpreter (-I -S: no site, a few MB) keeps that floor low.
+LAUNCHER = """
+import os, sys, time
+started = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_pid, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - started
+with open(sys.argv[1], "w") as out:
+    out.write(f"{wall} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime} {os.waitstatus_to_exitcode(status)}")
+"""
+
+
 def run_process(argv: list[str], cwd: Path, env: dict) -> tuple[float, int, float, int, bytes, bytes]:
     """(wall seconds, peak RSS in MB, CPU seconds, exit code, stdout, stderr) of one process.
 
-    Output goes to temporary files, not pipes, so a chatty child cannot block on a full
-    pipe while we wait, and wait4 (not communicate) reaps it so its rusage is ours.
+    The process is started by LAUNCHER (see there), which times it from fork to exit and
+    reaps it with wait4, so its rusage is its own. Output goes to temporary files, not
+    pipes, so a chatty child cannot block on a full pipe while it runs.
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".rusage") as figures:
+        code = subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCHER, figures.name, *argv], cwd=cwd, env=env,
+                              stdout=out, stderr=err).returncode
+        fields = figures.read().split()
+        if len(fields) != 4:
+            raise RuntimeError(f"the launcher failed ({code}) for {argv[0]}")
+        wall, maxrss_kb, cpu, status = float(fields[0]), int(fields[1]), float(fields[2]), int(fields[3])
         out.seek(0)
         err.seek(0)
-        return (wall, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime, proc.returncode,
-                out.read(), err.read())
+        return wall, maxrss_kb // 1024, cpu, status, out.read(), err.read()
 
 
 CPU: list[float] = []  # CPU seconds (user + system) of the last run_brain, for a load-independent figure
