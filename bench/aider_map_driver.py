@@ -4,6 +4,7 @@ Runs under the interpreter of the separate aider venv (see bench_map.py), never
 under brain's: aider pins its own tree-sitter and numpy versions.
 
     python aider_map_driver.py ROOT --tokens-module PATH --out RESULT.json [--map-tokens 8192] [--files-from LIST]
+        [--coverage]
 
 Uses aider's public RepoMap class the way aider's chat does with no files added:
 `get_repo_map(chat_files=[], other_files=<the files>)`, one process per map,
@@ -19,6 +20,12 @@ both sides with one estimator keeps the map budget and brain's card sizes in the
 same unit. Writes a JSON result: seconds in process, files, the map's size, the
 versions, where the grammar was loaded from, and whether litellm or tiktoken
 were imported (they must not be).
+
+With --coverage no map is timed: the result says, per file extension, which
+language aider gives those files, whether it has a tag query for that language in
+its installed wheels, and how many of them yielded a definition (bench_map_langs.py
+runs it once after the timed runs, on the warm tag cache, to name what aider cannot
+parse offline).
 """
 
 from __future__ import annotations
@@ -75,6 +82,40 @@ def _python_files(root: Path) -> list[str]:
     return files
 
 
+def _files(root: Path, args) -> list[str]:
+    if args.files_from:
+        return [str(root / line) for line in Path(args.files_from).read_text().splitlines() if line.strip()]
+    return _python_files(root)
+
+
+def _coverage(root: Path, args) -> int:
+    """Per file extension: files given, aider's language for it, whether aider has a tag query for that
+    language, and how many of the files yielded at least one definition (what the map can name)."""
+    from aider.io import InputOutput
+    from aider.repomap import RepoMap, get_scm_fname
+    from grep_ast import filename_to_lang
+
+    estimate = _load_estimator(args.tokens_module)
+    io = InputOutput(pretty=False, fancy_input=False, yes=True, root=str(root))
+    repo_map = RepoMap(map_tokens=args.map_tokens, root=str(root), main_model=EstimatorModel(estimate), io=io)
+    by_ext: dict[str, dict] = {}
+    for fname in _files(root, args):
+        name = os.path.basename(fname)
+        ext = name[name.rfind("."):].lower() if name.rfind(".") > 0 else name
+        lang = filename_to_lang(fname)
+        query = bool(lang) and get_scm_fname(lang) is not None and get_scm_fname(lang).exists()
+        row = by_ext.setdefault(ext, {"files": 0, "aider_language": lang, "tag_query": query,
+                                      "files_with_definitions": 0})
+        row["files"] += 1
+        if query:
+            tags = repo_map.get_tags(fname, repo_map.get_rel_fname(fname)) or []
+            row["files_with_definitions"] += any(tag.kind == "def" for tag in tags)
+    result = {"coverage": dict(sorted(by_ext.items(), key=lambda kv: -kv[1]["files"])),
+              "litellm_imported": "litellm" in sys.modules, "tiktoken_imported": "tiktoken" in sys.modules}
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root")
@@ -83,10 +124,16 @@ def main() -> int:
     parser.add_argument("--map-tokens", type=int, default=8192)
     parser.add_argument("--files-from", help="a file listing the paths to map, relative to ROOT, one a line")
     parser.add_argument("--map-out", help="also write the map text here")
+    parser.add_argument("--coverage", action="store_true",
+                        help="instead of timing a map, write per file extension how many files aider parses and "
+                             "finds definitions in (an untimed run after the timed ones, from the warm tag cache)")
     args = parser.parse_args()
     root = Path(args.root).resolve()
     estimate = _load_estimator(args.tokens_module)
     _refuse_downloading_grammars()
+
+    if args.coverage:
+        return _coverage(root, args)
 
     started = time.perf_counter()
     from aider.io import InputOutput
@@ -95,10 +142,7 @@ def main() -> int:
     imported = time.perf_counter()
     io = InputOutput(pretty=False, fancy_input=False, yes=True, root=str(root))
     repo_map = RepoMap(map_tokens=args.map_tokens, root=str(root), main_model=EstimatorModel(estimate), io=io)
-    if args.files_from:
-        files = [str(root / line) for line in Path(args.files_from).read_text().splitlines() if line.strip()]
-    else:
-        files = _python_files(root)
+    files = _files(root, args)
     text = repo_map.get_repo_map(chat_files=[], other_files=files) or ""
     seconds = time.perf_counter() - started
 

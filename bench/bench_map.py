@@ -10,7 +10,8 @@ Run:
     .venv/bin/python bench/bench_map.py [--tree bench/.cache/Django-4.2] [--repeat 3]
 
 Each measured run is a real `python -m brain map --json` process (its wall time and
-peak RSS from wait4), on a copy of the tree in a temporary folder, so the source
+peak RSS from wait4, forked from a small launcher so the benchmark's own memory is not
+counted in the child's peak), on a copy of the tree in a temporary folder, so the source
 release stays untouched. Prints the figures and the targets (cold <= 10 s, no-op
 <= 0.5 s, one-file change <= 0.3 s in process, peak memory <= 300 MB), the median
 Exposes size in tokens and the largest card, and writes them to bench/results/map.json.
@@ -63,22 +64,44 @@ AIDER_PREPARE = ("python3 -m venv bench/.cache/aider-venv && "
                  "bench/.cache/aider-venv/bin/pip install aider-chat==0.86.2")
 
 
+# Runs the measured process for run_process and reports its wall time, rusage and exit status. On Linux a
+# child's peak RSS starts at its parent's RSS at fork time (the copied page tables count), so forking the
+# measured process from this benchmark (tens of MB, more after in-process runs) would report at least that much
+# for it; forking it from this small interpreter (-I -S: no site, a few MB) keeps that floor low.
+LAUNCHER = """
+import os, sys, time
+started = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_pid, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - started
+with open(sys.argv[1], "w") as out:
+    out.write(f"{wall} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime} {os.waitstatus_to_exitcode(status)}")
+"""
+
+
 def run_process(argv: list[str], cwd: Path, env: dict) -> tuple[float, int, float, int, bytes, bytes]:
     """(wall seconds, peak RSS in MB, CPU seconds, exit code, stdout, stderr) of one process.
 
-    Output goes to temporary files, not pipes, so a chatty child cannot block on a full
-    pipe while we wait, and wait4 (not communicate) reaps it so its rusage is ours.
+    The process is started by LAUNCHER (see there), which times it from fork to exit and
+    reaps it with wait4, so its rusage is its own. Output goes to temporary files, not
+    pipes, so a chatty child cannot block on a full pipe while it runs.
     """
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=err)
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".rusage") as figures:
+        code = subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCHER, figures.name, *argv], cwd=cwd, env=env,
+                              stdout=out, stderr=err).returncode
+        fields = figures.read().split()
+        if len(fields) != 4:
+            raise RuntimeError(f"the launcher failed ({code}) for {argv[0]}")
+        wall, maxrss_kb, cpu, status = float(fields[0]), int(fields[1]), float(fields[2]), int(fields[3])
         out.seek(0)
         err.seek(0)
-        return (wall, usage.ru_maxrss // 1024, usage.ru_utime + usage.ru_stime, proc.returncode,
-                out.read(), err.read())
+        return wall, maxrss_kb // 1024, cpu, status, out.read(), err.read()
 
 
 CPU: list[float] = []  # CPU seconds (user + system) of the last run_brain, for a load-independent figure
@@ -133,25 +156,35 @@ def run_aider(guard: list[str], python: str, root: Path, env: dict, map_tokens: 
     return wall, rss, cpu, json.loads(result.read_text())
 
 
-def bench_aider(python: str, tree: Path, work: Path, repeat: int, map_tokens: int, files: list[str] | None) -> dict:
+def python_touch(original: bytes, i: int) -> bytes:
+    """The one-file change of the Django run: a new function appended."""
+    return original + f"\n\ndef _bench_touch_{i}():\n    return {i}\n".encode()
+
+
+def bench_aider(python: str, tree: Path, work: Path, repeat: int, map_tokens: int, files: list[str] | None, *,
+                touched: str = TOUCHED, touch=python_touch, name: str = "aider-django",
+                files_given: str = "the .py files of brain's modules", coverage: bool = False) -> dict:
     """Cold, warm and one-file-changed runs of aider's repo map on a copy of ``tree``.
 
-    ``files`` (relative paths) are the ones aider maps; None maps every .py file.
+    ``files`` (relative paths) are the ones aider maps; None maps every .py file. ``touched`` is
+    the file changed, ``touch(original bytes, run number)`` its changed content. The copy leaves
+    out ``.brain``. With ``coverage``, one more (untimed) driver run counts per file extension
+    the files aider parses and finds definitions in.
     """
-    root = work / "aider-django"
-    shutil.copytree(tree, root, symlinks=True)
-    home = work / "aider-home"
+    root = work / name
+    shutil.copytree(tree, root, symlinks=True, ignore=shutil.ignore_patterns(".brain"))
+    home = work / f"{name}-home"
     home.mkdir()
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "VIRTUAL_ENV", "BRAIN_DIR")}
     env["HOME"] = str(home)
-    result = work / "aider-result.json"
+    result = work / f"{name}-result.json"
     listing = None
     if files is not None:
-        listing = work / "aider-files.txt"
+        listing = work / f"{name}-files.txt"
         listing.write_text("".join(f"{path}\n" for path in files))
     guard = network_guard()
     before = {p.name for p in root.iterdir()}
-    cold, cold_cpu, warm, warm_cpu, touch, touch_cpu, rss = [], [], [], [], [], [], []
+    cold, cold_cpu, warm, warm_cpu, one, one_cpu, rss = [], [], [], [], [], [], []
     for _ in range(repeat):
         for cache in root.glob(".aider.tags.cache.v*"):
             shutil.rmtree(cache)
@@ -164,15 +197,27 @@ def bench_aider(python: str, tree: Path, work: Path, repeat: int, map_tokens: in
         warm.append(wall)
         warm_cpu.append(cpu)
         rss.append(peak)
-    target = root / TOUCHED
+    target = root / touched
     original = target.read_bytes()
     for i in range(repeat):
-        target.write_bytes(original + f"\n\ndef _bench_touch_{i}():\n    return {i}\n".encode())
+        target.write_bytes(touch(original, i))
         wall, peak, cpu, _data = run_aider(guard, python, root, env, map_tokens, listing, result)
-        touch.append(wall)
-        touch_cpu.append(cpu)
+        one.append(wall)
+        one_cpu.append(cpu)
         rss.append(peak)
     target.write_bytes(original)
+    covered = {}
+    if coverage:
+        result.unlink(missing_ok=True)
+        argv = [*guard, python, str(AIDER_DRIVER), str(root), "--tokens-module", str(ROOT / "src" / "brain" / "tokens.py"),
+                "--out", str(result), "--map-tokens", str(map_tokens), "--coverage"]
+        if listing is not None:
+            argv += ["--files-from", str(listing)]
+        *_times, code, _out, err = run_process(argv, root, env)
+        if code != 0 or not result.is_file():
+            last = (err.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+            raise RuntimeError(f"the aider driver's coverage run failed with exit code {code}: {last}")
+        covered = {"coverage": json.loads(result.read_text())["coverage"]}
     new_in_tree = sorted({p.name for p in root.iterdir()} - before)
     written_in_home = sorted(p.relative_to(home).as_posix() for p in home.rglob("*"))
     return {
@@ -180,14 +225,15 @@ def bench_aider(python: str, tree: Path, work: Path, repeat: int, map_tokens: in
         "cold_cpu_s": round(statistics.median(cold_cpu), 3),
         "warm_s": round(statistics.median(warm), 3),
         "warm_cpu_s": round(statistics.median(warm_cpu), 3),
-        "one_file_s": round(statistics.median(touch), 3),
-        "one_file_cpu_s": round(statistics.median(touch_cpu), 3),
+        "one_file_s": round(statistics.median(one), 3),
+        "one_file_cpu_s": round(statistics.median(one_cpu), 3),
         "peak_rss_mb": max(rss),
         "network": "cut off (unshare -n)" if guard else "not cut off (unshare -n unavailable)",
-        "files_given": "the .py files of brain's modules" if files is not None else "every .py file",
+        "files_given": files_given if files is not None else "every .py file",
         "new_in_tree": new_in_tree,
         "written_in_home": written_in_home,
         **{key: value for key, value in data.items() if key != "seconds_in_process"},
+        **covered,
     }
 
 
@@ -226,8 +272,9 @@ def aider_lines(aider: dict, figures: dict) -> list[str]:
 
 
 def aider_figures(python: str | None, tree: Path, work: Path, repeat: int, map_tokens: int,
-                  files: list[str] | None) -> dict:
-    """bench_aider's figures, or {"skipped": why} when there is no aider interpreter or its run failed."""
+                  files: list[str] | None, **options) -> dict:
+    """bench_aider's figures (``options`` go to it), or {"skipped": why} when there is no aider
+    interpreter or its run failed."""
     if not python:
         if AIDER_VENV_PYTHON.exists():
             return {"skipped": "--aider-python was empty"}
@@ -235,7 +282,7 @@ def aider_figures(python: str | None, tree: Path, work: Path, repeat: int, map_t
     if not Path(python).exists():
         return {"skipped": f"{python} does not exist; prepare the aider venv with: {AIDER_PREPARE}"}
     try:
-        return bench_aider(python, tree, work, repeat, map_tokens, files)
+        return bench_aider(python, tree, work, repeat, map_tokens, files, **options)
     except RuntimeError as err:
         return {"skipped": str(err)}
 
@@ -287,7 +334,7 @@ def main() -> int:
         target = repo / TOUCHED
         original = target.read_bytes()
         for i in range(args.repeat):
-            target.write_bytes(original + f"\n\ndef _bench_touch_{i}():\n    return {i}\n".encode())
+            target.write_bytes(python_touch(original, i))
             wall, peak, data = run_brain(repo, "map", "--json", env=env)
             assert data["written"] == ["django/db/models"], data["written"]
             touch.append(wall)
