@@ -19,8 +19,10 @@ def _names(text: str, lang: str) -> set[tuple[str, str]]:
 
 
 def test_companion_extensions_are_indexed_languages():
-    for ext in (".jq", ".lua", ".pl", ".pm", ".y", ".l", ".bash"):
+    for ext in (".jq", ".lua", ".pl", ".pm", ".y", ".l", ".sh"):
         assert ext in CODE_EXTENSIONS
+    # completion scripts repeat every option and its help: not code a report is about
+    assert ".zsh" not in CODE_EXTENSIONS and ".bash" not in CODE_EXTENSIONS
     # the main languages keep their own names
     assert CODE_EXTENSIONS[".py"] == "python" and CODE_EXTENSIONS[".c"] == "c" and CODE_EXTENSIONS[".hh"] == "cpp"
 

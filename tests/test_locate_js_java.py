@@ -228,3 +228,14 @@ def test_sibling_subclasses_writing_the_named_method_borrow_from_the_best_one():
     _lend_to_siblings(view, score, {"usesPadding": 2.0, "padding": 0.2}, lambda p, w, r: got.setdefault(p, (w, r)))
     # the sibling that writes the name borrows; one that does not, and a file only importing the base, do not
     assert got == {sib: (W_SIBLING * 20.0, f"like `{seed}` extends `ParserBase` and writes `usesPadding`")}
+
+
+def test_only_code_shaped_names_reach_the_override_and_sibling_shares():
+    """A capitalised prose word of a title ("Add", "Avoid") weighs like code there (x2 for the title) but
+    is not code: the override and sibling shares take only names shaped or marked as code."""
+    from brain.search.locate import extract_signals
+
+    sig = extract_signals("Add usesPadding check to the `clear` method\n\nAvoid padding when reading.")
+    assert sig.idents["Add"] >= 1.0  # the title's weight alone would have let it through
+    assert {"usesPadding", "clear"} <= sig.code_like
+    assert not {"Add", "Avoid", "padding", "reading"} & sig.code_like

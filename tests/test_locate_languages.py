@@ -218,6 +218,8 @@ def test_trace_lines_are_frames_not_written_paths():
     ("src/__tests__/card.js", True), ("lib/router.spec.js", True), ("test/format-test.cc", True), ("tests/jq.c", True),
     ("src/attest.rs", False), ("django/test/client.py", False), ("src/contest.c", False),
     ("MyLib.Tests/ParserTests.cs", True), ("integration_tests/run.rs", True), ("src/latest/a.rs", False),
+    ("test-helpers/context.js", True), ("src/test_utils/fake.go", True), ("src/testament/a.rs", False),
+    ("lib/tests-e2e/run.js", True), ("contest-rules/a.js", False),
 ])
 def test_test_files_of_every_language(path, test):
     assert is_test_path(path) is test

@@ -197,6 +197,7 @@ class Signals:
     cli: bool = False  # the title names a command-line option, an exit code or an environment variable
     in_traces_only: set[str] = field(default_factory=set)  # identifiers met only on traceback lines
     routes: list[str] = field(default_factory=list)  # the paths of links to a running service: `api/pin` of `https://x.app/api/pin/?u=1`
+    code_like: set[str] = field(default_factory=set)  # identifiers shaped or marked as code (`getX`, `a_b`, `f()`)
     quoted: list[tuple[str, ...]] = field(default_factory=list)  # words of quoted messages, output lines, options
 
 
@@ -273,7 +274,10 @@ def extract_signals(text: str | None) -> Signals:
     for word, count in counts.items():
         if word.lower() in STOPWORDS:
             continue
-        weight = _codeness(word, word in marked) * (1.0 + 0.4 * math.log(count))
+        codeness = _codeness(word, word in marked)
+        if codeness >= 1.0:
+            sig.code_like.add(word)
+        weight = codeness * (1.0 + 0.4 * math.log(count))
         if word in in_title:
             weight *= 2.0
         sig.idents[word] = weight
@@ -850,10 +854,11 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
                 add(path, 2.0, f"in module `{module}`")
 
     _lend_to_neighbours(view, score, add)
-    _lend_to_overriders(view, score, sig.idents, defs, add)
+    code_named = {w: v for w, v in sig.idents.items() if w in sig.code_like}  # never a capitalised prose word
+    _lend_to_overriders(view, score, code_named, defs, add)
     _lend_to_declarations(view, score, add)
     _lend_to_entry_points(view, score, add)
-    _lend_to_siblings(view, score, sig.idents, add)
+    _lend_to_siblings(view, score, code_named, add)
 
     aside = _unnamed_modules(view, sig)
     for path in list(score):
