@@ -30,6 +30,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import locbench  # beside this script
+
 BUDGET = 8000
 REPOS = {  # held-out repositories (none in the development sets) and their language
     "spf13/cobra": "Go",
@@ -60,11 +62,7 @@ KS_ALL = (1, 5, 10)
 
 
 def git_dir(mirrors: Path, repo: str) -> Path:
-    base = mirrors / repo.replace("/", "+")
-    for candidate in (base / "repo", base):
-        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
-            return candidate
-    raise SystemExit(f"bench_heldout: no bare git mirror of {repo} under {mirrors}")
+    return locbench.git_dir(mirrors, repo, "bench_heldout")
 
 
 def git(gd: Path, *args: str) -> str:

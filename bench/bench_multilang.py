@@ -31,6 +31,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import locbench
 from locbench import BUDGET, bm25_files, boot, load_tasks, percentile, prepare, shared_tasks, write_results
 
 HERE = Path(__file__).resolve().parent
@@ -43,12 +44,7 @@ KS_ANY = (1, 5)
 
 
 def git_dir(mirrors: Path, repo: str) -> Path:
-    """The bare repository of ``owner/name`` in the mirror folder."""
-    base = mirrors / repo.replace("/", "+")
-    for candidate in (base / "repo", base):
-        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
-            return candidate
-    raise SystemExit(f"bench_multilang: no bare git mirror of {repo} under {mirrors} (expected {base}/repo)")
+    return locbench.git_dir(mirrors, repo, "bench_multilang")
 
 
 def tree_for(mirrors: Path, repo: str, commit: str) -> Path:

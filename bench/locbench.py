@@ -100,3 +100,12 @@ def rank_of(gold: list[str], files: list[str]) -> int | None:
 def percentile(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def git_dir(mirrors: Path, repo: str, who: str = "bench") -> Path:
+    """The bare repository of ``owner/name`` in a mirror folder (``<owner>+<name>/repo`` or that folder itself)."""
+    base = Path(mirrors) / repo.replace("/", "+")
+    for candidate in (base / "repo", base):
+        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
+            return candidate
+    raise SystemExit(f"{who}: no bare git mirror of {repo} under {mirrors} (expected {base}/repo)")

@@ -41,20 +41,25 @@ _TEST_MODULE = "\0test"
 _BASES = re.compile(r"\b(?:extends|implements)\s")
 
 
-def base_types(header: str) -> list[str]:
-    """The type names after ``extends`` / ``implements`` on a class header line (generics and
-    package qualifiers dropped): ``class A<T> extends b.B<T> implements C, D<E> {`` -> B, C, D."""
-    if "extends" not in header and "implements" not in header:
-        return []
+def _without_generics(text: str) -> str:
+    """``text`` without its ``<...>`` parts, nested ones included, in one pass (linear, no pattern)."""
     depth, out = 0, []
-    for ch in header.split("{", 1)[0]:
+    for ch in text:
         if ch == "<":
             depth += 1
         elif ch == ">":
             depth = max(0, depth - 1)
         elif depth == 0:
             out.append(ch)
-    flat = "".join(out)
+    return "".join(out)
+
+
+def base_types(header: str) -> list[str]:
+    """The type names after ``extends`` / ``implements`` on a class header line (generics and
+    package qualifiers dropped): ``class A<T> extends b.B<T> implements C, D<E> {`` -> B, C, D."""
+    if "extends" not in header and "implements" not in header:
+        return []
+    flat = _without_generics(header.split("{", 1)[0])
     match = _BASES.search(flat)
     if not match:
         return []
@@ -254,15 +259,7 @@ class _Scan:
 
 def _owner_from_head(head: str) -> str | None:
     """The type an ``impl ... {`` or ``struct X : Base {`` head is about (generics dropped)."""
-    depth, out = 0, []
-    for ch in head:  # drop <...> (generics, nested) in one pass
-        if ch == "<":
-            depth += 1
-        elif ch == ">":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            out.append(ch)
-    text = "".join(out)
+    text = _without_generics(head)
     if " for " in f" {text} ":
         text = text.split(" for ", 1)[1]
     text = re.split(r"(?<!:):(?!:)", text, maxsplit=1)[0]  # `X : Base` -> X; `a::X` stays
