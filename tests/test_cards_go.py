@@ -239,3 +239,14 @@ def test_task_boot_cuts_a_go_card_to_the_ranked_package(shop):
     assert "cut to the ranked files' entries" in text
     cut = text.split("cut to the ranked files' entries", 1)[1].split("\n## ", 1)[0]
     assert "#### `./` (package api)" in cut and "`func NewServer(addr string, s *store.Store) *Server`" in cut
+
+
+def test_a_go_task_boot_shows_the_ranked_functions_and_their_code(shop):
+    """The function index reads Go (and every card language) through the card extractor's symbols: a task
+    boot lists the functions and shows the best one's code with its line numbers."""
+    shop.reindex()
+    result = shop.boot("Server.Start registers /health twice when Start is called again", budget=8000, record=False)
+    data = result.to_dict()
+    assert data["functions"] and data["functions"][0]["id"] == "api/server.go::Server.Start", data["functions"][:3]
+    assert "## `api/server.go::Server.Start` (lines 24-30, whole)" in result.text
+    assert "24 func (s *Server) Start() error {" in result.text

@@ -308,6 +308,23 @@ _EXTRACTORS: dict[str, Extractor] = {
 }
 
 
+# the languages the cards read through tree-sitter (`cards.languages`): their symbols, with line ranges, are
+# the function index's definitions too; without the grammar wheel a file simply has none
+CARD_LANGUAGES = ("go", "rust", "java", "kotlin", "c", "cpp", "csharp", "swift", "scala", "ruby", "php")
+MAX_CARD_FILE = 1_000_000
+
+
+def _card_symbols(text: str, path: str) -> list[FunctionDef]:
+    from ..cards.extract import extract_file
+
+    facts = extract_file(path, text.encode("utf-8", "replace"), dotted=None, max_bytes=MAX_CARD_FILE)
+    return from_symbols(facts.get("symbols") or (), text)
+
+
+for _lang in CARD_LANGUAGES:
+    _EXTRACTORS[_lang] = _card_symbols
+
+
 def register_extractor(lang: str, extractor: Extractor) -> None:
     """Plug a language in: ``extractor(text, path)`` returns its definitions (``from_symbols`` helps)."""
     _EXTRACTORS[lang] = extractor
