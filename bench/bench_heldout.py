@@ -111,9 +111,7 @@ def select_tasks(gd: Path, repo: str, lang: str, per_repo: int, scan: int = 600)
 
 
 def tree_for(trees: Path, gd: Path, repo: str, commit: str) -> Path:
-    dest = trees / f"{repo.replace('/', '+')}@{commit}"
-    if dest.is_dir():
-        return dest
+    return locbench.extract_tree(gd, commit, trees / f"{repo.replace('/', '+')}@{commit}", "bench_heldout")
     tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

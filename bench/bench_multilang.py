@@ -49,9 +49,8 @@ def git_dir(mirrors: Path, repo: str) -> Path:
 
 def tree_for(mirrors: Path, repo: str, commit: str) -> Path:
     """The source tree of ``repo`` at ``commit``, extracted once and cached."""
-    dest = TREES / f"{repo.replace('/', '+')}@{commit}"
-    if dest.is_dir():
-        return dest
+    return locbench.extract_tree(git_dir(mirrors, repo), commit, TREES / f"{repo.replace('/', '+')}@{commit}",
+                                 "bench_multilang")
     tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)

@@ -8,6 +8,8 @@ files the real fix changed, beside a BM25-over-files baseline on the same index.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -109,3 +111,24 @@ def git_dir(mirrors: Path, repo: str, who: str = "bench") -> Path:
         if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
             return candidate
     raise SystemExit(f"{who}: no bare git mirror of {repo} under {mirrors} (expected {base}/repo)")
+
+
+def extract_tree(git_dir_: Path, commit: str, dest: Path, who: str = "bench") -> Path:
+    """``dest`` holding the tree of ``commit`` (``git archive | tar -x`` into a temporary folder renamed into
+    place, so a killed run leaves no half tree); extracted once, reused after."""
+    if dest.is_dir():
+        return dest
+    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    archive = subprocess.Popen(["git", "--git-dir", str(git_dir_), "archive", commit], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(tmp)], stdin=archive.stdout, check=True)
+    archive.stdout.close()
+    if archive.wait() != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise SystemExit(f"{who}: git archive {commit} failed in {git_dir_}")
+    try:
+        tmp.rename(dest)
+    except OSError:  # another run extracted it meanwhile
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest

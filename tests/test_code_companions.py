@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from card_helpers import write
 from brain.search.code import CODE_EXTENSIONS, copyright_holder, vendored_folders
 from brain.search.definitions import scan_definitions
 from brain.search.locate import extract_signals
@@ -98,9 +99,7 @@ def test_copyright_holder(head, holder):
 
 def _tree(root: Path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        write(root, rel, text)
     return root
 
 

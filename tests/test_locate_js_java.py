@@ -3,28 +3,13 @@ opens below, `extends` links and overrides, declaration twins, links to a runnin
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
 from brain.search.definitions import base_types, scan_definitions
 from brain.search.locate import (W_ENTRY_SHARE, W_OVERRIDE, W_SIBLING, _lend_to_entry_points, _lend_to_overriders,
                                  _lend_to_siblings, declaration_twins,
                                  extract_signals, url_routes)
+from card_helpers import commit_files
 
-
-def _write(repo: Path, rel: str, text: str) -> None:
-    path = repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def _files(brain, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        _write(brain.repo, rel, text)
-    brain.write("now.md", "# Now\n\nFix the bugs.\n")
-    git = ["git", "-C", str(brain.repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "files"], check=True)
+NOW = "# Now\n\nFix the bugs.\n"  # a brain with its now.md, as a session leaves it
 
 
 def _reasons(brain, text: str) -> dict[str, list[str]]:
@@ -90,14 +75,14 @@ def test_identifiers_met_only_on_trace_lines_are_marked():
 
 
 def test_a_class_header_links_a_subclass_to_its_base_in_another_package(brain):
-    _files(brain, {
+    commit_files(brain, {
         "src/main/java/com/acme/core/JsonParser.java":
             "package com.acme.core;\n\npublic abstract class JsonParser\n    implements Closeable\n{\n"
             "    public abstract NumberType getNumberType() throws IOException;\n}\n",
         "src/main/java/com/acme/core/util/JsonParserDelegate.java":
             "package com.acme.core.util;\n\nimport com.acme.core.*;\n\npublic class JsonParserDelegate extends JsonParser\n{\n"
             "    public NumberType getNumberType() throws IOException { return delegate.getNumberType(); }\n}\n",
-    })
+    }, now=NOW)
     brain.locate("getNumberType")  # brings the index up to date
     view = brain.index.code_view()
     forward, _ = view.import_graph()
@@ -146,18 +131,18 @@ def test_a_subclass_defining_the_method_the_text_names_borrows_from_its_base():
 
 
 def test_a_capitalised_word_names_only_the_file_spelled_the_same(brain):
-    _files(brain, {
+    commit_files(brain, {
         "src/main/java/com/acme/util/RecyclerPool.java":
             "package com.acme.util;\n\npublic interface RecyclerPool {\n    void release();\n}\n",
         "src/common/card.js": "function draw() {}\nmodule.exports = draw;\n",
-    })
+    }, now=NOW)
     reasons = _reasons(brain, "Add `RecyclerPool.clear()` for dropping pooled objects\n\nThe Card looks fine.")
     assert "file named `RecyclerPool`" in reasons["src/main/java/com/acme/util/RecyclerPool.java"]
     assert not any(r.startswith("file named") for r in reasons.get("src/common/card.js", []))
 
 
 def test_a_link_to_the_service_names_its_handler_which_lends_to_what_it_imports(brain):
-    _files(brain, {
+    commit_files(brain, {
         "api/pin.js": 'const { renderRepoCard } = require("../src/cards/repo-card");\n'
                       "module.exports = async (req, res) => {\n  res.send(renderRepoCard(req.query));\n};\n",
         "src/cards/repo-card.js": "function renderRepoCard(repo) {\n  return repo.name;\n}\n"
@@ -165,7 +150,7 @@ def test_a_link_to_the_service_names_its_handler_which_lends_to_what_it_imports(
         "api/other.js": "module.exports = async (req, res) => {\n  res.send('');\n};\n",
         "scripts/generate-doc.js": 'const fs = require("fs");\nconst other = require("../api/other");\n'
                                    "function pin() { return 'pin'; }\n",
-    })
+    }, now=NOW)
     reasons = _reasons(brain, "Long names overflow\n\n![](https://stats.example.app/api/pin/?username=a&repo=b)")
     assert "route `/api/pin` of a link in the task" in reasons["api/pin.js"]
     assert any("imported by `api/pin.js`" in r for r in reasons["src/cards/repo-card.js"])
@@ -174,25 +159,25 @@ def test_a_link_to_the_service_names_its_handler_which_lends_to_what_it_imports(
 
 
 def test_a_javascript_module_lends_its_declaration_twin_a_share(brain):
-    _files(brain, {
+    commit_files(brain, {
         "lib/headers.js": "class AxiosHeaders {\n  normalize(format) {\n    return this;\n  }\n}\n"
                           "module.exports = AxiosHeaders;\n",
         "lib/headers.d.ts": "export class AxiosHeaders {\n  normalize(format: boolean): AxiosHeaders;\n}\n",
         "lib/other.js": "function unrelated() {}\nmodule.exports = unrelated;\n",
-    })
+    }, now=NOW)
     reasons = _reasons(brain, "`AxiosHeaders.normalize()` drops the header case")
     assert list(reasons)[0] == "lib/headers.js"
     assert any(r.startswith("declaration twin of `lib/headers.js`") for r in reasons["lib/headers.d.ts"])
 
 
 def test_a_card_lends_the_declarations_it_imports_from_its_folder_a_share(brain):
-    _files(brain, {
+    commit_files(brain, {
         "src/cards/langs-card.js": '/**\n * @param {import("./types").LangCardOptions} options\n */\n'
                                    "function renderLangsCard(langs, options) {\n  return langs.slice(options.count);\n}\n"
                                    "module.exports = { renderLangsCard };\n",
         "src/cards/types.d.ts": "export type LangCardOptions = {\n  count: number;\n};\n",
         "src/common/colors.js": "function pick() {}\nmodule.exports = { pick };\n",
-    })
+    }, now=NOW)
     reasons = _reasons(brain, "`renderLangsCard()` should show an Other entry past the count")
     assert list(reasons)[0] == "src/cards/langs-card.js"
     assert any(r.startswith("declaration twin of `src/cards/langs-card.js`") for r in reasons["src/cards/types.d.ts"])

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-from pathlib import Path
-
 from brain.boot.slots.task_files import DETAILED_FILES, render
 from brain.search.locate import FileHit, Localization, extract_signals
 from brain.tokens import estimate_tokens
+from card_helpers import commit_files, write
 
-
-def _write(repo: Path, rel: str, text: str) -> None:
-    path = repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
+NOW = "# Now\n\nFix the bugs.\n"  # a brain with its now.md, as a session leaves it
 
 
 def test_files_after_the_first_few_are_named_without_reasons():
@@ -31,20 +25,11 @@ def test_files_after_the_first_few_are_named_without_reasons():
 
 def test_boot_names_forty_ranked_files_by_default(brain):
     for i in range(45):
-        _write(brain.repo, f"svc/handler_{i:02}.go", f"package svc\n\nfunc Handle{i:02}() {{\n\t// retry timeout\n}}\n")
+        write(brain.repo, f"svc/handler_{i:02}.go", f"package svc\n\nfunc Handle{i:02}() {{\n\t// retry timeout\n}}\n")
     result = brain.boot("retry timeout in the svc handlers", record=False)
     named = [f for f in result.files if f.startswith("svc/")]
     assert len(named) == 40
     assert all(f"`{f}`" in result.text for f in named)
-
-
-def _files(brain, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        _write(brain.repo, rel, text)
-    brain.write("now.md", "# Now\n\nFix the bugs.\n")
-    git = ["git", "-C", str(brain.repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "files"], check=True)  # committed: no file counts as changed
 
 
 def _reasons(brain, text: str) -> dict[str, list[str]]:
@@ -52,12 +37,12 @@ def _reasons(brain, text: str) -> dict[str, list[str]]:
 
 
 def test_a_javascript_module_lends_a_share_to_the_file_requiring_it(brain):
-    _files(brain, {
+    commit_files(brain, {
         "lib/redirects.js": "function followRedirects(res) {\n  return res;\n}\nmodule.exports = followRedirects;\n",
         "lib/adapter.js": "const follow = require('./redirects');\nfunction send(req) {\n  return follow(req);\n}\n"
                           "module.exports = send;\n",
         "lib/unrelated.js": "function colors() {}\nmodule.exports = colors;\n",
-    })
+    }, now=NOW)
     reasons = _reasons(brain, "`followRedirects()` drops the body when a redirect is followed")
     assert list(reasons)[0] == "lib/redirects.js"
     assert any("imported by `lib/redirects.js`" in r for r in reasons["lib/adapter.js"])
@@ -65,11 +50,11 @@ def test_a_javascript_module_lends_a_share_to_the_file_requiring_it(brain):
 
 
 def test_a_c_source_lends_a_share_to_its_header(brain):
-    _files(brain, {
+    commit_files(brain, {
         "src/printer.c": '#include <stdio.h>\nvoid dump_term(int x) {\n  printf("%d", x);\n}\n',
         "include/printer.h": "#ifndef PRINTER_H\n#define PRINTER_H\nstruct printer_opts { int indent; };\n#endif\n",
         "src/other.c": "void unrelated(void) {\n}\n",
-    })
+    }, now=NOW)
     reasons = _reasons(brain, "dump_term() prints negative numbers wrong")
     assert list(reasons)[0] == "src/printer.c"
     assert any("twin of `src/printer.c`" in r for r in reasons["include/printer.h"])
@@ -77,7 +62,7 @@ def test_a_c_source_lends_a_share_to_its_header(brain):
 
 
 def test_a_go_file_lends_a_share_to_its_importers_and_their_imports(brain):
-    _files(brain, {
+    commit_files(brain, {
         "go.mod": "module example.com/app\n",
         "core/mapping/unmarshaler.go": "package mapping\n\nfunc UnmarshalKey(m map[string]any, v any) error {\n"
                                        "\treturn nil\n}\n",
@@ -85,7 +70,7 @@ def test_a_go_file_lends_a_share_to_its_importers_and_their_imports(brain):
         "rest/server.go": 'package rest\n\nimport (\n\t"example.com/app/core/mapping"\n)\n\n'
                           "func Start() {\n\t_ = mapping.UnmarshalKey(nil, nil)\n}\n",
         "core/other/other.go": "package other\n\nfunc Other() {}\n",
-    })
+    }, now=NOW)
     reasons = _reasons(brain, "UnmarshalKey ignores the default value")
     assert list(reasons)[0] == "core/mapping/unmarshaler.go"
     assert "core/mapping/fieldoptions.go" in reasons  # the importer imports its whole package
@@ -97,7 +82,7 @@ def test_a_hub_imported_by_many_files_lends_nothing(brain):
     files = {"lib/util.js": "function deepMergeOptions(a, b) {\n  return a;\n}\nmodule.exports = deepMergeOptions;\n"}
     for i in range(20):
         files[f"lib/user_{i:02}.js"] = f"const merge = require('./util');\nfunction use{i}() {{ merge(); }}\n"
-    _files(brain, files)
+    commit_files(brain, files, now=NOW)
     reasons = _reasons(brain, "`deepMergeOptions()` loses nested arrays")
     assert list(reasons)[0] == "lib/util.js"
     assert not any("imported by `lib/util.js`" in r for rs in reasons.values() for r in rs)
@@ -112,9 +97,9 @@ def test_identifiers_written_against_cjk_text_are_read_whole():
 
 
 def test_a_cjk_report_naming_a_go_struct_ranks_its_file(brain):
-    _files(brain, {
+    commit_files(brain, {
         "core/discov/config.go": "package discov\n\ntype EtcdConf struct {\n\tHosts []string\n\tKey string\n}\n",
         "core/discov/publisher.go": "package discov\n\nfunc NewPublisher(hosts []string) {}\n",
         "rest/server.go": "package rest\n\n// user name check\nfunc Start(user string) {}\n",
-    })
+    }, now=NOW)
     assert brain.locate("但discov.EtcdConf中没有user等字段，无法进行身份认证").paths[0] == "core/discov/config.go"

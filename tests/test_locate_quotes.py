@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -11,6 +10,7 @@ from hypothesis import strategies as st
 
 from brain.search.locate import extract_signals
 from brain.search.quotes import MAX_CANDIDATES, MAX_WORDS, WINDOW, phrase_windows, quoted_candidates
+from card_helpers import write
 
 
 def test_messages_come_first_then_options_spans_and_output_lines():
@@ -95,33 +95,27 @@ def test_pathological_texts_come_back_at_once(text):
 # -- a real repository ----------------------------------------------------------------
 
 
-def _write(repo: Path, rel: str, text: str) -> None:
-    path = repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
 @pytest.fixture
 def cli(brain):
     repo = brain.repo
-    _write(repo, "src/main.c", '#include "jv.h"\nint main(int argc, char **argv) {\n'
+    write(repo, "src/main.c", '#include "jv.h"\nint main(int argc, char **argv) {\n'
                                '  if (!strcmp(argv[1], "--sort-keys")) { options |= SORTED_OUTPUT; }\n'
                                '  fprintf(stderr, "Use jq --help for help with command-line options,\\n");\n'
                                '  return run(argv);\n}\n'
                                + "".join(f"static int step{i}(int state) {{ return state * {i} + 1; }}\n"
                                          for i in range(120)))
-    _write(repo, "src/jv_alloc.c", 'void *jv_mem_alloc(size_t sz) {\n  void *p = malloc(sz);\n'
+    write(repo, "src/jv_alloc.c", 'void *jv_mem_alloc(size_t sz) {\n  void *p = malloc(sz);\n'
                                    '  if (!p) memory_exhausted("cannot allocate memory");\n  return p;\n}\n')
     for i in range(6):  # files that share the words, not the message
-        _write(repo, f"src/util{i}.c", f"/* memory for options: allocate with help */\nint util{i}(int jq) {{\n"
+        write(repo, f"src/util{i}.c", f"/* memory for options: allocate with help */\nint util{i}(int jq) {{\n"
                                        f"  return jq + {i}; /* command line */\n}}\n")
     # a file with more of the words, in another order: BM25 alone prefers it
-    _write(repo, "src/options.c", "/* options: help for the command line, with memory to allocate;\n"
+    write(repo, "src/options.c", "/* options: help for the command line, with memory to allocate;\n"
                                   " * use help options, a seq of options for jq, the command line help */\n"
                                   "int sort_keys(int help, int keys, int line) {\n"
                                   "  return help + keys + line; /* sort keys */\n}\n"
                                   "int allocate_memory_for_options(int jq) {\n  return jq;\n}\n")
-    _write(repo, "tests/alloc_test.c", 'void t(void) { expect("cannot allocate memory"); }\n')
+    write(repo, "tests/alloc_test.c", 'void t(void) { expect("cannot allocate memory"); }\n')
     brain.reindex()
     return brain
 

@@ -3,25 +3,10 @@ other languages); a module file (`mod.rs`, `lib.rs`) and the files below it are 
 
 from __future__ import annotations
 
-import subprocess
 import time
-from pathlib import Path
 
 from brain.search.definitions import rust_use_paths, scan_definitions
-
-
-def _write(repo: Path, rel: str, text: str) -> None:
-    path = repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def _files(brain, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        _write(brain.repo, rel, text)
-    git = ["git", "-C", str(brain.repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "files"], check=True)  # committed: no file counts as changed
+from card_helpers import commit_files
 
 
 def test_use_trees_expand_to_one_path_each():
@@ -71,7 +56,7 @@ _CRATE = {
 
 
 def test_rust_use_paths_resolve_to_the_files_they_name(brain):
-    _files(brain, _CRATE)
+    commit_files(brain, _CRATE)
     brain.reindex()
     view = brain.index.code_view()
     assert view.resolve_import("netlib/src/net/stream.rs", "crate::util::checked_len") == ["netlib/src/util.rs"]
@@ -96,7 +81,7 @@ def test_rust_use_paths_resolve_to_the_files_they_name(brain):
 
 
 def test_a_top_ranked_rust_file_lends_a_share_to_the_files_it_uses(brain):
-    _files(brain, _CRATE)
+    commit_files(brain, _CRATE)
     hits = brain.locate("Expose a `bind` method on `Stream`: `Stream::connect` is the only way to create one").files
     reasons = {h.path: h.reasons for h in hits}
     assert hits[0].path == "netlib/src/net/stream.rs"
@@ -107,12 +92,11 @@ def test_a_top_ranked_rust_file_lends_a_share_to_the_files_it_uses(brain):
 def test_read_next_follows_rust_imports(brain):
     from brain.search.rank_functions import imported_files
 
-    _files(brain, _CRATE)
+    commit_files(brain, _CRATE)
     brain.reindex()
     view = brain.index.code_view()
     assert imported_files(view, ["netlib/src/net/stream.rs"], hops=1) == ["netlib/src/util.rs",
                                                                           "netlib/src/net/listener.rs"]
-
 
 
 def test_a_module_file_declares_the_files_below_its_folder():
