@@ -215,6 +215,37 @@ def test_search_from_other_threads(project):
     assert not errors and results == ["notes/deploy.md"] * 4
 
 
+def test_threads_that_find_the_same_new_files_index_them_once(project):
+    """The threads of a server all see the same edited files: each checks, one writes, none fails on a
+    row another thread inserted between its check and its write (UNIQUE constraint on the path)."""
+    import threading
+
+    project.reindex()
+    for n in range(24):
+        _write(project.repo, f"shop/extra_{n}.py", f"def extra_{n}(rows):\n    return rows[{n}:]\n")
+    pool = 4
+    barrier = threading.Barrier(pool, timeout=30)
+    errors: list[BaseException] = []
+
+    def worker():
+        try:
+            project.index.db  # noqa: B018 - every thread opens its own connection first
+            barrier.wait()
+            project.index.refresh_code()
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker) for _ in range(pool)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not errors
+    db = project.index.db
+    assert db.execute("SELECT COUNT(*) FROM code_files WHERE path LIKE 'shop/extra_%'").fetchone()[0] == 24
+    assert db.execute("SELECT COUNT(*) FROM fn_files WHERE path LIKE 'shop/extra_%'").fetchone()[0] == 24
+
+
 def test_nested_module_cards_keep_their_full_name(project):
     _write(project.repo, "shop/api/__init__.py", "")
     _write(project.repo, "shop/api/routes.py", "def list_orders():\n    return []\n")

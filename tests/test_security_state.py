@@ -239,6 +239,18 @@ def test_the_web_ui_answers_503_not_500_on_a_damaged_store(brain, repo):
             assert str(brain.runtime / "brain.db") in response.text
 
 
+def test_a_file_overwritten_under_an_open_connection_is_healed_at_the_next_search(indexed):
+    """A connection's page cache can answer from a file that was overwritten in place; the next search
+    must still find the damage and rebuild, not leave a broken file for every other process."""
+    from brain.search.index import sqlite_file_problem
+
+    assert "notes/pelican.md" in [h["path"] for h in indexed.search("pelican")]
+    damage(indexed.runtime / "index.db", "garbage")
+    assert "notes/pelican.md" in [h["path"] for h in indexed.search("pelican")]
+    assert sqlite_file_problem(indexed.runtime / "index.db") is None
+    assert indexed.index.generation == 1
+
+
 def test_threads_of_one_server_all_recover_from_one_damaged_index(indexed):
     """A server searches from a pool of threads: after the index is damaged every thread answers, and the
     rebuilt file is not discarded again by a thread that still held the damaged one."""
@@ -273,6 +285,43 @@ def test_threads_of_one_server_all_recover_from_one_damaged_index(indexed):
     assert all("notes/pelican.md" in paths for paths in results.values())
     assert sqlite_file_problem(indexed.runtime / "index.db") is None
     assert indexed.index.generation == 1  # one rebuild for the whole pool, not one per thread
+
+
+def test_searches_keep_answering_while_another_thread_rebuilds_the_index(indexed):
+    """`brain index --rebuild` (or a heal) replaces the file while other threads open connections: none
+    of them may see it half-gone (no "disk I/O error", no "no such table"), and the result is whole."""
+    import threading
+
+    from brain.search.index import sqlite_file_problem
+
+    rounds, readers = 25, 3
+    stop = threading.Event()
+    errors: list[BaseException] = []
+    answered = [0] * readers
+
+    def reader(n):
+        try:
+            while not stop.is_set():
+                indexed.index.close()  # a new connection each time: the moment that must never see a gap
+                assert "notes/pelican.md" in [h["path"] for h in indexed.search("pelican")]
+                answered[n] += 1
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader, args=(n,)) for n in range(readers)]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(rounds):
+            indexed.index.rebuild()
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(BOUND)
+    assert not errors
+    assert all(answered)
+    assert sqlite_file_problem(indexed.runtime / "index.db") is None
+    assert not list(indexed.runtime.glob("index.db.rebuild-*"))
 
 
 def _searcher(repo, ready, go, out):

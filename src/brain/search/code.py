@@ -435,12 +435,18 @@ def _record_modules(db: sqlite3.Connection, nested: dict[str, list[str]]) -> Non
                    [("", ""), *((folder, " ".join(names)) for folder, names in sorted(nested.items()))])
 
 
-def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
-    """Bring the code tables up to date with the files under ``repo``; return counts."""
-    current = scan_files(repo)
+def _code_diff(db: sqlite3.Connection, current: dict[str, tuple[int, int]]):
+    """(known stamps, removed paths, changed paths) of the code tables against the files on disk."""
     known = {row[0]: (row[1], row[2]) for row in db.execute("SELECT path, mtime_ns, size FROM code_files")}
     removed = [p for p in known if p not in current]
     changed = sorted(p for p, stamp in current.items() if known.get(p) != stamp)
+    return known, removed, changed
+
+
+def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
+    """Bring the code tables up to date with the files under ``repo``; return counts."""
+    current = scan_files(repo)
+    known, removed, changed = _code_diff(db, current)
     package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in current if p.endswith("/__init__.py") or p == "__init__.py"}
     if not removed and not changed:
         if (repo / "go.mod").is_file() and db.execute("SELECT 1 FROM code_modules LIMIT 1").fetchone() is None:
@@ -450,7 +456,8 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     vendored = vendored_folders(repo, current)
     nested = nested_modules(repo)
     with transaction(db):
-        _record_modules(db, nested)
+        known, removed, changed = _code_diff(db, current)  # again under the write lock: another thread or
+        _record_modules(db, nested)                        # process may have indexed these files meanwhile
         for path in removed + [p for p in changed if p in known]:
             row = db.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()
             if row:

@@ -368,18 +368,25 @@ def _drop(db: sqlite3.Connection, path: str) -> None:
     db.execute("DELETE FROM fn_files WHERE path = ?", (path,))
 
 
-def refresh_functions(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
-    """Bring the fn_* tables in step with ``code_files`` (run after ``refresh_code``); return counts."""
-    from .code import transaction
-
+def _functions_diff(db: sqlite3.Connection):
+    """(wanted, known, removed, changed): the fn_* tables against ``code_files``."""
     wanted = {path: (mtime, size, lang) for path, mtime, size, lang in db.execute(
         "SELECT path, mtime_ns, size, lang FROM code_files WHERE is_test = 0") if lang in _EXTRACTORS}
     known = {path: (mtime, size) for path, mtime, size in db.execute("SELECT path, mtime_ns, size FROM fn_files")}
     removed = [p for p in known if p not in wanted]
     changed = sorted(p for p, (mtime, size, _) in wanted.items() if known.get(p) != (mtime, size))
+    return wanted, known, removed, changed
+
+
+def refresh_functions(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
+    """Bring the fn_* tables in step with ``code_files`` (run after ``refresh_code``); return counts."""
+    from .code import transaction
+
+    wanted, known, removed, changed = _functions_diff(db)
     if not removed and not changed:
         return {"files": len(wanted), "changed": 0, "removed": 0}
     with transaction(db):
+        wanted, known, removed, changed = _functions_diff(db)  # again under the write lock (another thread's refresh)
         for path in removed + [p for p in changed if p in known]:
             _drop(db, path)
         for path in changed:

@@ -12,6 +12,8 @@ custom tokenizer; the FTS5 tables only split on spaces.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import re
@@ -52,11 +54,32 @@ CREATE VIRTUAL TABLE IF NOT EXISTS code_vocab USING fts5vocab(code_fts, 'row');
 UNION_DOCS = 3000  # a fallback union ranks at most about this many documents
 
 
-def _inode(path: Path) -> int | None:
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of the main file: changed by a checkpoint, a rebuild or an outside write.
+
+    Writes go to the WAL, so this moves rarely. A connection whose file moved under it is reopened
+    before the next operation: its page cache could otherwise keep answering from a file that was
+    overwritten, and the damage would never be found (nor healed)."""
     try:
-        return os.stat(path).st_ino
+        st = os.stat(path)
     except OSError:
         return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _inode(path: Path) -> int | None:
+    stamp = _stamp(path)
+    return stamp[0] if stamp else None
 
 
 def kind_of(path: str) -> str:
@@ -124,6 +147,7 @@ class SearchIndex:
         self._local = threading.local()  # one connection per thread (the web UI searches from a pool)
         self._generation = 0  # bumped when a damaged file is discarded: every thread then reopens
         self._heal_lock = threading.Lock()
+        self._lock_path = self.path.with_name(INDEX_FILE + ".lock")
 
     # -- connection ----------------------------------------------------------------
     @property
@@ -149,39 +173,91 @@ class SearchIndex:
                 raise DamagedStore(str(self.path), "search index", "not a regular file",
                                    f"remove it (`rm -r {self.path}`), then `brain index --rebuild` (it is derived: "
                                    "nothing is lost)")
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            for _attempt in (1, 2):
+                with self._file_lock(exclusive=False):  # no swap (see _swap_in) between opening and stamping
+                    db = self._open()
+                    if db is not None:
+                        self._db = db
+                        self._local.stamp = _stamp(self.path)
+                        self._local.inode = self._local.stamp[0] if self._local.stamp else None
+                        break
+                self._swap_in(None)  # an index of another schema version: start from an empty file
+        return self._db
+
+    @contextlib.contextmanager
+    def _file_lock(self, *, exclusive: bool):
+        """``runtime/index.db.lock``: shared while a connection is opened, exclusive while the file is swapped.
+
+        Openers in any thread or process never see the moment when the WAL and shared-memory files
+        are gone but the database is not yet replaced: a connection opened then would create them
+        for the old file, and the new file's connections would share them (seen as "disk I/O error"
+        and a bus error from a truncated mapping)."""
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _open(self) -> sqlite3.Connection | None:
+        """A connection with the current schema, or None when the file holds another schema version."""
+        from .functions import FUNCTIONS_SCHEMA
+        from .graph import GRAPH_SCHEMA
+
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
-            version = None
             try:
                 version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
             except sqlite3.OperationalError:
-                pass
+                version = None
             if version is not None and version[0] != SCHEMA_VERSION:
                 db.close()
-                self._remove_files()
-                db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-                db.execute("PRAGMA journal_mode=WAL")
-            from .functions import FUNCTIONS_SCHEMA
-            from .graph import GRAPH_SCHEMA
-
+                return None
             db.executescript(DOCS_SCHEMA + CODE_SCHEMA + GRAPH_SCHEMA + VOCAB_SCHEMA + FUNCTIONS_SCHEMA)
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
-            self._db = db
-            self._local.inode = _inode(self.path)
-        return self._db
+            return db
+        except BaseException:
+            db.close()  # a damaged file fails here: keep no handle on it (it is replaced next)
+            raise
 
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
             self._db = None
 
-    def _remove_files(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                os.unlink(str(self.path) + suffix)
-            except FileNotFoundError:
-                pass
+    def _swap_in(self, built: Path | None) -> None:
+        """Put the finished file ``built`` in place of the index (or, with None, remove the index).
+
+        The old file's WAL and shared memory go first, then the database is replaced in one rename,
+        all under the exclusive lock. Connections still open on the old file keep reading it; each
+        thread reopens before its next operation (``reopen_if_replaced`` sees the new inode)."""
+        with self._file_lock(exclusive=True):
+            for suffix in ("-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(str(self.path) + suffix)
+            if built is None:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self.path)
+            else:
+                os.replace(built, self.path)
+
+    def _build_fresh(self) -> tuple[Path, dict]:
+        """A complete index built beside this one (``index.db.rebuild-PID``), checkpointed into one file."""
+        for old in self.path.parent.glob(INDEX_FILE + ".rebuild-*"):
+            pid = old.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and (int(pid) == os.getpid() or not _running(int(pid))):
+                with contextlib.suppress(FileNotFoundError):
+                    old.unlink()  # left by a rebuild that was killed
+        builder = SearchIndex(self.brain_dir, self.repo, self.path.parent, self.decisions_dir)
+        builder.path = self.path.with_name(f"{INDEX_FILE}.rebuild-{os.getpid()}")
+        try:
+            stats = builder.refresh()
+            builder.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            builder.close()  # the last connection: its WAL and shared memory are removed
+        return builder.path, stats
 
     # -- memory documents ----------------------------------------------------------
     def _memory_roots(self) -> list[tuple[str, Path]]:
@@ -391,15 +467,19 @@ class SearchIndex:
         return stats
 
     def rebuild(self) -> dict:
+        """Build the whole index anew beside the current file, then swap it in (readers never see it half-built)."""
         self.close()
-        self._remove_files()
-        return self.refresh()
+        built, stats = self._build_fresh()
+        self._swap_in(built)
+        return stats
 
     def reopen_if_replaced(self) -> None:
         """At the start of an operation: drop this thread's connection if another thread discarded the file
         it points to (never mid-operation, when the connection may still be in use)."""
         db = self._db
-        if db is not None and getattr(self._local, "generation", 0) != self._generation:
+        if db is None:
+            return
+        if getattr(self._local, "generation", 0) != self._generation or _stamp(self.path) != self._local.stamp:
             try:
                 db.close()
             except sqlite3.Error:
@@ -408,11 +488,11 @@ class SearchIndex:
 
     @property
     def generation(self) -> int:
-        """How many times a damaged file was discarded (see ``discard_if``)."""
+        """How many times this process replaced a damaged file (see ``heal``)."""
         return self._generation
 
     def heal(self, seen: int) -> bool:
-        """Discard the damaged file and rebuild it, unless another thread did since generation ``seen``.
+        """Replace the damaged file with a rebuilt one, unless another thread did since generation ``seen``.
 
         Under one lock, so the threads of a server that all hit the damage wait for one rebuild
         instead of each rebuilding (and contending on the new file); True when this call rebuilt."""
@@ -423,18 +503,12 @@ class SearchIndex:
             if opened is not None and _inode(self.path) not in (None, opened):
                 self._generation += 1  # another process already replaced the file: reopen, keep its rebuild
                 return False
-            self.discard()
-            self.refresh()
+            with contextlib.suppress(sqlite3.Error):
+                self.close()
+            built, _ = self._build_fresh()
+            self._swap_in(built)
+            self._generation += 1
             return True
-
-    def discard(self) -> None:
-        """Drop a damaged index: delete the files (it is derived); every thread's connection is reopened."""
-        try:
-            self.close()
-        except sqlite3.Error:
-            pass
-        self._generation += 1
-        self._remove_files()
 
     # -- queries -----------------------------------------------------------------
     def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[SearchHit]:
