@@ -244,19 +244,24 @@ class SearchIndex:
                 os.replace(built, self.path)
 
     def _build_fresh(self) -> tuple[Path, dict]:
-        """A complete index built beside this one (``index.db.rebuild-PID``), checkpointed into one file."""
+        """A complete index built beside this one (``index.db.rebuild-PID-THREAD``), checkpointed into one file."""
         for old in self.path.parent.glob(INDEX_FILE + ".rebuild-*"):
-            pid = old.name.rsplit("-", 1)[-1]
-            if pid.isdigit() and (int(pid) == os.getpid() or not _running(int(pid))):
+            pid = old.name[len(INDEX_FILE + ".rebuild-"):].split("-", 1)[0]
+            if pid.isdigit() and not _running(int(pid)):
                 with contextlib.suppress(FileNotFoundError):
                     old.unlink()  # left by a rebuild that was killed
         builder = SearchIndex(self.brain_dir, self.repo, self.path.parent, self.decisions_dir)
-        builder.path = self.path.with_name(f"{INDEX_FILE}.rebuild-{os.getpid()}")
+        builder.path = self.path.with_name(f"{INDEX_FILE}.rebuild-{os.getpid()}-{threading.get_ident()}")
         try:
             stats = builder.refresh()
             builder.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            builder.close()  # the last connection: its WAL and shared memory are removed
+        except BaseException:
+            builder.close()
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(str(builder.path) + suffix)
+            raise
+        builder.close()  # the last connection: its WAL and shared memory are removed
         return builder.path, stats
 
     # -- memory documents ----------------------------------------------------------
