@@ -60,8 +60,17 @@ def _module_of(path: str) -> str:
 
 
 def rebuild_graph(index) -> dict[str, int]:
-    """Recompute nodes and edges from the code tables and memory documents of ``index``."""
-    db = index.db
+    """Recompute nodes and edges from the code tables and memory documents of ``index``.
+
+    Read and written in one write transaction, so two threads or processes refreshing at once
+    cannot leave the graph of the older tables last."""
+    from .code import transaction
+
+    with transaction(index.db) as db:
+        return _rebuild_graph(db)
+
+
+def _rebuild_graph(db) -> dict[str, int]:
     nodes: dict[str, tuple[str, str, str]] = {}
     edges: set[tuple[str, str, str]] = set()
     files = {p: m for p, m in db.execute("SELECT path, module FROM code_files WHERE is_test = 0")}
@@ -117,14 +126,11 @@ def rebuild_graph(index) -> dict[str, int]:
                 edges.add((nid, f"card:{card}", "decides-about"))
     _link_memory(db, nodes, edges)
     # edges may point at nodes that are not (yet) known, e.g. a decision number not on disk
-    from .code import transaction
-
-    with transaction(db):
-        db.execute("DELETE FROM nodes")
-        db.execute("DELETE FROM edges")
-        db.executemany("INSERT INTO nodes(id, kind, label, path) VALUES (?,?,?,?)",
-                       [(k, *v) for k, v in sorted(nodes.items())])
-        db.executemany("INSERT OR IGNORE INTO edges(src, dst, kind) VALUES (?,?,?)", sorted(edges))
+    db.execute("DELETE FROM nodes")
+    db.execute("DELETE FROM edges")
+    db.executemany("INSERT INTO nodes(id, kind, label, path) VALUES (?,?,?,?)",
+                   [(k, *v) for k, v in sorted(nodes.items())])
+    db.executemany("INSERT OR IGNORE INTO edges(src, dst, kind) VALUES (?,?,?)", sorted(edges))
     return {"nodes": len(nodes), "edges": len(edges)}
 
 

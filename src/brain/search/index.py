@@ -67,6 +67,40 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_size, st.st_mtime_ns
 
 
+class _Held:
+    """One thread's connection, closed under the shared index lock, also when the thread just ends.
+
+    Closing the last connection to a file that is still in place checkpoints it and deletes its
+    WAL and shared memory *by name*. Were that to happen just after a swap (``_swap_in``) and after
+    another thread opened the new file, it would delete the new file's WAL and shared memory, and
+    the next connection would read frames that are not there (SQLITE_IOERR_SHORT_READ)."""
+
+    __slots__ = ("db", "_lock")
+
+    def __init__(self, db: sqlite3.Connection, lock) -> None:
+        self.db = db
+        self._lock = lock
+
+    def release(self) -> None:
+        db, self.db = self.db, None
+        if db is None:
+            return
+        try:
+            with self._lock(exclusive=False):
+                try:
+                    db.close()
+                except sqlite3.ProgrammingError:
+                    pass  # another thread ends this one's storage: dropping the last reference closes it
+                except sqlite3.Error:
+                    pass
+                del db
+        except Exception:  # noqa: BLE001 - interpreter shutdown, a runtime folder removed: close unlocked
+            pass
+
+    def __del__(self) -> None:
+        self.release()
+
+
 def _running(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -156,11 +190,15 @@ class SearchIndex:
 
     @property
     def _db(self) -> sqlite3.Connection | None:
-        return getattr(self._local, "db", None)
+        held = getattr(self._local, "held", None)
+        return held.db if held is not None else None
 
     @_db.setter
     def _db(self, value: sqlite3.Connection | None) -> None:
-        self._local.db = value
+        held = getattr(self._local, "held", None)
+        if held is not None:
+            held.release()
+        self._local.held = _Held(value, self._file_lock) if value is not None else None
         self._local.generation = self._generation
 
     @property
@@ -223,9 +261,8 @@ class SearchIndex:
             raise
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Close this thread's connection (under the lock: see ``_Held``)."""
+        self._db = None
 
     def _swap_in(self, built: Path | None) -> None:
         """Put the finished file ``built`` in place of the index (or, with None, remove the index).
@@ -485,11 +522,7 @@ class SearchIndex:
         if db is None:
             return
         if getattr(self._local, "generation", 0) != self._generation or _stamp(self.path) != self._local.stamp:
-            try:
-                db.close()
-            except sqlite3.Error:
-                pass
-            self._local.db = None
+            self._db = None
 
     @property
     def generation(self) -> int:
