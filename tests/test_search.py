@@ -246,6 +246,23 @@ def test_threads_that_find_the_same_new_files_index_them_once(project):
     assert db.execute("SELECT COUNT(*) FROM fn_files WHERE path LIKE 'shop/extra_%'").fetchone()[0] == 24
 
 
+def test_a_reader_from_an_earlier_call_keeps_working_after_the_file_moved(project):
+    """A checkpoint (here: the file touched) makes the next call reopen its connection; a code view an
+    earlier call of the same boot still holds must keep answering, not fail on a closed database."""
+    import os
+
+    from brain.search.tokenize import tokens
+
+    project.reindex()
+    view = project.index.code_view()
+    before = [p for p, _ in view.bm25(tokens("price table apply"), 5)]
+    stamp = os.stat(project.runtime / "index.db")
+    os.utime(project.runtime / "index.db", ns=(stamp.st_atime_ns, stamp.st_mtime_ns + 1_000_000))
+    assert project.search("deploying")  # reopens: the file moved
+    assert [p for p, _ in view.bm25(tokens("price table apply"), 5)] == before
+    assert "shop/pricing.py" in before
+
+
 def test_nested_module_cards_keep_their_full_name(project):
     _write(project.repo, "shop/api/__init__.py", "")
     _write(project.repo, "shop/api/routes.py", "def list_orders():\n    return []\n")

@@ -68,12 +68,16 @@ def _stamp(path: Path) -> tuple[int, int, int] | None:
 
 
 class _Held:
-    """One thread's connection, closed under the shared index lock, also when the thread just ends.
+    """One thread's connection, closed under the shared index lock when the last holder lets go.
 
     Closing the last connection to a file that is still in place checkpoints it and deletes its
     WAL and shared memory *by name*. Were that to happen just after a swap (``_swap_in``) and after
     another thread opened the new file, it would delete the new file's WAL and shared memory, and
-    the next connection would read frames that are not there (SQLITE_IOERR_SHORT_READ)."""
+    the next connection would read frames that are not there (SQLITE_IOERR_SHORT_READ). So the
+    close is explicit (a connection's statement cache is a reference cycle: dropping it would close
+    it at some later collection) and locked. A ``CodeView`` of an earlier call holds the holder too,
+    so a thread that reopens (the file moved: often this process's own checkpoint) never closes a
+    connection under a reader's feet."""
 
     __slots__ = ("db", "_lock")
 
@@ -81,24 +85,16 @@ class _Held:
         self.db = db
         self._lock = lock
 
-    def release(self) -> None:
+    def __del__(self) -> None:
         db, self.db = self.db, None
         if db is None:
             return
         try:
             with self._lock(exclusive=False):
-                try:
-                    db.close()
-                except sqlite3.ProgrammingError:
-                    pass  # another thread ends this one's storage: dropping the last reference closes it
-                except sqlite3.Error:
-                    pass
-                del db
-        except Exception:  # noqa: BLE001 - interpreter shutdown, a runtime folder removed: close unlocked
-            pass
-
-    def __del__(self) -> None:
-        self.release()
+                db.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown, runtime/ removed: close without the lock
+            with contextlib.suppress(Exception):
+                db.close()
 
 
 def _running(pid: int) -> bool:
@@ -195,10 +191,7 @@ class SearchIndex:
 
     @_db.setter
     def _db(self, value: sqlite3.Connection | None) -> None:
-        held = getattr(self._local, "held", None)
-        if held is not None:
-            held.release()
-        self._local.held = _Held(value, self._file_lock) if value is not None else None
+        self._local.held = _Held(value, self._file_lock) if value is not None else None  # the old one closes
         self._local.generation = self._generation
 
     @property
@@ -242,7 +235,9 @@ class SearchIndex:
         from .functions import FUNCTIONS_SCHEMA
         from .graph import GRAPH_SCHEMA
 
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        # check_same_thread off: a view handed to another thread, or a thread's storage freed
+        # elsewhere, may be the last holder, and then closes it (each thread still opens its own)
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
@@ -261,7 +256,7 @@ class SearchIndex:
             raise
 
     def close(self) -> None:
-        """Close this thread's connection (under the lock: see ``_Held``)."""
+        """Let go of this thread's connection: closed now, or when a code view still reading it goes."""
         self._db = None
 
     def _swap_in(self, built: Path | None) -> None:
@@ -650,7 +645,9 @@ class SearchIndex:
     def code_view(self):
         from .locate import CodeView
 
-        return CodeView(self.db)
+        view = CodeView(self.db)
+        view.held = self._local.held  # keeps the connection open while the view is in use (see _Held)
+        return view
 
     def dump(self) -> dict:
         """A canonical, order-independent picture of the index (tests compare rebuild and incremental)."""
