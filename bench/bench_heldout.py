@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -112,17 +110,6 @@ def select_tasks(gd: Path, repo: str, lang: str, per_repo: int, scan: int = 600)
 
 def tree_for(trees: Path, gd: Path, repo: str, commit: str) -> Path:
     return locbench.extract_tree(gd, commit, trees / f"{repo.replace('/', '+')}@{commit}", "bench_heldout")
-    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    archive = subprocess.Popen(["git", "--git-dir", str(gd), "archive", commit], stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", str(tmp)], stdin=archive.stdout, check=True)
-    archive.stdout.close()
-    if archive.wait() != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise SystemExit(f"bench_heldout: git archive {commit} failed for {repo}")
-    tmp.rename(dest)
-    return dest
 
 
 def run_task(trees: Path, gd: Path, task: dict) -> dict:

@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -51,21 +49,6 @@ def tree_for(mirrors: Path, repo: str, commit: str) -> Path:
     """The source tree of ``repo`` at ``commit``, extracted once and cached."""
     return locbench.extract_tree(git_dir(mirrors, repo), commit, TREES / f"{repo.replace('/', '+')}@{commit}",
                                  "bench_multilang")
-    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    archive = subprocess.Popen(["git", "--git-dir", str(git_dir(mirrors, repo)), "archive", commit],
-                               stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", str(tmp)], stdin=archive.stdout, check=True)
-    archive.stdout.close()
-    if archive.wait() != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise SystemExit(f"bench_multilang: git archive {commit} failed for {repo}")
-    try:
-        tmp.rename(dest)
-    except OSError:  # another run extracted it meanwhile
-        shutil.rmtree(tmp, ignore_errors=True)
-    return dest
 
 
 def gold_ranks(gold: list[str], files: list[str]) -> list[int | None]:

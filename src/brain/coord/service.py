@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from typing import Callable
 
 from ..bounds import MAX_COUNT, MAX_ID, bounded_int
 from ..errors import ClaimLost, InvalidInput, NotFound
 from ..livestate.store import LiveLimits, LiveState
+from ..memory.files import pid_alive  # re-exported: one liveness check
 from ..security.redact import Redactor
 from .asks import AsksMixin
 from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent
@@ -35,17 +35,6 @@ log = logging.getLogger("brain.coord")
 
 _SESSION_COLS = "id, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid"
 _CLAIM_COLS = "id, session, item, fence, granted, expires, state"
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process id exists on this machine (a SIGKILLed session process does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True
-    return True
 
 
 class Coordinator(AsksMixin):

@@ -26,7 +26,7 @@ from ..errors import Conflict, InvalidInput, NotFound, PathEscape, PathRefused, 
 from .paths import WriteAreas, confine, is_plain_memory_name
 
 __all__ = ["Document", "MemoryStore", "content_hash", "atomic_write_bytes", "decode_text", "read_confined",
-           "read_memory_file", "read_regular_file", "remove_stale_temps", "STALE_TEMP_SECONDS"]
+           "read_memory_file", "read_regular_file", "remove_stale_temps", "STALE_TEMP_SECONDS", "pid_alive"]
 
 
 def content_hash(data: bytes) -> str:
@@ -59,7 +59,9 @@ def _temp_name(name: str) -> str:
     return f".{head}.{os.getpid()}.{os.urandom(4).hex()}{_TEMP_SUFFIX}"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process id exists on this machine (a SIGKILLed writer's does not); never true for 0 or less,
+    which ``kill`` reads as a process group."""
     if pid <= 0:
         return False
     try:
@@ -96,7 +98,7 @@ def remove_stale_temps(dir_fd: int, *, now: float | None = None) -> list[str]:
             continue
         if not stat.S_ISREG(info.st_mode) and not stat.S_ISLNK(info.st_mode):
             continue
-        if _pid_alive(int(match.group(1))) and now - info.st_mtime < STALE_TEMP_SECONDS:
+        if pid_alive(int(match.group(1))) and now - info.st_mtime < STALE_TEMP_SECONDS:
             continue
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=dir_fd)

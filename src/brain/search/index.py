@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..backends.sqlite import is_corruption, sqlite_file_problem
-from ..memory.files import read_memory_file, read_regular_file
+from ..memory.files import pid_alive, read_memory_file, read_regular_file
 from ..memory.paths import has_link_between, is_plain_memory_name
 from .code import CODE_SCHEMA, refresh_code
 from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
@@ -97,16 +97,6 @@ class _Held:
                 db.close()
 
 
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, owned by someone else
-    return True
-
-
 def _inode(path: Path) -> int | None:
     stamp = _stamp(path)
     return stamp[0] if stamp else None
@@ -175,7 +165,7 @@ class SearchIndex:
         self.path = runtime / INDEX_FILE
         self.decisions_dir = decisions_dir
         self._local = threading.local()  # one connection per thread (the web UI searches from a pool)
-        self._generation = 0  # bumped when a damaged file is discarded: every thread then reopens
+        self._generation = 0  # bumped when a heal replaces a damaged file: every thread then reopens
         self._heal_lock = threading.Lock()
         self._lock_path = self.path.with_name(INDEX_FILE + ".lock")
 
@@ -211,8 +201,12 @@ class SearchIndex:
                         self._db = db
                         self._local.stamp = _stamp(self.path)
                         self._local.inode = self._local.stamp[0] if self._local.stamp else None
-                        break
+                        return db
                 self._swap_in(None)  # an index of another schema version: start from an empty file
+            from ..errors import DamagedStore
+
+            raise DamagedStore(str(self.path), "search index", "another brain version keeps writing its own schema",
+                               "stop the other brain (or upgrade it), then `brain index --rebuild`")
         return self._db
 
     @contextlib.contextmanager
@@ -279,7 +273,7 @@ class SearchIndex:
         """A complete index built beside this one (``index.db.rebuild-PID-THREAD``), checkpointed into one file."""
         for old in self.path.parent.glob(INDEX_FILE + ".rebuild-*"):
             pid = old.name[len(INDEX_FILE + ".rebuild-"):].split("-", 1)[0]
-            if pid.isdigit() and not _running(int(pid)):
+            if pid.isdigit() and not pid_alive(int(pid)):
                 with contextlib.suppress(FileNotFoundError):
                     old.unlink()  # left by a rebuild that was killed
         builder = SearchIndex(self.brain_dir, self.repo, self.path.parent, self.decisions_dir)
@@ -511,8 +505,8 @@ class SearchIndex:
         return stats
 
     def reopen_if_replaced(self) -> None:
-        """At the start of an operation: drop this thread's connection if another thread discarded the file
-        it points to (never mid-operation, when the connection may still be in use)."""
+        """At the start of an operation: let go of this thread's connection if a heal replaced the file or
+        the file moved (see ``_stamp``); never mid-operation, when the connection may still be in use."""
         db = self._db
         if db is None:
             return
