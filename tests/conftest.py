@@ -21,6 +21,7 @@ def brain_home(tmp_path_factory, monkeypatch) -> Path:
     home = tmp_path_factory.mktemp("brain-home")
     monkeypatch.setenv("BRAIN_HOME", str(home))
     monkeypatch.setenv("BRAIN_MACHINE", "testbox")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude-config"))  # `brain install claude-code` writes there
     for var in ("BRAIN_BACKEND", "BRAIN_DIR", "BRAIN_LOG", "BRAIN_ASK_TIMEOUT"):
         monkeypatch.delenv(var, raising=False)
     return home

@@ -40,6 +40,17 @@ def user_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+def trust_folder(env: dict[str, str], repo: Path) -> None:
+    """What accepting Claude Code's trust dialog records: ``hasTrustDialogAccepted`` on the project's entry."""
+    from brain.hooks.claude_scope import config_file, project_key
+
+    path = config_file(env)
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data.setdefault("projects", {}).setdefault(project_key(repo), {})["hasTrustDialogAccepted"] = True
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2))
+
+
 def bare_env(env: dict[str, str]) -> dict[str, str]:
     """The user's environment without the venv on PATH (and without VIRTUAL_ENV)."""
     keep = {k: v for k, v in env.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
@@ -52,14 +63,17 @@ def test_install_writes_an_absolute_command_and_it_runs_from_a_shell_without_the
     assert out.returncode == 0, out.stderr
     argv = json.loads(out.stdout)["command"]
     assert os.path.isabs(argv[0]) and Path(argv[0]).is_file()
-    server = json.loads((brain.repo / ".mcp.json").read_text())["mcpServers"]["brain"]
+    from brain.hooks.claude_scope import local_server, project_key
+
+    assert not (brain.repo / ".mcp.json").exists()  # nothing of this machine in a shared file
+    server = local_server(env, project_key(brain.repo))
     assert server["command"] == argv[0] and server["args"][-1] == "serve"
     assert brain_cli(brain.repo, "install", "codex", env=env).returncode == 0
     table = tomllib.loads((tmp_path / "home" / ".codex" / "config.toml").read_text())["mcp_servers"]["brain"]
     assert os.path.isabs(table["command"]) and table["args"][-1] == "serve"
 
     # a hook, run by /bin/sh as Claude Code runs it, from a shell that has never seen the venv
-    settings = json.loads((brain.repo / ".claude" / "settings.json").read_text())
+    settings = json.loads((brain.repo / ".claude" / "settings.local.json").read_text())
     start = settings["hooks"]["SessionStart"][-1]["hooks"][0]["command"]
     payload = {"session_id": SID, "cwd": str(brain.repo), "hook_event_name": "SessionStart", "source": "startup"}
     hook = subprocess.run(["/bin/sh", "-c", start], input=json.dumps(payload), cwd=brain.repo, capture_output=True,
@@ -182,8 +196,7 @@ def test_claude_code_connects_to_the_installed_server_from_a_bare_shell(brain, t
     claude_bin = _client("claude")
     env = user_env(tmp_path)
     assert brain_cli(brain.repo, "install", "claude-code", env=env).returncode == 0
-    # the user approves the project's .mcp.json server (Claude Code asks once, interactively)
-    (brain.repo / ".claude" / "settings.local.json").write_text('{"enabledMcpjsonServers": ["brain"]}\n')
+    # a local-scope server needs no approval: no `enabledMcpjsonServers`, no trust dialog for `claude mcp list`
     out = subprocess.run([claude_bin, "mcp", "list"], cwd=brain.repo, capture_output=True, text=True, timeout=120,
                          env={**bare_env(env), **OFFLINE, "PATH": f"{Path(claude_bin).parent}:{BARE_PATH}"})
     assert out.returncode == 0, out.stderr
@@ -263,7 +276,7 @@ def test_claude_code_validates_the_written_settings(brain, tmp_path):
     assert "Entertoclose" in text, text[-2000:]
     assert "Invalidsettings" not in text, text
     # the check can fail: a hook of the wrong type is reported
-    settings = brain.repo / ".claude" / "settings.json"
+    settings = brain.repo / ".claude" / "settings.local.json"
     data = json.loads(settings.read_text())
     data["hooks"]["SessionStart"][-1]["hooks"][0]["type"] = "bogus"
     settings.write_text(json.dumps(data))

@@ -1,6 +1,6 @@
 """End to end: the installed Claude Code hooks, run exactly as the client runs them.
 
-The command strings are taken from the settings.json that `brain install claude-code`
+The command strings are taken from the settings.local.json that `brain install claude-code`
 wrote, run through a shell with the hook JSON on stdin, CLAUDE_PROJECT_DIR set and the
 project as working directory; the test checks what they print and what they write.
 """
@@ -23,7 +23,7 @@ SID = "5f3c2a9e-1111-4e4e-9a9a-0123456789ab"
 
 
 def hook_commands(repo: Path) -> dict[str, str]:
-    data = json.loads((repo / ".claude" / "settings.json").read_text())
+    data = json.loads((repo / ".claude" / "settings.local.json").read_text())
     return {event: groups[-1]["hooks"][0]["command"] for event, groups in data["hooks"].items()}
 
 

@@ -34,13 +34,19 @@ USER_SETTINGS = """{
 USER_MCP = '{\n  "mcpServers": {\n    "other": {"command": "other-server", "args": []}\n  }\n}\n'
 
 
+def local_server(brain):
+    from brain.hooks.claude_scope import local_server, project_key
+
+    return local_server(dict(os.environ), project_key(brain.repo))
+
+
 def test_install_merges_and_uninstall_restores_the_users_files_byte_for_byte(brain):
-    settings = brain.repo / ".claude" / "settings.json"
+    settings = brain.repo / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text(USER_SETTINGS, encoding="utf-8")
     (brain.repo / ".mcp.json").write_text(USER_MCP, encoding="utf-8")
     result = claude.install(brain, ARGV)
-    assert sorted(result["files"]) == [".claude/settings.json", ".mcp.json"]
+    assert result["files"] == [".claude/settings.local.json"] and not result["removed_shared"]
     data = json.loads(settings.read_text())
     user = json.loads(USER_SETTINGS)
     assert data["permissions"] == user["permissions"] and data["env"] == user["env"]
@@ -51,20 +57,20 @@ def test_install_merges_and_uninstall_restores_the_users_files_byte_for_byte(bra
     assert starts[1]["hooks"][0]["command"].endswith("hook claude-code session-start")
     for event in ("PreCompact", "Stop", "SessionEnd"):
         assert data["hooks"][event][0]["hooks"][0]["command"].endswith(claude.HOOK_EVENTS[event][1])
-    mcp = json.loads((brain.repo / ".mcp.json").read_text())
-    assert mcp["mcpServers"]["other"] == {"command": "other-server", "args": []}
-    assert mcp["mcpServers"]["brain"]["args"][-1] == "serve"
+    assert (brain.repo / ".mcp.json").read_text(encoding="utf-8") == USER_MCP  # shared: not touched
+    assert local_server(brain)["args"][-1] == "serve"
     claude.install(brain, ARGV)  # idempotent: still one brain group per event
     data = json.loads(settings.read_text())
     assert len(data["hooks"]["SessionStart"]) == 2 and len(data["hooks"]["Stop"]) == 1
     claude.uninstall(brain)
     assert settings.read_text(encoding="utf-8") == USER_SETTINGS
     assert (brain.repo / ".mcp.json").read_text(encoding="utf-8") == USER_MCP
+    assert local_server(brain) is None
 
 
 def test_uninstall_after_the_user_edited_keeps_their_edits_and_removes_only_brains(brain):
     claude.install(brain, ARGV)  # no settings at all before
-    settings = brain.repo / ".claude" / "settings.json"
+    settings = brain.repo / ".claude" / "settings.local.json"
     data = json.loads(settings.read_text())
     data["model"] = "opus"
     data["hooks"]["Stop"].append({"hooks": [{"type": "command", "command": "say done"}]})
@@ -72,22 +78,32 @@ def test_uninstall_after_the_user_edited_keeps_their_edits_and_removes_only_brai
     claude.uninstall(brain)
     left = json.loads(settings.read_text())
     assert left == {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}, "model": "opus"}
-    assert not (brain.repo / ".mcp.json").exists()  # created by install, untouched since: removed
+    assert not (brain.repo / ".mcp.json").exists() and local_server(brain) is None
 
 
 def test_a_foreign_brain_server_or_a_broken_file_is_refused_and_nothing_is_written(brain):
+    from brain.hooks.claude_scope import config_file, project_key
+
     (brain.repo / ".mcp.json").write_text('{"mcpServers": {"brain": {"command": "someone-elses"}}}')
     with pytest.raises(IntegrationConflict) as info:
         claude.install(brain, ARGV)
     assert info.value.key == "mcpServers.brain"
-    assert not (brain.repo / ".claude").exists()
+    assert not (brain.repo / ".claude").exists() and not config_file(dict(os.environ)).exists()
     (brain.repo / ".mcp.json").unlink()
+    config = config_file(dict(os.environ))
+    config.parent.mkdir(parents=True)
+    mine = json.dumps({"projects": {project_key(brain.repo): {"mcpServers": {"brain": {"command": "mine"}}}}})
+    config.write_text(mine)
+    with pytest.raises(IntegrationConflict):
+        claude.install(brain, ARGV)
+    assert config.read_text() == mine and not (brain.repo / ".claude").exists()
+    config.unlink()
     (brain.repo / ".claude").mkdir()
-    (brain.repo / ".claude" / "settings.json").write_text("{ not json")
+    (brain.repo / ".claude" / "settings.local.json").write_text("{ not json")
     with pytest.raises(InvalidInput):
         claude.install(brain, ARGV)
-    assert not (brain.repo / ".mcp.json").exists()
-    assert (brain.repo / ".claude" / "settings.json").read_text() == "{ not json"
+    assert not config.exists()
+    assert (brain.repo / ".claude" / "settings.local.json").read_text() == "{ not json"
 
 
 USER_TOML = '''model = "gpt-5-codex"  # my model
@@ -145,6 +161,7 @@ def test_cli_install_and_uninstall(brain, tmp_path):
     assert run("uninstall", "claude-code").returncode == 0
     assert run("uninstall", "codex").returncode == 0
     assert not (brain.repo / ".mcp.json").exists() and not (brain.repo / ".claude" / "settings.json").exists()
+    assert not (brain.repo / ".claude" / "settings.local.json").exists()
     assert not (tmp_path / "h" / ".codex" / "config.toml").exists()
     assert "claude-code" in run("install", "--help").stdout
 
@@ -200,14 +217,13 @@ def test_inserting_keeps_every_other_byte(data, style, value, array, where):
 
 
 def test_install_keeps_the_users_formatting_byte_for_byte(brain):
-    settings = brain.repo / ".claude" / "settings.json"
+    settings = brain.repo / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text(USER_SETTINGS, encoding="utf-8")
     (brain.repo / ".mcp.json").write_text(USER_MCP, encoding="utf-8")
     claude.install(brain, ARGV)
-    for before in (USER_SETTINGS, USER_MCP):
-        path = settings if before is USER_SETTINGS else brain.repo / ".mcp.json"
-        after = path.read_text(encoding="utf-8")
+    for before in (USER_SETTINGS,):
+        after = settings.read_text(encoding="utf-8")
         for line in before.splitlines():
             assert line.rstrip(",") in after  # every line of the user's, as written (a comma may follow now)
     after = settings.read_text(encoding="utf-8")
@@ -217,7 +233,7 @@ def test_install_keeps_the_users_formatting_byte_for_byte(brain):
 
 
 def test_uninstall_after_a_user_edit_cuts_brains_entries_out_as_text(brain):
-    settings = brain.repo / ".claude" / "settings.json"
+    settings = brain.repo / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text(USER_SETTINGS, encoding="utf-8")
     (brain.repo / ".mcp.json").write_text(USER_MCP, encoding="utf-8")

@@ -307,12 +307,12 @@ def test_doctor_runs_a_git_ignored_venv_inside_the_repository_but_never_a_tracke
 def test_a_claude_mcp_list_health_check_leaves_nothing_behind(brain, repo, tmp_path):
     """Found by the 200-session run: `claude mcp list` fires the SessionEnd hook of a session that never
     started, and each one left a hook state file in runtime/hooks/."""
-    from test_client_wiring import BARE_PATH, OFFLINE, _client, bare_env, user_env
+    from test_client_wiring import BARE_PATH, OFFLINE, _client, bare_env, trust_folder, user_env
 
     claude_bin = _client("claude")
     env = user_env(tmp_path)
     assert cli_env(repo, env, "install", "claude-code").returncode == 0
-    (repo / ".claude" / "settings.local.json").write_text('{"enabledMcpjsonServers": ["brain"]}\n')
+    trust_folder(env, repo)  # the user accepted Claude Code's trust dialog: the hooks run
     for _ in range(2):
         out = subprocess.run([claude_bin, "mcp", "list"], cwd=repo, capture_output=True, text=True, timeout=120,
                              env={**bare_env(env), **OFFLINE, "PATH": f"{Path(claude_bin).parent}:{BARE_PATH}"})

@@ -55,6 +55,10 @@ def run_checks(brain) -> list[dict]:
     checks.append(_backend_check(brain))
     checks.append(_index_check(brain))
     checks.append(_hooks_check(brain.repo))
+    checks.append(_shared_files_check(brain))
+    approval = _claude_approval_check(brain)
+    if approval is not None:
+        checks.append(approval)
     checks.extend(_client_command_checks(brain))
     return checks
 
@@ -192,18 +196,56 @@ def _index_check(brain) -> dict:
 
 
 def _hooks_check(repo: Path) -> dict:
-    settings = repo / ".claude" / "settings.json"
+    """Which client entries are installed, read without following a link the repository ships."""
+    from .hooks.installed import _repo_json
+
     found = []
-    if settings.exists():
-        try:
-            data = json.loads(settings.read_text(encoding="utf-8"))
-            if "brain" in json.dumps(data.get("hooks", {})):
-                found.append("claude-code hooks")
-        except (json.JSONDecodeError, OSError):
-            return _check("client hooks", False, f"{settings} is not valid JSON", "fix or remove the file")
-    if (repo / ".mcp.json").exists() and "brain" in (repo / ".mcp.json").read_text(encoding="utf-8", errors="replace"):
+    for rel in (".claude/settings.json", ".claude/settings.local.json"):
+        if "brain" in json.dumps(_repo_json(repo, rel).get("hooks", {})):
+            found.append(f"claude-code hooks ({rel})")
+    if "brain" in json.dumps(_repo_json(repo, ".mcp.json").get("mcpServers", {})):
         found.append("MCP entry (.mcp.json)")
     if found:
         return _check("client hooks", True, ", ".join(found))
     return _check("client hooks", True, "none installed (optional): `brain install claude-code` or `brain install codex`",
                   level="info")
+
+
+def _shared_files_check(brain) -> dict:
+    """brain entries in files the repository shares carry one machine's path: a teammate's clone gets a command
+    that does not exist on their machine. (Versions before the local scope wrote them there.)"""
+    from .hooks.claude_install import MARK
+    from .hooks.installed import _repo_json
+
+    found = []
+    server = _repo_json(brain.repo, ".mcp.json").get("mcpServers")
+    if isinstance(server, dict) and "brain" in server:
+        found.append(".mcp.json (mcpServers.brain)")
+    if MARK in json.dumps(_repo_json(brain.repo, ".claude/settings.json").get("hooks", {})):
+        found.append(".claude/settings.json (brain's hooks)")
+    if not found:
+        return _check("shared client files", True, "no brain entry in a file the repository shares")
+    return _check("shared client files", False, f"brain entries in shared files hold one machine's command: "
+                  f"{', '.join(found)}", "run `brain install claude-code`: it moves them to Claude Code's local scope "
+                  "and .claude/settings.local.json; then commit the change", level="warning")
+
+
+def _claude_approval_check(brain) -> dict | None:
+    """What Claude Code still has to approve (trust of the folder, a shared server's approval), from its own state."""
+    import os
+
+    from .hooks.claude_scope import claude_state
+    from .hooks.installed import _repo_json
+
+    hooks = "brain" in json.dumps(_repo_json(brain.repo, ".claude/settings.local.json").get("hooks", {})) or \
+        "brain" in json.dumps(_repo_json(brain.repo, ".claude/settings.json").get("hooks", {}))
+    servers = _repo_json(brain.repo, ".mcp.json").get("mcpServers")
+    shared = isinstance(servers, dict) and "brain" in servers
+    env = {**os.environ, **brain.env}
+    state = claude_state(brain.repo, env, hooks_installed=hooks, mcpjson_brain=shared)
+    if not hooks and not shared and state["local_server"] is None:
+        return None
+    if not state["pending"]:
+        return _check("claude-code approval", True, f"Claude Code trusts {state['key']}; nothing pending")
+    return _check("claude-code approval", False, "pending: " + "; ".join(p["what"] for p in state["pending"]),
+                  "; then ".join(p["step"] for p in state["pending"]), level="warning", file=state["config"])

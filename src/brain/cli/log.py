@@ -118,12 +118,17 @@ def _add_command_option(p) -> None:
 
 def register_install_claude_code(sub) -> None:
     p = sub.add_parser("claude-code", help="MCP server entry and session hooks for Claude Code",
-                       description="Merge into .mcp.json the `brain serve` MCP server and into .claude/settings.json "
-                                   "the hooks: SessionStart injects a compact boot, PreCompact writes a checkpoint, Stop "
-                                   "and SessionEnd import the turns into the log (Stop asks once to update now.md). "
-                                   "CLAUDE.md gets the one pointer line. The user's own entries are kept as they are; "
-                                   "`brain uninstall claude-code` removes exactly what this added.")
-    p.add_argument("--local", action="store_true", help="write .claude/settings.local.json (not committed) instead")
+                       description="Add the `brain serve` MCP server to Claude Code's local scope for this project "
+                                   "(~/.claude.json, as `claude mcp add --scope local` does) and the hooks to "
+                                   ".claude/settings.local.json (kept out of git): SessionStart injects a compact boot, "
+                                   "PreCompact writes a checkpoint, Stop and SessionEnd import the turns into the log "
+                                   "(Stop asks once to update now.md). CLAUDE.md gets the one pointer line. Nothing of "
+                                   "this machine goes into a file the repository shares; brain entries an earlier "
+                                   "version put in .mcp.json or .claude/settings.json are taken out. Says what Claude "
+                                   "Code still has to approve. `brain uninstall claude-code` removes exactly what this "
+                                   "added.")
+    p.add_argument("--local", action="store_true", help="accepted for older scripts: the hooks always go to "
+                                                        ".claude/settings.local.json")
     _add_command_option(p)
     add_json(p)
     p.set_defaults(handler=cmd_install_claude_code)
@@ -150,11 +155,23 @@ def _argv(args) -> list[str]:
 def cmd_install_claude_code(args) -> int:
     from ..hooks.claude import install
 
-    data = install(open_from_args(args), _argv(args), local=args.local)
-    emit(data, args.json, lambda d: "wrote " + ", ".join(d["files"]) + "\nhooks: " + ", ".join(d["hooks"])
-         + (f"\nadded the pointer line to {d['pointer']}" if d["pointer"] else "")
-         + f"\ncommand: {' '.join(d['command'])}")
+    data = install(open_from_args(args), _argv(args))
+    emit(data, args.json, _installed_text)
     return 0
+
+
+def _installed_text(d: dict) -> str:
+    lines = [f"wrote {', '.join(d['files'])} (hooks: {', '.join(d['hooks'])})",
+             f"wrote the MCP server `brain` to Claude Code's local scope: {d['config']} (project {d['key']})",
+             f"command: {' '.join(d['command'])}"]
+    if d["excluded"]:
+        lines.append(f"kept {d['files'][0]} out of git (`{d['excluded']}` in the clone's info/exclude)")
+    if d["removed_shared"]:
+        lines.append(f"took brain's machine-specific entries out of {', '.join(d['removed_shared'])}: commit that")
+    if d["pointer"]:
+        lines.append(f"added the pointer line to {d['pointer']}")
+    lines += [f"pending: {p['what']}\n  to approve: {p['step']}" for p in d["pending"]]
+    return "\n".join(lines)
 
 
 def cmd_install_codex(args) -> int:
@@ -175,10 +192,10 @@ def cmd_uninstall(args) -> int:
     if args.target == "claude-code":
         from ..hooks.claude import uninstall
 
-        data = uninstall(brain)
-        emit(data, args.json, lambda d: ("removed brain from " + ", ".join(d["files"] + ([d["pointer"]] if d["pointer"]
-                                                                               else [])))
-             if d["files"] or d["pointer"] else "nothing of brain's to remove")
+        data = uninstall(brain, dict(os.environ))
+        emit(data, args.json, lambda d: ("removed brain from " + ", ".join(
+            d["files"] + ([d["pointer"]] if d["pointer"] else []) + ([d["config"]] if d["config"] else [])))
+             if d["files"] or d["pointer"] or d["config"] else "nothing of brain's to remove")
     else:
         from ..hooks.codex import uninstall
 

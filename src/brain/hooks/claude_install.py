@@ -1,27 +1,37 @@
 """Installing brain into a Claude Code project (and its CLAUDE.md pointer line), and removing exactly that.
 
-`.mcp.json` gets ``mcpServers.brain`` (`brain serve`); `.claude/settings.json` (or
-settings.local.json) gets one hook group per event running `brain hook claude-code EVENT`.
-Entries are inserted as text (``jsonedit``) so the user's bytes stay; what install found is
-recorded in `runtime/installs/claude-code.json` so uninstall restores it exactly, or, when
-the user edited the file since, cuts only brain's entries out.
+Nothing machine-specific goes into a file the repository shares. The MCP server entry, whose
+command is this machine's absolute path, goes to Claude Code's local scope (`~/.claude.json`,
+``projects.<key>.mcpServers.brain``, see ``claude_scope``); the hooks go to
+`.claude/settings.local.json`, the project's personal settings file, kept out of git (a tracked
+one is refused, an unignored one is added to the clone's `info/exclude`). The repository gets
+only the CLAUDE.md pointer line, which names no path. brain entries an earlier version put in
+the shared `.mcp.json` and `.claude/settings.json` are taken out on install.
+
+Every file of the repository is read and written through ``repofiles`` (never through a link
+the repository ships), and everything is validated before the first write. Entries are inserted
+as text (``jsonedit``) so the user's bytes stay; what install found is recorded in
+`runtime/installs/claude-code.json` so uninstall restores it exactly, or, when the user edited
+the file since, cuts only brain's entries out.
 """
 
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import time
 from pathlib import Path
 
 from ..errors import IntegrationConflict, InvalidInput
-from ..memory.files import atomic_write_bytes
+from . import repofiles
+from .claude_scope import is_our_server as _is_our_server
 from .jsonedit import add_element, add_member, find, read_json_object, remove_element, remove_member, scan
-from .jsonfile import dump_json, read_json_file, sha256_text
+from .jsonfile import dump_json, parse_json_text, sha256_text
 from .pointer import add_pointer, remove_pointer
 
-__all__ = ["install", "uninstall", "HOOK_EVENTS", "hook_command", "MARK", "CLIENT"]
+__all__ = ["install", "uninstall", "HOOK_EVENTS", "hook_command", "MARK", "CLIENT", "LOCAL_SETTINGS"]
 
 CLIENT = "claude-code"
 MARK = "hook claude-code"
@@ -81,36 +91,21 @@ def _add_hooks(settings: dict, brain_argv: list[str]) -> dict:
     return out
 
 
-def _server_entry(brain_argv: list[str]) -> dict:
-    return {"type": "stdio", "command": brain_argv[0], "args": [*brain_argv[1:], "serve"], "env": {}}
-
-
-def _is_our_server(entry) -> bool:
-    return isinstance(entry, dict) and isinstance(entry.get("args"), list) and entry["args"][-1:] == ["serve"] and (
-        "brain" in str(entry.get("command", "")) or "brain" in entry["args"])
+LOCAL_SETTINGS = ".claude/settings.local.json"
+SHARED_FILES = (".mcp.json", ".claude/settings.json")  # where versions before this one put brain's entries
 
 
 def _manifest_path(brain) -> Path:
     return brain.runtime / "installs" / f"{CLIENT}.json"
 
 
-def _base_text(rel: str, text: str | None, data: dict, entry: dict | None, has_ours: bool, strip) -> str | None:
+def _base_text(text: str | None, entry: dict | None, has_ours: bool, strip) -> str | None:
     """The text to add brain's entries to: the user's own file, without any earlier brain entries."""
     if not has_ours:
         return text
     if entry and entry.get("written") == sha256_text(text) and "original" in entry:
         return entry["original"]  # untouched since the last install: start again from the user's bytes
-    return dump_json(strip(data), text)  # edited since: brain's old entries out, formatting normalized
-
-
-def _with_server(text: str | None, entry: dict) -> str:
-    if text is None or not text.strip():
-        return dump_json({"mcpServers": {"brain": entry}}, text)
-    root = scan(text)
-    servers = find(root, "mcpServers")
-    if servers is None:
-        return add_member(text, root, "mcpServers", {"brain": entry})
-    return add_member(text, servers, "brain", entry)
+    return dump_json(strip(parse_json_text(text, "")), text)  # edited since: brain's old entries out, normalized
 
 
 def _with_hooks(text: str | None, brain_argv: list[str]) -> str:
@@ -130,86 +125,136 @@ def _with_hooks(text: str | None, brain_argv: list[str]) -> str:
     return text
 
 
-def install(brain, brain_argv: list[str], *, local: bool = False) -> dict:
-    """Add the MCP entry and the hooks; idempotent; refuses (writing nothing) on a foreign `brain` server.
+def _undo_plan(repo: Path, rel: str, entry: dict | None) -> tuple[str, str | None] | None:
+    """How to take brain's entries out of ``rel``: ("restore", original bytes) when the file is as brain left
+    it, ("write", text without them) or ("delete", None); None when nothing of brain's is there."""
+    text = repofiles.read_text(repo, rel)
+    if text is None:
+        return None
+    entry = entry or {}
+    original = entry.get("original") if "original" in entry else text
+    if entry.get("written") and sha256_text(text) == entry["written"]:
+        return ("delete", None) if original is None else ("restore", original)
+    parse_json_text(text, repo / rel)  # a broken file is refused before anything is written
+    new = _without_ours(rel, text, original)
+    if new is None:
+        return None
+    return ("delete", None) if not json.loads(new) and original is None else ("write", new)
 
-    The entries are inserted as text into the user's files, so every byte of theirs stays as it was."""
-    settings_rel = ".claude/settings.local.json" if local else ".claude/settings.json"
-    targets = {".mcp.json": brain.repo / ".mcp.json", settings_rel: brain.repo / settings_rel}
+
+def _apply(repo: Path, rel: str, plan: tuple[str, str | None]) -> None:
+    action, text = plan
+    if action == "delete":
+        repofiles.remove(repo, rel)
+    else:
+        repofiles.write_text(repo, rel, text)
+
+
+def install(brain, brain_argv: list[str], env: dict[str, str] | None = None) -> dict:
+    """Add the local-scope MCP entry and the local hooks; idempotent; validates everything first and
+    refuses (writing nothing) on a link in the repository, a foreign `brain` server or a broken file."""
+    from .claude_scope import claude_state, local_server, plan_server, project_key, write_server
+    from .localfile import keep_out_of_git
+    from .pointer import check_pointer
+
+    env = dict(os.environ) if env is None else env
+    repo = brain.repo
     manifest_path = _manifest_path(brain)
     manifest = read_json_object(manifest_path)
     files = manifest.get("files", {})
-    # validate everything first: nothing is written unless both files can be
-    mcp, mcp_text = read_json_file(targets[".mcp.json"])
-    servers = mcp.get("mcpServers", {})
-    if not isinstance(servers, dict):
-        raise InvalidInput(".mcp.json `mcpServers` is not an object; nothing was changed", field="mcpServers")
-    if "brain" in servers and not _is_our_server(servers["brain"]):
-        raise IntegrationConflict(".mcp.json", "mcpServers.brain")
-    settings, settings_text = read_json_file(targets[settings_rel])
+    # validate everything first: nothing is written unless every file can be
+    for rel in (*SHARED_FILES, LOCAL_SETTINGS):
+        repofiles.check(repo, rel)
+    check_pointer(repo, CLIENT)
+    shared_servers = parse_json_text(repofiles.read_text(repo, ".mcp.json"), repo / ".mcp.json").get("mcpServers")
+    if isinstance(shared_servers, dict) and "brain" in shared_servers and not _is_our_server(shared_servers["brain"]):
+        raise IntegrationConflict(".mcp.json", "mcpServers.brain")  # the local entry would hide the user's server
+    settings_text = repofiles.read_text(repo, LOCAL_SETTINGS)
+    settings = parse_json_text(settings_text, repo / LOCAL_SETTINGS)
     _add_hooks(_strip_hooks(settings), brain_argv)  # raises on a `hooks` that is not an object of lists
+    keep_out_of_git(repo, LOCAL_SETTINGS, write=False)  # raises SharedFile on a tracked one
+    key = project_key(repo)
+    recorded = manifest.get("claude_config") or {}
+    created_project = recorded.get("created_project") if recorded else None
+    if created_project is None:
+        from .claude_scope import config_file
 
-    def strip_server(data: dict) -> dict:
-        rest = {k: v for k, v in data.get("mcpServers", {}).items() if k != "brain"}
-        return {**data, "mcpServers": rest}
+        projects = read_json_object(config_file(env)).get("projects")
+        created_project = not (isinstance(projects, dict) and key in projects)
+    config_text = plan_server(env, key, brain_argv, recorded)
+    shared = {rel: _undo_plan(repo, rel, files.get(rel)) for rel in SHARED_FILES}
+    base = _base_text(settings_text, files.get(LOCAL_SETTINGS), _strip_hooks(settings) != settings, _strip_hooks)
+    settings_new = _with_hooks(base, brain_argv)
+    json.loads(settings_new)  # what we write parses
 
-    base = _base_text(".mcp.json", mcp_text, mcp, files.get(".mcp.json"), "brain" in servers, strip_server)
-    planned = {".mcp.json": (_with_server(base, _server_entry(brain_argv)), base)}
-    has_hooks = _strip_hooks(settings) != settings
-    base = _base_text(settings_rel, settings_text, settings, files.get(settings_rel), has_hooks, _strip_hooks)
-    planned[settings_rel] = (_with_hooks(base, brain_argv), base)
-    written = {}
-    for rel, (text, original) in planned.items():
-        json.loads(text)  # what we write parses
-        targets[rel].parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(targets[rel], text.encode("utf-8"))
-        entry = dict(files.get(rel) or {})
-        if "original" not in entry or entry.get("written") != sha256_text(
-                mcp_text if rel == ".mcp.json" else settings_text):
-            entry["original"] = original
-        entry["written"] = sha256_text(text)
-        written[rel] = entry
-    pointer = add_pointer(brain.repo, CLIENT, manifest)  # CLAUDE.md: the file Claude Code reads instructions from
+    # write
+    repofiles.write_text(repo, LOCAL_SETTINGS, settings_new)
+    entry = dict(files.get(LOCAL_SETTINGS) or {})
+    if "original" not in entry or entry.get("written") != sha256_text(settings_text):
+        entry["original"] = base
+    entry["written"] = sha256_text(settings_new)
+    exclude = keep_out_of_git(repo, LOCAL_SETTINGS, write=True) or manifest.get("exclude")
+    write_server(env, config_text)
+    removed = []
+    for rel, plan in shared.items():
+        if plan is not None:
+            _apply(repo, rel, plan)
+            removed.append(rel)
+    pointer = add_pointer(repo, CLIENT, manifest)  # CLAUDE.md: the file Claude Code reads instructions from
+    kept = {rel: e for rel, e in files.items() if rel not in SHARED_FILES and rel != LOCAL_SETTINGS}
+    config_record = {"file": str(_config_file(env)), "key": key, "entry": local_server(env, key),
+                     "created_project": created_project}
     manifest = {"client": CLIENT, "at": manifest.get("at", time.time()), "command": brain_argv,
-                "files": {**files, **written}, **pointer}
+                "files": {**kept, LOCAL_SETTINGS: entry}, "claude_config": config_record, "exclude": exclude,
+                **pointer}
     manifest_path.parent.mkdir(parents=True, exist_ok=True)
     manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    return {"client": CLIENT, "files": sorted(written), "command": brain_argv,
+    state = claude_state(repo, env, hooks_installed=True, mcpjson_brain=False)
+    return {"client": CLIENT, "files": [LOCAL_SETTINGS], "config": config_record["file"], "key": key,
+            "command": brain_argv, "removed_shared": removed,
+            "excluded": exclude["line"] if exclude else None,
             "pointer": pointer["pointer_file"] if pointer["pointer_added"] else None,
-            "hooks": {e: hook_command(brain_argv, sub) for e, (_, sub, _) in HOOK_EVENTS.items()}}
+            "hooks": {e: hook_command(brain_argv, sub) for e, (_, sub, _) in HOOK_EVENTS.items()},
+            "trusted": state["trusted"], "pending": state["pending"]}
 
 
-def uninstall(brain) -> dict:
-    """Remove exactly what install added: original bytes back when the file is as brain left it."""
+def _config_file(env: dict[str, str]) -> Path:
+    from .claude_scope import config_file
+
+    return config_file(env)
+
+
+def uninstall(brain, env: dict[str, str] | None = None) -> dict:
+    """Remove exactly what install added: original bytes back when a file is as brain left it, brain's entries
+    cut out of one edited since; the local-scope server, the `info/exclude` line and the pointer line."""
+    from .claude_scope import remove_server
+    from .localfile import undo_exclude
+    from .pointer import check_pointer
+
+    env = dict(os.environ) if env is None else env
+    repo = brain.repo
     manifest_path = _manifest_path(brain)
     manifest = read_json_object(manifest_path)
-    files = manifest.get("files") or {".mcp.json": {}, ".claude/settings.json": {}, ".claude/settings.local.json": {}}
+    files = manifest.get("files") or {rel: {} for rel in (*SHARED_FILES, LOCAL_SETTINGS)}
+    for rel in files:  # validate everything first: a link anywhere and nothing is changed
+        repofiles.check(repo, rel)
+    check_pointer(repo, CLIENT)
+    plans = {rel: _undo_plan(repo, rel, entry) for rel, entry in files.items()
+             if rel in (*SHARED_FILES, LOCAL_SETTINGS)}
     changed = []
-    for rel, entry in files.items():
-        path = brain.repo / rel
-        data, text = read_json_file(path)
-        if text is None:
-            continue
-        original = entry.get("original") if "original" in entry else text
-        if entry.get("written") and sha256_text(text) == entry["written"]:
-            if original is None:
-                path.unlink()
-            else:
-                path.write_bytes(original.encode("utf-8"))
+    for rel, plan in plans.items():
+        if plan is not None:
+            _apply(repo, rel, plan)
             changed.append(rel)
-            continue
-        new = _without_ours(rel, text, original)
-        if new is None:
-            continue
-        if not json.loads(new) and original is None:
-            path.unlink()
-        else:
-            atomic_write_bytes(path, new.encode("utf-8"))
-        changed.append(rel)
-    removed_pointer = remove_pointer(brain.repo, manifest)
+    recorded = manifest.get("claude_config")
+    removed_server = bool(recorded) and remove_server(
+        {**env, **({"CLAUDE_CONFIG_DIR": str(Path(recorded["file"]).parent)} if recorded.get("file") else {})},
+        recorded.get("key", ""), recorded)
+    undo_exclude(manifest.get("exclude"))
+    removed_pointer = remove_pointer(repo, manifest)
     manifest_path.unlink(missing_ok=True)
-    return {"client": CLIENT, "files": sorted(changed), "pointer": manifest.get("pointer_file") if removed_pointer
-            else None}
+    return {"client": CLIENT, "files": sorted(changed), "config": recorded.get("file") if removed_server else None,
+            "pointer": manifest.get("pointer_file") if removed_pointer else None}
 
 
 def _without_ours(rel: str, text: str, original: str | None) -> str | None:

@@ -18,6 +18,7 @@ script's interpreter, when inside the repository too, obeys the same rule.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -26,7 +27,6 @@ import subprocess
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from .jsonedit import read_json_object
 
 __all__ = ["InstalledCommand", "installed_commands", "probe", "PROBE_TIMEOUT"]
 
@@ -60,17 +60,33 @@ def _server_argv(entry) -> list[str] | None:
     return [entry["command"], *args]
 
 
+def _repo_json(repo: Path, rel: str) -> dict:
+    """A JSON object file of the repository, read without following a link (``{}`` for a link or a bad file)."""
+    from ..errors import BrainError
+    from . import repofiles
+
+    try:
+        data = json.loads(repofiles.read_text(repo, rel) or "{}")
+    except (BrainError, OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def installed_commands(repo: Path, env: dict[str, str]) -> list[InstalledCommand]:
     """Every command the installed Claude Code and Codex entries run for brain, deduplicated."""
+    from .claude_scope import config_file, local_server, project_key
     from .codex import config_path
 
     found: dict = {}
-    server = (read_json_object(repo / ".mcp.json").get("mcpServers") or {})
+    argv = _server_argv(local_server(env, project_key(repo)))
+    if argv:
+        _add(found, "claude-code", argv, f"{config_file(env)}: local-scope mcpServers.brain")
+    server = (_repo_json(repo, ".mcp.json").get("mcpServers") or {})
     argv = _server_argv(server.get("brain") if isinstance(server, dict) else None)
     if argv:
         _add(found, "claude-code", argv, ".mcp.json: mcpServers.brain")
     for rel in (".claude/settings.json", ".claude/settings.local.json"):
-        hooks = read_json_object(repo / rel).get("hooks")
+        hooks = _repo_json(repo, rel).get("hooks")
         for event, groups in (hooks.items() if isinstance(hooks, dict) else []):
             for group in groups if isinstance(groups, list) else []:
                 for hook in (group.get("hooks") if isinstance(group, dict) else None) or []:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import InvalidInput
 
-__all__ = ["read_json_file", "dump_json", "sha256_text"]
+__all__ = ["read_json_file", "parse_json_text", "dump_json", "sha256_text"]
 
 
 def sha256_text(text: str | None) -> str | None:
@@ -30,8 +30,13 @@ def read_json_file(path: Path) -> tuple[dict, str | None]:
         return {}, None
     except UnicodeDecodeError:
         raise InvalidInput(f"{path} is not UTF-8 text; nothing was changed", field="file") from None
-    if not text.strip():
-        return {}, text
+    return parse_json_text(text, path), text
+
+
+def parse_json_text(text: str | None, path) -> dict:
+    """The object a settings file's text holds (``{}`` for none or blank); anything else is refused."""
+    if text is None or not text.strip():
+        return {}
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -39,7 +44,7 @@ def read_json_file(path: Path) -> tuple[dict, str | None]:
                            field="file", hint="fix the file, then install again") from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{path} does not hold a JSON object; nothing was changed", field="file")
-    return data, text
+    return data
 
 
 def _indent_of(text: str | None) -> int | str:
