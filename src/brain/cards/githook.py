@@ -8,6 +8,7 @@ clear error, or with ``chain=True`` keeps it as `pre-commit.local` and runs it f
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -81,10 +82,37 @@ fi
 """
 
 
+def _refuse_links(folder: Path) -> None:
+    """A hook folder inside the work tree (core.hooksPath = .husky, ...) holds files the repository ships: a
+    `pre-commit` (or its chained copy) that is a link would make brain read, move or chmod what it points to."""
+    from ..errors import UnsafeLink
+
+    for name in ("pre-commit", CHAINED):
+        if os.path.islink(folder / name):
+            raise UnsafeLink(str(folder / name), os.readlink(folder / name), "git hook file")
+
+
+def _write_hook(folder: Path, text: str) -> None:
+    """Write the hook through a fresh temporary file (O_EXCL | O_NOFOLLOW, so a planted link is never written
+    through) renamed over `pre-commit` (a rename replaces, never follows)."""
+    tmp = folder / f".pre-commit.brain.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o755)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            os.fchmod(handle.fileno(), 0o755)
+        os.replace(tmp, folder / "pre-commit")
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
 def install_git_hook(brain, *, chain: bool = False, force: bool = False) -> dict:
     """Install the pre-commit hook; refuse (Conflict-like InvalidInput) to replace a foreign hook unless chained."""
     folder = hooks_dir(brain.repo)
     folder.mkdir(parents=True, exist_ok=True)
+    _refuse_links(folder)
     path = folder / "pre-commit"
     chained = None
     if path.exists():
@@ -100,10 +128,7 @@ def install_git_hook(brain, *, chain: bool = False, force: bool = False) -> dict
                 chained = str(target)
             elif not force:
                 raise HookExists(str(path))
-    tmp = folder / ".pre-commit.brain.tmp"
-    tmp.write_text(hook_script())
-    tmp.chmod(0o755)
-    os.replace(tmp, path)
+    _write_hook(folder, hook_script())
     if chained is None and (folder / CHAINED).exists():
         chained = str(folder / CHAINED)
     return {"hook": str(path), "chained": chained}
@@ -111,6 +136,7 @@ def install_git_hook(brain, *, chain: bool = False, force: bool = False) -> dict
 
 def uninstall_git_hook(brain) -> dict:
     folder = hooks_dir(brain.repo)
+    _refuse_links(folder)
     path = folder / "pre-commit"
     if not path.exists() or HOOK_MARKER not in path.read_text(errors="replace"):
         return {"hook": str(path), "removed": False, "restored": None}

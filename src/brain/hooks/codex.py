@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..errors import IntegrationConflict, InvalidInput
 from ..memory.files import atomic_write_bytes
-from .pointer import add_pointer, read_utf8, remove_pointer
+from .pointer import add_pointer, check_pointer, read_utf8, remove_pointer
 
 __all__ = ["install", "uninstall", "config_path", "BEGIN", "END"]
 
@@ -55,6 +55,9 @@ def _legacy(manifest: dict) -> dict:
 
 
 def install(brain, brain_argv: list[str], env: dict[str, str]) -> dict:
+    """Append brain's block to the user's Codex config (per-user: this machine's command belongs there) and
+    the AGENTS.md pointer; everything is validated first (a linked AGENTS.md is refused, nothing written)."""
+    check_pointer(brain.repo, CLIENT)
     path = config_path(env)
     text = read_utf8(path)
     base = _BLOCK.sub("", text) if text else text  # re-install replaces brain's own block
@@ -88,6 +91,7 @@ def install(brain, brain_argv: list[str], env: dict[str, str]) -> dict:
 
 
 def uninstall(brain, env: dict[str, str]) -> dict:
+    check_pointer(brain.repo, CLIENT)  # a link the repository ships: refused before anything changes
     manifest_path = _manifest_path(brain)
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
