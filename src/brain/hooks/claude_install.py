@@ -176,11 +176,11 @@ def install(brain, brain_argv: list[str], env: dict[str, str] | None = None) -> 
     key = project_key(repo)
     recorded = manifest.get("claude_config") or {}
     created_project = recorded.get("created_project") if recorded else None
+    created_file = recorded.get("created_file") if recorded else None
     if created_project is None:
-        from .claude_scope import config_file
-
-        projects = read_json_object(config_file(env)).get("projects")
+        projects = read_json_object(_config_file(env)).get("projects")
         created_project = not (isinstance(projects, dict) and key in projects)
+        created_file = not _config_file(env).exists()
     config_text = plan_server(env, key, brain_argv, recorded)
     shared = {rel: _undo_plan(repo, rel, files.get(rel)) for rel in SHARED_FILES}
     base = _base_text(settings_text, files.get(LOCAL_SETTINGS), _strip_hooks(settings) != settings, _strip_hooks)
@@ -203,7 +203,7 @@ def install(brain, brain_argv: list[str], env: dict[str, str] | None = None) -> 
     pointer = add_pointer(repo, CLIENT, manifest)  # CLAUDE.md: the file Claude Code reads instructions from
     kept = {rel: e for rel, e in files.items() if rel not in SHARED_FILES and rel != LOCAL_SETTINGS}
     config_record = {"file": str(_config_file(env)), "key": key, "entry": local_server(env, key),
-                     "created_project": created_project}
+                     "created_project": created_project, "created_file": created_file}
     manifest = {"client": CLIENT, "at": manifest.get("at", time.time()), "command": brain_argv,
                 "files": {**kept, LOCAL_SETTINGS: entry}, "claude_config": config_record, "exclude": exclude,
                 **pointer}

@@ -148,6 +148,9 @@ def remove_server(env: dict[str, str], key: str, recorded: dict) -> bool:
     project = find(scan(new), "projects", key)
     if recorded.get("created_project") and json.loads(new[project.start:project.end]) == {"mcpServers": {}}:
         new = remove_member(new, find(scan(new), "projects"), key)
+    if recorded.get("created_file") and json.loads(new) == {"projects": {}}:
+        path.unlink()  # the install made the file, and nothing else was put in it since
+        return True
     atomic_write_bytes(path, new.encode("utf-8"))
     return True
 
