@@ -29,6 +29,7 @@ from . import repofiles
 from .claude_scope import is_our_server as _is_our_server
 from .jsonedit import add_element, add_member, find, read_json_object, remove_element, remove_member, scan
 from .jsonfile import dump_json, parse_json_text, sha256_text
+from .manifest import manifest_path, read_manifest, write_manifest
 from .pointer import add_pointer, remove_pointer
 
 __all__ = ["install", "uninstall", "HOOK_EVENTS", "hook_command", "MARK", "CLIENT", "LOCAL_SETTINGS"]
@@ -95,10 +96,6 @@ LOCAL_SETTINGS = ".claude/settings.local.json"
 SHARED_FILES = (".mcp.json", ".claude/settings.json")  # where versions before this one put brain's entries
 
 
-def _manifest_path(brain) -> Path:
-    return brain.runtime / "installs" / f"{CLIENT}.json"
-
-
 def _base_text(text: str | None, entry: dict | None, has_ours: bool, strip) -> str | None:
     """The text to add brain's entries to: the user's own file, without any earlier brain entries."""
     if not has_ours:
@@ -159,8 +156,7 @@ def install(brain, brain_argv: list[str], env: dict[str, str] | None = None) -> 
 
     env = dict(os.environ) if env is None else env
     repo = brain.repo
-    manifest_path = _manifest_path(brain)
-    manifest = read_json_object(manifest_path)
+    manifest = read_manifest(brain, CLIENT)
     files = manifest.get("files", {})
     # validate everything first: nothing is written unless every file can be
     for rel in (*SHARED_FILES, LOCAL_SETTINGS):
@@ -207,8 +203,7 @@ def install(brain, brain_argv: list[str], env: dict[str, str] | None = None) -> 
     manifest = {"client": CLIENT, "at": manifest.get("at", time.time()), "command": brain_argv,
                 "files": {**kept, LOCAL_SETTINGS: entry}, "claude_config": config_record, "exclude": exclude,
                 **pointer}
-    manifest_path.parent.mkdir(parents=True, exist_ok=True)
-    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    write_manifest(brain, CLIENT, manifest)
     state = claude_state(repo, env, hooks_installed=True, mcpjson_brain=False)
     return {"client": CLIENT, "files": [LOCAL_SETTINGS], "config": config_record["file"], "key": key,
             "command": brain_argv, "removed_shared": removed,
@@ -233,8 +228,7 @@ def uninstall(brain, env: dict[str, str] | None = None) -> dict:
 
     env = dict(os.environ) if env is None else env
     repo = brain.repo
-    manifest_path = _manifest_path(brain)
-    manifest = read_json_object(manifest_path)
+    manifest = read_manifest(brain, CLIENT)
     files = manifest.get("files") or {rel: {} for rel in (*SHARED_FILES, LOCAL_SETTINGS)}
     for rel in files:  # validate everything first: a link anywhere and nothing is changed
         repofiles.check(repo, rel)
@@ -252,7 +246,7 @@ def uninstall(brain, env: dict[str, str] | None = None) -> dict:
         recorded.get("key", ""), recorded)
     undo_exclude(manifest.get("exclude"))
     removed_pointer = remove_pointer(repo, manifest)
-    manifest_path.unlink(missing_ok=True)
+    manifest_path(brain, CLIENT).unlink(missing_ok=True)
     return {"client": CLIENT, "files": sorted(changed), "config": recorded.get("file") if removed_server else None,
             "pointer": manifest.get("pointer_file") if removed_pointer else None}
 

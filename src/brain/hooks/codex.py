@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..errors import IntegrationConflict, InvalidInput
 from ..memory.files import atomic_write_bytes
+from .manifest import manifest_path, read_manifest, write_manifest
 from .pointer import add_pointer, check_pointer, read_utf8, remove_pointer
 
 __all__ = ["install", "uninstall", "config_path", "BEGIN", "END"]
@@ -42,10 +43,6 @@ def _block(brain_argv: list[str]) -> str:
     return f"{BEGIN}\n[mcp_servers.brain]\ncommand = {_toml_str(brain_argv[0])}\nargs = [{args}]\n{END}\n"
 
 
-def _manifest_path(brain) -> Path:
-    return brain.runtime / "installs" / f"{CLIENT}.json"
-
-
 def _legacy(manifest: dict) -> dict:
     """A manifest written before the pointer fields were shared with Claude Code (agents_* keys)."""
     if "agents_added" not in manifest:
@@ -58,6 +55,7 @@ def install(brain, brain_argv: list[str], env: dict[str, str]) -> dict:
     """Append brain's block to the user's Codex config (per-user: this machine's command belongs there) and
     the AGENTS.md pointer; everything is validated first (a linked AGENTS.md is refused, nothing written)."""
     check_pointer(brain.repo, CLIENT)
+    old = read_manifest(brain, CLIENT)  # a record that came with the repository is refused before any write
     path = config_path(env)
     text = read_utf8(path)
     base = _BLOCK.sub("", text) if text else text  # re-install replaces brain's own block
@@ -75,28 +73,17 @@ def install(brain, brain_argv: list[str], env: dict[str, str]) -> dict:
         new = base + ("" if base.endswith("\n") else "\n") + "\n" + block
     tomllib.loads(new)  # what we write parses
     atomic_write_bytes(path, new.encode("utf-8"))
-    manifest_path = _manifest_path(brain)
-    old = {}
-    try:
-        old = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass
     pointer = add_pointer(brain.repo, CLIENT, _legacy(old))
     manifest = {"client": CLIENT, "at": old.get("at", time.time()), "config": str(path),
                 "config_original": old.get("config_original", text) if old else text,
                 "config_written": new, "command": brain_argv, **pointer}
-    manifest_path.parent.mkdir(parents=True, exist_ok=True)
-    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    write_manifest(brain, CLIENT, manifest)
     return {"client": CLIENT, "config": str(path), "agents_md": pointer["pointer_added"], "command": brain_argv}
 
 
 def uninstall(brain, env: dict[str, str]) -> dict:
     check_pointer(brain.repo, CLIENT)  # a link the repository ships: refused before anything changes
-    manifest_path = _manifest_path(brain)
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        manifest = {}
+    manifest = read_manifest(brain, CLIENT)
     path = Path(manifest.get("config") or config_path(env))
     text = read_utf8(path)
     removed_config = False
@@ -118,5 +105,5 @@ def uninstall(brain, env: dict[str, str]) -> dict:
                 path.unlink()
             removed_config = True
     removed_pointer = remove_pointer(brain.repo, _legacy(manifest))
-    manifest_path.unlink(missing_ok=True)
+    manifest_path(brain, CLIENT).unlink(missing_ok=True)
     return {"client": CLIENT, "config": str(path), "removed_config": removed_config, "agents_md": removed_pointer}
