@@ -233,3 +233,17 @@ def test_an_install_record_the_repository_tracks_is_refused(world, client):
         assert out.returncode == 4 and json.loads(out.stderr)["error"] == "settings", out.stderr
     assert snapshot(outside, Path(env["HOME"])) == before
     assert not (Path(env["CODEX_HOME"]) / "config.toml").exists()
+
+
+def test_a_linked_claude_config_stops_the_install_before_its_first_write(world):
+    """`~/.claude.json` as a link (a dotfiles folder) is refused, not followed: and since it is checked with the
+    rest, the repository's files are not left half-installed."""
+    brain, outside, env = world
+    config = Path(env["CLAUDE_CONFIG_DIR"]) / ".claude.json"
+    config.parent.mkdir(parents=True)
+    (outside / "claude.json").write_text("{}\n")
+    config.symlink_to(outside / "claude.json")
+    before = snapshot(brain.repo, outside)
+    with pytest.raises(UnsafeLink):
+        claude.install(brain, [sys.executable, "-m", "brain"], env)
+    assert snapshot(brain.repo, outside) == before

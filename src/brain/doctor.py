@@ -38,8 +38,7 @@ def run_checks(brain) -> list[dict]:
     now = brain.memory.read_or_none("now.md")
     checks.append(_check("now.md", now is not None and bool(now.text.strip()),
                          f"{now.size} bytes" if now else "absent", "write it: `brain write now < now.md`"))
-    agents = brain.repo / "AGENTS.md"
-    has_pointer = agents.exists() and POINTER_MARKER in agents.read_text(encoding="utf-8", errors="replace")
+    has_pointer = POINTER_MARKER in _repo_text(brain.repo, "AGENTS.md")
     checks.append(_check("AGENTS.md", has_pointer, "pointer line present" if has_pointer else "no pointer line",
                          "run `brain init` to add it"))
     try:
@@ -61,6 +60,17 @@ def run_checks(brain) -> list[dict]:
         checks.append(approval)
     checks.extend(_client_command_checks(brain))
     return checks
+
+
+def _repo_text(repo: Path, rel: str) -> str:
+    """A file of the repository, never read through a link it ships ("" for a link, a missing or a bad file)."""
+    from .errors import BrainError
+    from .hooks import repofiles
+
+    try:
+        return repofiles.read_text(repo, rel) or ""
+    except (BrainError, OSError):
+        return ""
 
 
 def _gitignore_check(brain) -> dict:

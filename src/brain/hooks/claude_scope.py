@@ -21,7 +21,7 @@ import json
 import os
 from pathlib import Path
 
-from ..errors import IntegrationConflict, InvalidInput
+from ..errors import IntegrationConflict, InvalidInput, UnsafeLink
 from ..memory.files import atomic_write_bytes
 from .jsonedit import add_member, find, read_json_object, remove_member, scan
 from .jsonfile import dump_json, read_json_file
@@ -85,6 +85,8 @@ def plan_server(env: dict[str, str], key: str, brain_argv: list[str], recorded: 
     """The new text of Claude Code's config with brain's local-scope server (validated, nothing written).
     A `brain` server there that is not brain's (nor the one an earlier install wrote) is refused."""
     path = config_file(env)
+    if path.is_symlink():  # checked now, so the install stops before its first write (a rename would refuse it later)
+        raise UnsafeLink(str(path), os.readlink(path), "Claude Code config file")
     data, text = read_json_file(path)
     servers = _project(data, key, path).get("mcpServers", {})
     current = servers.get(SERVER)
