@@ -235,3 +235,35 @@ def test_every_worktree_shares_claude_codes_project_key(brain, tmp_path):
     git(brain.repo, "worktree", "add", "-q", str(worktree))
     assert project_key(worktree) == project_key(brain.repo) == os.path.realpath(brain.repo)
     assert project_key(brain.repo / ".brain") == os.path.realpath(brain.repo)  # a subfolder: the work tree
+
+
+def test_worktrees_share_the_local_scope_and_the_exclude_line_until_the_last_uninstall(brain, tmp_path):
+    """Claude Code's local scope and the clone's `info/exclude` serve every worktree: uninstalling in one
+    worktree leaves them while another still has brain's hooks; the last uninstall removes both."""
+    env = person(tmp_path, "hal")
+    worktree = tmp_path / "wt"
+    git(brain.repo, "add", "-A")
+    git(brain.repo, "commit", "-q", "-m", "brain")
+    git(brain.repo, "worktree", "add", "-q", str(worktree))
+    exclude = Path(git(brain.repo, "rev-parse", "--path-format=absolute", "--git-path", "info/exclude").strip())
+    before = exclude.read_text() if exclude.exists() else None
+    for where in (brain.repo, worktree):
+        assert brain_as(sys.executable, where, env, "install", "claude-code").returncode == 0
+    key = project_key(brain.repo)
+    out = brain_as(sys.executable, brain.repo, env, "uninstall", "claude-code", "--json")
+    assert out.returncode == 0
+    assert local_server(env, key) is not None  # the worktree's sessions still start brain
+    assert subprocess.run(["git", "check-ignore", "-q", ".claude/settings.local.json"], cwd=worktree).returncode == 0
+    assert json.loads(out.stdout)["kept_for"] == [str(worktree)]
+    if _client_or_none("claude"):
+        line = next(x for x in claude_list(_client("claude"), worktree, env).splitlines() if x.startswith("brain:"))
+        assert "Connected" in line
+    assert brain_as(sys.executable, worktree, env, "uninstall", "claude-code").returncode == 0
+    assert local_server(env, key) is None
+    assert (exclude.read_text() if exclude.exists() else None) == before
+
+
+def _client_or_none(name: str) -> str | None:
+    import shutil
+
+    return shutil.which(name)

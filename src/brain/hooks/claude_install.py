@@ -223,7 +223,7 @@ def uninstall(brain, env: dict[str, str] | None = None) -> dict:
     """Remove exactly what install added: original bytes back when a file is as brain left it, brain's entries
     cut out of one edited since; the local-scope server, the `info/exclude` line and the pointer line."""
     from .claude_scope import remove_server
-    from .localfile import undo_exclude
+    from .localfile import exclude_record, other_worktrees_using, undo_exclude
     from .pointer import check_pointer
 
     env = dict(os.environ) if env is None else env
@@ -240,15 +240,17 @@ def uninstall(brain, env: dict[str, str] | None = None) -> dict:
         if plan is not None:
             _apply(repo, rel, plan)
             changed.append(rel)
-    recorded = manifest.get("claude_config")
-    removed_server = bool(recorded) and remove_server(
+    recorded = manifest.get("claude_config") or {}
+    # the local scope (keyed by the main work tree) serves every worktree: it stays while another uses brain
+    shared_by = other_worktrees_using(repo, LOCAL_SETTINGS, MARK)
+    removed_server = bool(recorded) and not shared_by and remove_server(
         {**env, **({"CLAUDE_CONFIG_DIR": str(Path(recorded["file"]).parent)} if recorded.get("file") else {})},
         recorded.get("key", ""), recorded)
-    undo_exclude(manifest.get("exclude"))
+    undo_exclude(manifest.get("exclude") or exclude_record(repo, LOCAL_SETTINGS), repo, LOCAL_SETTINGS, MARK)
     removed_pointer = remove_pointer(repo, manifest)
     manifest_path(brain, CLIENT).unlink(missing_ok=True)
     return {"client": CLIENT, "files": sorted(changed), "config": recorded.get("file") if removed_server else None,
-            "pointer": manifest.get("pointer_file") if removed_pointer else None}
+            "kept_for": shared_by, "pointer": manifest.get("pointer_file") if removed_pointer else None}
 
 
 def _without_ours(rel: str, text: str, original: str | None) -> str | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..errors import BrainError, InvalidInput
 from ..memory.files import atomic_write_bytes
 
-__all__ = ["SharedFile", "keep_out_of_git", "undo_exclude", "MARK"]
+__all__ = ["SharedFile", "keep_out_of_git", "exclude_record", "undo_exclude", "other_worktrees_using", "MARK"]
 
 MARK = "# added by `brain install`; `brain uninstall` removes it"
 
@@ -75,9 +75,54 @@ def keep_out_of_git(repo: Path, rel: str, *, write: bool) -> dict | None:
     return {"exclude": exclude, "line": line}
 
 
-def undo_exclude(record: dict | None) -> bool:
-    """Remove the two lines ``keep_out_of_git`` added (the user's lines stay); True if removed."""
+def exclude_record(repo: Path, rel: str) -> dict | None:
+    """Where ``keep_out_of_git`` puts ``rel``'s line, whoever added it (an install in another worktree of the
+    same repository shares the clone's `info/exclude`); None when git cannot say."""
+    git, root = _git(repo)
+    if git is None:
+        return None
+    try:
+        exclude = git.run("rev-parse", "--path-format=absolute", "--git-path", "info/exclude").stdout.strip()
+    except BrainError:
+        return None
+    return {"exclude": exclude, "line": "/" + os.path.relpath(Path(repo).resolve() / rel, root).replace(os.sep, "/")}
+
+
+def other_worktrees_using(repo: Path, rel: str, needle: str) -> list[str]:
+    """The other work trees of ``repo``'s repository whose ``rel`` still holds ``needle`` (brain's hooks):
+    `info/exclude` and Claude Code's local scope are shared by every worktree, so they stay while one uses them."""
+    from . import repofiles
+
+    git, root = _git(repo)
+    if git is None:
+        return []
+    try:
+        listing = git.run("worktree", "list", "--porcelain", check=False).stdout
+    except BrainError:
+        return []
+    inside = os.path.relpath(Path(repo).resolve(), root)
+    users = []
+    for line in listing.splitlines():
+        if not line.startswith("worktree "):
+            continue
+        other = Path(line[len("worktree "):])
+        if os.path.realpath(other) == str(root):
+            continue
+        try:
+            text = repofiles.read_text(other / inside, rel)
+        except (BrainError, OSError):
+            continue
+        if text and needle in text:
+            users.append(str(other))
+    return users
+
+
+def undo_exclude(record: dict | None, repo: Path | None = None, rel: str = "", needle: str = "") -> bool:
+    """Remove the two lines ``keep_out_of_git`` added (the user's lines stay), unless another worktree's ``rel``
+    still holds ``needle``; True if removed."""
     if not record or not record.get("exclude") or not record.get("line"):
+        return False
+    if repo is not None and needle and other_worktrees_using(repo, rel, needle):
         return False
     path = Path(record["exclude"])
     try:
