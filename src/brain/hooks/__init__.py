@@ -1,8 +1,9 @@
 """Client integrations: the hook commands clients run, and installing them.
 
-``claude`` installs brain into a Claude Code project (`.claude/settings.json` hooks
-and the `.mcp.json` server entry) and handles the hook events; ``codex`` writes the
-MCP entry into `~/.codex/config.toml` and the AGENTS.md pointer. Every install
+``claude`` installs brain into a Claude Code project (hooks in `.claude/settings.local.json`,
+the server in Claude Code's local scope: nothing of this machine in a shared file) and handles
+the hook events; ``codex`` writes the MCP entry into `~/.codex/config.toml` and the AGENTS.md
+pointer. Files of the repository are written through ``repofiles``, never through a link. Every install
 records what it added in `runtime/installs/<client>.json`, so uninstall removes
 exactly that and a user's own settings are preserved byte for byte.
 """

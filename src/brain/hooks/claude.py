@@ -1,8 +1,9 @@
 """Claude Code: install brain into a project, and answer the hook events it sends.
 
-Install writes, merging into whatever the user has:
-- `.mcp.json`: ``mcpServers.brain`` = `brain serve` (the MCP tools, `brain_boot` first);
-- `.claude/settings.json` (or settings.local.json): hooks that run `brain hook claude-code EVENT`:
+Install (``claude_install``) writes, merging into whatever the user has:
+- Claude Code's local scope (`~/.claude.json`): ``mcpServers.brain`` = `brain serve` (the MCP tools,
+  `brain_boot` first);
+- `.claude/settings.local.json`: hooks that run `brain hook claude-code EVENT`:
   SessionStart (startup|resume|clear|compact) injects a compact boot (under ~10,000 characters, the
   part of hook output Claude Code keeps) that points to `brain_boot` for the rest; PreCompact writes
   a checkpoint of the session; Stop imports the new turns into the log and, once per session, asks

@@ -150,7 +150,7 @@ def _apply(repo: Path, rel: str, plan: tuple[str, str | None]) -> None:
 def install(brain, brain_argv: list[str], env: dict[str, str] | None = None) -> dict:
     """Add the local-scope MCP entry and the local hooks; idempotent; validates everything first and
     refuses (writing nothing) on a link in the repository, a foreign `brain` server or a broken file."""
-    from .claude_scope import claude_state, local_server, plan_server, project_key, write_server
+    from .claude_scope import claude_state, local_server, project_key, write_server
     from .localfile import keep_out_of_git
     from .pointer import check_pointer
 
@@ -170,14 +170,7 @@ def install(brain, brain_argv: list[str], env: dict[str, str] | None = None) -> 
     _add_hooks(_strip_hooks(settings), brain_argv)  # raises on a `hooks` that is not an object of lists
     keep_out_of_git(repo, LOCAL_SETTINGS, write=False)  # raises SharedFile on a tracked one
     key = project_key(repo)
-    recorded = manifest.get("claude_config") or {}
-    created_project = recorded.get("created_project") if recorded else None
-    created_file = recorded.get("created_file") if recorded else None
-    if created_project is None:
-        projects = read_json_object(_config_file(env)).get("projects")
-        created_project = not (isinstance(projects, dict) and key in projects)
-        created_file = not _config_file(env).exists()
-    config_text = plan_server(env, key, brain_argv, recorded)
+    config_text, created = _config_plan(env, key, brain_argv, manifest.get("claude_config") or {})
     shared = {rel: _undo_plan(repo, rel, files.get(rel)) for rel in SHARED_FILES}
     base = _base_text(settings_text, files.get(LOCAL_SETTINGS), _strip_hooks(settings) != settings, _strip_hooks)
     settings_new = _with_hooks(base, brain_argv)
@@ -198,8 +191,7 @@ def install(brain, brain_argv: list[str], env: dict[str, str] | None = None) -> 
             removed.append(rel)
     pointer = add_pointer(repo, CLIENT, manifest)  # CLAUDE.md: the file Claude Code reads instructions from
     kept = {rel: e for rel, e in files.items() if rel not in SHARED_FILES and rel != LOCAL_SETTINGS}
-    config_record = {"file": str(_config_file(env)), "key": key, "entry": local_server(env, key),
-                     "created_project": created_project, "created_file": created_file}
+    config_record = {"file": str(_config_file(env)), "key": key, "entry": local_server(env, key), **created}
     manifest = {"client": CLIENT, "at": manifest.get("at", time.time()), "command": brain_argv,
                 "files": {**kept, LOCAL_SETTINGS: entry}, "claude_config": config_record, "exclude": exclude,
                 **pointer}
@@ -211,6 +203,19 @@ def install(brain, brain_argv: list[str], env: dict[str, str] | None = None) -> 
             "pointer": pointer["pointer_file"] if pointer["pointer_added"] else None,
             "hooks": {e: hook_command(brain_argv, sub) for e, (_, sub, _) in HOOK_EVENTS.items()},
             "trusted": state["trusted"], "pending": state["pending"]}
+
+
+def _config_plan(env: dict[str, str], key: str, brain_argv: list[str], recorded: dict) -> tuple[str, dict]:
+    """Claude Code's config with brain's local-scope server (validated, not written), and what the first
+    install found missing (the project's entry, the file): uninstall removes only what install created."""
+    from .claude_scope import plan_server
+
+    created = {k: recorded.get(k) for k in ("created_project", "created_file")}
+    if created["created_project"] is None:
+        projects = read_json_object(_config_file(env)).get("projects")
+        created = {"created_project": not (isinstance(projects, dict) and key in projects),
+                   "created_file": not _config_file(env).exists()}
+    return plan_server(env, key, brain_argv, recorded), created
 
 
 def _config_file(env: dict[str, str]) -> Path:
