@@ -162,7 +162,7 @@ def test_the_library_refuses_too_and_a_folder_link_inside_the_repository_counts(
         repofiles.read_text(brain.repo, "AGENTS.md")
 
 
-def test_a_file_where_a_folder_should_be_is_refused_cleanly(world):
+def test_a_file_where_a_folder_should_be_or_a_fifo_is_refused_cleanly(world):
     from brain.errors import InvalidInput
 
     brain, outside, env = world
@@ -170,6 +170,12 @@ def test_a_file_where_a_folder_should_be_is_refused_cleanly(world):
     with pytest.raises(InvalidInput):
         claude.install(brain, [sys.executable, "-m", "brain"], env)
     assert (brain.repo / ".claude").read_text() == "not a folder"
+    (brain.repo / ".claude").unlink()
+    (brain.repo / ".claude").mkdir()
+    os.mkfifo(brain.repo / ".claude" / "settings.local.json")  # never opened: a reader would block on it
+    with pytest.raises(InvalidInput):
+        claude.install(brain, [sys.executable, "-m", "brain"], env)
+    assert not (Path(env["CLAUDE_CONFIG_DIR"]) / ".claude.json").exists()
 
 
 # -- the git hook in a hooks folder the repository ships (core.hooksPath = .husky) ---------------------------------
