@@ -9,7 +9,7 @@ folder itself. The file is edited as text (``jsonedit``): Claude Code's other ke
 they are.
 
 The same file records whether the user trusted the folder (``hasTrustDialogAccepted``, on the
-key or any parent folder) — until then Claude Code ignores the project's hooks — and the
+key or any parent folder) — until then an interactive session skips the project's hooks — and the
 approvals of the servers of a shared `.mcp.json` (``enabledMcpjsonServers``,
 ``disabledMcpjsonServers``, ``enableAllProjectMcpServers``, also read from the settings files).
 ``claude_state`` reads them and names what is pending and the one step that approves it.
@@ -201,9 +201,9 @@ def claude_state(repo: Path, env: dict[str, str], *, hooks_installed: bool, mcpj
     trusted = _trusted(projects, key, repo)
     pending = []
     if hooks_installed and not trusted:
-        pending.append({"what": f"Claude Code has not trusted {key} yet: it ignores the project's hooks (and "
-                                "asks before anything else) until then",
-                        "step": f"run `claude` once in {key} and accept the trust dialog (\"Yes, proceed\")"})
+        pending.append({"what": f"Claude Code has not trusted {key} yet: an interactive session asks first and "
+                                "skips the project's hooks until the folder is trusted",
+                        "step": f"run `claude` once in {key} and accept the trust dialog (\"Yes, I trust this folder\")"})
     approval = None
     if mcpjson_brain:
         user_settings = (Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else
