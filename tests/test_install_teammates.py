@@ -129,7 +129,8 @@ def test_an_earlier_install_in_the_shared_files_moves_to_the_local_scope(brain, 
                                                     {"hooks": [{"type": "command", "command": "say done"}]}]}}
     (repo / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
     before = {c["check"]: c for c in json.loads(brain_as(sys.executable, repo, env, "doctor", "--json").stdout)}
-    assert not before["shared client files"]["ok"] and "brain install claude-code" in before["shared client files"]["fix"]
+    shared = before["shared client files"]
+    assert not shared["ok"] and "brain install claude-code" in shared["fix"]
     approval = before["claude-code approval"]
     assert not approval["ok"] and "pending" in approval["detail"]  # Claude Code has not approved the shared server
 

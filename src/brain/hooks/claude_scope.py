@@ -203,7 +203,8 @@ def claude_state(repo: Path, env: dict[str, str], *, hooks_installed: bool, mcpj
     if hooks_installed and not trusted:
         pending.append({"what": f"Claude Code has not trusted {key} yet: an interactive session asks first and "
                                 "skips the project's hooks until the folder is trusted",
-                        "step": f"run `claude` once in {key} and accept the trust dialog (\"Yes, I trust this folder\")"})
+                        "step": f"run `claude` once in {key} and accept the trust dialog "
+                                "(\"Yes, I trust this folder\")"})
     approval = None
     if mcpjson_brain:
         user_settings = (Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else

@@ -7,7 +7,8 @@ installed command is resolved the way the client would (an absolute path must ex
 executable; a bare name depends on the client's PATH) and run once with `--version`, bounded.
 
 The commands come from files a repository carries (`.mcp.json`, `.claude/settings.json`, read
-without following a link) or the user's own client config, so they are data, and data never chooses what runs: only a command recognised as brain is run —
+without following a link) or the user's own client config, so they are data, and data never
+chooses what runs: only a command recognised as brain is run —
 a `brain` console script (a `#!` script importing `brain.cli`) or a Python interpreter with
 `-m brain` — never a file the repository carries, and from a neutral working directory (so
 `-m brain` cannot pick up a `brain/` package of the repository). A file inside the repository
