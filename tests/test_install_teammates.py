@@ -202,8 +202,12 @@ def test_a_tracked_local_settings_file_is_refused_and_an_unignored_one_is_kept_o
     out = brain_as(sys.executable, repo, env, "install", "claude-code", "--json")
     assert json.loads(out.stdout)["excluded"] == "/.claude/settings.local.json"
     assert subprocess.run(["git", "check-ignore", "-q", ".claude/settings.local.json"], cwd=repo).returncode == 0
+    exclude.write_bytes(exclude_before or b"")  # someone drops the line: doctor says the file is not ignored
+    check = {c["check"]: c for c in json.loads(brain_as(sys.executable, repo, env, "doctor", "--json").stdout)}
+    assert not check["shared client files"]["ok"] and check["shared client files"]["level"] == "warning"
+    assert brain_as(sys.executable, repo, env, "install", "claude-code").returncode == 0  # puts it back
     assert brain_as(sys.executable, repo, env, "uninstall", "claude-code").returncode == 0
-    assert (exclude.read_bytes() if exclude.exists() else None) == exclude_before
+    assert (exclude.read_bytes() if exclude.exists() else None) in (exclude_before, b"")
 
     (repo / ".claude").mkdir(exist_ok=True)
     (repo / ".claude" / "settings.local.json").write_text("{}\n")

@@ -224,8 +224,9 @@ def _hooks_check(repo: Path) -> dict:
 def _shared_files_check(brain) -> dict:
     """brain entries in files the repository shares carry one machine's path: a teammate's clone gets a command
     that does not exist on their machine. (Versions before the local scope wrote them there.)"""
-    from .hooks.claude_install import MARK
+    from .hooks.claude_install import LOCAL_SETTINGS, MARK
     from .hooks.installed import _repo_json
+    from .hooks.localfile import SharedFile, keep_out_of_git
 
     found = []
     server = _repo_json(brain.repo, ".mcp.json").get("mcpServers")
@@ -233,6 +234,12 @@ def _shared_files_check(brain) -> dict:
         found.append(".mcp.json (mcpServers.brain)")
     if MARK in json.dumps(_repo_json(brain.repo, ".claude/settings.json").get("hooks", {})):
         found.append(".claude/settings.json (brain's hooks)")
+    if MARK in json.dumps(_repo_json(brain.repo, LOCAL_SETTINGS).get("hooks", {})):
+        try:
+            if keep_out_of_git(brain.repo, LOCAL_SETTINGS, write=False):
+                found.append(f"{LOCAL_SETTINGS} (git does not ignore it)")
+        except SharedFile:
+            found.append(f"{LOCAL_SETTINGS} (tracked by git)")
     if not found:
         return _check("shared client files", True, "no brain entry in a file the repository shares")
     return _check("shared client files", False, f"brain entries in shared files hold one machine's command: "
