@@ -204,3 +204,37 @@ def test_a_later_message_does_not_close_an_ask_it_does_not_answer(brain_on, cloc
     _timeout_in_wait(coord, clock, a, b, ticket)
     text = brain_on.conversations.handoff(thread).text
     assert "## Open questions" not in text and "Which port? → timed out after 600 s, no reply" in text
+
+
+def test_an_llm_summarizer_keeps_the_ticket_of_an_asks_question():
+    """The model rewrites the summary on ordinary turns; the ask's question keeps its ticket and still closes."""
+    import asyncio
+    import json
+
+    from brain.log import HandoffState, LLMSummarizer, Turn
+
+    prompts = []
+
+    async def model(prompt):
+        prompts.append(prompt)
+        return json.dumps({"open_questions": [["a", "Which port?"]], "answers": [], "decisions": [], "files": [],
+                           "next_step": None})
+
+    llm = LLMSummarizer(model)
+    state = asyncio.run(llm.afold(HandoffState(thread="t"), Turn("t", "a", "Which port?", kind="ask", ref="ask-1")))
+    assert prompts == []  # an ask's own turns are folded exactly, not by the model
+    state = asyncio.run(llm.afold(state, Turn("t", "b", "Looking at the config.")))
+    assert [q.ref for q in state.open_questions] == ["ask-1"]
+    state = asyncio.run(llm.afold(state, Turn("t", "a", "timed out after 600 s, no reply", kind="ask_end", ref="ask-1")))
+    assert state.open_questions == () and state.answers[-1].text.endswith("→ timed out after 600 s, no reply")
+
+
+def test_a_checkpoint_taken_during_an_ask_no_longer_shows_it_pending_once_it_ended(brain_on, clock):
+    coord = brain_on.coord
+    a, b = pair(coord)
+    ticket = coord.arm(a, b, "Which port?").ticket
+    coord.checkpoint(a, "waiting on review")
+    assert f"pending ask {ticket}" in brain_on.boot(session=a, record=False).text
+    _timeout_in_wait(coord, clock, a, b, ticket)
+    boot = brain_on.boot(session=a, record=False).text
+    assert f"pending ask {ticket}" not in boot and f"ask {ticket} (ended since: timed out, no reply)" in boot
