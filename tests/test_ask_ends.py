@@ -238,3 +238,44 @@ def test_a_checkpoint_taken_during_an_ask_no_longer_shows_it_pending_once_it_end
     _timeout_in_wait(coord, clock, a, b, ticket)
     boot = brain_on.boot(session=a, record=False).text
     assert f"pending ask {ticket}" not in boot and f"ask {ticket} (ended since: timed out, no reply)" in boot
+
+
+def test_an_asker_killed_mid_wait_leaves_nothing_open_after_the_next_sweep(brain_on, clock):
+    """A real `brain ask` process killed with SIGKILL while it waits: another process's sweep, past the
+    deadline, restores the target and closes the question in the handoff."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from brain.backends.testing import FakeClock
+
+    real = coordinator_for(brain_on, brain_on.backend)  # the sessions on the real clock, as the CLI sees them
+    a, b = real.start_session("build").id, real.start_session("review").id
+    real.livestate.set(b, status="blocked", delegation="waiting on CI", writer=b)
+    asker = subprocess.Popen([sys.executable, "-m", "brain", "ask", b, "Is the parser API frozen?", "--session", a],
+                             cwd=brain_on.repo, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ)
+    try:
+        deadline = time.monotonic() + 30
+        thread = brain_on.thread_between(a, b)
+
+        def asked() -> bool:  # the ticket row, then the ask's turn in the log (recorded after the commit)
+            doc = real.asks() and brain_on.conversations.handoff(thread)
+            return bool(doc) and "## Open questions" in doc.text
+
+        while not asked():  # bounded wait on the condition, never a fixed sleep
+            assert asker.poll() is None, asker.stderr.read()
+            assert time.monotonic() < deadline, "the ask was never armed"
+            time.sleep(0.01)
+        assert real.livestate.read(b)[0].status == "working"
+    finally:
+        asker.send_signal(signal.SIGKILL)
+        asker.wait(30)
+    [ticket] = [t.ticket for t in real.asks()]
+    later = coordinator_for(brain_on, brain_on.backend, FakeClock(time.time() + 601))  # another process, later
+    later.heartbeat(b)
+    assert (ticket, "timeout") in later.sweep()
+    assert live(later, b)[:2] == ("blocked", "waiting on CI")
+    text = brain_on.conversations.handoff(thread).text
+    assert "## Open questions" not in text and "Is the parser API frozen? → timed out after 600 s, no reply" in text
