@@ -258,7 +258,7 @@ def commit_change(brain, paths: list[Path], *, writer: str | None, reason: str |
             git = MemoryRepo(root, kind).git()
             busy = git_operation(git, kind)
             if busy is not None:  # never a commit of our own inside the user's: stage for theirs, or leave it
-                _stage_for_users_commit(root, kind, rels, busy)
+                _stage_for_users_commit(git, kind, rels, busy)
                 continue
             _stage(git, root, rels)
             staged = git.run("diff", "--cached", "--no-renames", "--name-only", "-z", "--", *rels).stdout.split("\0")
@@ -298,7 +298,7 @@ def git_operation(git: GitRepo, kind: str) -> str | None:
     return git.operation_in_progress()
 
 
-def _stage_for_users_commit(root: Path, kind: str, rels: list[str], busy: str) -> None:
+def _stage_for_users_commit(git: GitRepo, kind: str, rels: list[str], busy: str) -> None:
     """Inside a git operation: stage the change into the index of the commit being made, never commit.
 
     In a hook that is git's own index (``GIT_INDEX_FILE``); in a rebase or merge stopped for the user,
@@ -306,10 +306,12 @@ def _stage_for_users_commit(root: Path, kind: str, rels: list[str], busy: str) -
     holds the index (index.lock) nothing is touched: the change stays in the working tree for the next
     commit or `brain sync`."""
     index = hook_index_file() if kind == "project" else None
-    if index is None and busy == _INDEX_HELD:
+    if index is None and (busy == _INDEX_HELD or git.operation_in_progress() == _INDEX_HELD):
         log.info("memory changed during %s: left uncommitted (%s)", busy, ", ".join(rels))
         return
-    _stage(GitRepo(root, index_file=index, dot_git_folder=kind in ("brain", "satellite")), root, rels)
+    root = git.root
+    _stage(GitRepo(root, index_file=index, dot_git_folder=kind in ("brain", "satellite")) if index else git,
+           root, rels)
     log.info("memory changed during %s: staged for that commit, not committed (%s)", busy, ", ".join(rels))
 
 
