@@ -177,3 +177,24 @@ def test_a_hook_environment_means_inside_git(committing, monkeypatch):
                             env={**os.environ, "GIT_INDEX_FILE": str(index)}).stdout.split()
     assert ".brain/notes/hooked.md" in listed  # in git's index for the commit being made
     assert ".brain/notes/hooked.md" not in git(repo, "ls-files").stdout.split()  # not in the user's own index
+
+
+def test_a_linked_worktree_in_a_merge_gets_no_brain_commit(committing, tmp_path):
+    """A linked worktree keeps its operation state in its own git dir (.git/worktrees/NAME)."""
+    repo = committing.repo
+    tree = tmp_path / "second-tree"
+    git(repo, "worktree", "add", "-q", "-b", "second", str(tree))
+    (tree / "README.md").write_text("second side\n")
+    git(tree, "commit", "-q", "-am", "second side")
+    (repo / "README.md").write_text("main side\n")
+    git(repo, "commit", "-q", "-am", "main side")
+    assert git(tree, "merge", "-q", "main", check=False).returncode != 0  # stopped in the linked worktree
+    before, main_before = head(tree), head(repo)
+    write_module(tree, "pay", "linked: int")
+    out = brain_cli(tree, "map")
+    assert out.returncode == 0, out.stderr
+    assert (head(tree), head(repo)) == (before, main_before)
+    assert ".brain/modules/pay.md" in git(tree, "diff", "--cached", "--name-only").stdout.split()
+    write_module(repo, "ship", "main_tree: int")  # the main checkout is in no operation: it commits as usual
+    assert brain_cli(repo, "map").returncode == 0
+    assert files_of(repo) == [".brain/modules/ship.md"] and head(repo) != main_before
