@@ -279,3 +279,19 @@ def test_an_asker_killed_mid_wait_leaves_nothing_open_after_the_next_sweep(brain
     assert live(later, b)[:2] == ("blocked", "waiting on CI")
     text = brain_on.conversations.handoff(thread).text
     assert "## Open questions" not in text and "Is the parser API frozen? → timed out after 600 s, no reply" in text
+
+
+def test_a_target_an_older_brain_left_working_is_released_by_the_next_sweep(coord, clock):
+    """Before tickets kept the state to restore, a timed-out ask left its target Working for good."""
+    a, b = pair(coord)
+    c = coord.start_session("docs").id
+    coord.livestate.set(b, status="working", delegation=f"asked by {a}: which port?", writer=a)  # as left by an ask
+    coord.livestate.set(c, status="working", delegation="asked by the lead: a review", writer=c)  # its own words
+    coord.sweep()
+    assert live(coord, b)[:2] == ("idle", "")
+    assert live(coord, c)[:2] == ("working", "asked by the lead: a review")
+    ticket = coord.arm(a, b, "still there?").ticket  # a live ask is never touched
+    coord.sweep()
+    assert live(coord, b)[0] == "working"
+    coord.reply(b, ticket, "yes")
+    assert live(coord, b)[:2] == ("idle", "")

@@ -309,9 +309,20 @@ class AsksMixin:
                 if resolved is not None:
                     done.append((ticket, state))
                     ended.append(resolved)
+            self._release_left_behind(tx)
         for resolved in ended:
             self._emit_end(resolved)
         return done
+
+    def _release_left_behind(self, tx) -> None:
+        """Targets an older brain left Working (or Stalled) for good: set so by an ask (its delegation, an
+        asker's write) that ended before tickets kept the state to restore, and no ask waits on them now.
+        Back to idle, once: the restore of every ask that ends now leaves no such row behind."""
+        rows = tx.execute("SELECT v.key FROM livestate v WHERE v.status IN ('working', 'stalled') "
+                          "AND v.delegation LIKE 'asked by %' AND (v.writer IS NULL OR v.writer <> v.key) "
+                          "AND NOT EXISTS (SELECT 1 FROM asks a WHERE a.target = v.key AND a.state = 'pending')")
+        for (key,) in rows:
+            self.livestate.set_in(tx, key, {"status": "idle", "delegation": ""}, writer=None)
 
     def asks(self, *, session: str | None = None, pending_only: bool = True) -> list[Ask]:
         sql, params = f"SELECT {_ASK_COLS} FROM asks WHERE 1 = 1", []
