@@ -206,16 +206,19 @@ def test_wait_cycles_are_refused(coord):
     coord.arm(c, coord.start_session("docs").id, "fine: no cycle")
 
 
-def test_ask_sets_target_working_and_reply_done_with_busy_and_queue_computed(coord):
+def test_ask_sets_target_working_until_its_last_ask_ends_with_busy_and_queue_computed(coord):
     a, b = pair(coord)
     t1 = coord.arm(a, b, "first question").ticket
-    coord.arm(coord.start_session("test").id, b, "second question")
+    t2 = coord.arm(coord.start_session("test").id, b, "second question").ticket
     [entry] = coord.livestate.read(b)
     assert (entry.status, entry.busy, entry.queue) == ("working", True, 2)
     assert entry.delegation.endswith("second question")
     coord.reply(b, t1, "ok")
     [entry] = coord.livestate.read(b)
-    assert (entry.status, entry.queue) == ("done", 1)
+    assert (entry.status, entry.queue) == ("working", 1)  # still asked: the second ask waits on b
+    coord.reply(b, t2, "ok too")
+    [entry] = coord.livestate.read(b)
+    assert (entry.status, entry.delegation, entry.queue) == ("idle", "", 0)  # as before the asks
 
 
 def test_arming_and_resolution_are_logged_at_debug(coord, caplog):

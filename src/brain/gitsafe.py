@@ -47,7 +47,7 @@ from pathlib import Path
 from .errors import SyncError, UntrustedRepository
 
 __all__ = ["GitRepo", "project_repo", "git_binary", "find_worktree_root", "discover_toplevel", "is_local_url", "NEUTRAL_CONFIG",
-           "PEER_CONFIG", "safe_env"]
+           "PEER_CONFIG", "safe_env", "hook_environment", "hook_index_file", "OPERATION_STATE"]
 
 # Always passed as command-line configuration (highest precedence): features that run code
 # or prompt, whatever the configuration files say.
@@ -127,6 +127,40 @@ _MENTIONS = re.compile(rb"\[\s*(?:filter|merge|credential|gpg|include|hook)|sshc
 # switched off by core.hooksPath and have no neutral value: a repository whose own configuration
 # defines one is refused (the user's global or system configuration stays trusted).
 _CONFIG_HOOK = re.compile(r"hook\..+")
+
+
+# What a git operation that is under way (or stopped half-way, waiting for the user) leaves in the
+# working tree's git dir: while one of these is there, a commit of brain's own would land inside it.
+OPERATION_STATE: tuple[tuple[str, str], ...] = (
+    ("index.lock", "another git command (index.lock is held)"),  # first: then even staging must wait
+    ("rebase-merge", "a rebase"),
+    ("rebase-apply", "a rebase or `git am`"),
+    ("MERGE_HEAD", "a merge"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick"),
+    ("REVERT_HEAD", "a revert"),
+    ("sequencer", "a cherry-pick or revert sequence"),
+    ("BISECT_LOG", "a bisect"),
+)
+
+
+def hook_environment(env=None) -> str | None:
+    """Why the environment says this process runs inside a git command (a hook), or None.
+
+    Git sets ``GIT_INDEX_FILE`` for the hooks of a commit (pre-commit, commit-msg...) and ``GIT_DIR``
+    for hooks and aliases in many layouts; neither is set by a user's shell in normal use."""
+    env = os.environ if env is None else env
+    for name in ("GIT_INDEX_FILE", "GIT_DIR"):
+        if env.get(name):
+            return f"a git hook ({name} is set)"
+    return None
+
+
+def hook_index_file(env=None) -> str | None:
+    """The index git gave its hook (``GIT_INDEX_FILE``, made absolute: a hook runs at the top of the work
+    tree), or None outside a hook: what the hook stages must go into the commit git is making."""
+    env = os.environ if env is None else env
+    index = env.get("GIT_INDEX_FILE")
+    return os.path.abspath(index) if index else None
 
 
 def _search_path() -> str:
@@ -323,6 +357,19 @@ class GitRepo:
     def rev(self, ref: str) -> str | None:
         out = self.run("rev-parse", "-q", "--verify", ref + "^{commit}", check=False)
         return out.stdout.strip() or None
+
+    def operation_in_progress(self) -> str | None:
+        """The git operation under way in this working tree (a rebase, merge, cherry-pick, revert or bisect
+        stopped half-way, or another git command holding the index), or None. Read from the files git
+        keeps in the working tree's own git dir (a linked worktree has its own)."""
+        out = self.run("rev-parse", "--absolute-git-dir", check=False)
+        git_dir = out.stdout.strip()
+        if out.returncode != 0 or not git_dir:
+            return None
+        for name, what in OPERATION_STATE:
+            if os.path.lexists(os.path.join(git_dir, name)):
+                return what
+        return None
 
     def is_ancestor(self, a: str, b: str) -> bool:
         return self.run("merge-base", "--is-ancestor", a, b, check=False).returncode == 0

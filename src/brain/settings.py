@@ -88,8 +88,8 @@ ENVIRONMENT: dict[str, str] = {
     "BRAIN_ASK_TIMEOUT": "Absolute ask timeout in seconds, 0 to 86400 (one day); 0 means no override (the default stands).",
     "BRAIN_LOG": "Debug logging: a level (`debug`, `info`) to stderr, or `debug:/path/file.log`. Never stdout.",
     "BRAIN_DIR": "The `.brain/` folder to use instead of searching upwards from the current folder.",
-    "BRAIN_SESSION": "Default `--session` of the coordination commands (claim, signal, ask, reply...).",
-    "BRAIN_ROLE": "Role of the session `brain serve` starts at the connection's first tool call (default: the client's name).",
+    "BRAIN_SESSION": "Default `--session` of the coordination commands (claim, signal, ask, reply...); the writer `brain map` and `report-done` name in their commit (sync.commit_on_write).",
+    "BRAIN_ROLE": "Role of the session `brain serve` starts at the connection's first tool call (default: the client's name); the commit writer of `brain map` and `report-done` without BRAIN_SESSION.",
 }
 
 _TIERS = ("always", "hot", "warm", "cold")

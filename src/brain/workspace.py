@@ -9,9 +9,11 @@ does not need them never imports them.
 from __future__ import annotations
 
 import os
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from .boot import BootRequest, BootResult, assemble
 from .boot.record import record_boot
@@ -96,6 +98,7 @@ class Brain:
         self._write_listeners: list[Callable[[str], None]] = [self._index_on_write]
         self._profiles: tuple[list, list[AgentProfile]] | None = None
         self._profile_problems: list[dict] = []
+        self._commit_batches = threading.local()  # per thread: the memory paths of an open commit_batch
 
     def _write_areas(self):
         """The project's memory areas, plus the decisions folder when brain.yml moves it inside .brain/."""
@@ -152,6 +155,10 @@ class Brain:
         The change stands if the commit fails; `brain sync` commits what is pending."""
         if not self.settings.get("sync.commit_on_write"):
             return
+        pending = getattr(self._commit_batches, "pending", None)
+        if pending is not None:  # a commit_batch is open in this thread: it commits once, when it closes
+            pending.append((layer, list(paths)))
+            return
         from .errors import BrainError
         from .sync import commit_change
 
@@ -162,6 +169,32 @@ class Brain:
             import logging
 
             logging.getLogger("brain").warning("memory changed but not committed: %s", exc)
+
+    @contextmanager
+    def commit_batch(self, *, writer: str | None, reason: str | None, action: str = "",
+                     commit: bool = True) -> Iterator[None]:
+        """Gather the memory commits (``sync.commit_on_write``) of one command into one commit.
+
+        `brain map` and `report-done` write one card per module: a commit per card buries the history,
+        and a commit made while git is committing breaks the user's commit. The writes this thread makes
+        while the batch is open are committed once, when it closes, naming ``writer`` (a session or a
+        role) and ``reason``; inside a git operation that one commit becomes staging (brain.sync).
+        ``commit=False`` commits nothing (the pre-commit hook stages its cards into git's own commit).
+        A batch opened inside another joins it."""
+        if getattr(self._commit_batches, "pending", None) is not None:
+            yield
+            return
+        self._commit_batches.pending = []
+        try:
+            yield
+        finally:
+            pending, self._commit_batches.pending = self._commit_batches.pending, None
+            by_layer: dict[str | None, list[str]] = {}
+            for layer, paths in pending if commit else ():
+                known = by_layer.setdefault(layer or None, [])
+                known.extend(p for p in paths if p not in known)
+            for layer, paths in by_layer.items():
+                self.commit_memory(paths, writer=writer, reason=reason, layer=layer, action=action)
 
     def tidy_after_session_start(self, *, every_seconds: float = 3600.0) -> list[str]:
         """Prune the local handoffs of gone threads past ``log.retention_days`` (``Conversations.prune_local``)
@@ -370,11 +403,13 @@ class Brain:
         return run_checks(self)
 
     # -- module cards and decisions (lazy: brain.cards, brain.decisions) ---------
-    def map(self, module: str | None = None, *, check: bool = False, force: bool = False, progress=None):
-        """Build or refresh the module cards (brain.cards.MapReport); ``check`` writes nothing."""
+    def map(self, module: str | None = None, *, check: bool = False, force: bool = False, progress=None,
+            writer: str | None = None):
+        """Build or refresh the module cards (brain.cards.MapReport); ``check`` writes nothing; with
+        ``sync.commit_on_write`` what it refreshed is one commit naming ``writer``."""
         from .cards import build_map
 
-        return build_map(self, module, check=check, force=force, progress=progress)
+        return build_map(self, module, check=check, force=force, progress=progress, writer=writer)
 
     def card(self, module: str, *, check_stale: bool = True):
         """The parsed card of ``module`` (brain.cards.Card) with its staleness, or None."""
@@ -388,11 +423,13 @@ class Brain:
 
         return module_of_path(self, path)
 
-    def report_done(self, module: str, *, how_to_use: str | None = None, summary: str | None = None) -> dict:
-        """Refresh ``module``'s card; replace only its How to use section when ``how_to_use`` is given."""
+    def report_done(self, module: str, *, how_to_use: str | None = None, summary: str | None = None,
+                    writer: str | None = None) -> dict:
+        """Refresh ``module``'s card; replace only its How to use section when ``how_to_use`` is given
+        (one commit naming ``writer`` with ``sync.commit_on_write``)."""
         from .cards import report_done
 
-        return report_done(self, module, how_to_use=how_to_use, summary=summary)
+        return report_done(self, module, how_to_use=how_to_use, summary=summary, writer=writer)
 
     def decisions(self, query: str | None = None, module: str | None = None, *, include_inactive: bool = False) -> list[dict]:
         """Decision records as dicts (number, title, status, current, modules, path, line), filtered.

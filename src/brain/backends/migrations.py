@@ -63,6 +63,13 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             status TEXT NOT NULL, revision {big} NOT NULL, writer TEXT, updated {float} NOT NULL)""",
         "CREATE INDEX livestate_updated ON livestate (updated)",
     ]),
+    # An ask sets its target Working; what it found there is kept in the ticket, so whichever path
+    # resolves the ticket (reply, timeout, stall, sweep, another process after a restart) restores it.
+    ("0004_asks_live_state_before", [
+        "ALTER TABLE asks ADD COLUMN prior_status TEXT",
+        "ALTER TABLE asks ADD COLUMN prior_delegation TEXT",
+        "ALTER TABLE asks ADD COLUMN ask_delegation TEXT",
+    ]),
 ]
 
 

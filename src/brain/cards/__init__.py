@@ -54,20 +54,30 @@ def _mapper(brain) -> Mapper:
     return Mapper(brain)
 
 
-def build_map(brain, module: str | None = None, *, check: bool = False, force: bool = False, progress=None) -> MapReport:
+def command_writer(brain, writer: str | None, command: str) -> str:
+    """Who a card refresh is committed as (``sync.commit_on_write``): the writer given (an MCP session),
+    else ``$BRAIN_SESSION`` or ``$BRAIN_ROLE``, else the command's name."""
+    return writer or brain.env.get("BRAIN_SESSION") or brain.env.get("BRAIN_ROLE") or command
+
+
+def build_map(brain, module: str | None = None, *, check: bool = False, force: bool = False, progress=None,
+              writer: str | None = None) -> MapReport:
     """Build or refresh the cards (all, or one module's); with ``check``, only report what is stale.
 
-    A full run also keeps decisions.md in step with the decision records."""
-    report = _mapper(brain).build(module, check=check, force=force, progress=progress)
-    if module is None:
-        from ..decisions import index_is_current, write_index
+    A full run also keeps decisions.md in step with the decision records. With ``sync.commit_on_write``
+    every card it refreshed or removed goes into one commit naming ``writer`` (``command_writer``)."""
+    with brain.commit_batch(writer=command_writer(brain, writer, "brain map"), reason="refresh the module cards",
+                            action="refresh"):
+        report = _mapper(brain).build(module, check=check, force=force, progress=progress)
+        if module is None:
+            from ..decisions import index_is_current, write_index
 
-        if not index_is_current(brain):
-            if check:
-                report.decisions_index = "stale"
-            else:
-                write_index(brain)
-                report.decisions_index = "rewritten"
+            if not index_is_current(brain):
+                if check:
+                    report.decisions_index = "stale"
+                else:
+                    write_index(brain)
+                    report.decisions_index = "rewritten"
     return report
 
 
@@ -212,10 +222,19 @@ def integration_text(card: Card, used: list[str] | None = None) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def report_done(brain, module: str, *, how_to_use: str | None = None, summary: str | None = None) -> dict:
+def report_done(brain, module: str, *, how_to_use: str | None = None, summary: str | None = None,
+                writer: str | None = None) -> dict:
     """Refresh ``module``'s card now (so it lands in the same commit as the code) and, when
     ``how_to_use`` is given, replace only its How to use section. ``summary`` is appended to
-    runtime/reports.jsonl for the audit and returned."""
+    runtime/reports.jsonl for the audit and returned. With ``sync.commit_on_write`` the refresh and the
+    new section are one commit naming ``writer`` (``command_writer``)."""
+    with brain.commit_batch(writer=command_writer(brain, writer, "report-done"),
+                            reason=f"report done: {summary}" if isinstance(summary, str) and summary.strip()
+                            else "report done", action="refresh"):
+        return _report_done(brain, module, how_to_use=how_to_use, summary=summary)
+
+
+def _report_done(brain, module: str, *, how_to_use: str | None, summary: str | None) -> dict:
     name = _normalize_module(module)
     if how_to_use is not None and not isinstance(how_to_use, str):
         raise InvalidInput("how_to_use must be text", field="how_to_use")

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ..errors import InvalidInput, SyncError
-from ..gitsafe import GitRepo, project_repo
+from ..gitsafe import GitRepo, hook_index_file, project_repo
 from .discovery import card_rel_path
 
 __all__ = ["install_git_hook", "uninstall_git_hook", "refresh_staged", "HOOK_MARKER", "hook_script"]
@@ -26,8 +26,7 @@ CHAINED = "pre-commit.local"
 
 def _project_git(repo: Path, *, hook: bool = False) -> GitRepo:
     """The project repository's runner; inside the hook, git's own index (``GIT_INDEX_FILE``) is used."""
-    index = os.environ.get("GIT_INDEX_FILE") if hook else None
-    git = project_repo(repo, index_file=os.path.abspath(index) if index else None)
+    git = project_repo(repo, index_file=hook_index_file() if hook else None)
     if git is None:
         raise InvalidInput(f"{repo} is not inside a git repository", field="repo",
                            hint="run this inside a git repository")
@@ -160,7 +159,15 @@ class HookExists(InvalidInput):
 
 
 def refresh_staged(brain, *, check: bool = False) -> dict:
-    """Refresh the cards of the modules that own the staged files, then `git add` those cards."""
+    """Refresh the cards of the modules that own the staged files, then `git add` those cards.
+
+    Never commits, even with ``sync.commit_on_write``: the cards go into the commit git is making
+    (a commit of brain's own while git commits would move HEAD under it and fail the user's commit)."""
+    with brain.commit_batch(writer=None, reason=None, commit=False):
+        return _refresh_staged(brain, check=check)
+
+
+def _refresh_staged(brain, *, check: bool) -> dict:
     from . import _mapper
 
     repo = brain.repo

@@ -794,6 +794,8 @@ class Mapper:
                         self.brain.memory.delete(card_rel_path(name), expected_hash=doc.hash)
                     except (Conflict, NotFound):
                         continue
+                    self.brain.commit_memory([card_rel_path(name)], writer=None, reason="module gone",
+                                             action="delete")
                     report.removed.append(name)
         report.unread = {name: items for name, items in sorted(self._unread_seen.items()) if items}
         self.save_caches()

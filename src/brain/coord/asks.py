@@ -8,12 +8,21 @@ absolute timeout resolves the ticket, by a conditional update from ``pending``:
 whichever commits first wins and the others are refused. Because the deadline is in
 the row, an asker whose server restarted calls ``wait(ticket)`` again and is still
 released on time; ``sweep`` resolves overdue tickets nobody waits on.
+
+Arming sets the target's live state Working with the question as its delegation; the ticket
+keeps what it found there (``prior_status``/``prior_delegation``; the first pending ask's copy
+when several wait on one target). Every resolution restores it in the same transaction as the
+conditional update, so no exit leaves a target Working for good: a field is restored only while
+it still holds what the ask put there (a status the target set itself meanwhile stands). A
+timeout, stall or abandonment is told to the observer as an ``ask_end`` turn, so the thread's
+handoff records the question once, with how it ended.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+from dataclasses import dataclass
 
 from ..errors import NotFound, ReplyRefused, WaitCycle
 from .model import Ask, AskResult
@@ -26,6 +35,34 @@ log = logging.getLogger("brain.coord.ask")
 OUTCOMES = {"replied": "reply", "stalled": "stalled", "timeout": "timeout", "abandoned": "timeout"}
 _ASK_COLS = "ticket, asker, target, question, state, answer, created, deadline, resolved"
 HEARTBEAT_EVERY = 1.0  # a waiting asker refreshes its own liveness at most this often
+
+
+def _delegation(asker: str, question: str) -> str:
+    """The live-state delegation an ask writes on its target (one line, within the field's bound)."""
+    return f"asked by {asker}: {' '.join(question.split())}"[:290]
+
+
+_ENDINGS = {"stalled": "target stalled, no reply", "abandoned": "asker gone, no reply"}
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """A ticket this transaction resolved: what restoring the target and recording the end need."""
+
+    ticket: str
+    state: str  # replied | timeout | stalled | abandoned
+    asker: str
+    target: str
+    limit: float  # seconds the asker gave it (deadline - created)
+    prior_status: str | None
+    prior_delegation: str | None
+    delegation: str  # what the ask wrote on the target
+
+    def ending(self) -> str:
+        """How the ask ended, in the words of the handoff."""
+        if self.state == "timeout":
+            return f"timed out after {round(self.limit, 1):g} s, no reply"
+        return _ENDINGS.get(self.state, "answered")
 
 
 class AsksMixin:
@@ -56,17 +93,46 @@ class AsksMixin:
                 raise WaitCycle(cycle)
             ticket = "ask-" + secrets.token_hex(8)
             deadline = now + limit
-            tx.execute(f"INSERT INTO asks ({_ASK_COLS}) VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?, NULL)",
-                       (ticket, session, target, question, now, deadline))
+            prior_status, prior_delegation = self._live_before(tx, target, now)
+            entry = self.livestate.set_in(tx, target, {"status": "working", "delegation": _delegation(session, question)},
+                                          writer=session)
+            tx.execute(f"INSERT INTO asks ({_ASK_COLS}, prior_status, prior_delegation, ask_delegation) "
+                       "VALUES (?, ?, ?, ?, 'pending', NULL, ?, ?, NULL, ?, ?, ?)",
+                       (ticket, session, target, question, now, deadline, prior_status, prior_delegation,
+                        entry.delegation))
             tx.execute("UPDATE sessions SET waiting_ticket = ?, waiting_until = ? WHERE id = ?", (ticket, deadline, session))
-            self.livestate.set_in(tx, target, {"status": "working",
-                                               "delegation": f"asked by {session}: {' '.join(question.split())}"[:290]},
-                                  writer=session)
             self._audit(tx, session, "ask", f"ask:{ticket}", target=target, deadline=deadline)
             tx.notify("brain_ask")
         log.debug("ask %s armed: %s -> %s, deadline in %.1f s", ticket, session, target, limit)
         self._emit("ask", ticket=ticket, speaker=session, to=target, text=question)
         return Ask(ticket, session, target, question, "pending", None, now, deadline, None)
+
+    def _live_before(self, tx, target: str, now: float) -> tuple[str | None, str | None]:
+        """The target's (status, delegation) before any ask waiting on it: the oldest pending ask's copy,
+        else the live-state row (None, None when there is none or it is past its TTL: restored as idle)."""
+        rows = tx.execute("SELECT prior_status, prior_delegation FROM asks WHERE target = ? AND state = 'pending' "
+                          "ORDER BY created, ticket LIMIT 1", (target,))
+        if not rows:
+            rows = tx.execute("SELECT status, delegation FROM livestate WHERE key = ? AND updated >= ?",
+                              (target, now - self.livestate.limits.ttl))
+        return (rows[0][0], rows[0][1]) if rows else (None, None)
+
+    def _restore_target(self, tx, resolved: "_Resolved") -> None:
+        """After a ticket resolved: the target back to its state before the asks, or, while another ask
+        still waits on it, Working on that one. Only fields still holding what this ask put there."""
+        rows = tx.execute("SELECT status, delegation FROM livestate WHERE key = ?", (resolved.target,))
+        if not rows or rows[0][1] != resolved.delegation:
+            return  # pruned, or the target (or someone) wrote its own delegation since: theirs stands
+        pending = tx.execute("SELECT asker, question, ask_delegation FROM asks WHERE target = ? AND state = 'pending' "
+                             "ORDER BY created DESC, ticket DESC LIMIT 1", (resolved.target,))
+        if pending:
+            values = {"delegation": pending[0][2] or _delegation(pending[0][0], pending[0][1])}
+        else:
+            values = {"delegation": resolved.prior_delegation or ""}
+            if rows[0][0] == "working":
+                values["status"] = resolved.prior_status or "idle"
+        self.livestate.set_in(tx, resolved.target, values,
+                              writer=resolved.target if resolved.state == "replied" else resolved.asker)
 
     def _cycle(self, tx, asker: str, target: str) -> list[str] | None:
         """The wait path target -> ... -> asker if one exists (then asker -> target closes a cycle)."""
@@ -143,32 +209,43 @@ class AsksMixin:
     def _finish(self, ticket: str, state: str) -> AskResult:
         """Resolve a pending ticket as ``state`` unless something else resolved it first."""
         with self.backend.transaction() as tx:
-            self._resolve_in(tx, ticket, state)
+            resolved = self._resolve_in(tx, ticket, state)
             row = tx.execute("SELECT state, answer FROM asks WHERE ticket = ?", (ticket,))[0]
+        if resolved is not None:
+            self._emit_end(resolved)
         return AskResult(OUTCOMES[row[0]], row[1], ticket)
 
-    def _resolve_in(self, tx, ticket: str, state: str, answer: str | None = None, *, target: str | None = None) -> bool:
-        """Resolve ``ticket`` from pending (only if asked of ``target`` when given); False if it was not pending."""
+    def _resolve_in(self, tx, ticket: str, state: str, answer: str | None = None, *,
+                    target: str | None = None) -> "_Resolved | None":
+        """Resolve ``ticket`` from pending (only if asked of ``target`` when given), restoring the target's
+        live state in the same transaction; None if it was not pending (someone else resolved it first)."""
         now = self.clock()
         sql = "UPDATE asks SET state = ?, answer = ?, resolved = ? WHERE ticket = ? AND state = 'pending'"
         params: list = [state, answer, now, ticket]
         if target is not None:
             sql += " AND target = ?"
             params.append(target)
-        rows = tx.execute(sql + " RETURNING asker, target", params)
+        rows = tx.execute(sql + " RETURNING asker, target, question, created, deadline, prior_status, "
+                                "prior_delegation, ask_delegation", params)
         if len(rows) != 1:
-            return False
-        asker, target = rows[0]
+            return None
+        asker, target, question, created, deadline, prior_status, prior_delegation, delegation = rows[0]
+        resolved = _Resolved(ticket, state, asker, target, deadline - created, prior_status, prior_delegation,
+                             delegation if delegation is not None else _delegation(asker, question))
         tx.execute("UPDATE sessions SET waiting_ticket = NULL, waiting_until = NULL WHERE id = ? AND waiting_ticket = ?",
                    (asker, ticket))
-        status = {"replied": "done", "stalled": "stalled"}.get(state)
-        if status:
-            self.livestate.set_in(tx, target, {"status": status}, writer=asker if state != "replied" else target)
+        self._restore_target(tx, resolved)
         self._audit(tx, target if state == "replied" else asker, "reply" if state == "replied" else state,
                     f"ask:{ticket}", asker=asker, target=target)
         tx.notify("brain_ask")
         log.debug("ask %s resolved: %s", ticket, OUTCOMES[state])
-        return True
+        return resolved
+
+    def _emit_end(self, resolved: "_Resolved") -> None:
+        """An ask that ended without a reply, told to the observer (after the commit) with how it ended."""
+        if resolved.state != "replied":
+            self._emit("ask_end", ticket=resolved.ticket, speaker=resolved.asker, to=resolved.target,
+                       text=resolved.ending())
 
     # -- the target's side ----------------------------------------------------------
     def reply(self, session: str, ticket: str, answer: str) -> AskResult:
@@ -176,7 +253,7 @@ class AsksMixin:
         answer = self._clean(answer, "answer", self.config.text_max)
         with self.backend.transaction() as tx:
             self._touch(tx, session)
-            if not self._resolve_in(tx, ticket, "replied", answer, target=session):  # the happy path: one update
+            if self._resolve_in(tx, ticket, "replied", answer, target=session) is None:  # the happy path: one update
                 rows = tx.execute("SELECT target, state FROM asks WHERE ticket = ?", (ticket,))
                 if not rows:
                     raise NotFound(f"ask {ticket}")
@@ -210,7 +287,7 @@ class AsksMixin:
     def sweep(self) -> list[tuple[str, str]]:
         """Resolve tickets nobody resolved: past their deadline (timeout), target silent (stalled),
         asker gone (abandoned). Safe to call from anywhere, any time."""
-        done = []
+        done, ended = [], []
         with self.backend.transaction() as tx:
             now = self.clock()
             self._expire_in(tx, now)
@@ -228,9 +305,24 @@ class AsksMixin:
                     state = "abandoned"
                 else:
                     continue
-                if self._resolve_in(tx, ticket, state):
+                resolved = self._resolve_in(tx, ticket, state)
+                if resolved is not None:
                     done.append((ticket, state))
+                    ended.append(resolved)
+            self._release_left_behind(tx)
+        for resolved in ended:
+            self._emit_end(resolved)
         return done
+
+    def _release_left_behind(self, tx) -> None:
+        """Targets an older brain left Working (or Stalled) for good: set so by an ask (its delegation, an
+        asker's write) that ended before tickets kept the state to restore, and no ask waits on them now.
+        Back to idle, once: the restore of every ask that ends now leaves no such row behind."""
+        rows = tx.execute("SELECT v.key FROM livestate v WHERE v.status IN ('working', 'stalled') "
+                          "AND v.delegation LIKE 'asked by %' AND (v.writer IS NULL OR v.writer <> v.key) "
+                          "AND NOT EXISTS (SELECT 1 FROM asks a WHERE a.target = v.key AND a.state = 'pending')")
+        for (key,) in rows:
+            self.livestate.set_in(tx, key, {"status": "idle", "delegation": ""}, writer=None)
 
     def asks(self, *, session: str | None = None, pending_only: bool = True) -> list[Ask]:
         sql, params = f"SELECT {_ASK_COLS} FROM asks WHERE 1 = 1", []

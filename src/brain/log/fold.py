@@ -6,6 +6,11 @@ the next step. It is folded turn by turn (never recomputed from the whole log), 
 bounded: items past their per-kind limit, then the oldest items of any kind, are
 distilled away into counts until the rendered markdown fits ``max_bytes``. The same
 turns in the same order always give the same bytes (no clock, no randomness).
+
+An ask of the coordination store (kind ``ask`` with its ticket as ``ref``) is one open
+question carrying the ticket; it closes only through that ticket: its ``reply`` (answered)
+or its ``ask_end`` (timed out, target stalled, asker gone), and becomes one line of the
+answers saying how it ended. It is never left open because the ask ended without a reply.
 """
 
 from __future__ import annotations
@@ -45,16 +50,21 @@ class Limits:
             raise ValueError(f"handoff max_bytes must be at least {MIN_MAX_BYTES}")
 
 
+STATE_VERSION = 2  # 2: open questions of asks carry their ticket (a state of version 1 is rebuilt from the log)
+
+
 @dataclass(frozen=True)
 class Item:
-    """One distilled line, with the turn number it came from (its age) and who said it."""
+    """One distilled line, with the turn number it came from (its age), who said it, and for the
+    question of an ask its ticket (``ref``: the reply or the end of that ticket closes it)."""
 
     seq: int
     by: str
     text: str
+    ref: str | None = None
 
     def to_list(self) -> list:
-        return [self.seq, self.by, self.text]
+        return [self.seq, self.by, self.text] + ([self.ref] if self.ref else [])
 
 
 @dataclass(frozen=True)
@@ -70,15 +80,19 @@ class HandoffState:
     distilled: tuple[tuple[str, int], ...] = ()  # (kind, count) of items distilled away, sorted by kind
 
     def to_dict(self) -> dict:
-        return {"v": 1, "thread": self.thread, "parties": list(self.parties), "turns": self.turns,
+        return {"v": STATE_VERSION, "thread": self.thread, "parties": list(self.parties), "turns": self.turns,
                 **{kind: [i.to_list() for i in getattr(self, kind)] for kind in _KINDS},
                 "next_step": self.next_step.to_list() if self.next_step else None,
                 "distilled": dict(self.distilled)}
 
     @classmethod
     def from_dict(cls, data: dict) -> "HandoffState":
+        if data.get("v") != STATE_VERSION:
+            raise ValueError(f"handoff state version {data.get('v')!r}: rebuild it from the log")
+
         def items(raw) -> tuple[Item, ...]:
-            return tuple(Item(int(s), str(b), str(t)) for s, b, t in raw or ())
+            return tuple(Item(int(i[0]), str(i[1]), str(i[2]), str(i[3]) if len(i) > 3 and i[3] else None)
+                         for i in raw or ())
 
         nxt = data.get("next_step")
         return cls(thread=str(data.get("thread", "")), parties=tuple(data.get("parties") or ()),
@@ -120,15 +134,31 @@ def fold(state: HandoffState, turn: Turn, limits: Limits = Limits()) -> HandoffS
 
     open_q = list(state.open_questions)
     answers = list(state.answers)
-    theirs = [q for q in open_q if q.by != who]
-    if theirs and statements and (turn.kind != "ask"):
-        asked = " / ".join(q.text for q in theirs)
-        reply = " ".join(statements[:2])
-        answers.append(Item(seq, who, _clip(f"Q ({theirs[0].by}): {asked} → A: {reply}", clip)))
-        open_q = [q for q in open_q if q.by == who]
+    ticketed = turn.ref if turn.kind in ("ask", "reply", "ask_end") and turn.ref else None
+    asked_item = next((q for q in open_q if ticketed and q.ref == ticketed), None)
+    if turn.kind == "ask_end":  # the ask ended without a reply: its question closes, saying how
+        if asked_item is not None:
+            open_q.remove(asked_item)
+            answers.append(Item(seq, who, _clip(f"Q ({asked_item.by}): {asked_item.text} → {text}", clip)))
+        return bound(replace(state, thread=state.thread or turn.thread, parties=tuple(parties), turns=seq,
+                             open_questions=tuple(open_q), answers=tuple(answers)), limits)
+    if turn.kind == "reply" and asked_item is not None:  # the answer to that ticket, whatever its shape
+        open_q.remove(asked_item)
+        reply = " ".join(statements[:2]) or " ".join(text.split())
+        answers.append(Item(seq, who, _clip(f"Q ({asked_item.by}): {asked_item.text} → A: {reply}", clip)))
+    else:
+        theirs = [q for q in open_q if q.by != who and q.ref is None]  # an ask's question waits for its ticket
+        if theirs and statements and (turn.kind != "ask"):
+            asked = " / ".join(q.text for q in theirs)
+            reply = " ".join(statements[:2])
+            answers.append(Item(seq, who, _clip(f"Q ({theirs[0].by}): {asked} → A: {reply}", clip)))
+            open_q = [q for q in open_q if q.by == who or q.ref is not None]
     if turn.kind == "ask" and not questions and sentences:
         questions = [sentences[0]]
-    open_q.extend(Item(seq, who, _clip(q, clip)) for q in questions)
+    if ticketed and turn.kind == "ask":
+        open_q.append(Item(seq, who, _clip(text, clip), ticketed))  # one question per ask, however many "?"
+    else:
+        open_q.extend(Item(seq, who, _clip(q, clip)) for q in questions)
 
     decisions = list(state.decisions)
     decisions.extend(Item(seq, who, _clip(s, clip)) for s in statements if _DECISION.search(s))

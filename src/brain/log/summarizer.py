@@ -12,6 +12,7 @@ holds for every summarizer.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Awaitable, Callable, Protocol, runtime_checkable
 
 from .fold import HandoffState, Item, Limits, bound, fold, render
@@ -80,6 +81,8 @@ class LLMSummarizer:
         return self.fallback.fold(state, turn)
 
     async def afold(self, state: HandoffState, turn: Turn) -> HandoffState:
+        if turn.ref and turn.kind in ("ask", "reply", "ask_end"):  # an ask's ticket opens and closes its question:
+            return self.fallback.fold(state, turn)                 # exact bookkeeping, not a model's reading
         try:
             answer = await self.complete(build_prompt(state, turn))
             return self._parse(state, turn, answer)
@@ -112,8 +115,10 @@ class LLMSummarizer:
         if isinstance(nxt, list) and len(nxt) == 2 and all(isinstance(x, str) for x in nxt):
             next_step = Item(seq, nxt[0], nxt[1][:clip])
         parties = tuple(dict.fromkeys([*state.parties, *(p for p in (turn.speaker, turn.to) if p)]))[:8]
+        tickets = {(i.by, i.text): i.ref for i in state.open_questions if i.ref}  # kept through the model's rewrite
+        open_questions = tuple(replace(i, ref=tickets.get((i.by, i.text))) for i in items("open_questions"))
         new = HandoffState(thread=state.thread or turn.thread, parties=parties, turns=seq,
-                           open_questions=items("open_questions"), answers=items("answers"),
+                           open_questions=open_questions, answers=items("answers"),
                            decisions=items("decisions"), files=tuple(Item(seq, turn.speaker, f[:clip]) for f in files),
                            next_step=next_step, distilled=state.distilled)
         return bound(new, self.limits)

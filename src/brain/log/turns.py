@@ -31,7 +31,7 @@ class Turn:
     text: str
     at: float = field(default_factory=time.time)
     to: str | None = None
-    kind: str = "message"  # message | ask | reply | prompt | answer | note
+    kind: str = "message"  # message | ask | reply | ask_end (an ask ended without a reply) | prompt | answer | note
     files: tuple[str, ...] = ()
     ref: str | None = None  # e.g. the ask ticket a reply answers
 

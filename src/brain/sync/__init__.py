@@ -16,7 +16,11 @@ a write under it is not committed (``UntrustedRepository``, logged; the write st
 
 - ``commit_write``: with ``sync.commit_on_write`` on, a memory write is committed in the
   known repository that owns the path, with a message naming the writer and the reason.
-  Only that path is committed; hooks are off (it is memory, not code).
+  Only that path is committed; hooks are off (it is memory, not code). Inside a git operation
+  (brain's pre-commit hook, a rebase/merge/cherry-pick/revert/bisect stopped half-way, another
+  git command holding the index) brain never commits on its own: the change is staged into the
+  commit being made (``git_operation``), or left for the next commit while the index is held.
+  ``Brain.commit_batch`` gathers the writes of one command (`brain map`, `report-done`) into one commit.
 - ``sync_all``: for each memory repository, commit pending memory changes, fetch its
   upstream, merge, and push. Memory is laid out to merge cleanly (one file per entry
   where entries accumulate; generated sections are reproducible from code), so git's
@@ -28,19 +32,23 @@ a write under it is not committed (``UntrustedRepository``, logged; the write st
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SettingsError, SyncError, UntrustedRepository
-from ..gitsafe import GitRepo, find_worktree_root
+from ..gitsafe import OPERATION_STATE, GitRepo, find_worktree_root, hook_environment, hook_index_file
 
-__all__ = ["commit_write", "commit_change",
+__all__ = ["commit_write", "commit_change", "git_operation",
            "memory_repos", "untrusted_repos", "declared_satellites", "sync_all", "sync_repo",
            "RepoSync", "SyncReport", "MemoryRepo"]
 
+log = logging.getLogger("brain.sync")
+
 _LAYERS = ("kernel", "instance", "personal")
+_INDEX_HELD = dict(OPERATION_STATE)["index.lock"]
 _UNDECLARED = "a .git inside the memory that `sync.satellites` does not declare"
 
 
@@ -248,11 +256,11 @@ def commit_change(brain, paths: list[Path], *, writer: str | None, reason: str |
     try:
         for root, (kind, rels) in groups.items():
             git = MemoryRepo(root, kind).git()
-            for rel in rels:
-                if os.path.lexists(root / rel):
-                    git.run("add", "--", rel)
-                else:  # deleted: stage the deletion when git knew the file, else there is nothing to record
-                    git.run("rm", "-q", "--cached", "--ignore-unmatch", "--", rel)
+            busy = git_operation(git, kind)
+            if busy is not None:  # never a commit of our own inside the user's: stage for theirs, or leave it
+                _stage_for_users_commit(git, kind, rels, busy)
+                continue
+            _stage(git, root, rels)
             staged = git.run("diff", "--cached", "--no-renames", "--name-only", "-z", "--", *rels).stdout.split("\0")
             staged = [rel for rel in rels if rel in staged]
             if not staged:
@@ -267,6 +275,44 @@ def commit_change(brain, paths: list[Path], *, writer: str | None, reason: str |
         return head
     finally:
         handle.close()
+
+
+def _stage(git: GitRepo, root: Path, rels: list[str]) -> None:
+    for rel in rels:
+        if os.path.lexists(root / rel):
+            git.run("add", "--", rel)
+        else:  # deleted: stage the deletion when git knew the file, else there is nothing to record
+            git.run("rm", "-q", "--cached", "--ignore-unmatch", "--", rel)
+
+
+def git_operation(git: GitRepo, kind: str) -> str | None:
+    """Why brain must not commit in this repository now (a git operation is under way), or None.
+
+    The hook environment (``GIT_INDEX_FILE``/``GIT_DIR``) speaks for the project repository: the hook
+    brain installs is the project's. The state files (rebase, merge, cherry-pick, revert, bisect,
+    index.lock) are read in each repository's own git dir."""
+    if kind == "project":
+        inside = hook_environment()
+        if inside is not None:
+            return inside
+    return git.operation_in_progress()
+
+
+def _stage_for_users_commit(git: GitRepo, kind: str, rels: list[str], busy: str) -> None:
+    """Inside a git operation: stage the change into the index of the commit being made, never commit.
+
+    In a hook that is git's own index (``GIT_INDEX_FILE``); in a rebase or merge stopped for the user,
+    the working tree's index, so the change goes into the user's next commit. While another git command
+    holds the index (index.lock) nothing is touched: the change stays in the working tree for the next
+    commit or `brain sync`."""
+    index = hook_index_file() if kind == "project" else None
+    if index is None and (busy == _INDEX_HELD or git.operation_in_progress() == _INDEX_HELD):
+        log.info("memory changed during %s: left uncommitted (%s)", busy, ", ".join(rels))
+        return
+    root = git.root
+    _stage(GitRepo(root, index_file=index, dot_git_folder=kind in ("brain", "satellite")) if index else git,
+           root, rels)
+    log.info("memory changed during %s: staged for that commit, not committed (%s)", busy, ", ".join(rels))
 
 
 # -- discovery ---------------------------------------------------------------------------

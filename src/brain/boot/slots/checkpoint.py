@@ -13,14 +13,24 @@ __all__ = ["collect", "render"]
 
 
 
-def render(cp) -> str:
+# How an ask the checkpoint saw pending ended since (the ticket's state now).
+ENDED = {"replied": "answered", "timeout": "timed out, no reply", "stalled": "target stalled, no reply",
+         "abandoned": "asker gone, no reply"}
+MAX_ASKS = 10
+
+
+def render(cp, ask_states: dict[str, str] | None = None) -> str:
+    """The checkpoint as lines; ``ask_states`` (ticket -> state now) tells which of its asks ended since:
+    a checkpoint is a snapshot, and an ask it saw pending must not read as open on every later boot."""
     who = f"predecessor {cp.session}" if cp.inherited else cp.session
     lines = [f"Checkpoint of {who}: **{cp.step}**"]
     for c in cp.claims[:20]:
         lines.append(f"- claim {c['claim']} on `{c['item']}` (fence {c['fence']})"
                      + (" — claimed by the predecessor: claim it again if you continue" if cp.inherited else ""))
-    for a in cp.asks[:10]:
-        lines.append(f"- pending ask {a['ticket']}: {a['asker']} -> {a['target']}: {a['question']}")
+    for a in cp.asks[:MAX_ASKS]:
+        ended = ENDED.get((ask_states or {}).get(a["ticket"], "pending"))
+        what = f"ask {a['ticket']} (ended since: {ended})" if ended else f"pending ask {a['ticket']}"
+        lines.append(f"- {what}: {a['asker']} -> {a['target']}: {a['question']}")
     lines.append(f"- signal cursor: {cp.signal_cursor}")
     if cp.note.strip():
         lines += ["", cp.note.strip()]
@@ -41,5 +51,11 @@ def collect(brain, request) -> list[Part]:
         return []
     if cp is None:
         return []
-    return [Part("checkpoint", f"checkpoint:{cp.session}", "Checkpoint", render(cp),
+    states: dict[str, str] = {}
+    for ask in cp.asks[:MAX_ASKS]:
+        try:
+            states[ask["ticket"]] = brain.coord.get_ask(ask["ticket"]).state
+        except BrainError:  # pruned or unreadable: shown as the checkpoint saw it
+            continue
+    return [Part("checkpoint", f"checkpoint:{cp.session}", "Checkpoint", render(cp, states),
                  f"brain checkpoint --session {request.session}")]

@@ -31,7 +31,11 @@ def register(tools: ToolRegistry) -> None:
         from the code as it is now, so the card goes into the same commit as your change, and when you give
         how_to_use it replaces only the card's human 'How to use' section. Nothing else in the card is yours
         to edit. Returns the card path; commit it with your code."""
-        result = brain.report_done(module, how_to_use=how_to_use, summary=summary)
+        from ...team.identity import current_principal, writer_role
+
+        session = getattr(brain, "_mcp_session", None) if current_principal() is None else None
+        result = brain.report_done(module, how_to_use=how_to_use, summary=summary,
+                                   writer=session or writer_role(brain))
         text = f"{'refreshed' if result['refreshed'] else 'checked (already up to date)'} {result['card']}"
         if result["how_to_use_replaced"]:
             text += "; its How to use section was replaced"
