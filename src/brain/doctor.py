@@ -148,12 +148,15 @@ def _backend_check(brain) -> dict:
     if backend == "sqlite":
         from .search.index import sqlite_file_problem
 
-        db = brain.runtime / "brain.db"
-        problem = sqlite_file_problem(db)
-        if problem:
-            return _check("backend", False, f"{db} is damaged: {problem}", CORRUPT_STORE_FIX.format(db=db),
-                          file=str(db))
-        return _check("backend", True, "sqlite (embedded) in .brain/runtime/brain.db")
+        db = brain.store_dir / "brain.db"
+        for found in (db, brain.runtime / "brain.db"):  # the shared store, and an old one not imported yet
+            problem = sqlite_file_problem(found)
+            if problem:
+                return _check("backend", False, f"{found} is damaged: {problem}", CORRUPT_STORE_FIX.format(db=found),
+                              file=str(found))
+        where = "the repository's git dir, shared by its worktrees" if brain.store_dir != brain.runtime \
+            else ".brain/runtime/"
+        return _check("backend", True, f"sqlite (embedded) in {where}: {db}")
     if importlib.util.find_spec("psycopg") is None:
         return _check("backend", False, "postgresql configured but psycopg is not installed",
                       "pip install 'agent-brain[postgres]'")
