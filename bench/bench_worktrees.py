@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 AGENT = r"""
 import json, os, sys, time
 import brain
-folder, role, ops, index = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+folder, role, ops = sys.argv[1], sys.argv[2], int(sys.argv[3])
 b = brain.open(folder)
 coord = b.coord
 me = coord.start_session(role).id
@@ -48,6 +48,7 @@ for i in range(ops):
     coord.livestate.set(me, progress=f"step {i}", writer=me)
 live = time.perf_counter()
 c1 = os.times()
+coord.end_session(me)  # untimed: every run starts from the same empty board (held claims slow a grant)
 print(json.dumps({"claims_s": claims - t0, "signals_s": signals - claims, "live_s": live - signals,
                   "cpu_s": (c1.user - c0.user) + (c1.system - c0.system)}), flush=True)
 """
@@ -79,9 +80,19 @@ def make_repository(root: Path, worktrees: int) -> tuple[Path, list[Path]]:
 
 def run_layout(folders: list[Path], ops: int, env: dict[str, str], tag: str) -> dict:
     """One agent per entry of ``folders`` (a folder repeated = agents of one checkout), released together."""
-    procs = []
+    procs: list[subprocess.Popen] = []
+    try:
+        return _released_together(procs, folders, ops, env, tag)
+    finally:
+        for p in procs:  # an agent that failed or outlived its run: never left behind
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def _released_together(procs: list, folders: list[Path], ops: int, env: dict[str, str], tag: str) -> dict:
     for i, folder in enumerate(folders):
-        procs.append(subprocess.Popen([sys.executable, "-c", AGENT, str(folder), f"{tag}{i}", str(ops), str(i)],
+        procs.append(subprocess.Popen([sys.executable, "-c", AGENT, str(folder), f"{tag}{i}", str(ops)],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env))
     sessions = [json.loads(p.stdout.readline())["session"] for p in procs]
     per_tree = len(folders) // len(set(folders))
