@@ -259,3 +259,68 @@ def test_without_a_shared_location_an_old_store_is_used_where_it_is(tmp_path):
     sid = opened.coord.start_session("build").id
     assert (opened.runtime / "brain.db").exists()
     assert [s.id for s in brainlib.open(tmp_path / "plain").coord.sessions()] == [sid]
+
+
+def test_two_processes_opening_one_checkout_at_once_import_its_old_store_once(repo):
+    committed_brain(repo)
+    db = repo / ".brain" / "runtime" / "brain.db"
+    clock = FakeClock(time.time())
+    old_store(db, clock)
+    conn = sqlite3.connect(db)
+    with conn:  # more statements than the child runs before it stops
+        conn.executemany("INSERT INTO audit (at, session, action, subject, detail) VALUES (?, NULL, 'note', ?, '{}')",
+                         [(clock(), f"x:{i}") for i in range(1000)])
+    conn.close()
+    expected = table_counts(db)
+    first = subprocess.Popen([sys.executable, "-c", _KILLED_CHILD, str(repo), "inside"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    second = None
+    try:
+        assert first.stdout.readline().strip() == "stopped"  # the first holds the write lock, rows half in
+        second = subprocess.Popen([sys.executable, "-c", "import sys, brain; print('opening', flush=True); "
+                                   "brain.open(sys.argv[1]).coord.sessions(); print('done', flush=True)", str(repo)],
+                                  stdout=subprocess.PIPE, text=True)
+        assert second.stdout.readline().strip() == "opening"
+        first.stdin.write("\n")
+        first.stdin.flush()
+        assert first.stdout.readline().strip() == "done" and first.wait(timeout=60) == 0
+        assert second.stdout.readline().strip() == "done" and second.wait(timeout=60) == 0
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+    assert table_counts(brainlib.open(repo).store_dir / "brain.db") == expected
+
+
+def test_a_client_never_joins_a_session_of_another_worktree(tmp_path, repo):
+    """The hooks and MCP server of one client share a session; two clients in two worktrees never do."""
+    from brain.backends import open_backend
+    from brain.coord.model import Worktree
+
+    backend = open_backend(f"sqlite:{tmp_path / 'shared.db'}")
+    here = Coordinator(backend, brain_name="project", machine="testbox",
+                       worktree=Worktree("wt-a", "a", str(tmp_path)))
+    there = Coordinator(backend, brain_name="project", machine="testbox",
+                        worktree=Worktree("wt-b", "b", str(repo)))
+    mine, joined = here.join_or_start_session("claude-code", pid=os.getpid(), joinable=lambda pid, started: True)
+    assert not joined
+    again, joined = here.join_or_start_session("claude-code", pid=os.getpid(), joinable=lambda pid, started: True)
+    assert joined and again.id == mine.id
+    other, joined = there.join_or_start_session("claude-code", pid=os.getpid(), joinable=lambda pid, started: True)
+    assert not joined and other.id != mine.id and (other.worktree, other.branch) == ("wt-b", "b")
+    backend.close()
+
+
+@pytest.mark.parametrize("item, expected", [
+    ("/w/wt-1/src/x.py", "src/x.py"),
+    ("/w/wt-1/src/**", "src/**"),
+    ("/w/wt-1", "/w/wt-1"),            # the root itself: never "everything" by accident
+    ("/w/wt-10/src/x.py", "/w/wt-10/src/x.py"),  # another folder that only starts with the same letters
+    ("/elsewhere/x.py", "/elsewhere/x.py"),
+    ("src/x.py", "src/x.py"),
+    ("name:/w/wt-1/x", "name:/w/wt-1/x"),
+])
+def test_an_absolute_claim_path_is_made_relative_only_inside_the_working_tree(item, expected):
+    from brain.coord.overlap import relative_to_root
+
+    assert relative_to_root(item, "/w/wt-1") == expected
