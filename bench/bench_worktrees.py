@@ -97,9 +97,10 @@ def _released_together(procs: list, folders: list[Path], ops: int, env: dict[str
         procs.append(subprocess.Popen([sys.executable, "-c", AGENT, str(folder), f"{tag}{i}", str(ops)],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env))
     sessions = [json.loads(p.stdout.readline())["session"] for p in procs]
-    per_tree = len(folders) // len(set(folders))
-    for i, p in enumerate(procs):  # a peer in the next worktree (the next block of agents), else the next agent
-        p.stdin.write(json.dumps({"peer": sessions[(i + per_tree) % len(procs)]}) + "\n")
+    # each agent signals a peer: in the next worktree (the next block of agents), else the next agent
+    step = len(folders) // len(set(folders)) if len(set(folders)) > 1 else 1
+    for i, p in enumerate(procs):
+        p.stdin.write(json.dumps({"peer": sessions[(i + step) % len(procs)]}) + "\n")
     out = {"agents": len(folders)}
     wall_total = cpu_total = 0.0
     for kind in KINDS:
