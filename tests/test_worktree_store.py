@@ -324,3 +324,4 @@ def test_an_absolute_claim_path_is_made_relative_only_inside_the_working_tree(it
     from brain.coord.overlap import relative_to_root
 
     assert relative_to_root(item, "/w/wt-1") == expected
+

@@ -173,6 +173,12 @@ def prepare_store_dir(store: Path) -> None:
             os.mkdir(folder, 0o700)
         except FileExistsError:
             pass
+        except OSError as exc:  # a read-only repository, say: a clear error, not a traceback
+            from .errors import BackendError
+
+            raise BackendError(f"cannot create the coordination store folder {folder}: {exc.strerror}",
+                               hint="brain keeps one store per repository in its git dir, shared by every "
+                                    "worktree: make that folder writable, or use a PostgreSQL backend") from None
         if os.path.islink(folder):
             raise UnsafeLink(str(folder), _link_target(folder), "coordination store folder")
         if not os.path.isdir(folder):
