@@ -37,7 +37,8 @@ def register(sub) -> None:
     add_json(s)
     s.set_defaults(handler=cmd_session_end)
     s = ssub.add_parser("list", help="list sessions and their liveness",
-                        description="List sessions with liveness alive / stalled / gone.")
+                        description="List sessions with liveness alive / stalled / gone and the worktree and "
+                                    "branch each works in (every worktree of the repository shares them).")
     s.add_argument("--all", action="store_true", help="include gone and ended sessions")
     add_json(s)
     s.set_defaults(handler=cmd_session_list)
