@@ -325,3 +325,23 @@ def test_an_absolute_claim_path_is_made_relative_only_inside_the_working_tree(it
 
     assert relative_to_root(item, "/w/wt-1") == expected
 
+
+
+def test_doctor_in_a_worktree_names_the_shared_store_and_a_missing_brain_local_yml(tmp_path, repo):
+    import json
+
+    committed_brain(repo)
+    git(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+
+    def worktree_check(folder):
+        out = subprocess.run([sys.executable, "-m", "brain", "doctor", "--json"], cwd=folder, capture_output=True,
+                             text=True, timeout=120)
+        return next((c for c in json.loads(out.stdout) if c["check"] == "worktree"), None)
+
+    assert worktree_check(repo) is None  # the main working tree: nothing to say
+    assert worktree_check(tmp_path / "side")["level"] == "info"
+    (repo / ".brain" / "brain.local.yml").write_text("machine: build-box\n")
+    check = worktree_check(tmp_path / "side")
+    assert (check["ok"], check["level"], check["file"]) == (False, "warning", str(repo / ".brain" / "brain.local.yml"))
+    (tmp_path / "side" / ".brain" / "brain.local.yml").write_text("machine: build-box\n")
+    assert worktree_check(tmp_path / "side")["ok"]

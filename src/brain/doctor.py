@@ -53,6 +53,9 @@ def run_checks(brain) -> list[dict]:
     checks.append(_profiles_check(brain))
     checks.append(_legacy_handoffs_check(brain))
     checks.append(_backend_check(brain))
+    worktree = _worktree_check(brain)
+    if worktree is not None:
+        checks.append(worktree)
     checks.append(_index_check(brain))
     checks.append(_hooks_check(brain.repo))
     checks.extend(_client_command_checks(brain))
@@ -141,6 +144,24 @@ def _legacy_handoffs_check(brain) -> dict:
                   "`brain handoff --migrate` moves them to handoffs/local/ (machine-local) and deletes the "
                   "versioned copies; to keep one as team memory, `brain handoff THREAD --promote` it afterwards",
                   level="warning")
+
+
+def _worktree_check(brain) -> dict | None:
+    """In a linked worktree: which repository's store it shares, and whether the main working tree's
+    brain.local.yml (which `git worktree add` does not copy: the backend, the machine name) is missing here."""
+    checkout = brain.checkout
+    if checkout is None or not checkout.linked:
+        return None
+    branch = checkout.branch() or "no branch"
+    detail = (f"worktree {checkout.name} ({branch}) of {checkout.repository_name}: sessions, claims, signals, asks "
+              f"and live state are shared with every worktree")
+    if checkout.common_dir.name == ".git":  # a bare repository has no main working tree to compare with
+        main_local = checkout.common_dir.parent / brain.dir.relative_to(checkout.root) / "brain.local.yml"
+        if main_local.is_file() and not (brain.dir / "brain.local.yml").exists():
+            return _check("worktree", False, f"{detail}; the main working tree has a brain.local.yml and this "
+                          "worktree has none, so its settings (backend, machine) do not apply here",
+                          f"cp {main_local} {brain.dir / 'brain.local.yml'}", level="warning", file=str(main_local))
+    return _check("worktree", True, detail, level="info")
 
 
 def _backend_check(brain) -> dict:
