@@ -165,3 +165,26 @@ def test_every_worktree_has_the_same_brain_name_and_store(trees):
     assert len({b.store_dir for b in opened}) == 1
     assert opened[0].store_dir.is_relative_to(trees["main"] / ".git")
     assert len({b.runtime for b in opened}) == 3  # the derived index, cards cache and logs stay per checkout
+
+
+def test_an_mcp_server_in_a_worktree_sees_the_claims_of_another_and_shows_where_it_works(trees, env):
+    """The official SDK client over stdio against `brain serve` started in one worktree; the other agent is a
+    CLI process in another worktree."""
+    pytest.importorskip("mcp")
+    from test_mcp_helpers import stdio_params, with_client
+
+    other = start(trees["wt-b"], env, "beta")
+    held = js(trees["wt-b"], env, "claim", "src/parser.py", "--session", other)
+
+    async def body(client):
+        grant = await client.call_tool("brain_claim", {"item": "src/parser.py"})
+        listed = await client.call_tool("brain_sessions", {})
+        text = listed.content[0].text
+        assert "in wt-b (feature-b)" in text and "(you) in wt-a (feature-a)" in text
+        return grant.structured_content, listed.structured_content
+
+    extra = {k: v for k, v in env.items() if k == "BRAIN_BACKEND"}
+    grant, listed = with_client(stdio_params(trees["wt-a"], **extra), body)
+    assert grant["overlaps"] == [{"session": other, "item": "src/parser.py", "claim": held["claim"]}]
+    places = {s["id"]: (s["worktree"], s["branch"]) for s in listed["sessions"]}
+    assert places[other] == ("wt-b", "feature-b") and places[listed["you"]] == ("wt-a", "feature-a")
