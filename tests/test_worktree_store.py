@@ -53,6 +53,18 @@ def test_the_common_dir_is_the_one_git_reports_in_the_main_tree_a_worktree_and_a
     assert locate_checkout(tmp_path / "side").branch().startswith("detached@")
 
 
+def test_a_worktree_written_with_relative_paths_is_found_too(tmp_path, repo):
+    """git 2.48's `worktree.useRelativePaths` writes both links relative; the layout is the same."""
+    committed_brain(repo)
+    side = tmp_path / "side"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(side))
+    admin = repo / ".git" / "worktrees" / "side"
+    (side / ".git").write_text(f"gitdir: {os.path.relpath(admin, side)}\n")
+    (admin / "gitdir").write_text(os.path.relpath(side / ".git", admin) + "\n")
+    found = locate_checkout(side)
+    assert (found.root, found.common_dir, found.linked) == (side.resolve(), (repo / ".git").resolve(), True)
+
+
 def test_a_brain_below_the_top_of_the_tree_keeps_its_own_store_and_name_in_every_worktree(tmp_path, repo):
     (repo / "app").mkdir()
     brainlib.init(repo / "app")
