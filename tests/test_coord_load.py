@@ -173,7 +173,7 @@ def test_asker_process_killed_mid_wait_resumes_with_the_stored_deadline(backend_
     env.pop("BRAIN_ASK_TIMEOUT", None)
     b = brainlib.init(repo, env=env)
     if not backend_spec.startswith("postgres"):
-        spec = f"sqlite:{repo / '.brain' / 'runtime' / 'brain.db'}"
+        spec = f"sqlite:{b.store_dir / 'brain.db'}"  # the repository's shared store
     else:
         spec = backend_spec
     c = Coordinator(open_backend(spec), brain_name=b.name, machine=b.settings.machine)

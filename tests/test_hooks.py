@@ -84,7 +84,7 @@ def test_session_lifecycle_through_the_installed_hooks(installed, tmp_path, back
     party = state["party"]
     assert party.startswith("sess-") and state["coord"] is True
     assert brain.coord.session(party).liveness == "alive"  # tied to the client process, not the hook's shell
-    assert (brain.runtime / "brain.db").exists() == (backend_env == "sqlite")
+    assert (brain.store_dir / "brain.db").exists() == (backend_env == "sqlite")
 
     # 2. the session works: a prompt, an answer that edits a file
     tasks = [Task("Fix the parser in src/parse.py: why does it drop the last token?",

@@ -93,7 +93,7 @@ def test_a_damaged_coordination_store_is_named_with_the_way_out(brain, repo, how
     for i in range(40):  # a few pages of rows
         brain.coord.claim(session, f"src/module_{i}/**")
     brain.backend.close()
-    db = brain.runtime / "brain.db"
+    db = brain.store_dir / "brain.db"
     _checkpointed(db)
     damage(db, how)
     doctor = cli(repo, "doctor", "--json")
@@ -228,15 +228,15 @@ def test_the_web_ui_answers_503_not_500_on_a_damaged_store(brain, repo):
     for i in range(40):
         brain.coord.claim(session, f"src/m{i}/**")
     brain.backend.close()
-    _checkpointed(brain.runtime / "brain.db")
-    damage(brain.runtime / "brain.db", "broken_pages")
+    _checkpointed(brain.store_dir / "brain.db")
+    damage(brain.store_dir / "brain.db", "broken_pages")
     fresh = brainlib.open_brain(repo)
     with TestClient(create_app(fresh, warm=False), base_url="http://127.0.0.1:8766",
                     raise_server_exceptions=False) as c:
         for url in ("/work", "/claims", "/signals"):
             response = c.get(url)
             assert response.status_code == 503, (url, response.status_code)
-            assert str(brain.runtime / "brain.db") in response.text
+            assert str(brain.store_dir / "brain.db") in response.text
 
 
 def test_a_file_overwritten_under_an_open_connection_is_healed_at_the_next_search(indexed):

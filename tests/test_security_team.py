@@ -37,7 +37,7 @@ pytestmark = pytest.mark.timeout(240)
 
 def store_rows(b) -> dict:
     """Every row of every table of the coordination store (SQLite), and every memory file."""
-    conn = sqlite3.connect(f"file:{b.runtime / 'brain.db'}?mode=ro", uri=True)
+    conn = sqlite3.connect(f"file:{b.store_dir / 'brain.db'}?mode=ro", uri=True)
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
         rows = {t: sorted(map(repr, conn.execute(f'SELECT * FROM "{t}"'))) for t in tables}

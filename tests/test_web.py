@@ -389,4 +389,4 @@ def test_a_fresh_brain_shows_empty_panels_and_creates_no_database(brain):
             assert c.get(url).status_code == 200, url
         assert "No sessions yet" in c.get("/work").text
         assert "No overlapping claims" in c.get("/claims").text
-    assert not (brain.runtime / "brain.db").exists()
+    assert not (brain.store_dir / "brain.db").exists()

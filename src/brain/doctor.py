@@ -52,6 +52,9 @@ def run_checks(brain) -> list[dict]:
     checks.append(_profiles_check(brain))
     checks.append(_legacy_handoffs_check(brain))
     checks.append(_backend_check(brain))
+    worktree = _worktree_check(brain)
+    if worktree is not None:
+        checks.append(worktree)
     checks.append(_index_check(brain))
     checks.append(_hooks_check(brain.repo))
     checks.append(_shared_files_check(brain))
@@ -157,17 +160,38 @@ def _legacy_handoffs_check(brain) -> dict:
                   level="warning")
 
 
+def _worktree_check(brain) -> dict | None:
+    """In a linked worktree: which repository's store it shares, and whether the main working tree's
+    brain.local.yml (which `git worktree add` does not copy: the backend, the machine name) is missing here."""
+    checkout = brain.checkout
+    if checkout is None or not checkout.linked:
+        return None
+    branch = checkout.branch() or "no branch"
+    detail = (f"worktree {checkout.name} ({branch}) of {checkout.repository_name}: sessions, claims, signals, asks "
+              f"and live state are shared with every worktree")
+    if checkout.common_dir.name == ".git":  # a bare repository has no main working tree to compare with
+        main_local = checkout.common_dir.parent / brain.dir.relative_to(checkout.root) / "brain.local.yml"
+        if main_local.is_file() and not (brain.dir / "brain.local.yml").exists():
+            return _check("worktree", False, f"{detail}; the main working tree has a brain.local.yml and this "
+                          "worktree has none, so its settings (backend, machine) do not apply here",
+                          f"cp {main_local} {brain.dir / 'brain.local.yml'}", level="warning", file=str(main_local))
+    return _check("worktree", True, detail, level="info")
+
+
 def _backend_check(brain) -> dict:
     backend = brain.settings.get("backend")
     if backend == "sqlite":
         from .search.index import sqlite_file_problem
 
-        db = brain.runtime / "brain.db"
-        problem = sqlite_file_problem(db)
-        if problem:
-            return _check("backend", False, f"{db} is damaged: {problem}", CORRUPT_STORE_FIX.format(db=db),
-                          file=str(db))
-        return _check("backend", True, "sqlite (embedded) in .brain/runtime/brain.db")
+        db = brain.store_dir / "brain.db"
+        for found in (db, brain.runtime / "brain.db"):  # the shared store, and an old one not imported yet
+            problem = sqlite_file_problem(found)
+            if problem:
+                return _check("backend", False, f"{found} is damaged: {problem}", CORRUPT_STORE_FIX.format(db=found),
+                              file=str(found))
+        where = "the repository's git dir, shared by its worktrees" if brain.store_dir != brain.runtime \
+            else ".brain/runtime/"
+        return _check("backend", True, f"sqlite (embedded) in {where}: {db}")
     if importlib.util.find_spec("psycopg") is None:
         return _check("backend", False, "postgresql configured but psycopg is not installed",
                       "pip install 'agent-brain[postgres]'")

@@ -112,7 +112,39 @@ class Brain:
 
     @property
     def name(self) -> str:
-        return self.settings.get("name") or self.repo.name
+        """The brain's name (broadcasts go to `<name>@<machine>`): the `name` setting, else the repository's
+        name, the same in every worktree (a `.brain` below the top of the tree: its folder's name)."""
+        if self.settings.get("name"):
+            return self.settings.get("name")
+        checkout = self.checkout
+        return checkout.repository_name if checkout is not None and checkout.root == self.repo else self.repo.name
+
+    # -- the repository: one coordination store for all its worktrees (brain.checkout) ----------
+    @property
+    def checkout(self):
+        """The working tree this brain sits in and its repository's common git dir (brain.checkout.Checkout),
+        or None outside git or in a layout brain does not trust to share (then everything stays in runtime/)."""
+        if not hasattr(self, "_checkout"):
+            from .checkout import locate_checkout
+
+            self._checkout = locate_checkout(self.repo)
+        return self._checkout
+
+    @property
+    def store_dir(self) -> Path:
+        """The folder of the embedded coordination store (brain.db): in the repository's common git dir, the
+        same for every worktree (docs/coordination.md, Worktrees); this checkout's runtime/ outside git."""
+        checkout = self.checkout
+        return checkout.store_dir(self.repo) if checkout is not None else self.runtime
+
+    def worktree(self):
+        """This working tree as the sessions started here record it (brain.coord.model.Worktree), or None."""
+        checkout = self.checkout
+        if checkout is None:
+            return None
+        from .coord.model import Worktree
+
+        return Worktree(checkout.name, checkout.branch(), str(checkout.root))
 
     # -- memory ----------------------------------------------------------------
     def _store(self, layer: str | None) -> MemoryStore:
@@ -523,8 +555,35 @@ class Brain:
         if getattr(self, "_backend", None) is None:
             from .backends import open_backend
 
-            self._backend = open_backend(self.settings.get("backend"), self.runtime)
+            spec = self.settings.get("backend")
+            store = self.store_dir
+            if spec == "sqlite" and store != self.runtime:
+                from .checkout import prepare_store_dir
+
+                prepare_store_dir(store)
+                backend = open_backend(spec, store)
+                self._import_worktree_store(backend)
+                self._backend = backend
+            else:
+                self._backend = open_backend(spec, self.runtime)
         return self._backend
+
+    def _import_worktree_store(self, backend) -> None:
+        """Fold this checkout's own runtime/brain.db (earlier versions kept one per checkout) into the shared
+        store, once (brain.coord.imports). A failure leaves the old file for the next open and `brain doctor`."""
+        legacy = self.runtime / "brain.db"
+        if not legacy.is_file():
+            return
+        from .coord.imports import import_worktree_store
+        from .errors import BrainError
+
+        try:
+            import_worktree_store(backend, legacy, self.worktree())
+        except (BrainError, OSError) as exc:
+            import logging
+
+            logging.getLogger("brain").warning("could not import %s into the shared coordination store: %s",
+                                               legacy, exc)
 
     @property
     def coord(self):
@@ -542,7 +601,8 @@ class Brain:
 
     def has_coordination_store(self) -> bool:
         """Whether coordination was ever used here (the boot skips its slots otherwise, creating nothing)."""
-        return self.settings.get("backend") != "sqlite" or (self.runtime / "brain.db").exists()
+        return self.settings.get("backend") != "sqlite" or (self.store_dir / "brain.db").exists() \
+            or (self.runtime / "brain.db").exists()  # an old per-checkout store, imported at the first use
 
     # -- conversation log and handoffs (lazy: brain.log) ---------------------------
     @property

@@ -70,6 +70,14 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         "ALTER TABLE asks ADD COLUMN prior_delegation TEXT",
         "ALTER TABLE asks ADD COLUMN ask_delegation TEXT",
     ]),
+    # one store per repository (docs/coordination.md, Worktrees): a session names its working tree and
+    # branch; the per-worktree stores of earlier versions are imported once each (coord/imports.py)
+    ("0005_session_worktree", [
+        "ALTER TABLE sessions ADD COLUMN worktree TEXT",
+        "ALTER TABLE sessions ADD COLUMN branch TEXT",
+        "ALTER TABLE sessions ADD COLUMN worktree_path TEXT",
+        "CREATE TABLE store_imports (source TEXT PRIMARY KEY, at {float} NOT NULL, rows {big} NOT NULL)",
+    ]),
 ]
 
 

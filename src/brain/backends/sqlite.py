@@ -135,7 +135,7 @@ class SqliteBackend:
                                 f"run `brain doctor`; to start over, stop brain's processes and move it aside "
                                 f"(`mv {self.path} {self.path}.damaged`, and its -wal/-shm files)")
         return BackendError(f"cannot open the SQLite database {self.path}: {exc}",
-                            hint="check that .brain/runtime/ is writable")
+                            hint=f"check that {self.path.parent} is writable")
 
     @contextmanager
     def _raw(self, write: bool) -> Iterator[_Tx]:

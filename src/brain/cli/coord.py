@@ -37,7 +37,8 @@ def register(sub) -> None:
     add_json(s)
     s.set_defaults(handler=cmd_session_end)
     s = ssub.add_parser("list", help="list sessions and their liveness",
-                        description="List sessions with liveness alive / stalled / gone.")
+                        description="List sessions with liveness alive / stalled / gone and the worktree and "
+                                    "branch each works in (every worktree of the repository shares them).")
     s.add_argument("--all", action="store_true", help="include gone and ended sessions")
     add_json(s)
     s.set_defaults(handler=cmd_session_list)
@@ -182,10 +183,18 @@ def cmd_session_prune(args) -> int:
     return 0
 
 
+def _where(worktree: str | None, branch: str | None) -> str:
+    """A session's working tree and branch as shown: `wt-2 (feature-x)`, or '' for a session that named none."""
+    if not worktree:
+        return ""
+    return f"{worktree} ({branch})" if branch else worktree
+
+
 def cmd_session_list(args) -> int:
     sessions = [s.to_dict() for s in open_from_args(args).coord.sessions(include_gone=args.all)]
     emit(sessions, args.json, lambda ss: "\n".join(
         f"{s['id']}  {s['liveness']}  last seen {_when(s['last_seen'])}"
+        + (f"  in {_where(s['worktree'], s['branch'])}" if s["worktree"] else "")
         + (f"  waiting on {s['waiting_on']}" if s["waiting_on"] else "") for s in ss) or "no live sessions")
     return 0
 
@@ -220,10 +229,22 @@ def cmd_release(args) -> int:
     return 0
 
 
-def _overlaps_data(coord) -> list[dict]:
-    return [{"a": {"claim": r.a.claim, "session": r.a.session, "item": r.a.item},
-             "b": {"claim": r.b.claim, "session": r.b.session, "item": r.b.item},
+def _places(coord) -> dict[str, dict]:
+    """session id -> {worktree, branch}: where each session works (claims and overlaps name it)."""
+    return {s.id: {"worktree": s.worktree, "branch": s.branch} for s in coord.sessions(include_gone=True)}
+
+
+def _overlaps_data(coord, places: dict[str, dict] | None = None) -> list[dict]:
+    places = _places(coord) if places is None else places
+    none = {"worktree": None, "branch": None}
+    return [{"a": {"claim": r.a.claim, "session": r.a.session, "item": r.a.item, **places.get(r.a.session, none)},
+             "b": {"claim": r.b.claim, "session": r.b.session, "item": r.b.item, **places.get(r.b.session, none)},
              "decision": r.decision, "decided_by": r.decided_by} for r in coord.overlaps()]
+
+
+def _party(side: dict) -> str:
+    where = _where(side.get("worktree"), side.get("branch"))
+    return f"{side['session']}{', ' + where if where else ''}"
 
 
 def _overlaps_text(items: list[dict]) -> str:
@@ -231,8 +252,8 @@ def _overlaps_text(items: list[dict]) -> str:
         return "no overlapping claims"
     lines = []
     for o in items:
-        line = (f"OVERLAP claim {o['a']['claim']} {o['a']['item']} ({o['a']['session']}) <-> "
-                f"claim {o['b']['claim']} {o['b']['item']} ({o['b']['session']})")
+        line = (f"OVERLAP claim {o['a']['claim']} {o['a']['item']} ({_party(o['a'])}) <-> "
+                f"claim {o['b']['claim']} {o['b']['item']} ({_party(o['b'])})")
         line += f"\n  decided by {o['decided_by']}: {o['decision']}" if o["decision"] else \
             f"\n  decide: brain claims --decide {o['a']['claim']} {o['b']['claim']} --decision TEXT"
         lines.append(line)
@@ -268,12 +289,16 @@ def cmd_claims(args) -> int:
                 break
             time.sleep(args.interval)  # a human-facing polling display, not synchronisation
         return 0
-    claims = [c.to_dict() for c in coord.claims(session=args.session, include_ended=args.all)]
-    data = {"claims": claims, "overlaps": _overlaps_data(coord)}
+    places = _places(coord)
+    none = {"worktree": None, "branch": None}
+    claims = [{**c.to_dict(), **places.get(c.session, none)}
+              for c in coord.claims(session=args.session, include_ended=args.all)]
+    data = {"claims": claims, "overlaps": _overlaps_data(coord, places)}
 
     def render(d):
-        lines = [f"{c['claim']:>5} {c['state']:<8} {c['item']}  {c['session']}  fence {c['fence']}  until "
-                 f"{_when(c['expires'])}" for c in d["claims"]] or ["no claims held"]
+        lines = [f"{c['claim']:>5} {c['state']:<8} {c['item']}  {c['session']}"
+                 + (f"  in {_where(c['worktree'], c['branch'])}" if c["worktree"] else "")
+                 + f"  fence {c['fence']}  until {_when(c['expires'])}" for c in d["claims"]] or ["no claims held"]
         return "\n".join(lines + ["", _overlaps_text(d["overlaps"])])
 
     emit(data, args.json, render)

@@ -32,7 +32,8 @@ def config_from_settings(settings, env: dict[str, str]) -> tuple[CoordConfig, Li
 def coordinator_for(brain, backend, clock: Callable[[], float] = time.time) -> Coordinator:
     config, limits = config_from_settings(brain.settings, brain.env)
     coordinator = Coordinator(backend, brain_name=brain.name, machine=brain.settings.machine, clock=clock,
-                              config=config, live_limits=limits, redact=brain.redactor)
+                              config=config, live_limits=limits, redact=brain.redactor,
+                              worktree=brain.worktree(), repo_root=str(brain.repo))
 
     def record(kind: str, event: dict) -> None:  # every ask and reply lands in the pair's conversation log
         brain.record_turn(None, event["speaker"], event["text"], to=event["to"], kind=kind, ref=event["ticket"])

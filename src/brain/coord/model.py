@@ -4,13 +4,23 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-__all__ = ["SessionInfo", "Overlap", "Grant", "ClaimInfo", "OverlapReport", "Signal", "Checkpoint", "AskResult",
+__all__ = ["Worktree", "SessionInfo", "Overlap", "Grant", "ClaimInfo", "OverlapReport", "Signal", "Checkpoint", "AskResult",
            "AuditEvent", "Ask"]
 
 
 class _Dict:
     def to_dict(self) -> dict:
         return asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """The working tree a process runs in: its short name and branch (shown), its path (this machine only:
+    a session whose worktree folder is gone is gone)."""
+
+    name: str
+    branch: str | None
+    path: str
 
 
 @dataclass
@@ -23,6 +33,8 @@ class SessionInfo(_Dict):
     last_seen: float
     liveness: str
     waiting_on: str | None = None
+    worktree: str | None = None   # the working tree's short name (brain.checkout.Checkout.name)
+    branch: str | None = None     # its branch when the session started
 
 
 @dataclass

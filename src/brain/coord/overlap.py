@@ -14,7 +14,7 @@ from collections import defaultdict
 from functools import lru_cache
 from itertools import combinations
 
-__all__ = ["normalize_item", "item_kind", "items_overlap", "normalized_overlap", "NAME_PREFIX", "literal_key",
+__all__ = ["normalize_item", "relative_to_root", "item_kind", "items_overlap", "normalized_overlap", "NAME_PREFIX", "literal_key",
            "overlapping_pairs"]
 
 NAME_PREFIX = "name:"
@@ -31,6 +31,22 @@ def normalize_item(item: str) -> str:
         return NAME_PREFIX + item[len(NAME_PREFIX):].strip()
     parts = [p for p in item.strip().replace("\\", "/").split("/") if p not in ("", ".")]
     return "/".join(parts)
+
+
+def relative_to_root(item: str, root: str | None) -> str:
+    """``item`` with an absolute path inside ``root`` (a working tree's folder) made relative to it.
+
+    Claims name paths relative to the repository: `/home/a/wt-1/src/x.py` claimed in one worktree and
+    `src/x.py` in another are one item. Anything else (a relative path, a glob, ``name:...``, an absolute
+    path elsewhere) is returned as it came; the root itself is not rewritten (claiming it is not claiming
+    everything by accident)."""
+    if not root or not isinstance(item, str) or item_kind(item) == "name":
+        return item
+    text = item.strip().replace("\\", "/")
+    base = root.replace("\\", "/").rstrip("/")
+    if base and text.startswith(base + "/") and text[len(base) + 1:].strip("/"):
+        return text[len(base) + 1:]
+    return item
 
 
 def _tokens(segment: str) -> tuple:

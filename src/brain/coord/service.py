@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from typing import Callable
 
@@ -20,8 +21,9 @@ from ..livestate.store import LiveLimits, LiveState
 from ..memory.files import pid_alive  # re-exported: one liveness check
 from ..security.redact import Redactor
 from .asks import AsksMixin
-from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent
-from .overlap import item_kind, normalize_item, normalized_overlap as items_overlap, overlapping_pairs
+from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent, Worktree
+from .overlap import (item_kind, normalize_item, normalized_overlap as items_overlap, overlapping_pairs,
+                      relative_to_root)
 from .rules import ALIVE, GONE, CoordConfig, check_text, claim_live, clean_role, liveness, session_id
 
 __all__ = ["Coordinator", "pid_alive"]
@@ -33,7 +35,8 @@ def _claim_id(claim) -> int:
 
 log = logging.getLogger("brain.coord")
 
-_SESSION_COLS = "id, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid"
+_SESSION_COLS = ("id, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid, "
+                 "worktree, branch, worktree_path")
 _CLAIM_COLS = "id, session, item, fence, granted, expires, state"
 
 
@@ -42,8 +45,13 @@ class Coordinator(AsksMixin):
 
     def __init__(self, backend, *, brain_name: str = "brain", machine: str = "localhost",
                  clock: Callable[[], float] = time.time, config: CoordConfig = CoordConfig(),
-                 live_limits: LiveLimits = LiveLimits(), redact: Callable[[str], str] | None = None) -> None:
+                 live_limits: LiveLimits = LiveLimits(), redact: Callable[[str], str] | None = None,
+                 worktree: Worktree | None = None, repo_root: str | None = None) -> None:
         self.backend = backend
+        # the working tree this process runs in (recorded on the sessions it starts), and the folder claim
+        # paths are relative to: an absolute path inside it is stored relative, the same item in every worktree
+        self.worktree = worktree
+        self.repo_root = repo_root
         self.brain_name = brain_name
         self.machine = machine
         self.clock = clock
@@ -57,10 +65,32 @@ class Coordinator(AsksMixin):
         """Checked (type, size of what was sent), then redacted: what a row of this store may hold."""
         return self.redact(check_text(value, field, limit, allow_empty=allow_empty))
 
-    def _liveness(self, now: float, last_seen: float, ended, waiting_until, pid=None, machine=None) -> str:
-        """Liveness from heartbeats, plus a dead-process check for sessions of this machine that gave a pid."""
+    def _liveness(self, now: float, last_seen: float, ended, waiting_until, pid=None, machine=None,
+                  worktree_path=None) -> str:
+        """Liveness from heartbeats, plus, for sessions of this machine, a dead-process check (when they gave
+        a pid) and a removed-worktree check (`git worktree remove` took their folder: gone at once)."""
         alive = pid_alive(int(pid)) if pid and machine == self.machine and ended is None else None
+        if ended is None and self._worktree_removed(worktree_path, machine):
+            alive = False
         return liveness(now, last_seen, ended, waiting_until, self.config, alive)
+
+    def _worktree_removed(self, worktree_path, machine) -> bool:
+        """Whether a session's recorded working tree, on this machine, no longer exists."""
+        return bool(worktree_path) and machine == self.machine and not os.path.isdir(worktree_path)
+
+    def _removed_worktree_sessions(self, tx) -> list[str]:
+        """Sessions of this machine, not ended, whose working tree folder is gone (`git worktree remove`).
+
+        One read of the few distinct folders and a stat of each: the cost every claim pays, kept off the
+        claims table (which holds hundreds of rows when the sessions hold only tens of folders)."""
+        paths = [r[0] for r in tx.execute("SELECT DISTINCT worktree_path FROM sessions WHERE ended IS NULL "
+                                          "AND machine = ? AND worktree_path IS NOT NULL", (self.machine,))]
+        removed = [p for p in paths if not os.path.isdir(p)]
+        out: list[str] = []
+        for path in removed:
+            out += [r[0] for r in tx.execute("SELECT id FROM sessions WHERE ended IS NULL AND machine = ? "
+                                             "AND worktree_path = ?", (self.machine, path))]
+        return out
 
     @property
     def broadcast_address(self) -> str:
@@ -92,7 +122,12 @@ class Coordinator(AsksMixin):
         with self.backend.transaction() as tx:
             sid = self._insert_session(tx, role, pid, now)
         log.debug("session %s started", sid)
-        return SessionInfo(sid, role, self.machine, self.brain_name, now, now, ALIVE)
+        return self._new_info(sid, role, now)
+
+    def _new_info(self, sid: str, role: str, now: float) -> SessionInfo:
+        wt = self.worktree
+        return SessionInfo(sid, role, self.machine, self.brain_name, now, now, ALIVE,
+                           worktree=wt.name if wt else None, branch=wt.branch if wt else None)
 
     def join_or_start_session(self, role: str, *, pid: int | None,
                               joinable: Callable[[int, float], bool]) -> tuple[SessionInfo, bool]:
@@ -104,10 +139,11 @@ class Coordinator(AsksMixin):
         """
         role = clean_role(role)
         now = self.clock()
-        with self.backend.transaction() as tx:
+        with self.backend.transaction() as tx:  # one client works in one working tree: never join another's
             rows = tx.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE role = ? AND machine = ? AND brain = ? "
-                              "AND ended IS NULL AND pid IS NOT NULL ORDER BY started DESC, id DESC",
-                              (role, self.machine, self.brain_name))
+                              "AND ended IS NULL AND pid IS NOT NULL AND COALESCE(worktree_path, '') = ? "
+                              "ORDER BY started DESC, id DESC",
+                              (role, self.machine, self.brain_name, self.worktree.path if self.worktree else ""))
             for row in rows:
                 info = self._session_info(row, now)
                 if info.liveness != GONE and joinable(int(row[9]), info.started):
@@ -116,15 +152,17 @@ class Coordinator(AsksMixin):
                     return info, True
             sid = self._insert_session(tx, role, pid, now)
         log.debug("session %s started", sid)
-        return SessionInfo(sid, role, self.machine, self.brain_name, now, now, ALIVE), False
+        return self._new_info(sid, role, now), False
 
     def _insert_session(self, tx, role: str, pid: int | None, now: float) -> str:
         n = 1
         while True:
             sid = session_id(now, role, self.machine, n)
-            tx.execute("INSERT INTO sessions (id, role, machine, brain, pid, started, last_seen) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                       (sid, role, self.machine, self.brain_name, pid, now, now))
+            wt = self.worktree
+            tx.execute("INSERT INTO sessions (id, role, machine, brain, pid, started, last_seen, worktree, branch, "
+                       "worktree_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                       (sid, role, self.machine, self.brain_name, pid, now, now, wt.name if wt else None,
+                        wt.branch if wt else None, wt.path if wt else None))
             if tx.rowcount() == 1:
                 break
             n += 1
@@ -191,10 +229,11 @@ class Coordinator(AsksMixin):
         return released
 
     def _session_info(self, row, now: float) -> SessionInfo:
-        sid, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid = row
+        sid, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid, \
+            worktree, branch, worktree_path = row
         return SessionInfo(sid, role, machine, brain, started, last_seen,
-                           self._liveness(now, last_seen, ended, waiting_until, pid, machine),
-                           waiting_ticket if waiting_until else None)
+                           self._liveness(now, last_seen, ended, waiting_until, pid, machine, worktree_path),
+                           waiting_ticket if waiting_until else None, worktree, branch)
 
     def session(self, session: str) -> SessionInfo:
         with self.backend.transaction(write=False) as tx:
@@ -224,17 +263,23 @@ class Coordinator(AsksMixin):
         for cid, session, item in rows:
             tx.execute("UPDATE claims SET state = 'expired', ended = ? WHERE id = ?", (now, cid))
             self._audit(tx, session, "expire", f"claim:{cid}", item=item)
+        for session in self._removed_worktree_sessions(tx):  # `git worktree remove`: its claims stop counting
+            self._release_in(tx, session, None, None, reason="worktree_removed", expire=False)
+            tx.execute("UPDATE sessions SET ended = ? WHERE id = ?", (now, session))
+            self._audit(tx, session, "session_end", session, reason="worktree_removed")
+            tx.notify("brain_ask")
         return [r[0] for r in rows]
 
     def _live_claims(self, tx, now: float) -> list[ClaimInfo]:
         rows = tx.execute(f"SELECT {_CLAIM_COLS} FROM claims WHERE state = 'held' AND expires > ? ORDER BY id", (now,))
-        return [ClaimInfo(*r) for r in rows]
+        removed = set(self._removed_worktree_sessions(tx)) if rows else set()  # a read-only caller skips them
+        return [ClaimInfo(*r) for r in rows if r[1] not in removed]
 
     def claim(self, session: str, item: str, *, ttl: float | None = None) -> Grant:
         """Grant a claim on a path (glob-aware) or ``name:ITEM``; overlapping claims come back with it."""
-        if not isinstance(item, str) or not normalize_item(item) or normalize_item(item) == "name:":
+        if not isinstance(item, str) or not self._item(item) or self._item(item) == "name:":
             raise InvalidInput("a claim needs an item: a path, a glob, or name:ITEM", field="item")
-        item = self._clean(normalize_item(item), "item", self.config.item_max)
+        item = self._clean(self._item(item), "item", self.config.item_max)
         lease = self._ttl(ttl)
         with self.backend.transaction() as tx:
             self._touch(tx, session)
@@ -252,6 +297,11 @@ class Coordinator(AsksMixin):
                         overlaps=[o.to_dict() for o in overlaps])
             tx.notify("brain_claims")
         return Grant(cid, fence, item, session, now + lease, overlaps)
+
+    def _item(self, item: str) -> str:
+        """A claimed item as stored: normalised, and an absolute path inside this working tree made relative
+        to it, so `src/parser.py` is one item in every worktree of the repository."""
+        return normalize_item(relative_to_root(item, self.repo_root))
 
     def _next_fence(self, tx) -> int:
         return int(tx.execute("INSERT INTO counters (name, value) VALUES ('fence', 1) "
@@ -292,16 +342,18 @@ class Coordinator(AsksMixin):
         info = ClaimInfo(*rows[0])
         return info.fence == fence and claim_live(info.state, info.expires, now)
 
-    def _release_in(self, tx, session: str, claim: int | None, item: str | None, reason: str = "release") -> list[int]:
+    def _release_in(self, tx, session: str, claim: int | None, item: str | None, reason: str = "release",
+                    expire: bool = True) -> list[int]:
         sql, params = "SELECT id, item FROM claims WHERE session = ? AND state = 'held'", [session]
         if claim is not None:
             sql += " AND id = ?"
             params.append(_claim_id(claim))
         if item is not None:
             sql += " AND item = ?"
-            params.append(self.redact(normalize_item(item)))  # items are stored redacted
+            params.append(self.redact(self._item(item)))  # items are stored redacted
         now = self.clock()
-        self._expire_in(tx, now)
+        if expire:
+            self._expire_in(tx, now)
         rows = tx.execute(sql, params)
         for cid, citem in rows:
             tx.execute("UPDATE claims SET state = 'released', ended = ? WHERE id = ?", (now, cid))
@@ -393,7 +445,7 @@ class Coordinator(AsksMixin):
                 rows = tx.execute(f"SELECT {_SESSION_COLS} FROM sessions WHERE brain = ? AND machine = ? "
                                   "AND ended IS NULL ORDER BY id", (brain, machine))
                 recipients = [r[0] for r in rows if r[0] != session
-                              and self._liveness(now, r[5], r[6], r[8], r[9], r[2]) != GONE]
+                              and self._liveness(now, r[5], r[6], r[8], r[9], r[2], r[12]) != GONE]
             ids = []
             for recipient in recipients:
                 rows = tx.execute("INSERT INTO signals (recipient, sender, target, kind, body, created, expires) "

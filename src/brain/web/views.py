@@ -103,6 +103,7 @@ def work_state(brain) -> dict:
     for s in sessions:
         entry = live.get(s.id)
         rows.append(Row({"id": s.id, "role": s.role, "machine": s.machine, "liveness": s.liveness,
+                     "worktree": s.worktree or "", "branch": s.branch or "",
                      "started": stamp(s.started), "last_seen": _ago(now, s.last_seen), "waiting_on": s.waiting_on,
                      "intent": entry.intent if entry else "", "progress": entry.progress if entry else "",
                      "status": entry.status if entry else "", "queue": entry.queue if entry else 0,
@@ -113,6 +114,11 @@ def work_state(brain) -> dict:
                "updated": _ago(now, e.updated)} for k, e in live.items() if k not in by_id]
     return {"sessions": rows, "asks": asks, "counts": counts, "other_live": others, "now": stamp(now),
             "stall_seconds": stall}
+
+
+def _where(worktree: str | None, branch: str | None) -> str:
+    """`wt-2 · feature-x`: where a session works, as the board shows it ('' when it recorded nothing)."""
+    return f"{worktree} · {branch}" if worktree and branch else worktree or ""
 
 
 # -- claims board ------------------------------------------------------------------------------------------------
@@ -130,14 +136,17 @@ def claims_board(brain, *, session: str | None = None, page: int = 1, size: int 
     now = coord.clock()
     held = coord.claims()
     found = board_overlaps(brain, held)
+    places = {s.id: _where(s.worktree, s.branch) for s in coord.sessions(include_gone=True)}
     if session:
         found = [o for o in found if session in (o.a.session, o.b.session)]
     found.sort(key=lambda o: o.decision is not None)
-    overlaps = [Row(a=o.a, b=o.b, decision=o.decision, decided_by=o.decided_by) for o in found[:OVERLAPS_SHOWN]]
+    overlaps = [Row(a=o.a, b=o.b, decision=o.decision, decided_by=o.decided_by, where_a=places.get(o.a.session, ""),
+                    where_b=places.get(o.b.session, "")) for o in found[:OVERLAPS_SHOWN]]
     claims = [c for c in held if c.session == session] if session else held
     pages = max(1, -(-len(claims) // size))
     page = min(max(1, page), pages)
-    shown = [Row(claim=c.claim, session=c.session, item=c.item, fence=c.fence, granted=_ago(now, c.granted),
+    shown = [Row(claim=c.claim, session=c.session, item=c.item, fence=c.fence, where=places.get(c.session, ""),
+                 granted=_ago(now, c.granted),
                  expires=_ago(now, c.expires)) for c in claims[(page - 1) * size: page * size]]
     return {"overlaps": overlaps, "overlap_total": len(found), "open": sum(1 for o in found if o.decision is None),
             "claims": shown,

@@ -16,6 +16,13 @@ MAX_ENTRIES = 8
 MAX_SESSIONS = 8
 
 
+def _where(session) -> str:
+    """`, in wt-2 on feature-x`: the working tree and branch of a session that recorded them."""
+    if not session.worktree:
+        return ""
+    return f", in {session.worktree}" + (f" on {session.branch}" if session.branch else "")
+
+
 def collect(brain, request) -> list[Part]:
     if not brain.has_coordination_store():
         return []
@@ -37,7 +44,8 @@ def collect(brain, request) -> list[Part]:
         return []
     lines = []
     if sessions:
-        shown = [f"`{s.id}` ({s.liveness}{', waiting on an ask' if s.waiting_on else ''})" for s in sessions[:MAX_SESSIONS]]
+        shown = [f"`{s.id}` ({s.liveness}{_where(s)}{', waiting on an ask' if s.waiting_on else ''})"
+                 for s in sessions[:MAX_SESSIONS]]
         more = f" and {len(sessions) - MAX_SESSIONS} more" if len(sessions) > MAX_SESSIONS else ""
         lines.append("Sessions: " + ", ".join(shown) + more)
     if overlaps:

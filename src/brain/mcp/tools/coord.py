@@ -94,7 +94,9 @@ def register(tools: ToolRegistry) -> None:
         me = connection_session(brain)
         brain.coord.heartbeat(me)
         items = [s.to_dict() | {"you": s.id == me} for s in brain.coord.sessions(include_gone=include_gone)]
-        text = "\n".join(f"{s['id']} {s['liveness']}{' (you)' if s['you'] else ''}" for s in items)
+        text = "\n".join(f"{s['id']} {s['liveness']}{' (you)' if s['you'] else ''}"
+                         + (f" in {s['worktree']}" + (f" ({s['branch']})" if s["branch"] else "") if s["worktree"] else "")
+                         for s in items)  # every worktree of the repository shares the sessions: say where each is
         return ToolOutput(text or "no sessions", {"you": me, "sessions": items})
 
     @tools.tool(title="Claim a path or item")

@@ -1,0 +1,198 @@
+"""Where a brain's working tree sits in its git repository: one coordination store per repository.
+
+Every `git worktree` of one repository shares the repository's common git dir. The
+coordination store of a brain lives there (``<common dir>/brain/<key>/``), so agents in
+parallel worktrees see each other's sessions, claims, signals, asks and live state,
+while what depends on the checked-out files (search index, cards, settings cache, the
+conversation logs of this checkout) stays in the working tree's ``.brain/runtime/``.
+
+Why read git's files rather than run ``git rev-parse --git-common-dir``: the answer is
+needed on every open (the boot names the brain after its repository), a subprocess costs
+milliseconds, and git's layout is documented (gitrepository-layout): a working tree's
+``.git`` is either the git dir or a ``gitdir: PATH`` file; a linked worktree's git dir
+is ``<common>/worktrees/<id>/`` holding ``commondir`` (the way to the common dir) and
+``gitdir`` (the way back to the worktree's ``.git`` file). The tests check the answer
+against git's own.
+
+Why the back links are checked: a ``.git`` file is data (an archive can carry one), and
+its ``gitdir:`` line could name any folder. The common dir is accepted only when the
+worktree's git dir sits in ``<common>/worktrees/`` and names this very worktree back;
+redirecting the store would need files already planted at the target. Anything else
+(no git, a ``.git`` link, a gitdir file without those back links: a submodule or a
+``--separate-git-dir`` checkout) keeps the store in the working tree's own runtime/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .gitsafe import find_worktree_root
+
+__all__ = ["Checkout", "locate_checkout", "store_key", "prepare_store_dir", "STORE_FOLDER"]
+
+STORE_FOLDER = "brain"  # inside the common git dir: never versioned, shared by every worktree
+_READ_LIMIT = 4096      # the git files read here are one short line; a bigger one is not git's
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """One working tree of a repository."""
+
+    root: Path         # the working tree's top folder (holds `.git`)
+    git_dir: Path      # this working tree's git dir (`.git` itself for the main one)
+    common_dir: Path   # the repository's common git dir, shared by all its worktrees
+    linked: bool       # a `git worktree add` checkout (False: the main working tree)
+
+    @property
+    def name(self) -> str:
+        """A short name shown on boards: git's id of a linked worktree (unique in the repository), else the
+        main working tree's folder name. No absolute path, so a board shared with teammates leaks none."""
+        return self.git_dir.name if self.linked else self.root.name
+
+    @property
+    def repository_name(self) -> str:
+        """The repository's name, the same in every worktree: the main working tree's folder (`.git`'s
+        parent), or a bare repository's folder without `.git`."""
+        if self.common_dir.name == ".git":
+            return self.common_dir.parent.name
+        name = self.common_dir.name
+        return name[:-4] if name.endswith(".git") and len(name) > 4 else name
+
+    def branch(self) -> str | None:
+        """The branch checked out here (from HEAD), ``detached@<sha7>``, or None when HEAD is unreadable."""
+        text = _read_line(self.git_dir / "HEAD")
+        if text is None:
+            return None
+        if text.startswith("ref:"):
+            ref = text[4:].strip()
+            return ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else ref
+        return f"detached@{text[:7]}" if re.fullmatch(r"[0-9a-f]{40,64}", text) else None
+
+    def store_dir(self, brain_parent: Path) -> Path:
+        """The folder of the coordination store of the brain whose `.brain` sits in ``brain_parent``."""
+        return self.common_dir / STORE_FOLDER / store_key(brain_parent, self.root)
+
+
+def store_key(brain_parent: Path, root: Path) -> str:
+    """The store's folder name for a brain: ``root`` for a `.brain` at the top of the working tree, else a
+    readable slug of its folder plus a short hash of the relative path (``app-1f2e3d4c``): two brains in one
+    repository (a monorepo) keep two stores, and the same brain in every worktree finds the same one."""
+    try:
+        rel = Path(brain_parent).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        rel = "."
+    if rel in ("", "."):
+        return "root"
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", rel).strip("-")[:40] or "sub"
+    return f"{slug}-{hashlib.sha256(rel.encode('utf-8')).hexdigest()[:8]}"
+
+
+def _read_line(path: Path) -> str | None:
+    """The one line of a small regular git file (never following a link), or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.read(fd, _READ_LIMIT + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > _READ_LIMIT:
+        return None
+    try:
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None
+    return text if text and "\n" not in text else None
+
+
+def _looks_like_git_dir(path: Path) -> bool:
+    """A real folder (not a link) with git's HEAD and objects/: a repository's git dir."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISDIR(mode) and os.path.isfile(path / "HEAD") and os.path.isdir(path / "objects")
+
+
+def locate_checkout(start: Path) -> Checkout | None:
+    """The working tree holding ``start`` and its repository's common dir, or None (see the module doc)."""
+    root = find_worktree_root(Path(start).resolve())
+    if root is None:
+        return None
+    dot_git = root / ".git"
+    try:
+        mode = os.lstat(dot_git).st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        if not _looks_like_git_dir(dot_git) or os.path.lexists(dot_git / "commondir"):
+            return None  # a main working tree's git dir has no commondir; one that does is not git's layout
+        return Checkout(root, dot_git, dot_git, linked=False)
+    if not stat.S_ISREG(mode):
+        return None  # a link: a cloned repository never chooses where the store goes
+    line = _read_line(dot_git)
+    if line is None or not line.startswith("gitdir:"):
+        return None
+    git_dir = Path(os.path.normpath(root / line[len("gitdir:"):].strip()))
+    if not os.path.isdir(git_dir) or os.path.islink(git_dir):
+        return None
+    common_line = _read_line(git_dir / "commondir")
+    back = _read_line(git_dir / "gitdir")
+    if common_line is None or back is None:
+        return None  # a submodule or --separate-git-dir checkout: not a linked worktree
+    common = Path(os.path.normpath(git_dir / common_line))
+    if git_dir.parent != common / "worktrees" or not _looks_like_git_dir(common):
+        return None
+    try:
+        points_back = Path(os.path.normpath(git_dir / back)).resolve() == dot_git.resolve()
+    except OSError:
+        return None
+    if not points_back:
+        return None
+    return Checkout(root, git_dir.resolve(), common.resolve(), linked=True)
+
+
+def prepare_store_dir(store: Path) -> None:
+    """Create the shared store's folders (private to the user) and refuse links in them, as for runtime/:
+    `<common>/brain`, `<common>/brain/<key>` and the files directly in it are never links."""
+    from .errors import UnsafeLink
+
+    store = Path(store)
+    for folder in (store.parent, store):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass
+        except OSError as exc:  # a read-only repository, say: a clear error, not a traceback
+            from .errors import BackendError
+
+            raise BackendError(f"cannot create the coordination store folder {folder}: {exc.strerror}",
+                               hint="brain keeps one store per repository in its git dir, shared by every "
+                                    "worktree: make that folder writable, or use a PostgreSQL backend") from None
+        if os.path.islink(folder):
+            raise UnsafeLink(str(folder), _link_target(folder), "coordination store folder")
+        if not os.path.isdir(folder):
+            from .errors import SettingsError
+
+            raise SettingsError(str(folder), None, "a folder (brain's coordination store) or nothing", "a file")
+    with os.scandir(store) as entries:
+        for entry in entries:
+            if entry.is_symlink():
+                raise UnsafeLink(entry.path, _link_target(Path(entry.path)), "coordination store file")
+
+
+def _link_target(path: Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "?"
