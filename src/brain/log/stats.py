@@ -177,7 +177,7 @@ def installed_at(brain) -> tuple[float | None, str | None]:
             candidates.append((float(min(stamps)), "first commit of .brain/brain.yml"))
     try:
         with open(brain.runtime / "boots.jsonl", "rb") as handle:
-            first = json.loads(handle.readline())
+            first = json.loads(handle.readline(65536))  # a record is a few hundred bytes
             if isinstance(first.get("at"), (int, float)):
                 candidates.append((float(first["at"]), "first boot record"))
     except (OSError, ValueError, AttributeError):

@@ -34,7 +34,8 @@ from typing import Iterator
 
 from ..errors import InvalidInput
 from .pages import Page, PageIndex
-from .turns import Turn, check_thread_id, decode_turn, encode_turn
+from ..inputs import bounded_lines
+from .turns import MAX_TURN_BYTES, Turn, check_thread_id, decode_turn, encode_turn
 
 __all__ = ["ConversationLog", "Page", "ThreadInfo", "ReadStats"]
 
@@ -173,8 +174,8 @@ class ConversationLog:
         if key not in self._started:
             try:
                 with open(path, "rb") as handle:
-                    for raw in handle:
-                        turn = decode_turn(raw)
+                    for raw, _size, _whole in bounded_lines(handle, MAX_TURN_BYTES):
+                        turn = decode_turn(raw) if raw is not None else None
                         if turn is not None:
                             self._started[key] = turn.at
                             break
@@ -277,11 +278,10 @@ class ConversationLog:
             except FileNotFoundError:  # pruned while we read
                 continue
             with handle:
-                for raw in handle:
-                    whole = raw.endswith(b"\n")
+                for raw, _size, whole in bounded_lines(handle, MAX_TURN_BYTES):  # a longer line is damaged
                     if not whole and live:
                         continue
-                    turn = decode_turn(raw) if whole else None
+                    turn = decode_turn(raw) if whole and raw is not None else None
                     if turn is None:
                         stats.skipped += 1
                         continue
