@@ -34,6 +34,7 @@ from typing import Iterator
 
 from ..errors import InvalidInput
 from .pages import Page, PageIndex
+from ..appendonly import append_whole
 from ..inputs import bounded_lines
 from .turns import MAX_TURN_BYTES, Turn, check_thread_id, decode_turn, encode_turn
 
@@ -153,7 +154,7 @@ class ConversationLog:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # a torn fragment before us (a killed writer) stays a line of its own
-            written = os.write(fd, data)
+            written = append_whole(fd, data, str(path))  # all of it, or the log as it was (IncompleteWrite)
         finally:
             os.close(fd)  # closing releases the lock
         self._note_parties(turn)
