@@ -625,11 +625,16 @@ class Mapper:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from ..workers import Lifeline
+
         dotted = self.dotted()
         jobs = [(str(self.repo), p, dotted.get(p), self.max_file_bytes) for p in paths]
         try:
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=min(workers, 8), mp_context=context) as pool:
+            # the workers die with this process, even when it is killed with SIGKILL (brain.workers)
+            with Lifeline() as lifeline, ProcessPoolExecutor(max_workers=min(workers, 8), mp_context=context,
+                                                              initializer=lifeline.initializer,
+                                                              initargs=lifeline.initargs) as pool:
                 for index, (path, sha, facts) in enumerate(pool.map(_extract_job, jobs, chunksize=16)):
                     if sha is not None:
                         self._prefetched[path] = (sha, facts)
