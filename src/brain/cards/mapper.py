@@ -23,6 +23,7 @@ from typing import Callable
 
 from ..errors import BrainError, Conflict, NotFound
 from ..memory.files import read_memory_file
+from ..trees import walk as walk_tree
 from .contracts import Contract, contract_rel_path, parse_contract
 from .discovery import FileInfo, Module, card_rel_path, discover, python_names, scan
 from .markers import BEGIN, SOURCE_RE, join_card, parse_card
@@ -715,7 +716,7 @@ class Mapper:
             return names
         if self.cards_dir.is_symlink():
             return names
-        for folder, dirs, files in os.walk(self.cards_dir):  # links are neither descended nor listed
+        for folder, dirs, files in walk_tree(self.cards_dir):  # links are neither descended nor listed
             dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
             for file in files:
                 path = Path(folder, file)
