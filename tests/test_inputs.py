@@ -179,3 +179,48 @@ def test_brain_log_skips_a_planted_huge_line(brain, repo):
     assert [t["text"] for t in page["turns"]] == ["before", "after"] and page["skipped"] == 1
     turns = [t.text for t in brain.conversations.log.iter_turns("a+b")]
     assert turns == ["before", "after"]
+
+
+# -- variants: files a clone ships, request bodies --------------------------------------------------------------------
+def test_map_hashes_a_huge_source_file_without_holding_it(brain, repo):
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "__init__.py").write_text("def small():\n    return 1\n")
+    sparse(repo / "pkg" / "huge.py", LONG_LINE, head=b"def huge():\n    return 2\n")
+    proc = run_capped(repo, "map", "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    card = (brain.dir / "modules" / "pkg.md").read_text()
+    assert "huge.py" in card and "too large" in card and "small" in card
+
+
+def test_a_huge_memory_file_is_refused_by_its_size_and_skipped_by_the_index(brain, repo):
+    sparse(brain.dir / "notes" / "huge.md", LONG_LINE, head=b"# Huge\n\nzeros follow\n")
+    brain.write("notes/small.md", "# Small\n\nfindable words\n")
+    read = run_capped(repo, "read", "notes/huge.md", "--json")
+    assert read.returncode == 2, read.stderr[-2000:]
+    error = error_of(read)
+    assert error["error"] == "too_large" and error["size"] == LONG_LINE
+    index = run_capped(repo, "index", "--json")
+    assert index.returncode == 0, index.stderr[-2000:]
+    found = run_capped(repo, "search", "findable", "--json")
+    assert found.returncode == 0 and b"notes/small.md" in found.stdout
+
+
+def test_the_web_ui_refuses_a_huge_form_body_before_reading_it(brain):
+    from starlette.testclient import TestClient
+
+    from brain.team.middleware import web_middleware
+    from brain.web import create_app
+
+    app = create_app(brain, middleware=web_middleware(brain), warm=False)
+    with TestClient(app, base_url="http://127.0.0.1:8766") as client:
+        client.get("/signals")
+        response = client.post("/signals", content=b"body=" + b"x" * (5 << 20),
+                               headers={"content-type": "application/x-www-form-urlencoded"})
+        assert response.status_code == 413
+
+        def chunks():  # no Content-Length: counted while it streams
+            for _ in range(80):
+                yield b"x" * 65536
+
+        streamed = client.post("/signals", content=chunks(), headers={"content-type": "application/x-www-form-urlencoded"})
+        assert streamed.status_code == 413

@@ -72,9 +72,9 @@ def _extract_job(job: tuple) -> tuple[str, str | None, dict]:
 
     root, path, dotted, max_bytes = job
     try:
-        with open(os.path.join(root, path), "rb") as handle:
-            raw = handle.read()
-        return path, _sha(raw), extract_file(path, raw, dotted=dotted, max_bytes=max_bytes)
+        sha, raw, size = hash_file(os.path.join(root, path), max_bytes)
+        return path, sha, (too_large_fact(size) if raw is None else
+                           extract_file(path, raw, dotted=dotted, max_bytes=max_bytes))
     except Exception:  # noqa: BLE001 - the main process retries this file itself
         return path, None, {}
 
@@ -89,6 +89,37 @@ def _strip_jsonc(text: str) -> str:
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def hash_file(full: str | Path, keep: int) -> tuple[str, bytes | None, int]:
+    """(sha256, bytes, size) of a file read in chunks: the bytes only when at most ``keep``, else None.
+
+    A repository may commit a multi-GB (well-compressed) file: it is hashed, so its card still follows
+    it, but never held in memory."""
+    digest, kept, size = hashlib.sha256(), [], 0
+    with open(full, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+            if size <= keep:
+                kept.append(chunk)
+            else:
+                kept.clear()
+    return digest.hexdigest(), (b"".join(kept) if size <= keep else None), size
+
+
+def read_capped(full: str | Path, keep: int) -> bytes | None:
+    """The bytes of a file of at most ``keep`` bytes; None when it is larger (refused by its size unread)."""
+    with open(full, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > keep:
+            return None
+        data = handle.read(keep + 1)
+    return data if len(data) <= keep else None
+
+
+def too_large_fact(size: int) -> dict:
+    """The facts of a file above cards.max_file_bytes, as extract_file reports them."""
+    return {"status": "unread", "reason": f"too large ({size} bytes)"}
 
 
 class Mapper:
@@ -213,7 +244,7 @@ class Mapper:
             path = f"{module.folder}/package.json" if module.folder else "package.json"
             if path in module.files:
                 try:
-                    data = json.loads((self.repo / path).read_bytes())
+                    data = json.loads(read_capped(self.repo / path, self.max_file_bytes) or b"")
                 except (OSError, ValueError):
                     continue
                 if isinstance(data, dict) and isinstance(data.get("name"), str):
@@ -230,7 +261,7 @@ class Mapper:
             for folder in sorted(folders):
                 path = self.repo / folder / "tsconfig.json" if folder else self.repo / "tsconfig.json"
                 try:
-                    raw = path.read_text(encoding="utf-8", errors="replace")
+                    raw = (read_capped(path, self.max_file_bytes) or b"").decode("utf-8", errors="replace")
                 except OSError:
                     continue
                 try:
@@ -298,8 +329,10 @@ class Mapper:
                 if owner_lang is None or not info.size:
                     continue
                 try:
-                    raw = (self.repo / info.path).read_bytes()
+                    raw = read_capped(self.repo / info.path, self.max_file_bytes)
                 except OSError:
+                    continue
+                if raw is None:
                     continue
                 facts = parse_manifest(name, raw, info.path) or {}
                 manifest = facts.get("manifest")
@@ -433,10 +466,12 @@ class Mapper:
             return hit[2], None
         if data is None:
             try:
-                data = (self.repo / info.path).read_bytes()
+                sha, data, _size = hash_file(self.repo / info.path, self.max_file_bytes)  # None above the bound
             except OSError:
                 data = b""
-        sha = _sha(data)
+                sha = _sha(data)
+        else:
+            sha = _sha(data)
         cache[info.path] = [info.size, info.mtime_ns, sha]
         self._stat_dirty = True
         return sha, data
@@ -448,7 +483,8 @@ class Mapper:
             h.update(f"extractor {EXTRACTOR_VERSION}\nbudget {self.exposes_budget}\nmax {self.max_file_bytes}\n".encode())
             for name in PROJECT_FILES:
                 try:
-                    h.update(name.encode() + b"\0" + (self.repo / name).read_bytes() + b"\0")
+                    sha, raw, _size = hash_file(self.repo / name, self.max_file_bytes)
+                    h.update(name.encode() + b"\0" + (raw if raw is not None else sha.encode()) + b"\0")
                 except OSError:
                     h.update(name.encode() + b"\0-\0")
             for module in self.modules():
@@ -514,8 +550,10 @@ class Mapper:
         carried: list[str] = []
         for init in self._parent_inits(module):
             try:
-                raw = (self.repo / init).read_bytes()
+                raw = read_capped(self.repo / init, self.max_file_bytes)
             except OSError:
+                break
+            if raw is None:
                 break
             dotted = self.dotted().get(init)
             facts = extract_file(init, raw, dotted=dotted, max_bytes=self.max_file_bytes)
@@ -583,12 +621,14 @@ class Mapper:
             else:
                 if raw is None:
                     raw = data.get(path)
+                size = 0
                 if raw is None:
                     try:
-                        raw = (self.repo / path).read_bytes()
+                        _sha_again, raw, size = hash_file(self.repo / path, self.max_file_bytes)
                     except OSError:
                         raw = b""
-                out[path] = extract_file(path, raw, dotted=dotted.get(path), max_bytes=self.max_file_bytes)
+                out[path] = (too_large_fact(size) if raw is None else
+                             extract_file(path, raw, dotted=dotted.get(path), max_bytes=self.max_file_bytes))
                 changed = True
             fresh[path] = (key, out[path])
         self._unread_seen[module.name] = [[p, f.get("reason", "")] for p, f in sorted(out.items()) if f.get("status") == "unread"]
