@@ -133,3 +133,43 @@ def test_many_empty_folders_and_a_link_loop(brain, repo):
         proc = brain_cli(repo, *command, "--json")
         assert proc.returncode in (0, 1), proc.stderr[-3000:]
         json.loads(proc.stdout)
+
+
+# -- deep JSON in files a repository ships or a client writes ----------------------------------------------------------
+def deep_json(depth: int = 100_000) -> str:
+    return '{"name": "deep", "x": ' + "[" * depth + "]" * depth + "}"
+
+
+def test_deep_json_in_package_json_and_tsconfig_does_not_end_a_map(brain, repo):
+    (repo / "web").mkdir()
+    (repo / "web" / "package.json").write_text(deep_json())
+    (repo / "web" / "index.js").write_text("export function shown() { return 1 }\n")
+    (repo / "tsconfig.json").write_text('{"compilerOptions": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (repo / "package.json").write_text(deep_json())
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "deep json")
+    proc = brain_cli(repo, "map", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    card = next((brain.dir / "modules").glob("web*.md")).read_text()
+    assert "nested too deeply" in card
+
+
+def test_a_deep_json_line_in_a_transcript_is_skipped(brain, repo, tmp_path):
+    line = json.dumps({"type": "user", "sessionId": "s1", "message": {"role": "user", "content": "kept"}})
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text(line + "\n" + '{"type": "user", "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n" + line + "\n")
+    proc = brain_cli(repo, "import-turns", str(transcript), "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    assert result["turns"] == 2 and result["skipped"] == 1
+
+
+@pytest.mark.parametrize("depth", [100_000, 985])
+def test_a_deep_client_settings_file_is_refused_with_a_clear_error(brain, repo, depth):
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text('{"hooks": ' + "[" * depth + "]" * depth + "}")
+    proc = brain_cli(repo, "install", "claude-code", "--json")
+    assert "RecursionError" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.returncode in (0, 2)
+    doctor = brain_cli(repo, "doctor", "--json")
+    assert "Traceback" not in doctor.stderr, doctor.stderr[-3000:]

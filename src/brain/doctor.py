@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from .inputs import loads_json
 from .trees import walk as walk_tree
 
 __all__ = ["run_checks"]
@@ -214,7 +215,7 @@ def _hooks_check(repo: Path) -> dict:
     found = []
     if settings.exists():
         try:
-            data = json.loads(settings.read_text(encoding="utf-8"))
+            data = loads_json(settings.read_text(encoding="utf-8"))
             if "brain" in json.dumps(data.get("hooks", {})):
                 found.append("claude-code hooks")
         except (json.JSONDecodeError, OSError):

@@ -12,13 +12,14 @@ and go on.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from typing import BinaryIO, Iterator
 
 from .errors import InputTooLarge, InvalidInput, NotFound
 
-__all__ = ["read_bounded", "read_file_bounded", "bounded_lines", "CHUNK"]
+__all__ = ["read_bounded", "read_file_bounded", "bounded_lines", "loads_json", "CHUNK"]
 
 CHUNK = 1 << 16  # bytes read at a time
 
@@ -76,3 +77,12 @@ def bounded_lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes | Non
                 break
             size += len(raw)
         yield None, size, raw.endswith(b"\n")
+
+
+def loads_json(data: str | bytes):
+    """``json.loads``, with a document nested too deeply for it (``[[[[...]]]]`` 100,000 deep: valid JSON, a
+    RecursionError) refused as invalid: a ``json.JSONDecodeError``, the ValueError every caller handles."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", "", 0) from None

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import BrainError, Conflict, NotFound
+from ..inputs import loads_json
 from ..memory.files import read_memory_file
 from ..trees import walk as walk_tree
 from .contracts import Contract, contract_rel_path, parse_contract
@@ -68,13 +69,11 @@ PARALLEL_MIN_FILES = 150  # below this, worker processes cost more than they sav
 
 def _extract_job(job: tuple) -> tuple[str, str | None, dict]:
     """Worker: read one file, hash it, extract its facts (never raises)."""
-    from .extract import extract_file
-
     root, path, dotted, max_bytes = job
     try:
         sha, raw, size = hash_file(os.path.join(root, path), max_bytes)
         return path, sha, (too_large_fact(size) if raw is None else
-                           extract_file(path, raw, dotted=dotted, max_bytes=max_bytes))
+                           safe_extract(path, raw, dotted=dotted, max_bytes=max_bytes))
     except Exception:  # noqa: BLE001 - the main process retries this file itself
         return path, None, {}
 
@@ -115,6 +114,17 @@ def read_capped(full: str | Path, keep: int) -> bytes | None:
             return None
         data = handle.read(keep + 1)
     return data if len(data) <= keep else None
+
+
+def safe_extract(path: str, raw: bytes, *, dotted: str | None, max_bytes: int) -> dict:
+    """``extract_file``, with a file nested too deeply for its parser (a 100,000-deep JSON array in a committed
+    package.json, a C expression of 10,000 parentheses) listed as not read instead of ending the map."""
+    from .extract import extract_file
+
+    try:
+        return extract_file(path, raw, dotted=dotted, max_bytes=max_bytes)
+    except RecursionError:
+        return {"status": "unread", "reason": "nested too deeply"}
 
 
 def too_large_fact(size: int) -> dict:
@@ -244,7 +254,7 @@ class Mapper:
             path = f"{module.folder}/package.json" if module.folder else "package.json"
             if path in module.files:
                 try:
-                    data = json.loads(read_capped(self.repo / path, self.max_file_bytes) or b"")
+                    data = loads_json(read_capped(self.repo / path, self.max_file_bytes) or b"")
                 except (OSError, ValueError):
                     continue
                 if isinstance(data, dict) and isinstance(data.get("name"), str):
@@ -265,7 +275,7 @@ class Mapper:
                 except OSError:
                     continue
                 try:
-                    data = json.loads(_strip_jsonc(raw))
+                    data = loads_json(_strip_jsonc(raw))  # a committed tsconfig may nest 100,000 deep
                 except ValueError:
                     continue
                 options = data.get("compilerOptions") if isinstance(data, dict) else None
@@ -543,8 +553,6 @@ class Mapper:
         """(package, names, through) for each package up the chain whose `__init__` re-exports names of this
         private package: directly (``through`` empty), or names the package below it re-exported
         (``through`` names that package). The chain stops where nothing is carried further up."""
-        from .extract import extract_file
-
         found: list[tuple[str, list[str], str]] = []
         below: str | None = None  # the dotted package the names were carried into, one level down
         carried: list[str] = []
@@ -556,7 +564,7 @@ class Mapper:
             if raw is None:
                 break
             dotted = self.dotted().get(init)
-            facts = extract_file(init, raw, dotted=dotted, max_bytes=self.max_file_bytes)
+            facts = safe_extract(init, raw, dotted=dotted, max_bytes=self.max_file_bytes)
             direct, through = [], []
             for name, source, _orig in facts.get("reexports") or []:
                 if name.startswith("_") and name != "*":
@@ -592,8 +600,6 @@ class Mapper:
 
     def facts(self, module: Module, data: dict[str, bytes]) -> dict[str, dict]:
         """Facts of every file of ``module``, re-extracting only files whose content changed."""
-        from .extract import extract_file
-
         cache_path = self._facts_cache_path(module)
         try:
             with open(cache_path, "rb") as handle:
@@ -628,7 +634,7 @@ class Mapper:
                     except OSError:
                         raw = b""
                 out[path] = (too_large_fact(size) if raw is None else
-                             extract_file(path, raw, dotted=dotted.get(path), max_bytes=self.max_file_bytes))
+                             safe_extract(path, raw, dotted=dotted.get(path), max_bytes=self.max_file_bytes))
                 changed = True
             fresh[path] = (key, out[path])
         self._unread_seen[module.name] = [[p, f.get("reason", "")] for p, f in sorted(out.items()) if f.get("status") == "unread"]

@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterator
 
-from ..inputs import bounded_lines
+from ..inputs import bounded_lines, loads_json
 
 __all__ = ["Event", "Counters", "read_transcript", "read_claude", "read_codex", "detect_format", "head_objects", "is_read_command",
            "parse_time"]
@@ -136,7 +136,7 @@ def _lines(path: Path, start: int, counters: Counters) -> Iterator[dict]:
                 continue
             counters.lines += 1
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
             except ValueError:
                 counters.skipped += 1
                 continue
@@ -252,7 +252,7 @@ def read_codex(path: Path, counters: Counters | None = None, start: int = 0) -> 
                 args = raw
                 if isinstance(raw, str):
                     try:
-                        args = json.loads(raw)
+                        args = loads_json(raw)
                     except ValueError:
                         args = raw
                 if name in READ_TOOLS:
@@ -276,7 +276,7 @@ def head_objects(path: Path, lines: int) -> Iterator[dict]:
                 if raw is None:
                     continue
                 try:
-                    obj = json.loads(raw)
+                    obj = loads_json(raw)
                 except ValueError:
                     continue
                 if isinstance(obj, dict):
