@@ -90,7 +90,7 @@ import os, signal, sys
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 import brain.workers as workers
-workers._set_death_signal = lambda: None  # as where prctl does not exist: the lifeline alone
+workers.set_death_signal = lambda sig: None  # as where prctl does not exist: the lifeline alone
 with workers.Lifeline() as lifeline, ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"),
         initializer=lifeline.initializer, initargs=lifeline.initargs) as pool:
     print(pool.submit(os.getpid).result(), flush=True)
@@ -114,3 +114,35 @@ def test_the_lifeline_alone_ends_a_worker_whose_parent_was_killed():
         proc.stdout.close()
         if worker and alive(worker):
             os.kill(worker, signal.SIGKILL)
+
+
+def test_sigkilled_http_server_leaves_no_worker_alive(brain, repo):
+    """The same guarantee for `brain serve --http --workers 2` (brain.mcp.prefork, one death-signal helper)."""
+    import pytest
+
+    pytest.importorskip("mcp")
+    from test_mcp_helpers import LISTENING, LineReader
+
+    brain.tokens.create("alice", role="backend", machine="m1")  # workers serve token holders only
+    proc = subprocess.Popen([sys.executable, "-m", "brain", "serve", "--http", "--port", "0", "--workers", "2"],
+                            cwd=repo, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    workers: list[int] = []
+    try:
+        err = LineReader(proc.stderr)
+        while True:
+            line = err.readline()
+            assert line is not None, "the server exited before listening"
+            if line.startswith(LISTENING):
+                break
+        workers = poll(lambda: two_or_none(forked_children(proc.pid)), DEADLINE, "the server forked two workers")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=DEADLINE)
+        poll(lambda: not any(alive(w) for w in workers), DEADLINE, f"workers {workers} died with their parent")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+        for worker in workers:
+            if alive(worker):
+                os.kill(worker, signal.SIGKILL)

@@ -20,7 +20,7 @@ import signal
 import sys
 import threading
 
-__all__ = ["Lifeline", "die_with_parent"]
+__all__ = ["Lifeline", "die_with_parent", "set_death_signal"]
 
 PR_SET_PDEATHSIG = 1
 
@@ -54,18 +54,22 @@ def die_with_parent(parent: int, read_fd: int, write_fd: int) -> None:
     except OSError:
         pass
     if sys.platform.startswith("linux"):
-        _set_death_signal()
+        set_death_signal(signal.SIGKILL)
     if os.getppid() != parent:  # the parent died before the death signal was armed
         os._exit(1)
     threading.Thread(target=_wait_for_eof, args=(read_fd,), name="brain-lifeline", daemon=True).start()
 
 
-def _set_death_signal() -> None:
+def set_death_signal(sig: int) -> None:
+    """Have the kernel send ``sig`` to this process when its parent dies (Linux prctl; elsewhere nothing).
+
+    Call it in the child right after the fork, then compare ``os.getppid()`` with the parent's pid:
+    a parent that died before this call sends nothing."""
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
     except (OSError, AttributeError):  # no prctl here: the lifeline alone does it
         pass
 
