@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from ..errors import InvalidInput
-from .pages import Page, PageIndex
 from ..appendonly import append_whole
+from ..errors import InvalidInput
 from ..inputs import bounded_lines
+from .pages import Page, PageIndex
 from .turns import MAX_TURN_BYTES, Turn, check_thread_id, decode_turn, encode_turn
 
 __all__ = ["ConversationLog", "Page", "ThreadInfo", "ReadStats"]
