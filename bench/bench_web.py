@@ -13,6 +13,8 @@ lines counted), and again once the templates are warm but the thread's line chec
 dropped (brain.log.pages counts the whole thread again). The second is the worst a person sees:
 `brain ui` compiles the templates and loads markdown-it before it accepts a request, and counts
 the logs' lines in the background.
+A 300 KB note (/memory/doc/notes/big.md) is timed too: its first request (a bounded rendering,
+brain.web.render) is reported apart, the repeated ones come from the render cache.
 Target: every page <= 100 ms.
 
     python bench/bench_web.py
@@ -37,6 +39,20 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
 
+BIG_NOTE_KB = 300
+
+
+def big_note(kb: int) -> str:
+    """A markdown note of about ``kb`` KiB: headings, emphasis, code spans and links (what markdown-it is slow on)."""
+    paragraph = "Tokens rotate **daily**; see `auth/login.py` and [the runbook](https://example.invalid/rb).\n\n"
+    parts, size, i = ["# Big note\n\n"], 0, 0
+    while size < kb * 1024:
+        parts.append(f"## Part {i}\n\n" + paragraph * 5)
+        size += len(parts[-1])
+        i += 1
+    return "".join(parts)
+
+
 def fill(b, sessions: int, claims: int, turns: int) -> dict:
     from brain.log.turns import Turn
 
@@ -51,6 +67,7 @@ def fill(b, sessions: int, claims: int, turns: int) -> dict:
     b.write("focus.md", "# Focus\n\nSpeed.\n")
     for i in range(20):
         b.write(f"notes/n{i}.md", f"# Note {i}\n\nlogin tokens rotate, note {i}\n")
+    (b.dir / "notes" / "big.md").write_text(big_note(BIG_NOTE_KB))  # as a clone may ship it (above write_bytes)
     b.new_decision("First", status="accepted")
     b.new_decision("Second", status="accepted", supersedes=1)
     c = b.coord
@@ -152,14 +169,21 @@ def run(backend: str | None, args) -> dict:
             client.get(f"/threads/{thread}")
             recount = round(ServerTimer.last_ms, 1)
             client.get("/search?q=login")  # builds the derived index once, as `brain index` would
+            from brain.web.render import RENDER_CACHE
+
+            RENDER_CACHE.clear()
+            client.get("/memory/doc/notes/big.md")
+            big_first = round(ServerTimer.last_ms, 1)  # rendered (its bounded head); later requests hit the cache
             urls = ["/work", "/fragments/work", "/claims", "/fragments/claims", "/signals", "/fragments/signals",
                     "/threads", f"/threads/{thread}", f"/threads/{thread}?page=1",
                     f"/threads/{thread}?page={args.turns // 100}", f"/threads/{thread}?page=5&upto=10",
                     "/memory", "/memory/card/auth", "/memory/decisions", "/memory/doc/notes/n1.md",
+                    "/memory/doc/notes/big.md",
                     "/search?q=login+tokens", "/usage", "/usage/chart.svg"]
             rows = [timed(client, url, args.repeat) for url in urls]
         b.backend.close()
     return {"backend": "postgresql" if backend else "sqlite", "cold_thread_ms": cold, "recount_thread_ms": recount,
+            "big_note_first_ms": big_first,
             "pages": rows,
             "load_average": [round(x, 1) for x in os.getloadavg()], "cpus": os.cpu_count(), **seeded}
 
@@ -188,6 +212,7 @@ def main() -> int:
         print(f"\n{res['backend']}: first request of the {args.turns}-turn thread: {res['cold_thread_ms']} ms cold "
               f"(the app's first request), {res['recount_thread_ms']} ms with warm templates and its lines counted "
               f"afresh; load average {res['load_average']} on {res['cpus']} CPUs")
+        print(f"first request of a {BIG_NOTE_KB} KB note: {res['big_note_first_ms']} ms (then from the render cache)")
         print(f"{'page':42} {'server median':>13} {'p95':>7} {'max':>7} {'CPU p50':>8} {'KiB':>6}")
         for row in res["pages"]:
             url = row["url"].replace(res["thread"], "<thread>")

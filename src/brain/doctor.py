@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
+
+from .trees import walk as walk_tree
 
 __all__ = ["run_checks"]
 
@@ -90,12 +93,27 @@ def _gitignore_check(brain) -> dict:
                   level=None if not missing else "warning")
 
 
+def _newest_markdown(root: Path) -> float:
+    """The newest mtime of a markdown file under ``root`` (runtime/ left out), walked without recursion."""
+    newest = 0.0
+    for folder, dirs, files in walk_tree(root):
+        if folder == str(root):
+            dirs[:] = [d for d in dirs if d != "runtime"]
+        for name in files:
+            if name.endswith(".md"):
+                try:
+                    newest = max(newest, os.lstat(os.path.join(folder, name)).st_mtime)
+                except OSError:
+                    continue
+    return newest
+
+
 def _links_check(brain) -> dict:
     """Symbolic links inside .brain/ are never followed by brain (memory files are regular files): name them."""
     import os
 
     links = []
-    for folder, dirs, files in os.walk(brain.dir):  # runtime/ itself is checked (a link there redirects state)
+    for folder, dirs, files in walk_tree(brain.dir):  # runtime/ itself is checked (a link there redirects state)
         links += [os.path.relpath(os.path.join(folder, n), brain.dir) for n in dirs + files
                   if os.path.islink(os.path.join(folder, n))]
         dirs[:] = [d for d in dirs if not (folder == str(brain.dir) and d == "runtime")]
@@ -223,7 +241,7 @@ def _index_check(brain) -> dict:
         return _check("index", False, f"{db} is damaged: {problem}",
                       "run `brain index --rebuild` (the index is derived from the files: nothing is lost; "
                       "search and boot also rebuild it on their own when they find it damaged)", file=str(db))
-    newest = max((p.lstat().st_mtime for p in brain.dir.rglob("*.md") if "runtime" not in p.parts), default=0)
+    newest = _newest_markdown(brain.dir)
     fresh = db.stat().st_mtime >= newest
     return _check("index", fresh, "up to date" if fresh else "older than the newest memory file", "run `brain index`",
                   level=None if fresh else "warning")

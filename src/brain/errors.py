@@ -33,6 +33,8 @@ __all__ = [
     "UntrustedRepository",
     "ExportLeak",
     "FileSystemError",
+    "InputTooLarge",
+    "IncompleteWrite",
 ]
 
 
@@ -408,3 +410,30 @@ class FileSystemError(BrainError):
                               "writable where brain writes")
         self.path = path
         self.detail = detail
+
+
+class InputTooLarge(TooLarge):
+    """An input (a file, standard input, a FIFO, a request body) refused while it was read, once it
+    passed ``limit`` bytes: nothing beyond the limit is held. ``size`` is the exact size when the
+    input is a regular file, else None (a stream is not read to its end to learn it)."""
+
+    def __init__(self, what: str, limit: int, setting: str | None = None, *, size: int | None = None) -> None:
+        super().__init__(what, size if size is not None else limit + 1, limit, setting)
+        if size is None:
+            self.message = f"{what} is more than {limit} bytes, above the limit"
+        self.size = size
+
+
+class IncompleteWrite(FileSystemError):
+    """An append to one of brain's append-only files (a conversation log, runtime/reports.jsonl,
+    runtime/boots.jsonl) that did not complete (disk full, file-size limit, I/O error): the file was
+    cut back to its previous length, so no torn line is left and nothing is reported as written."""
+
+    kind = "incomplete_write"
+
+    def __init__(self, path: str, wrote: int, expected: int, reason: str) -> None:
+        super().__init__(path, f"wrote {wrote} of {expected} bytes ({reason}); the file was left as it was")
+        self.hint = "free space on the disk (or raise the file-size limit) and run the command again"
+        self.wrote = wrote
+        self.expected = expected
+        self.reason = reason

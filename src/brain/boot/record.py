@@ -12,6 +12,7 @@ import os
 import time
 from pathlib import Path
 
+from ..appendonly import append_line
 from .parts import BootRequest, BootResult
 
 __all__ = ["record_boot", "read_boot_records"]
@@ -38,12 +39,8 @@ def record_boot(runtime: Path, request: BootRequest, result: BootResult) -> None
             os.replace(path, path.with_suffix(".jsonl.1"))
     except FileNotFoundError:
         pass
-    # one write() of a whole line with O_APPEND: concurrent boots never interleave lines
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line.encode("utf-8"))
-    finally:
-        os.close(fd)
+    # one whole line with O_APPEND under the file's lock, or none (IncompleteWrite): never a torn record
+    append_line(path, line.encode("utf-8"), mode=0o644)
 
 
 def read_boot_records(runtime: Path, limit: int = 20) -> list[dict]:

@@ -14,12 +14,12 @@ See docs/cards.md for the card format and the discovery rules.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..appendonly import append_line
 from ..errors import Conflict, InvalidInput
 from .discovery import Module, card_rel_path
 from .markers import PLACEHOLDER, join_card, parse_card
@@ -272,11 +272,7 @@ def _report_done(brain, module: str, *, how_to_use: str | None, summary: str | N
         try:
             brain.runtime.mkdir(parents=True, exist_ok=True)
             line = json.dumps({"at": time.time(), "module": name, "summary": summary}, ensure_ascii=False) + "\n"
-            fd = os.open(brain.runtime / "reports.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, line.encode("utf-8"))
-            finally:
-                os.close(fd)
+            append_line(brain.runtime / "reports.jsonl", line.encode("utf-8"), mode=0o644)  # whole or IncompleteWrite
         except OSError:
             pass
     return result

@@ -34,6 +34,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..trees import MAX_DEPTH, note_too_deep, too_deep_path
+
 __all__ = [
     "FileInfo", "Module", "scan", "discover", "python_names", "file_language", "card_rel_path", "glob_to_regex",
     "PY_EXT", "TS_EXT", "OTHER_EXT", "SPECIAL_NAMES", "SPLIT_BYTES", "SPLIT_MIN_BYTES",
@@ -214,6 +216,8 @@ def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = Non
             own_files.setdefault(head, []).append(tail)
         for rel in listing:
             folder, _, name = rel.rpartition("/")
+            if too_deep_path(rel, root=str(repo)):
+                continue  # deeper than any tree brain reads (brain.trees): named once on stderr
             skipped = skip_cache.get(folder)
             if skipped is None:
                 parts = folder.split("/") if folder else []
@@ -249,13 +253,15 @@ def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = Non
                 folders[".git/index"] = 0
         return infos
 
-    def walk(path: str, prefix: str, mtime: int) -> None:
+    def walk(path: str, prefix: str, mtime: int, depth: int, stack: list) -> None:
+        """List one folder; its subfolders go on ``stack`` (no recursion: trees may be 1,200 levels deep)."""
         if folders is not None:
             folders[prefix[:-1]] = mtime
         try:
             entries = list(os.scandir(path))
         except OSError:
             return
+        noted = False
         for entry in entries:
             name = entry.name
             try:
@@ -273,7 +279,12 @@ def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = Non
                     if folders is not None:
                         folders[prefix + name] = sub_mtime  # a new __init__.py there changes the layout
                     continue
-                walk(entry.path, prefix + name + "/", sub_mtime)
+                if depth >= MAX_DEPTH:
+                    if not noted:
+                        note_too_deep(path)
+                        noted = True
+                    continue
+                stack.append((entry.path, prefix + name + "/", sub_mtime, depth + 1))
             elif _wanted(name):
                 try:
                     st = entry.stat(follow_symlinks=False)
@@ -288,7 +299,9 @@ def scan(repo: Path, *, prune: bool = True, folders: dict[str, int] | None = Non
         root_mtime = os.stat(repo).st_mtime_ns
     except OSError:
         return []
-    walk(str(repo), "", root_mtime)
+    stack = [(str(repo), "", root_mtime, 0)]
+    while stack:
+        walk(*stack.pop(), stack)
     infos.sort(key=lambda f: f.path)
     return infos
 
@@ -363,17 +376,20 @@ class _Tree:
     _non_module: dict[str, bool] = field(default_factory=dict)
 
     def non_module(self, folder: str) -> bool:
-        """True when a folder sits under a tests/docs-like folder that is not itself a package."""
-        cached = self._non_module.get(folder)
-        if cached is None:
-            if not folder:
-                cached = False
-            else:
-                name = folder.rsplit("/", 1)[-1]
-                own = [f.path.rpartition("/")[2] for f in self.folders.get(folder, ())]
-                cached = (folder not in self.py_packages and _pruned(name, own)) or self.non_module(_parent(folder))
-            self._non_module[folder] = cached
-        return cached
+        """True when a folder sits under a tests/docs-like folder that is not itself a package (decided from
+        the top down, without recursion: a tree may be as deep as brain.trees allows)."""
+        pending = []
+        top = folder
+        while top and top not in self._non_module:
+            pending.append(top)
+            top = _parent(top)
+        result = self._non_module.get(top, False) if top else False
+        for current in reversed(pending):
+            name = current.rsplit("/", 1)[-1]
+            own = [f.path.rpartition("/")[2] for f in self.folders.get(current, ())]
+            result = result or (current not in self.py_packages and _pruned(name, own))
+            self._non_module[current] = result
+        return result if folder else False
 
 
 def _build_tree(files: list[FileInfo]) -> _Tree:

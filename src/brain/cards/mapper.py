@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import BrainError, Conflict, NotFound
+from ..inputs import loads_json
 from ..memory.files import read_memory_file
+from ..trees import walk as walk_tree
 from .contracts import Contract, contract_rel_path, parse_contract
 from .discovery import FileInfo, Module, card_rel_path, discover, python_names, scan
 from .markers import BEGIN, SOURCE_RE, join_card, parse_card
@@ -67,13 +69,11 @@ PARALLEL_MIN_FILES = 150  # below this, worker processes cost more than they sav
 
 def _extract_job(job: tuple) -> tuple[str, str | None, dict]:
     """Worker: read one file, hash it, extract its facts (never raises)."""
-    from .extract import extract_file
-
     root, path, dotted, max_bytes = job
     try:
-        with open(os.path.join(root, path), "rb") as handle:
-            raw = handle.read()
-        return path, _sha(raw), extract_file(path, raw, dotted=dotted, max_bytes=max_bytes)
+        sha, raw, size = hash_file(os.path.join(root, path), max_bytes)
+        return path, sha, (too_large_fact(size) if raw is None else
+                           safe_extract(path, raw, dotted=dotted, max_bytes=max_bytes))
     except Exception:  # noqa: BLE001 - the main process retries this file itself
         return path, None, {}
 
@@ -88,6 +88,48 @@ def _strip_jsonc(text: str) -> str:
 
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def hash_file(full: str | Path, keep: int) -> tuple[str, bytes | None, int]:
+    """(sha256, bytes, size) of a file read in chunks: the bytes only when at most ``keep``, else None.
+
+    A repository may commit a multi-GB (well-compressed) file: it is hashed, so its card still follows
+    it, but never held in memory."""
+    digest, kept, size = hashlib.sha256(), [], 0
+    with open(full, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+            if size <= keep:
+                kept.append(chunk)
+            else:
+                kept.clear()
+    return digest.hexdigest(), (b"".join(kept) if size <= keep else None), size
+
+
+def read_capped(full: str | Path, keep: int) -> bytes | None:
+    """The bytes of a file of at most ``keep`` bytes; None when it is larger (refused by its size unread)."""
+    with open(full, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > keep:
+            return None
+        data = handle.read(keep + 1)
+    return data if len(data) <= keep else None
+
+
+def safe_extract(path: str, raw: bytes, *, dotted: str | None, max_bytes: int) -> dict:
+    """``extract_file``, with a file nested too deeply for its parser (a 100,000-deep JSON array in a committed
+    package.json, a C expression of 10,000 parentheses) listed as not read instead of ending the map."""
+    from .extract import extract_file
+
+    try:
+        return extract_file(path, raw, dotted=dotted, max_bytes=max_bytes)
+    except RecursionError:
+        return {"status": "unread", "reason": "nested too deeply"}
+
+
+def too_large_fact(size: int) -> dict:
+    """The facts of a file above cards.max_file_bytes, as extract_file reports them."""
+    return {"status": "unread", "reason": f"too large ({size} bytes)"}
 
 
 class Mapper:
@@ -212,7 +254,7 @@ class Mapper:
             path = f"{module.folder}/package.json" if module.folder else "package.json"
             if path in module.files:
                 try:
-                    data = json.loads((self.repo / path).read_bytes())
+                    data = loads_json(read_capped(self.repo / path, self.max_file_bytes) or b"")
                 except (OSError, ValueError):
                     continue
                 if isinstance(data, dict) and isinstance(data.get("name"), str):
@@ -229,11 +271,11 @@ class Mapper:
             for folder in sorted(folders):
                 path = self.repo / folder / "tsconfig.json" if folder else self.repo / "tsconfig.json"
                 try:
-                    raw = path.read_text(encoding="utf-8", errors="replace")
+                    raw = (read_capped(path, self.max_file_bytes) or b"").decode("utf-8", errors="replace")
                 except OSError:
                     continue
                 try:
-                    data = json.loads(_strip_jsonc(raw))
+                    data = loads_json(_strip_jsonc(raw))  # a committed tsconfig may nest 100,000 deep
                 except ValueError:
                     continue
                 options = data.get("compilerOptions") if isinstance(data, dict) else None
@@ -297,8 +339,10 @@ class Mapper:
                 if owner_lang is None or not info.size:
                     continue
                 try:
-                    raw = (self.repo / info.path).read_bytes()
+                    raw = read_capped(self.repo / info.path, self.max_file_bytes)
                 except OSError:
+                    continue
+                if raw is None:
                     continue
                 facts = parse_manifest(name, raw, info.path) or {}
                 manifest = facts.get("manifest")
@@ -432,10 +476,12 @@ class Mapper:
             return hit[2], None
         if data is None:
             try:
-                data = (self.repo / info.path).read_bytes()
+                sha, data, _size = hash_file(self.repo / info.path, self.max_file_bytes)  # None above the bound
             except OSError:
                 data = b""
-        sha = _sha(data)
+                sha = _sha(data)
+        else:
+            sha = _sha(data)
         cache[info.path] = [info.size, info.mtime_ns, sha]
         self._stat_dirty = True
         return sha, data
@@ -447,7 +493,8 @@ class Mapper:
             h.update(f"extractor {EXTRACTOR_VERSION}\nbudget {self.exposes_budget}\nmax {self.max_file_bytes}\n".encode())
             for name in PROJECT_FILES:
                 try:
-                    h.update(name.encode() + b"\0" + (self.repo / name).read_bytes() + b"\0")
+                    sha, raw, _size = hash_file(self.repo / name, self.max_file_bytes)
+                    h.update(name.encode() + b"\0" + (raw if raw is not None else sha.encode()) + b"\0")
                 except OSError:
                     h.update(name.encode() + b"\0-\0")
             for module in self.modules():
@@ -506,18 +553,18 @@ class Mapper:
         """(package, names, through) for each package up the chain whose `__init__` re-exports names of this
         private package: directly (``through`` empty), or names the package below it re-exported
         (``through`` names that package). The chain stops where nothing is carried further up."""
-        from .extract import extract_file
-
         found: list[tuple[str, list[str], str]] = []
         below: str | None = None  # the dotted package the names were carried into, one level down
         carried: list[str] = []
         for init in self._parent_inits(module):
             try:
-                raw = (self.repo / init).read_bytes()
+                raw = read_capped(self.repo / init, self.max_file_bytes)
             except OSError:
                 break
+            if raw is None:
+                break
             dotted = self.dotted().get(init)
-            facts = extract_file(init, raw, dotted=dotted, max_bytes=self.max_file_bytes)
+            facts = safe_extract(init, raw, dotted=dotted, max_bytes=self.max_file_bytes)
             direct, through = [], []
             for name, source, _orig in facts.get("reexports") or []:
                 if name.startswith("_") and name != "*":
@@ -553,8 +600,6 @@ class Mapper:
 
     def facts(self, module: Module, data: dict[str, bytes]) -> dict[str, dict]:
         """Facts of every file of ``module``, re-extracting only files whose content changed."""
-        from .extract import extract_file
-
         cache_path = self._facts_cache_path(module)
         try:
             with open(cache_path, "rb") as handle:
@@ -582,12 +627,14 @@ class Mapper:
             else:
                 if raw is None:
                     raw = data.get(path)
+                size = 0
                 if raw is None:
                     try:
-                        raw = (self.repo / path).read_bytes()
+                        _sha_again, raw, size = hash_file(self.repo / path, self.max_file_bytes)
                     except OSError:
                         raw = b""
-                out[path] = extract_file(path, raw, dotted=dotted.get(path), max_bytes=self.max_file_bytes)
+                out[path] = (too_large_fact(size) if raw is None else
+                             safe_extract(path, raw, dotted=dotted.get(path), max_bytes=self.max_file_bytes))
                 changed = True
             fresh[path] = (key, out[path])
         self._unread_seen[module.name] = [[p, f.get("reason", "")] for p, f in sorted(out.items()) if f.get("status") == "unread"]
@@ -625,11 +672,16 @@ class Mapper:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        from ..workers import Lifeline
+
         dotted = self.dotted()
         jobs = [(str(self.repo), p, dotted.get(p), self.max_file_bytes) for p in paths]
         try:
             context = multiprocessing.get_context("fork")
-            with ProcessPoolExecutor(max_workers=min(workers, 8), mp_context=context) as pool:
+            # the workers die with this process, even when it is killed with SIGKILL (brain.workers)
+            with Lifeline() as lifeline, ProcessPoolExecutor(max_workers=min(workers, 8), mp_context=context,
+                                                              initializer=lifeline.initializer,
+                                                              initargs=lifeline.initargs) as pool:
                 for index, (path, sha, facts) in enumerate(pool.map(_extract_job, jobs, chunksize=16)):
                     if sha is not None:
                         self._prefetched[path] = (sha, facts)
@@ -710,7 +762,7 @@ class Mapper:
             return names
         if self.cards_dir.is_symlink():
             return names
-        for folder, dirs, files in os.walk(self.cards_dir):  # links are neither descended nor listed
+        for folder, dirs, files in walk_tree(self.cards_dir):  # links are neither descended nor listed
             dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d))]
             for file in files:
                 path = Path(folder, file)

@@ -156,7 +156,8 @@ def cmd_map(args) -> int:
 
 def cmd_report_done(args) -> int:
     brain = open_from_args(args)
-    text = read_input_text(args.how_to_use, "How to use text") if args.how_to_use else None
+    text = read_input_text(args.how_to_use, "How to use text",
+                                                            brain.settings["limits.write_bytes"], "limits.write_bytes") if args.how_to_use else None
     result = brain.report_done(args.module, how_to_use=text, summary=args.summary)
 
     def render(d):
@@ -182,7 +183,8 @@ def cmd_decisions(args) -> int:
 
 def cmd_decision_new(args) -> int:
     brain = open_from_args(args)
-    body = read_input_text(args.file, "decision body") if args.file else None
+    body = read_input_text(args.file, "decision body", brain.settings["limits.write_bytes"],
+                                                  "limits.write_bytes") if args.file else None
     record = brain.new_decision(args.title, status=args.status, modules=args.module, supersedes=args.supersedes, body=body)
     emit(record, args.json, lambda d: f"created {d['path']} ({d['status']})")
     return 0

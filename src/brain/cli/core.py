@@ -119,7 +119,8 @@ def cmd_write(args) -> int:
     else:
         raise InvalidInput("what to write is missing", field="target",
                            hint="e.g. `brain write now --file now.md` or `brain write note setup < setup.md`")
-    text = read_input_text(args.file, "text to write")
+    setting = "limits.now_bytes" if path == "now.md" and args.layer == "project" else "limits.write_bytes"
+    text = read_input_text(args.file, "text to write", brain.settings[setting], setting)
     layer = None if args.layer == "project" else args.layer
     doc = brain.write(path, text, expected_hash=args.expect, layer=layer, role=args.role, reason=args.reason)
     redacted = [{"kind": k, "count": n} for k, n in doc.redacted]
@@ -144,11 +145,12 @@ def cmd_read(args) -> int:
 
 def cmd_boot(args) -> int:
     from ..errors import InvalidInput
+    from ..log.turns import MAX_TURN_BYTES  # a task is a turn's worth of text
 
     brain = open_from_args(args)
     task = args.task
     if args.task_file:
-        task = read_input_text(args.task_file, "task text")
+        task = read_input_text(args.task_file, "task text", MAX_TURN_BYTES)
     if args.budget is not None and args.budget <= 0:
         raise InvalidInput("--budget must be a positive number of tokens", field="budget")
     result = brain.boot(task, module=args.module, role=args.role, session=args.session, budget=args.budget,

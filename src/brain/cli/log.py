@@ -289,8 +289,10 @@ def cmd_handoff(args) -> int:
 
 
 def cmd_record_turn(args) -> int:
+    from ..log.turns import MAX_TURN_BYTES
+
     brain = open_from_args(args)
-    text = args.text if args.text is not None else read_input_text(args.file, "turn text")
+    text = args.text if args.text is not None else read_input_text(args.file, "turn text", MAX_TURN_BYTES)
     rec = brain.record_turn(args.thread, args.speaker, text, to=args.to, kind=args.kind, ref=args.ref)
     emit(rec.to_dict(), args.json, lambda d: f"recorded turn {d['turns']} of {d['thread']} ({d['handoff']})")
     return 0
@@ -376,12 +378,18 @@ def cmd_stats(args) -> int:
 
 
 # -- hooks -----------------------------------------------------------------------------------------------------------
+MAX_HOOK_INPUT = 1024 * 1024
+
+
 def cmd_hook(args) -> int:
     import json
     import os
 
     try:
-        raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
+        from ..inputs import read_bounded
+
+        # the events brain hooks (session start/end, stop, pre-compact) carry ids and paths, never tool output
+        raw = read_bounded(sys.stdin.buffer, MAX_HOOK_INPUT, "hook input") if sys.stdin is not None else b""
         payload = json.loads(raw or b"{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook input is not a JSON object")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 
 from ..errors import BrainError
@@ -80,7 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        result = args.handler(args)
+        try:
+            result = args.handler(args)
+        finally:
+            _report_too_deep(getattr(args, "json", False))
         return int(result or 0)
     except BrainError as error:
         emit_error(error, getattr(args, "json", False))
@@ -96,6 +100,19 @@ def main(argv: list[str] | None = None) -> int:
         mapped = FileSystemError(error.filename and str(error.filename), error.strerror or type(error).__name__)
         emit_error(mapped, getattr(args, "json", False))
         return mapped.exit_code
+
+
+def _report_too_deep(as_json: bool) -> None:
+    """One stderr line per folder a walk did not descend because it was too deep (brain.trees)."""
+    trees = sys.modules.get("brain.trees")
+    if trees is None:
+        return
+    for path in trees.take_notices():
+        if as_json:
+            sys.stderr.write(json.dumps({"warning": "too_deep", "path": path, "limit": trees.MAX_DEPTH}) + "\n")
+        else:
+            sys.stderr.write(f"warning: skipped the folders below {trees.shown(path)}: deeper than the "
+                             f"{trees.MAX_DEPTH} levels brain reads\n")
 
 
 if __name__ == "__main__":  # pragma: no cover

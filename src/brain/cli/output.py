@@ -27,21 +27,20 @@ def emit_error(error, as_json: bool) -> None:
             sys.stderr.write(f"  hint: {error.hint}\n")
 
 
-def read_input_text(file: str | None, what: str) -> str:
-    """Text from a file (or '-' / nothing: standard input), refusing bad UTF-8 before anything is written."""
-    from ..errors import InvalidInput, NotFound
+def read_input_text(file: str | None, what: str, limit: int, setting: str | None = None) -> str:
+    """Text from a file (or '-' / nothing: standard input), refusing bad UTF-8 before anything is written.
+
+    Read in bounded memory (brain.inputs): more than ``limit`` bytes is refused while reading
+    (InputTooLarge naming ``setting``), so a huge file, /dev/zero or an endless pipe costs at most
+    the limit."""
+    from ..errors import InvalidInput
+    from ..inputs import read_bounded, read_file_bounded
     from ..memory.files import decode_text
 
     if file and file != "-":
-        try:
-            with open(file, "rb") as handle:
-                data = handle.read()
-        except FileNotFoundError:
-            raise NotFound(f"input file {file}") from None
-        except IsADirectoryError:
-            raise InvalidInput(f"{file} is a folder", field="file") from None
+        data = read_file_bounded(file, limit, what, setting=setting)
     else:
         if sys.stdin is None or sys.stdin.isatty():
             raise InvalidInput(f"no {what} given", field="file", hint="pass --file F or pipe the text on standard input")
-        data = sys.stdin.buffer.read()
+        data = read_bounded(sys.stdin.buffer, limit, what, setting=setting)
     return decode_text(data, file if file and file != "-" else "standard input")

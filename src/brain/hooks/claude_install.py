@@ -77,9 +77,9 @@ def _strip_hooks(settings: dict) -> dict:
 
 def _add_hooks(settings: dict, brain_argv: list[str]) -> dict:
     out = dict(settings)
-    hooks = dict(out.get("hooks") or {})
-    if "hooks" in out and not isinstance(out["hooks"], dict):
+    if "hooks" in out and not isinstance(out["hooks"], dict):  # checked before dict() reads a list as pairs
         raise InvalidInput("the `hooks` of the Claude Code settings is not an object; nothing was changed", field="hooks")
+    hooks = dict(out.get("hooks") or {})
     for event, (matcher, sub, timeout) in HOOK_EVENTS.items():
         group: dict = {"matcher": matcher} if matcher else {}
         group["hooks"] = [{"type": "command", "command": hook_command(brain_argv, sub), "timeout": timeout}]

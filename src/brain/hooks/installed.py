@@ -29,6 +29,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..inputs import loads_json
+
 __all__ = ["InstalledCommand", "installed_commands", "probe", "PROBE_TIMEOUT"]
 
 PROBE_TIMEOUT = 20.0  # seconds for `<command> --version`: a cold Python start on a loaded machine
@@ -67,7 +69,7 @@ def _repo_json(repo: Path, rel: str) -> dict:
     from . import repofiles
 
     try:
-        data = json.loads(repofiles.read_text(repo, rel) or "{}")
+        data = loads_json(repofiles.read_text(repo, rel) or "{}")
     except (BrainError, OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

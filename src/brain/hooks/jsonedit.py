@@ -13,6 +13,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ..inputs import loads_json
+
 __all__ = ["Node", "scan", "find", "add_member", "add_element", "remove_member", "remove_element", "read_json_object"]
 
 _WS = " \t\n\r"
@@ -95,7 +97,7 @@ def _value(text: str, i: int) -> Node:
 
 
 def scan(text: str) -> Node:
-    json.loads(text)  # refuse anything that is not valid JSON before trusting the scanner
+    loads_json(text)  # refuse anything that is not valid JSON (or nested too deeply) before trusting the scanner
     return _value(text, 0)
 
 
@@ -210,7 +212,7 @@ def read_json_object(path) -> dict:
     """A JSON object file as a dict; ``{}`` when it is missing, unreadable, not JSON or not an object
     (hook states, install manifests and client settings are all optional to brain)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from ..errors import InvalidInput
+from ..inputs import loads_json
 
 __all__ = ["read_json_file", "parse_json_text", "dump_json", "sha256_text"]
 
@@ -38,7 +39,7 @@ def parse_json_text(text: str | None, path) -> dict:
     if text is None or not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = loads_json(text)  # a file nested 100,000 deep is invalid JSON here, not a RecursionError
     except ValueError as exc:
         raise InvalidInput(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); nothing was changed",
                            field="file", hint="fix the file, then install again") from None

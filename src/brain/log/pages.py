@@ -51,7 +51,8 @@ from pathlib import Path
 from typing import Callable, ContextManager
 
 from ..errors import InvalidInput, NotFound
-from .turns import Turn, decode_turn
+from ..inputs import bounded_lines
+from .turns import MAX_TURN_BYTES, Turn, decode_turn
 
 __all__ = ["Page", "PageIndex", "CHUNK", "MAX_PAGE_SIZE"]
 
@@ -60,6 +61,7 @@ OPTIMISTIC_READS = 5     # reads without the rotation lock before one read with 
 _READ = 1 << 20          # bytes read at once while counting, into one reused buffer: memory stays flat
 _PRINT = 64              # bytes compared at the head and at the counted end of a segment
 MAX_PAGE_SIZE = 10000
+_WHOLE_READ = 8 << 20    # a page's bytes up to this are read with one pread; more are read line by line
 
 
 @dataclass
@@ -292,6 +294,8 @@ def _read_entries(path: Path, counted: _Counted, lo: int, hi: int, chunk: int) -
             raise _Changed
         start = _line_start(fd, counted, lo, chunk)
         stop = _line_start(fd, counted, hi, chunk) if hi <= counted.lines else counted.size
+        if stop - start > _WHOLE_READ:  # perhaps a planted multi-GB line: read line by line, each bounded
+            return _read_entries_bounded(fd, start, stop, lo, hi, counted.lines)
         data = os.pread(fd, stop - start, start)
         if len(data) != stop - start:
             raise _Changed
@@ -299,3 +303,20 @@ def _read_entries(path: Path, counted: _Counted, lo: int, hi: int, chunk: int) -
         os.close(fd)
     parts = data.split(b"\n")
     return [(part, i + lo < counted.lines) for i, part in enumerate(parts[:hi - lo])]
+
+
+def _read_entries_bounded(fd: int, start: int, stop: int, lo: int, hi: int, lines: int) -> list[tuple[bytes, bool]]:
+    """``_read_entries`` for a span too large to read at once: a line longer than a turn can be
+    (MAX_TURN_BYTES) is an empty, damaged entry, its bytes never held."""
+    out: list[tuple[bytes, bool]] = []
+    with os.fdopen(os.dup(fd), "rb") as handle:
+        handle.seek(start)
+        for raw, size, _whole in bounded_lines(handle, MAX_TURN_BYTES):
+            index = lo + len(out)
+            out.append(((raw or b"").rstrip(b"\n"), index < lines))
+            start += size
+            if len(out) == hi - lo or start >= stop:
+                break
+    if len(out) != hi - lo:
+        raise _Changed
+    return out

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..gitsafe import project_repo
+from ..trees import walk as walk_tree
 from .quantiles import Sketch
 from .transcripts import Counters, head_objects, read_transcript
 
@@ -144,7 +145,8 @@ def discover(repo: Path, env: dict | None = None) -> list[tuple[Path, str]]:
                 found += [(p, "claude") for p in sorted(folder.glob("*.jsonl")) if inside(_claude_cwd(p))]
     codex_root = Path(env.get("CODEX_HOME") or _home(env) / ".codex") / "sessions"
     if codex_root.is_dir():
-        for path in sorted(codex_root.rglob("rollout-*.jsonl")):
+        for path in sorted(Path(folder, name) for folder, _, files in walk_tree(codex_root) for name in files
+                           if name.startswith("rollout-") and name.endswith(".jsonl")):
             if inside(_codex_cwd(path)):
                 found.append((path, "codex"))
     return found
@@ -177,7 +179,7 @@ def installed_at(brain) -> tuple[float | None, str | None]:
             candidates.append((float(min(stamps)), "first commit of .brain/brain.yml"))
     try:
         with open(brain.runtime / "boots.jsonl", "rb") as handle:
-            first = json.loads(handle.readline())
+            first = json.loads(handle.readline(65536))  # a record is a few hundred bytes
             if isinstance(first.get("at"), (int, float)):
                 candidates.append((float(first["at"]), "first boot record"))
     except (OSError, ValueError, AttributeError):

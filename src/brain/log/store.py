@@ -32,9 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from ..appendonly import append_whole
 from ..errors import InvalidInput
+from ..inputs import bounded_lines
 from .pages import Page, PageIndex
-from .turns import Turn, check_thread_id, decode_turn, encode_turn
+from .turns import MAX_TURN_BYTES, Turn, check_thread_id, decode_turn, encode_turn
 
 __all__ = ["ConversationLog", "Page", "ThreadInfo", "ReadStats"]
 
@@ -152,7 +154,7 @@ class ConversationLog:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # a torn fragment before us (a killed writer) stays a line of its own
-            written = os.write(fd, data)
+            written = append_whole(fd, data, str(path))  # all of it, or the log as it was (IncompleteWrite)
         finally:
             os.close(fd)  # closing releases the lock
         self._note_parties(turn)
@@ -173,8 +175,8 @@ class ConversationLog:
         if key not in self._started:
             try:
                 with open(path, "rb") as handle:
-                    for raw in handle:
-                        turn = decode_turn(raw)
+                    for raw, _size, _whole in bounded_lines(handle, MAX_TURN_BYTES):
+                        turn = decode_turn(raw) if raw is not None else None
                         if turn is not None:
                             self._started[key] = turn.at
                             break
@@ -277,11 +279,10 @@ class ConversationLog:
             except FileNotFoundError:  # pruned while we read
                 continue
             with handle:
-                for raw in handle:
-                    whole = raw.endswith(b"\n")
+                for raw, _size, whole in bounded_lines(handle, MAX_TURN_BYTES):  # a longer line is damaged
                     if not whole and live:
                         continue
-                    turn = decode_turn(raw) if whole else None
+                    turn = decode_turn(raw) if whole and raw is not None else None
                     if turn is None:
                         stats.skipped += 1
                         continue

@@ -30,6 +30,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Iterator
 
+from ..inputs import bounded_lines, loads_json
+
 __all__ = ["Event", "Counters", "read_transcript", "read_claude", "read_codex", "detect_format", "head_objects", "is_read_command",
            "parse_time"]
 
@@ -39,6 +41,9 @@ SHELL_TOOLS = {"Bash", "shell", "container.exec", "shell_command", "exec_command
 _READ_PROGRAMS = {"cat", "head", "tail", "less", "more", "nl", "bat", "view", "tac"}
 _SEGMENTS = re.compile(r"&&|\|\||[;|\n]")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+# A longer line (a transcript cut without newlines, a planted multi-GB file) is counted as skipped, not read
+# into memory; a client's own lines with a large tool result or image stay well below it.
+MAX_LINE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -110,8 +115,17 @@ def _lines(path: Path, start: int, counters: Counters) -> Iterator[dict]:
     counters.position = start
     with open(path, "rb") as handle:
         handle.seek(start)
-        for raw in handle:
-            counters.bytes += len(raw)
+        for raw, size, whole in bounded_lines(handle, MAX_LINE_BYTES):
+            counters.bytes += size
+            if raw is None:  # longer than any line worth reading: skipped without being held
+                if not whole:
+                    counters.skipped += 1  # torn (see below): read again once complete
+                    break
+                counters.line_start = counters.position
+                counters.position += size
+                counters.lines += 1
+                counters.skipped += 1
+                continue
             if not raw.endswith(b"\n"):
                 if raw.strip():
                     counters.skipped += 1  # torn: being written, or cut by a crash
@@ -122,7 +136,7 @@ def _lines(path: Path, start: int, counters: Counters) -> Iterator[dict]:
                 continue
             counters.lines += 1
             try:
-                obj = json.loads(raw)
+                obj = loads_json(raw)
             except ValueError:
                 counters.skipped += 1
                 continue
@@ -238,7 +252,7 @@ def read_codex(path: Path, counters: Counters | None = None, start: int = 0) -> 
                 args = raw
                 if isinstance(raw, str):
                     try:
-                        args = json.loads(raw)
+                        args = loads_json(raw)
                     except ValueError:
                         args = raw
                 if name in READ_TOOLS:
@@ -258,9 +272,11 @@ def head_objects(path: Path, lines: int) -> Iterator[dict]:
     """The JSON objects among the first ``lines`` lines of a file (unreadable file or lines skipped)."""
     try:
         with open(path, "rb") as handle:
-            for _, raw in zip(range(lines), handle):
+            for _, (raw, _size, _whole) in zip(range(lines), bounded_lines(handle, MAX_LINE_BYTES)):
+                if raw is None:
+                    continue
                 try:
-                    obj = json.loads(raw)
+                    obj = loads_json(raw)
                 except ValueError:
                     continue
                 if isinstance(obj, dict):

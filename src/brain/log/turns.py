@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import InvalidInput
+from ..inputs import loads_json
 
 __all__ = ["Turn", "encode_turn", "decode_turn", "check_thread_id", "thread_between", "MAX_TURN_BYTES"]
 
@@ -75,7 +76,7 @@ def encode_turn(turn: Turn) -> bytes:
 def decode_turn(line: bytes | str) -> Turn | None:
     """The turn of one log line, or None for a torn or foreign line."""
     try:
-        data = json.loads(line)
+        data = loads_json(line)
     except (ValueError, UnicodeDecodeError):
         return None
     if not isinstance(data, dict):

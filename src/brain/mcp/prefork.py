@@ -24,18 +24,18 @@ __all__ = ["run_workers"]
 QUICK_DEATH_S = 2.0  # a worker that exits sooner than this after its start is broken, not unlucky
 
 
-def _die_with_parent() -> None:
-    """SIGTERM this process when its parent exits (Linux prctl; elsewhere nothing)."""
-    try:
-        import ctypes
+def _die_with_parent(parent: int) -> None:
+    """SIGTERM this process when its parent exits (Linux prctl; elsewhere nothing); exit now if the parent
+    is already gone (it died between the fork and the prctl)."""
+    from ..workers import set_death_signal
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+    set_death_signal(signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(0)
 
 
 def _fork(target: Callable[[], None]) -> int:
+    parent = os.getpid()
     pid = os.fork()
     if pid:
         return pid
@@ -43,7 +43,7 @@ def _fork(target: Callable[[], None]) -> int:
     try:  # the child: default signal handling (the server installs its own), then serve
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        _die_with_parent()
+        _die_with_parent(parent)
         target()
     except KeyboardInterrupt:
         pass

@@ -25,6 +25,10 @@ from typing import Callable
 from ..errors import Conflict, InvalidInput, NotFound, PathEscape, PathRefused, TooLarge
 from .paths import WriteAreas, confine, is_plain_memory_name
 
+# No memory file brain reads is larger (a write is at most limits.write_bytes, 256 KiB by default): a bigger
+# one is refused by its size before it is read (TooLarge), and skipped by the walkers (index, decisions).
+MAX_READ_BYTES = 64 * 1024 * 1024
+
 __all__ = ["Document", "MemoryStore", "content_hash", "atomic_write_bytes", "decode_text", "read_confined",
            "read_memory_file", "read_regular_file", "remove_stale_temps", "STALE_TEMP_SECONDS", "pid_alive"]
 
@@ -197,11 +201,16 @@ def _read_at(dir_fd: int, name: str, shown: str) -> bytes | None:
             raise PathRefused(shown, "folder", f"{shown} is a folder, not a memory file")
         if not stat.S_ISREG(info.st_mode):
             raise PathRefused(shown, "special", f"{shown} is not a regular file")
-        chunks = []
+        if info.st_size > MAX_READ_BYTES:  # a clone may commit a huge (well-compressed) memory file
+            raise TooLarge(shown, info.st_size, MAX_READ_BYTES)
+        chunks, held = [], 0
         while True:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
+            held += len(chunk)
+            if held > MAX_READ_BYTES:  # grew while read
+                raise TooLarge(shown, held, MAX_READ_BYTES)
             chunks.append(chunk)
         return b"".join(chunks)
     finally:
@@ -226,7 +235,7 @@ def read_memory_file(root: Path, rel: str) -> bytes | None:
     regular file reached without a link; None otherwise (for derived readers, which skip)."""
     try:
         return read_confined(root, confine(root, rel))
-    except PathEscape:
+    except (PathEscape, TooLarge):
         return None
 
 
@@ -237,7 +246,7 @@ def read_regular_file(path: Path) -> bytes | None:
     dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         return _read_at(dir_fd, path.name, path.name)
-    except PathRefused:
+    except (PathRefused, TooLarge):
         return None
     finally:
         os.close(dir_fd)

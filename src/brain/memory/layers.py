@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..trees import walk as walk_tree
 from ..errors import InvalidInput
 
 __all__ = ["LAYERS", "Layers", "AgentProfile", "parse_front_matter", "TIERS"]
@@ -200,4 +201,5 @@ class Layers:
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-        return sorted(p.relative_to(dest).as_posix() for p in dest.rglob("*") if p.is_file())
+        return sorted(Path(folder, name).relative_to(dest).as_posix() for folder, _, files in walk_tree(dest)
+                      for name in files if Path(folder, name).is_file())

@@ -17,6 +17,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..trees import walk as walk_tree
 from .definitions import LANGUAGES, scan_definitions
 from .tokenize import token_text
 
@@ -170,7 +171,7 @@ def vendored_folders(repo: Path, files: dict[str, object] | None = None) -> set[
     licensed: set[str] = set()
     root = str(repo)
     cut = len(root) + 1
-    for folder, dirs, names in os.walk(root):
+    for folder, dirs, names in walk_tree(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
         rel = folder[cut:].replace(os.sep, "/")
         if not rel:
@@ -249,7 +250,7 @@ def nested_modules(repo: Path) -> dict[str, list[str]]:
         return {}
     found: dict[str, list[str]] = {}
     cut = len(root) + 1
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in walk_tree(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and d not in TEST_DIRS)
         rel = folder[cut:].replace(os.sep, "/")
         if not rel or "go.mod" not in files:
@@ -285,7 +286,7 @@ def scan_files(repo: Path) -> dict[str, tuple[int, int]]:
     found: dict[str, tuple[int, int]] = {}
     root = str(repo)
     cut = len(root) + 1
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in walk_tree(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and not d.endswith(".egg-info"))
         rel_folder = folder[cut:]
         for name in files:

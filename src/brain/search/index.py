@@ -25,6 +25,7 @@ from typing import Iterable
 
 from ..backends.sqlite import is_corruption, sqlite_file_problem
 from ..memory.files import pid_alive, read_memory_file, read_regular_file
+from ..trees import walk as walk_tree
 from ..memory.paths import has_link_between, is_plain_memory_name
 from .code import CODE_SCHEMA, refresh_code
 from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
@@ -307,7 +308,7 @@ class SearchIndex:
         for prefix, root in self._memory_roots():
             if os.path.islink(root):
                 continue  # a linked decisions folder is never read (a cloned repository may carry one)
-            for folder, dirs, names in os.walk(root):  # never descends into linked folders
+            for folder, dirs, names in walk_tree(root):  # never descends into linked folders (nor too deep)
                 rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
                 rel_dir = "" if rel_dir == "." else rel_dir + "/"
                 dirs[:] = sorted(d for d in dirs if is_plain_memory_name(d) and not os.path.islink(os.path.join(folder, d))

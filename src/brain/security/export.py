@@ -24,6 +24,8 @@ import os
 import re
 from pathlib import Path
 
+from ..trees import walk as walk_tree
+
 __all__ = ["outside_links", "layer_values", "find_leak", "MIN_LINE", "MIN_VALUE"]
 
 MIN_LINE = 24
@@ -83,7 +85,7 @@ def layer_values(home: Path) -> list[tuple[str, str]]:
         base = Path(home) / layer
         if not base.is_dir():
             continue
-        for folder, dirs, files in os.walk(base):
+        for folder, dirs, files in walk_tree(base):
             dirs[:] = [d for d in dirs if d != ".git"]
             for name in dirs + files:  # a name's stem (``client-acme-2027``), not its extension
                 for word in _words(Path(name).stem):
@@ -158,7 +160,7 @@ def find_leak(root: Path, values: list[tuple[str, str]]) -> tuple[str, str] | No
     The value itself is never returned: the caller names the file, not the secret."""
     root = Path(root)
     needles = _Needles(values)
-    for path in sorted(root.rglob("*")):
+    for path in sorted(Path(folder, name) for folder, dirs, files in walk_tree(root) for name in dirs + files):
         rel = path.relative_to(root).as_posix()
         for value, layer in values:
             if value and value in rel:

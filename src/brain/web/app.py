@@ -298,6 +298,11 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         doc = await run_in_threadpool(brain.read, path)
         return render(request, "doc.html", section="memory", path=doc.path, text=doc.text)
 
+    async def raw_document(request):
+        """A memory file as plain text: where a big note's rendering stops, the rest is read here."""
+        doc = await run_in_threadpool(brain.read, request.path_params["path"])
+        return PlainTextResponse(doc.text)
+
     async def decisions(request):
         data = await run_in_threadpool(views.decisions_view, brain)
         return render(request, "decisions.html", section="memory", **data)
@@ -339,6 +344,7 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         Route("/fragments/signals", signals),
         Route("/threads", threads), Route("/threads/pair", pair), Route("/threads/{thread}", thread),
         Route("/memory", memory), Route("/memory/card/{module:path}", card), Route("/memory/doc/{path:path}", document),
+        Route("/memory/raw/{path:path}", raw_document),
         Route("/memory/decisions", decisions), Route("/search", search),
         Route("/usage", usage_page), Route("/usage/chart.svg", usage_chart),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),

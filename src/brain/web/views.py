@@ -13,6 +13,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+from ..trees import walk as walk_tree
 from ..coord.rules import ALIVE, GONE
 
 __all__ = ["Row", "work_state", "claims_board", "recent_signals", "thread_list", "memory_overview", "card_view",
@@ -197,7 +198,7 @@ def _card_modules(brain) -> list[tuple[str, str]]:
     found = []
     if root.is_symlink():
         return found
-    for folder, dirs, files in os.walk(root):  # links to folders are not descended, links to files not listed
+    for folder, dirs, files in walk_tree(root):  # links to folders are not descended, links to files not listed
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(folder, d)))
         for name in sorted(files):
             if name.endswith(".md") and not name.startswith(".") and not os.path.islink(os.path.join(folder, name)):
