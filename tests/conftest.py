@@ -59,3 +59,21 @@ def postgres_url() -> str:
     if not POSTGRES_URL:
         pytest.skip("set BRAIN_TEST_POSTGRES=postgresql://... to run PostgreSQL tests")
     return POSTGRES_URL
+
+
+def remove_tree(root: Path) -> None:
+    """Delete ``root`` without recursion: Python 3.11's shutil.rmtree (and so pytest's cleanup of old temp
+    folders, on this machine and in CI) recurses once per level and fails on the 1,200-level trees the
+    deep-tree tests build, so those tests remove their trees themselves."""
+    folders, stack = [], [str(root)]
+    while stack:
+        folder = stack.pop()
+        folders.append(folder)
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+    for folder in reversed(folders):
+        os.rmdir(folder)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git
+from conftest import git, remove_tree
 
 DEPTH = 1200
 TIMEOUT = 300
@@ -74,7 +74,8 @@ def deep_clone(tmp_path_factory) -> Path:
     clone = origin.parent / "clone"
     subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True, capture_output=True, timeout=TIMEOUT)
     assert (clone / "src").is_dir()
-    return clone
+    yield clone
+    remove_tree(origin.parent)
 
 
 @pytest.mark.parametrize("command", [["index"], ["map"], ["search", "shallow"], ["doctor"]])
