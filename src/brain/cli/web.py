@@ -83,7 +83,11 @@ def cmd_ui(args) -> int:
     shown = f"[{args.host}]" if ":" in args.host else args.host
     sys.stderr.write(f"brain ui: serving {brain.name} at http://{shown}:{port}/\n")
     sys.stderr.flush()
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    from ..team.connections import guarded_protocol, limits_from_settings
+
+    limits = limits_from_settings(brain.settings)  # request deadlines, connections per address (as brain serve --http)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", http=guarded_protocol(limits),
+                            backlog=limits.backlog)
     server = uvicorn.Server(config)
     server.run(sockets=[sock])
     return 0

@@ -117,10 +117,14 @@ def _serve_socket(brain, sock: socket.socket, host: str, path: str) -> None:
     import anyio
     import uvicorn
 
+    from ..team.connections import guarded_protocol, limits_from_settings
     from ..team.server import team_app
 
     app = team_app(brain, path=path, host=host, port=sock.getsockname()[1])
     debug = logging.getLogger("brain").isEnabledFor(logging.DEBUG)
+    # h11 with request deadlines and a bound per client address (brain.team.connections), whatever
+    # else is installed: uvicorn's "auto" would pick httptools when present, which has neither
+    limits = limits_from_settings(brain.settings)
     config = uvicorn.Config(app, log_config=_uvicorn_logging(debug), log_level="debug" if debug else "warning",
-                            lifespan="on")
+                            lifespan="on", http=guarded_protocol(limits), backlog=limits.backlog)
     anyio.run(uvicorn.Server(config).serve, [sock])

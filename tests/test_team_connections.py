@@ -1,0 +1,189 @@
+"""Connections to the team server: a request must arrive in time, one address holds few sockets.
+
+Raw sockets against a real `brain serve --http` process (what an SDK client never sends):
+half-sent requests, bodies that stop, one address opening hundreds of connections, and a
+server whose descriptor limit (`ulimit -n`) those connections would exhaust.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from urllib.parse import urlsplit
+
+import pytest
+
+pytest.importorskip("mcp")
+
+import brain as brainlib  # noqa: E402
+from test_mcp_helpers import LISTENING, LineReader  # noqa: E402
+from test_team_helpers import team_server  # noqa: E402
+
+pytestmark = pytest.mark.timeout(120)
+
+WAIT = 10.0  # seconds a raw socket waits for the server's answer (the deadlines below are 1 s)
+INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "raw", "version": "1"}}}).encode()
+
+
+def configure(brain, **server) -> str:
+    """brain.yml with these server settings; returns a token."""
+    lines = "".join(f"  {key}: {value}\n" for key, value in server.items())
+    (brain.dir / "brain.yml").write_text(f"version: 1\nserver:\n{lines}")
+    token, _ = brainlib.open_brain(brain.repo).tokens.create("alice", role="backend")
+    return token
+
+
+def address(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    return parts.hostname, parts.port
+
+
+def opened(url: str, source: str = "127.0.0.1") -> socket.socket:
+    sock = socket.socket()
+    sock.bind((source, 0))
+    sock.settimeout(WAIT)
+    sock.connect(address(url))
+    return sock
+
+
+def answer(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (bounded by WAIT per read)."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
+def head(url: str) -> bytes:
+    host, port = address(url)
+    return f"POST /mcp HTTP/1.1\r\nHost: {host}:{port}\r\n".encode()
+
+
+def initialize(url: str, token: str, source: str = "127.0.0.1") -> bytes:
+    sock = opened(url, source)
+    try:
+        sock.sendall(head(url) + f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                     f"Accept: application/json, text/event-stream\r\nContent-Length: {len(INIT)}\r\n"
+                     "Connection: close\r\n\r\n".encode() + INIT)
+        return answer(sock)
+    finally:
+        sock.close()
+
+
+def test_a_half_sent_request_is_answered_408_and_closed(brain, repo):
+    token = configure(brain, header_timeout=1)
+    with team_server(repo) as url:
+        sock = opened(url)
+        sock.sendall(head(url))  # the request line and Host, never the end of the headers
+        assert answer(sock).startswith(b"HTTP/1.1 408 ")
+        sock.close()
+        idle = opened(url)  # a connection that sends nothing is closed too, without an answer
+        assert answer(idle) == b""
+        idle.close()
+        assert initialize(url, token).startswith(b"HTTP/1.1 200 ")  # the server itself is fine
+
+
+def test_a_body_that_stops_coming_is_answered_408(brain, repo):
+    token = configure(brain, body_timeout=1)
+    with team_server(repo) as url:
+        sock = opened(url)
+        sock.sendall(head(url) + f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                     "Accept: application/json, text/event-stream\r\nContent-Length: 400\r\n\r\n".encode()
+                     + INIT[:40])
+        assert answer(sock).startswith(b"HTTP/1.1 408 ")
+        sock.close()
+
+
+def test_one_address_holds_at_most_its_share_of_connections(brain, repo):
+    token = configure(brain, connections_per_client=4)
+    with team_server(repo) as url:
+        held = [opened(url, "127.0.0.2") for _ in range(4)]
+        for sock in held:
+            sock.sendall(head(url))
+        extra = opened(url, "127.0.0.2")
+        assert answer(extra).startswith(b"HTTP/1.1 503 ")  # refused at once, before anything was sent
+        extra.close()
+        assert initialize(url, token).startswith(b"HTTP/1.1 200 ")  # another address is served meanwhile
+        held.pop().close()  # a slot is given back when its connection closes
+        again = opened(url, "127.0.0.2")
+        again.sendall(head(url) + b"Content-Length: 0\r\n\r\n")
+        assert answer(again).startswith(b"HTTP/1.1 401 ")  # admitted: answered (no token) rather than refused
+        again.close()
+        for sock in held:
+            sock.close()
+
+
+@contextmanager
+def limited_server(repo, nofile: int):
+    """`brain serve --http` with its descriptor limit lowered to ``nofile`` (what `ulimit -n` does); its stderr
+    is drained by a thread once it listens (a full pipe nobody reads would stop the server)."""
+    def lower() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    proc = subprocess.Popen([sys.executable, "-m", "brain", "serve", "--http", "--port", "0"], cwd=repo,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=os.environ, preexec_fn=lower)
+    try:
+        err = LineReader(proc.stderr)
+        while True:
+            line = err.readline()
+            assert line is not None, "the server exited before listening"
+            if line.startswith(LISTENING):
+                break
+        threading.Thread(target=proc.stderr.read, daemon=True).start()
+        yield line[len(LISTENING):].strip()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=WAIT)
+
+
+def test_half_sent_requests_cannot_exhaust_the_servers_descriptors(brain, repo):
+    """400 half-sent requests from one address against a server under `ulimit -n 256`: a token holder
+    on another address is still answered (the flood holds its share, the rest get 503)."""
+    token = configure(brain, header_timeout=60)
+    with limited_server(repo, 256) as url:
+        flood = []
+        try:
+            for _ in range(400):
+                sock = socket.socket()
+                sock.bind(("127.0.0.2", 0))
+                sock.settimeout(WAIT)
+                try:
+                    sock.connect(address(url))
+                    sock.sendall(head(url))
+                except OSError:
+                    pass  # reset by a server at its limit: the flood only has to try
+                flood.append(sock)
+            assert initialize(url, token).startswith(b"HTTP/1.1 200 ")
+        finally:
+            for sock in flood:
+                sock.close()
+
+
+def test_huge_headers_are_refused_without_buffering_them(brain, repo):
+    """Headers that never end, 200 KB of them: refused (h11 keeps at most 16 KB of an unfinished head)."""
+    configure(brain, header_timeout=60)
+    with team_server(repo) as url:
+        sock = opened(url)
+        try:
+            sock.sendall(head(url) + b"X-Pad: " + b"a" * 200_000)
+            refused = answer(sock)
+        except ConnectionResetError:  # closed with our bytes unread: a reset instead of the 400
+            refused = b"HTTP/1.1 400 "
+        assert refused.startswith(b"HTTP/1.1 400 ")
+        sock.close()
