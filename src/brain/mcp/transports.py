@@ -27,12 +27,25 @@ def run_stdio(brain) -> None:
 
     from .server import build_server
 
+    from .stdio import serve_stdio
+
     server = build_server(brain, transport="stdio")
     log.debug("serving %s over stdio", brain.dir)
     if sys.stdin is not None and sys.stdin.isatty():  # a person ran it: say what it waits for
         sys.stderr.write("brain MCP server on stdio: an MCP client starts this command and speaks JSON-RPC on its "
                          "standard input (see `brain serve --help`; --http serves HTTP). Ctrl-D stops it.\n")
-    anyio.run(server.run_stdio_async)
+    anyio.run(serve_stdio, server, stdio_line_limit(brain.settings))
+
+
+def stdio_line_limit(settings=None) -> int:
+    """The longest line (one JSON-RPC message) the stdio server reads: the HTTP body limit, or room for the
+    largest memory write once JSON-escaped (8 bytes per byte of text), whichever is larger."""
+    from ..settings import SCHEMA
+
+    def value(key: str) -> int:
+        return settings[key] if settings is not None else SCHEMA[key].default
+
+    return max(value("server.max_request_bytes"), 8 * value("limits.write_bytes"))
 
 
 def run_stdio_unbound(error) -> None:
@@ -42,7 +55,9 @@ def run_stdio_unbound(error) -> None:
     from .server import build_unbound_server
 
     log.warning("%s: serving tools that say so (%s)", error.message, error.hint)
-    anyio.run(build_unbound_server(error).run_stdio_async)
+    from .stdio import serve_stdio
+
+    anyio.run(serve_stdio, build_unbound_server(error), stdio_line_limit())
 
 
 def _uvicorn_logging(debug: bool) -> dict:

@@ -54,9 +54,10 @@ def host_allow_list(brain, host: str, port: int, extra: list[str] | tuple[str, .
 
 def team_app(brain, *, path: str = "/mcp", host: str = "127.0.0.1", port: int = 8765,
              require_auth: bool | None = None):
-    """The ASGI app of the team server: MCP at ``path``, Host-checked, authenticated and size-limited."""
+    """The ASGI app of the team server: MCP at ``path``, Host-checked, authenticated, size- and depth-limited."""
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from ..mcp.framing import DepthGuard
     from ..mcp.server import build_server
     from .hosts import HostCheck
     from .middleware import protect
@@ -71,5 +72,6 @@ def team_app(brain, *, path: str = "/mcp", host: str = "127.0.0.1", port: int = 
                                          enable_dns_rebinding_protection=False))
     if require_auth is None and not is_loopback(host):
         require_auth = True  # beyond this machine a token is always needed, even if the tokens are deleted later
-    return HostCheck(protect(app, brain, require_auth=require_auth), host_allow_list(brain, host, port),
+    # DepthGuard: a body nested deeper than the SDK's parser goes is answered with the JSON-RPC error (its id)
+    return HostCheck(protect(DepthGuard(app), brain, require_auth=require_auth), host_allow_list(brain, host, port),
                      check_origin=True)
