@@ -187,3 +187,15 @@ def test_huge_headers_are_refused_without_buffering_them(brain, repo):
             refused = b"HTTP/1.1 400 "
         assert refused.startswith(b"HTTP/1.1 400 ")
         sock.close()
+
+
+def test_a_get_stream_is_refused_rather_than_held_open(brain, repo):
+    """The team server sends no message of its own: a GET (the SDK's SSE stream) gets 405 at once, so a token
+    cannot hold connections open for nothing."""
+    token = configure(brain, header_timeout=10)
+    with team_server(repo) as url:
+        sock = opened(url)
+        sock.sendall(f"GET /mcp HTTP/1.1\r\nHost: {':'.join(map(str, address(url)))}\r\n"
+                     f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n".encode())
+        assert answer(sock).startswith(b"HTTP/1.1 405 ")
+        sock.close()

@@ -87,7 +87,7 @@ def cmd_ui(args) -> int:
 
     limits = limits_from_settings(brain.settings)  # request deadlines, connections per address (as brain serve --http)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", http=guarded_protocol(limits),
-                            backlog=limits.backlog)
+                            backlog=limits.backlog, ws="none")
     server = uvicorn.Server(config)
     server.run(sockets=[sock])
     return 0

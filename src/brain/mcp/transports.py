@@ -141,5 +141,6 @@ def _serve_socket(brain, sock: socket.socket, host: str, path: str) -> None:
     # else is installed: uvicorn's "auto" would pick httptools when present, which has neither
     limits = limits_from_settings(brain.settings)
     config = uvicorn.Config(app, log_config=_uvicorn_logging(debug), log_level="debug" if debug else "warning",
-                            lifespan="on", http=guarded_protocol(limits), backlog=limits.backlog)
+                            lifespan="on", http=guarded_protocol(limits), backlog=limits.backlog,
+                            ws="none")  # no websockets are served: an upgrade stays a plain (guarded) request
     anyio.run(uvicorn.Server(config).serve, [sock])
