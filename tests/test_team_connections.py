@@ -199,3 +199,15 @@ def test_a_get_stream_is_refused_rather_than_held_open(brain, repo):
                      f"Authorization: Bearer {token}\r\nAccept: text/event-stream\r\nConnection: close\r\n\r\n".encode())
         assert answer(sock).startswith(b"HTTP/1.1 405 ")
         sock.close()
+
+
+@pytest.mark.parametrize("setting", ["header_timeout: 0", "body_timeout: 100000", "connections_per_client: 0"])
+def test_a_guard_cannot_be_turned_off_by_a_setting(brain, repo, setting):
+    from brain.errors import SettingsError
+
+    (brain.dir / "brain.yml").write_text(f"version: 1\nserver:\n  {setting}\n")
+    for command in (["serve", "--http", "--port", "0"], ["ui", "--port", "0"]):
+        out = subprocess.run([sys.executable, "-m", "brain", *command], cwd=repo, capture_output=True, text=True,
+                             timeout=WAIT * 3, env=os.environ, stdin=subprocess.DEVNULL)
+        assert out.returncode == SettingsError.exit_code, (command, out.stderr)
+        assert LISTENING not in out.stderr

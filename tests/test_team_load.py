@@ -100,3 +100,16 @@ def test_the_call_limit_frees_as_calls_end(loaded_team):
             assert not ok.is_error, text_of(ok)
 
     run(body)
+
+
+def test_a_call_limit_of_zero_is_refused_not_unlimited(brain, repo):
+    (brain.dir / "brain.yml").write_text("version: 1\nserver:\n  token_calls: 0\n")
+    token, _ = brainlib.open_brain(repo).tokens.create("carol", role="dev")
+    with team_server(repo) as url:
+        async def body():
+            async with client_for(url, token, "carol") as client:
+                return await client.call_tool("brain_sessions", {})
+
+        result = run(body)
+    assert result.is_error and result.structured_content["error"] == "settings"
+    assert result.structured_content["key"] == "server.token_calls"

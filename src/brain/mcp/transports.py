@@ -83,7 +83,10 @@ def run_http(brain, host: str = "127.0.0.1", port: int = 8765, *, path: str = "/
     """
     from ..team.server import check_exposure
 
+    from ..team.connections import limits_from_settings
+
     check_exposure(brain, host)  # no tokens: loopback only
+    limits_from_settings(brain.settings)  # a limit out of its range stops the server before it listens
     if workers > 1 and not brain.tokens.exists():
         from ..errors import InvalidInput
 
