@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
@@ -211,3 +212,43 @@ def test_a_guard_cannot_be_turned_off_by_a_setting(brain, repo, setting):
                              timeout=WAIT * 3, env=os.environ, stdin=subprocess.DEVNULL)
         assert out.returncode == SettingsError.exit_code, (command, out.stderr)
         assert LISTENING not in out.stderr
+
+
+def test_a_response_nobody_reads_is_abandoned(brain, repo):
+    """A token holder asks for a large answer and never reads it: once the server's write buffer has stayed full
+    for server.body_timeout, the connection is aborted and its slot given back (here the address's only one)."""
+    token = configure(brain, body_timeout=1, connections_per_client=1)
+    (brain.dir / "notes" / "big.md").write_text("# big\n" + "x" * 8_000_000)
+    call = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                       "params": {"name": "brain_read", "arguments": {"path": "notes/big.md"}}}).encode()
+    with team_server(repo) as url:
+        reader = socket.socket()
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a small window, never read below
+        reader.bind(("127.0.0.2", 0))
+        reader.settimeout(WAIT)
+        reader.connect(address(url))
+        reader.sendall(head(url) + f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+                       f"Accept: application/json, text/event-stream\r\nContent-Length: {len(call)}\r\n\r\n".encode()
+                       + call)
+        deadline = time.monotonic() + WAIT
+        while True:  # the address's one slot is the stalled reader's until the server gives up on it
+            probe = opened(url, "127.0.0.2")
+            try:
+                probe.sendall(head(url) + b"Content-Length: 0\r\n\r\n")
+                status = answer(probe)[:12]
+            except ConnectionResetError:  # refused (503) with our request unread: a reset
+                status = b"HTTP/1.1 503"
+            probe.close()
+            if status != b"HTTP/1.1 503":
+                break
+            assert time.monotonic() < deadline, "the stalled response still holds its connection"
+            time.sleep(0.1)  # between two probes of the condition, bounded by the deadline
+        assert status == b"HTTP/1.1 401"
+        received = b""
+        try:
+            while chunk := reader.recv(1 << 20):
+                received += chunk
+        except ConnectionResetError:  # aborted: what was still buffered is dropped
+            pass
+        assert len(received) < 8_000_000
+        reader.close()

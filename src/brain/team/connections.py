@@ -15,6 +15,10 @@ protocol class enforce three bounds on every connection:
   file-descriptor limit leaves room for, after one round of accepts (``BACKLOG``: asyncio
   accepts that many before refused ones are closed) and brain's own files (``FD_RESERVE``).
 
+A response the client stops reading (the server's write buffer stays full for
+``server.body_timeout`` seconds) is abandoned and its connection aborted: a reader that never
+reads cannot keep the answering task, its buffer and its socket for good.
+
 A request too slow gets ``408 Request Timeout`` and the connection is closed; a connection
 above the bounds gets ``503`` and is closed at once, before anything is parsed. Time spent
 answering (a long ``ask_agent`` wait) is never cut: once the request is complete, no deadline
@@ -118,6 +122,7 @@ def guarded_protocol(limits: ConnectionLimits):
 
         def connection_lost(self, exc) -> None:
             self._cancel()
+            self._unstall()
             if self._address is not None:
                 limits.release(self._address)
                 self._address = None
@@ -134,6 +139,29 @@ def guarded_protocol(limits: ConnectionLimits):
         def on_response_complete(self) -> None:
             super().on_response_complete()
             self._watch()
+
+        # -- a response nobody reads ----------------------------------------------
+        _stall = None  # the TimerHandle of a write the client stopped reading
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._stall is None:
+                self._stall = self.loop.call_later(limits.body_timeout, self._stalled)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            self._unstall()
+
+        def _unstall(self) -> None:
+            if self._stall is not None:
+                self._stall.cancel()
+            self._stall = None
+
+        def _stalled(self) -> None:
+            self._stall = None
+            log.info("closing a connection from %s: response not read for %.0f s", self._address,
+                     limits.body_timeout)
+            self.transport.abort()  # close() would wait for the buffer to drain: it never will
 
         # -- the request deadline -------------------------------------------------
         def _watch(self) -> None:
