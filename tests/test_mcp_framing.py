@@ -33,7 +33,7 @@ def raw_line(server: RawStdioServer, line: str, wanted) -> dict:
     server.proc.stdin.write(line.encode() + b"\n")
     server.proc.stdin.flush()
     while True:
-        answer = server.out.readline()
+        answer = server.out.readline(timeout=20)  # no answer at all is the failure this file is about
         assert answer is not None, "the server closed stdout"
         data = json.loads(answer)
         if data.get("id") == wanted:
@@ -58,6 +58,17 @@ def test_a_tool_argument_200000_levels_deep_gets_an_error_with_its_id_over_stdio
            '}, "name": "brain_read"}, "id": "late-id"}'  # the id after the deep part: still found
     assert raw_line(stdio, late, "late-id")["error"]["code"] == -32600
     assert "tools" in stdio.send("tools/list")["result"]  # the connection goes on
+
+
+@pytest.mark.parametrize("line, code", [
+    ('{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "brain_boot", '
+     '"arguments": {"budget": ' + "9" * 500_000 + "}}}", -32700),  # a number the parser refuses (> 4300 digits)
+    ('{"jsonrpc": "2.0", "id": 5, "method": "tools/list",}', -32700),  # not JSON
+    ('{"jsonrpc": "2.0", "id": 5, "params": {}}', -32600),  # JSON, not a JSON-RPC message
+])
+def test_a_line_the_sdk_parser_refuses_gets_an_error_with_its_id(stdio, line, code):
+    assert raw_line(stdio, line, 5)["error"]["code"] == code
+    assert "tools" in stdio.send("tools/list")["result"]
 
 
 def test_a_line_above_the_size_bound_gets_an_error_without_being_held(brain, repo):

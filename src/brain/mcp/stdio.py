@@ -6,7 +6,8 @@ source instead: lines are read in 64 KB chunks from a private copy of file descr
 itself then points at the null device, as the SDK does, so a child process reads EOF); a line
 longer than ``limit`` bytes is skipped as it streams (never held whole), and a line nested
 deeper than ``framing.MAX_DEPTH`` is not passed on; each is answered with a JSON-RPC error
-carrying its request id, through the transport's own writer, so answers never interleave.
+carrying its request id, through the transport's own writer, so answers never interleave; so
+is a line the SDK's own parser refuses (``AnsweringStream``).
 The SDK still claims and guards fd 1 (stdout carries protocol only).
 """
 
@@ -20,7 +21,7 @@ import anyio.to_thread
 
 from .framing import Refusal, check_message, request_id
 
-__all__ = ["serve_stdio", "LineSource", "CHUNK"]
+__all__ = ["serve_stdio", "LineSource", "AnsweringStream", "CHUNK"]
 
 CHUNK = 65536
 _ID_PREFIX = 4096  # bytes of an over-long line kept to find its request id
@@ -36,6 +37,7 @@ class LineSource:
         self.eof = False
         self.writer = None  # the transport's write stream, set once the server runs
         self.ready = anyio.Event()
+        self.last_line = ""  # the line handed to the SDK last: the one its parser refused, when it refuses
 
     def attach(self, writer) -> None:
         self.writer = writer
@@ -55,6 +57,7 @@ class LineSource:
                 continue
             refusal = check_message(line)
             if refusal is None:
+                self.last_line = line
                 return line
             await self._refuse(refusal)
 
@@ -112,6 +115,55 @@ class LineSource:
             pass
 
 
+class AnsweringStream:
+    """The SDK's read stream, with each line its parser refused answered rather than dropped.
+
+    The SDK's stdio reader parses each line and, when its parser refuses it (a number of more than
+    4300 digits, invalid JSON, a request without a method), passes the exception on, which the
+    dispatcher only logs: the client's call never ends. The reader hands over one item at a time
+    and waits until it is taken, so when an exception arrives the source's ``last_line`` is the
+    line that failed: its request id is read from it and the error answered (``-32700`` when it is
+    not JSON, ``-32600`` otherwise). Everything else passes through untouched."""
+
+    def __init__(self, inner, source: LineSource) -> None:
+        self.inner = inner
+        self.source = source
+
+    @property
+    def last_context(self):
+        return getattr(self.inner, "last_context", None)
+
+    async def __aenter__(self):
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc):
+        return await self.inner.__aexit__(*exc)
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        while True:
+            item = await self.inner.__anext__()
+            if not isinstance(item, Exception):
+                return item
+            await self.source._refuse(_unparsed(item, self.source.last_line))
+
+    async def receive(self):
+        return await self.__anext__()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _unparsed(error: Exception, line: str) -> Refusal:
+    errors = error.errors() if hasattr(error, "errors") else []
+    not_json = any(e.get("type") == "json_invalid" for e in errors)
+    return Refusal(-32700 if not_json else -32600, "Parse error: not valid JSON" if not_json else
+                   "Invalid request: not a JSON-RPC message", request_id(line))
+
+
 def _claim_stdin() -> tuple[int, int | None]:
     """A private copy of fd 0 to read the protocol from, fd 0 pointed at the null device; (fd, the copy to
     restore fd 0 from, or None when stdin is not fd 0)."""
@@ -141,7 +193,8 @@ async def serve_stdio(server, limit: int) -> None:
         async with stdio_server(stdin=source) as (read_stream, write_stream):
             source.attach(write_stream)
             lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs, with our input
-            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+            await lowlevel.run(AnsweringStream(read_stream, source), write_stream,
+                               lowlevel.create_initialization_options())
     finally:
         if restore is not None:
             os.dup2(restore, 0)
