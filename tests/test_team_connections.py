@@ -252,3 +252,21 @@ def test_a_response_nobody_reads_is_abandoned(brain, repo):
             pass
         assert len(received) < 8_000_000
         reader.close()
+
+
+def test_the_web_ui_has_the_same_request_deadline(brain, repo):
+    import re
+
+    configure(brain, header_timeout=1)
+    proc = subprocess.Popen([sys.executable, "-m", "brain", "ui", "--port", "0"], cwd=repo, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ)
+    try:
+        line = LineReader(proc.stderr).readline(timeout=WAIT * 3)  # printed once the socket listens
+        url = re.search(r"http://\S+", line or "").group(0)
+        sock = opened(url)
+        sock.sendall(f"GET / HTTP/1.1\r\nHost: {':'.join(map(str, address(url)))}\r\n".encode())
+        assert answer(sock).startswith(b"HTTP/1.1 408 ")
+        sock.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=WAIT * 3)
