@@ -270,3 +270,13 @@ def test_the_web_ui_has_the_same_request_deadline(brain, repo):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=WAIT * 3)
+
+
+def test_an_ipv6_host_counts_as_one_client_whatever_address_of_its_64_it_picks():
+    from brain.team.connections import ConnectionLimits, client_key
+
+    limits = ConnectionLimits(per_client=2, total=100)
+    picked = [client_key(f"2001:db8:1:2::{i:x}") for i in range(1, 4)]
+    assert [limits.admit(key) for key in picked] == [True, True, False]
+    assert limits.admit(client_key("2001:db8:1:3::1"))  # another /64: another client
+    assert client_key("::ffff:192.0.2.1") == client_key("192.0.2.1") == "192.0.2.1"

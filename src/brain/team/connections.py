@@ -11,7 +11,7 @@ protocol class enforce three bounds on every connection:
 - **body deadline**: its body must be complete within ``server.body_timeout`` seconds of its
   headers (a total, so a body trickled one byte at a time is cut off too);
 - **per address**: at most ``server.connections_per_client`` open connections from one client
-  address (and never more than half of all), and never more in all than the process's
+  address (an IPv6 /64 counts as one: ``client_key``; never more than half of all), and never more in all than the process's
   file-descriptor limit leaves room for, after one round of accepts (``BACKLOG``: asyncio
   accepts that many before refused ones are closed) and brain's own files (``FD_RESERVE``).
 
@@ -27,11 +27,12 @@ runs until its response is sent.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import resource
 from dataclasses import dataclass, field
 
-__all__ = ["ConnectionLimits", "guarded_protocol", "limits_from_settings", "FD_RESERVE", "BACKLOG"]
+__all__ = ["ConnectionLimits", "client_key", "guarded_protocol", "limits_from_settings", "FD_RESERVE", "BACKLOG"]
 
 log = logging.getLogger("brain.team")
 
@@ -86,6 +87,20 @@ class ConnectionLimits:
             self.open.pop(address, None)
 
 
+def client_key(address: str) -> str:
+    """What counts as one client address: an IPv4 address, or an IPv6 /64 (one host's usual share; it
+    can pick any address in it), an IPv4-mapped IPv6 address as its IPv4 address."""
+    try:
+        ip = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return address
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    if ip.version == 6:
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
 def limits_from_settings(settings) -> ConnectionLimits:
     """The bounds of ``server.header_timeout``, ``server.body_timeout`` and ``server.connections_per_client``
     (``SettingsError`` at start-up when one is out of its range: 0 would turn a guard off)."""
@@ -107,7 +122,7 @@ def guarded_protocol(limits: ConnectionLimits):
 
         def connection_made(self, transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            address = self.client[0] if self.client else "unknown"
+            address = client_key(self.client[0]) if self.client else "unknown"
             if not limits.admit(address):
                 if limits.should_warn(address, self.loop.time()):
                     log.warning("refusing connections from %s: %d open from it, %d in all (at most %d per address: "
