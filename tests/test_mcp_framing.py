@@ -71,6 +71,21 @@ def test_a_line_the_sdk_parser_refuses_gets_an_error_with_its_id(stdio, line, co
     assert "tools" in stdio.send("tools/list")["result"]
 
 
+def test_a_batch_gets_an_error_for_each_of_its_requests_over_stdio(stdio):
+    """MCP has no batches (the SDK refuses them): each request of one gets its error, so no call hangs."""
+    batch = json.dumps([{"jsonrpc": "2.0", "id": 100 + i, "method": "tools/list"} for i in range(300)])
+    stdio.proc.stdin.write(batch.encode() + b"\n")
+    stdio.proc.stdin.flush()
+    answered = {}
+    while len(answered) < 300:
+        line = stdio.out.readline(timeout=20)
+        assert line is not None, "the server closed stdout"
+        data = json.loads(line)
+        answered[data["id"]] = data["error"]["code"]
+    assert answered == {100 + i: -32600 for i in range(300)}
+    assert "tools" in stdio.send("tools/list")["result"]
+
+
 def test_a_line_above_the_size_bound_gets_an_error_without_being_held(brain, repo):
     (brain.dir / "brain.yml").write_text("version: 1\nserver:\n  max_request_bytes: 65536\nlimits:\n"
                                          "  write_bytes: 4096\n")

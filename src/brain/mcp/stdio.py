@@ -13,6 +13,7 @@ The SDK still claims and guards fd 1 (stdout carries protocol only).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -24,6 +25,7 @@ from .framing import Refusal, check_message, request_id
 __all__ = ["serve_stdio", "LineSource", "AnsweringStream", "CHUNK"]
 
 CHUNK = 65536
+BATCH_IDS = 1000  # requests of one batch line answered (each with its own error)
 _ID_PREFIX = 4096  # bytes of an over-long line kept to find its request id
 
 
@@ -148,7 +150,8 @@ class AnsweringStream:
             item = await self.inner.__anext__()
             if not isinstance(item, Exception):
                 return item
-            await self.source._refuse(_unparsed(item, self.source.last_line))
+            for refusal in _unparsed(item, self.source.last_line):
+                await self.source._refuse(refusal)
 
     async def receive(self):
         return await self.__anext__()
@@ -157,11 +160,28 @@ class AnsweringStream:
         await self.inner.aclose()
 
 
-def _unparsed(error: Exception, line: str) -> Refusal:
+def _unparsed(error: Exception, line: str) -> list[Refusal]:
+    """The errors answering a line the SDK refused: one per request of a batch (MCP has no batches), else one."""
     errors = error.errors() if hasattr(error, "errors") else []
-    not_json = any(e.get("type") == "json_invalid" for e in errors)
-    return Refusal(-32700 if not_json else -32600, "Parse error: not valid JSON" if not_json else
-                   "Invalid request: not a JSON-RPC message", request_id(line))
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return [Refusal(-32700, "Parse error: not valid JSON", request_id(line))]
+    batch = _batch_ids(line)
+    if batch:
+        return [Refusal(-32600, "Invalid request: batches are not supported; send one message per line", ident)
+                for ident in batch]
+    return [Refusal(-32600, "Invalid request: not a JSON-RPC message", request_id(line))]
+
+
+def _batch_ids(line: str) -> list[str | int]:
+    """The ids of the requests in a JSON array (a JSON-RPC batch), at most ``BATCH_IDS`` of them."""
+    if not line.lstrip().startswith("["):
+        return []
+    try:
+        items = json.loads(line)  # nesting and size are already bounded (check_message, the line limit)
+    except (ValueError, RecursionError):
+        return []
+    ids = [item.get("id") for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+    return [i for i in ids if isinstance(i, (str, int)) and not isinstance(i, bool)][:BATCH_IDS]
 
 
 def _claim_stdin() -> tuple[int, int | None]:
