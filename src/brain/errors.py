@@ -35,6 +35,7 @@ __all__ = [
     "FileSystemError",
     "InputTooLarge",
     "IncompleteWrite",
+    "Busy",
 ]
 
 
@@ -437,3 +438,19 @@ class IncompleteWrite(FileSystemError):
         self.wrote = wrote
         self.expected = expected
         self.reason = reason
+
+
+class Busy(BrainError):
+    """A caller has as many calls running as it may (``server.token_calls`` per bearer token): refused at once,
+    nothing done, so one token's flood cannot hold the workers every other token needs. Retry when one ends."""
+
+    exit_code = 11
+    kind = "busy"
+
+    def __init__(self, principal: str, running: int, limit: int) -> None:
+        super().__init__(f"token {principal!r} already has {running} calls running (at most {limit} at once)",
+                         hint="wait for one of your calls (an ask_agent wait counts) to end, then call again; "
+                              "the limit is the setting server.token_calls")
+        self.principal = principal
+        self.running = running
+        self.limit = limit

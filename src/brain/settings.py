@@ -76,6 +76,11 @@ SCHEMA: dict[str, Spec] = {
     "sync.satellites": Spec("list[str]", [], "Folders inside the memory that are git repositories of their own (`notes/team`, `.` for `.brain/` itself, `kernel:agents/shared` in a layer); any other `.git` inside the memory is never run."),
     "server.max_request_bytes": Spec("int", 1048576, "Largest HTTP request body the MCP/team server accepts (413 above)."),
     "server.allowed_hosts": Spec("list[str]", [], "Extra Host header names `brain serve --http` and `brain ui` answer (`name` any port, `name:port` that port), e.g. the name a reverse proxy forwards; the bind address and, for loopback binds, localhost/127.0.0.1/[::1] are always allowed."),
+    "server.header_timeout": Spec("int", 10, "Seconds an HTTP client has to send a request's line and headers (from the connection's opening or the previous response); slower: 408 and the connection closed (at most 300)."),
+    "server.body_timeout": Spec("int", 30, "Seconds an HTTP client has to send a request's whole body once its headers are in (a total, not per byte); slower: 408 and closed (at most 600). An answer the client stops reading this long is abandoned."),
+    "server.connections_per_client": Spec("int", 128, "Open HTTP connections one client address may hold on `brain serve --http` and `brain ui` (per server process); more are answered 503 and closed (1 to 1024; behind a reverse proxy every client has the proxy's address)."),
+    "server.token_calls": Spec("int", 8, "MCP tool calls one bearer token may have running at once on the team server (per server process; an ask_agent wait counts, and holds no worker thread); more are refused with the error `busy` (1 to 256)."),
+    "state.allowed_hosts": Spec("list[str]", [], "Hosts other than loopback that `brain state` may probe for `services` (local only: a versioned brain.yml never chooses where brain connects). Env: BRAIN_STATE_HOSTS (comma-separated).", local_only=True),
     "home": Spec("str", None, "User-level state folder (kernel, instance, personal layers). Env: BRAIN_HOME.", local_only=True),
     "backend": Spec("str", "sqlite", "Coordination backend: `sqlite` or a `postgresql://` URL. Env: BRAIN_BACKEND.", local_only=True),
     "machine": Spec("str", None, "Machine name used in session ids; defaults to the host name. Env: BRAIN_MACHINE.", local_only=True),
@@ -90,9 +95,11 @@ ENVIRONMENT: dict[str, str] = {
     "BRAIN_DIR": "The `.brain/` folder to use instead of searching upwards from the current folder.",
     "BRAIN_SESSION": "Default `--session` of the coordination commands (claim, signal, ask, reply...); the writer `brain map` and `report-done` name in their commit (sync.commit_on_write).",
     "BRAIN_ROLE": "Role of the session `brain serve` starts at the connection's first tool call (default: the client's name); the commit writer of `brain map` and `report-done` without BRAIN_SESSION.",
+    "BRAIN_STATE_HOSTS": "Comma-separated hosts other than loopback that `brain state` may probe for `services` (added to `state.allowed_hosts`).",
 }
 
 _TIERS = ("always", "hot", "warm", "cold")
+SERVICES_MAX = 64  # entries of `services`: `brain state` probes each
 
 
 def brain_home(env: dict[str, str] | None = None) -> Path:
@@ -175,6 +182,8 @@ def _check(file: str, key: str, spec: Spec, value: Any) -> Any:
     elif kind == "services":
         if not isinstance(value, list):
             raise bad("a list of {name, port, host}")
+        if len(value) > SERVICES_MAX:  # each is a connection `brain state` makes: a clone must not make hundreds
+            raise bad(f"at most {SERVICES_MAX} services")
         for i, item in enumerate(value):
             if not isinstance(item, dict) or set(item) - {"name", "port", "host"}:
                 raise SettingsError(file, f"{key}[{i}]", "a mapping with keys name, port, host", repr(item)[:80])
@@ -227,6 +236,14 @@ class Settings:
 
     def __getitem__(self, key: str) -> Any:
         return self.get(key)
+
+    def bounded(self, key: str, low: int, high: int) -> int:
+        """An int setting that must lie in [low, high] where it is used (a limit a server depends on):
+        outside it, ``SettingsError`` naming the file or variable it came from."""
+        value = self.get(key)
+        if not low <= value <= high:
+            raise SettingsError(self.sources.get(key, "default"), key, f"an integer from {low} to {high}", repr(value))
+        return value
 
     @property
     def home(self) -> Path:
@@ -336,6 +353,10 @@ def load_settings(brain_dir: Path | None, env: dict[str, str] | None = None) -> 
         if env.get(var):
             settings.values[key] = env[var]
             settings.sources[key] = var
+    if env.get("BRAIN_STATE_HOSTS"):  # a machine's choice, like state.allowed_hosts in brain.local.yml
+        extra = [h.strip() for h in env["BRAIN_STATE_HOSTS"].split(",") if h.strip()]
+        settings.values["state.allowed_hosts"] = [*settings.get("state.allowed_hosts"), *extra]
+        settings.sources["state.allowed_hosts"] = "BRAIN_STATE_HOSTS"
     backend = settings.get("backend")
     if backend != "sqlite" and not str(backend).startswith(("postgresql://", "postgres://")):
         from .security.redact import mask_dsn

@@ -427,7 +427,7 @@ class Brain:
     def state(self) -> dict:
         from .state import derive_state
 
-        return derive_state(self.repo, self.settings.get("services"))
+        return derive_state(self.repo, self.settings.get("services"), allowed_hosts=self.settings.get("state.allowed_hosts"))
 
     def doctor(self) -> list[dict]:
         from .doctor import run_checks

@@ -80,10 +80,14 @@ def cmd_ui(args) -> int:
     # the Host check first, before the sign-in: a rebound name never even gets the login form
     app = HostCheck(create_app(brain, middleware=web_middleware(brain), allowed_hosts=hosts, poll_seconds=args.poll),
                     hosts)
+    from ..team.connections import guarded_protocol, limits_from_settings
+
+    limits = limits_from_settings(brain.settings)  # request deadlines, connections per address (as brain serve --http)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     sys.stderr.write(f"brain ui: serving {brain.name} at http://{shown}:{port}/\n")
     sys.stderr.flush()
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", http=guarded_protocol(limits),
+                            backlog=limits.backlog, ws="none")
     server = uvicorn.Server(config)
     server.run(sockets=[sock])
     return 0

@@ -86,37 +86,33 @@ def _internal(name: str, exc: BaseException) -> CallToolResult:
 
 # -- tools ------------------------------------------------------------------------
 def _bind(tool: ToolDef, brain) -> Callable[..., Any]:
-    """A function with the tool's inputs (``brain`` hidden) that calls the library and maps errors."""
+    """A function with the tool's inputs (``brain`` hidden) that calls the library and maps errors.
+
+    Every call is admitted first (``calls.admitted``: a bearer token has at most
+    ``server.token_calls`` calls running); a sync tool then runs on a worker thread, an async
+    one (a wait) on the event loop, holding no thread while it waits."""
+    from .calls import admitted, in_thread
+
     params = tool.parameters()
     access = tool.access
 
-    if tool.is_async:
-        async def call(**kwargs):
-            try:
-                authorize(brain, tool.name, access, kwargs)
-                return to_result(await tool.fn(brain, **kwargs))
-            except BrainError as error:
-                return brain_error_result(error)
-            except Exception as exc:  # noqa: BLE001 - every failure reaches the agent as a tool error
-                return _internal(tool.name, exc)
-    elif tool.inline:
-        async def call(**kwargs):  # quick and non-blocking by declaration: no worker-thread hop
-            try:
-                authorize(brain, tool.name, access, kwargs)  # team server: a token acts only as itself
-                return to_result(tool.fn(brain, **kwargs))
-            except BrainError as error:
-                return brain_error_result(error)
-            except Exception as exc:  # noqa: BLE001
-                return _internal(tool.name, exc)
-    else:
-        def call(**kwargs):  # the SDK runs a sync tool on a worker thread: the event loop stays free
-            try:
-                authorize(brain, tool.name, access, kwargs)  # team server: a token acts only as itself
-                return to_result(tool.fn(brain, **kwargs))
-            except BrainError as error:
-                return brain_error_result(error)
-            except Exception as exc:  # noqa: BLE001
-                return _internal(tool.name, exc)
+    def run(kwargs):
+        authorize(brain, tool.name, access, kwargs)  # team server: a token acts only as itself
+        return to_result(tool.fn(brain, **kwargs))
+
+    async def call(**kwargs):
+        try:
+            async with admitted(brain):
+                if tool.is_async:
+                    await in_thread(authorize, brain, tool.name, access, kwargs)
+                    return to_result(await tool.fn(brain, **kwargs))
+                if tool.inline:  # quick and non-blocking by declaration: no worker-thread hop
+                    return run(kwargs)
+                return await in_thread(run, kwargs)
+        except BrainError as error:
+            return brain_error_result(error)
+        except Exception as exc:  # noqa: BLE001 - every failure reaches the agent as a tool error
+            return _internal(tool.name, exc)
 
     call.__name__ = call.__qualname__ = tool.name
     call.__doc__ = tool.description

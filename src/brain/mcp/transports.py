@@ -27,12 +27,25 @@ def run_stdio(brain) -> None:
 
     from .server import build_server
 
+    from .stdio import serve_stdio
+
     server = build_server(brain, transport="stdio")
     log.debug("serving %s over stdio", brain.dir)
     if sys.stdin is not None and sys.stdin.isatty():  # a person ran it: say what it waits for
         sys.stderr.write("brain MCP server on stdio: an MCP client starts this command and speaks JSON-RPC on its "
                          "standard input (see `brain serve --help`; --http serves HTTP). Ctrl-D stops it.\n")
-    anyio.run(server.run_stdio_async)
+    anyio.run(serve_stdio, server, stdio_line_limit(brain.settings))
+
+
+def stdio_line_limit(settings=None) -> int:
+    """The longest line (one JSON-RPC message) the stdio server reads: the HTTP body limit, or room for the
+    largest memory write once JSON-escaped (8 bytes per byte of text), whichever is larger."""
+    from ..settings import SCHEMA
+
+    def value(key: str) -> int:
+        return settings[key] if settings is not None else SCHEMA[key].default
+
+    return max(value("server.max_request_bytes"), 8 * value("limits.write_bytes"))
 
 
 def run_stdio_unbound(error) -> None:
@@ -42,7 +55,9 @@ def run_stdio_unbound(error) -> None:
     from .server import build_unbound_server
 
     log.warning("%s: serving tools that say so (%s)", error.message, error.hint)
-    anyio.run(build_unbound_server(error).run_stdio_async)
+    from .stdio import serve_stdio
+
+    anyio.run(serve_stdio, build_unbound_server(error), stdio_line_limit())
 
 
 def _uvicorn_logging(debug: bool) -> dict:
@@ -68,7 +83,10 @@ def run_http(brain, host: str = "127.0.0.1", port: int = 8765, *, path: str = "/
     """
     from ..team.server import check_exposure
 
+    from ..team.connections import limits_from_settings
+
     check_exposure(brain, host)  # no tokens: loopback only
+    limits_from_settings(brain.settings)  # a limit out of its range stops the server before it listens
     if workers > 1 and not brain.tokens.exists():
         from ..errors import InvalidInput
 
@@ -117,10 +135,15 @@ def _serve_socket(brain, sock: socket.socket, host: str, path: str) -> None:
     import anyio
     import uvicorn
 
+    from ..team.connections import guarded_protocol, limits_from_settings
     from ..team.server import team_app
 
     app = team_app(brain, path=path, host=host, port=sock.getsockname()[1])
     debug = logging.getLogger("brain").isEnabledFor(logging.DEBUG)
+    # h11 with request deadlines and a bound per client address (brain.team.connections), whatever
+    # else is installed: uvicorn's "auto" would pick httptools when present, which has neither
+    limits = limits_from_settings(brain.settings)
     config = uvicorn.Config(app, log_config=_uvicorn_logging(debug), log_level="debug" if debug else "warning",
-                            lifespan="on")
+                            lifespan="on", http=guarded_protocol(limits), backlog=limits.backlog,
+                            ws="none")  # no websockets are served: an upgrade stays a plain (guarded) request
     anyio.run(uvicorn.Server(config).serve, [sock])

@@ -54,9 +54,10 @@ def host_allow_list(brain, host: str, port: int, extra: list[str] | tuple[str, .
 
 def team_app(brain, *, path: str = "/mcp", host: str = "127.0.0.1", port: int = 8765,
              require_auth: bool | None = None):
-    """The ASGI app of the team server: MCP at ``path``, Host-checked, authenticated and size-limited."""
+    """The ASGI app of the team server: MCP at ``path``, Host-checked, authenticated, size- and depth-limited."""
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from ..mcp.framing import DepthGuard
     from ..mcp.server import build_server
     from .hosts import HostCheck
     from .middleware import protect
@@ -71,5 +72,29 @@ def team_app(brain, *, path: str = "/mcp", host: str = "127.0.0.1", port: int = 
                                          enable_dns_rebinding_protection=False))
     if require_auth is None and not is_loopback(host):
         require_auth = True  # beyond this machine a token is always needed, even if the tokens are deleted later
-    return HostCheck(protect(app, brain, require_auth=require_auth), host_allow_list(brain, host, port),
-                     check_origin=True)
+    # DepthGuard: a body nested deeper than the SDK's parser goes is answered with the JSON-RPC error (its id);
+    # PostOnly: no stream is ever held open for a GET
+    return HostCheck(protect(PostOnly(DepthGuard(app)), brain, require_auth=require_auth),
+                     host_allow_list(brain, host, port), check_origin=True)
+
+
+class PostOnly:
+    """ASGI: ``GET`` (the SDK's server-to-client SSE stream) is answered 405 rather than held open.
+
+    The team server answers every request with plain JSON and never sends a message of its own
+    (``json_response``, ``stateless_http``), so that stream would carry nothing, for as long as the
+    client keeps it: a token could hold connections open by the hundred for free. The MCP
+    specification lets a server without such a stream answer 405; clients then go on with POST."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope.get("type") == "http" and scope.get("method") == "GET":
+            body = b'{"error": "method_not_allowed", "message": "this server sends no stream: POST requests"}'
+            await send({"type": "http.response.start", "status": 405,
+                        "headers": [(b"allow", b"POST, DELETE"), (b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode("ascii"))]})
+            await send({"type": "http.response.body", "body": body})
+            return None
+        return await self.app(scope, receive, send)

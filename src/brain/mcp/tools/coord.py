@@ -183,7 +183,7 @@ def register(tools: ToolRegistry) -> None:
         return ToolOutput(render(cp), cp.to_dict())
 
     @tools.tool(title="Ask another agent and wait")
-    def ask_agent(
+    async def ask_agent(
         brain,
         target: Annotated[str | None, Field(description="The session id to ask (see brain_sessions)."),
                           Addresses()] = None,
@@ -201,16 +201,23 @@ def register(tools: ToolRegistry) -> None:
         target seen stalled (outcome stalled: target silent, no reply); the absolute timeout (outcome
         timeout). Every path returns in bounded time. Asking a session that is waiting on you is refused
         (wait_cycle): answer your inbox first. Structured content: {outcome, answer, ticket}."""
+        from ..calls import in_thread, wait_for_ask
+
         coord = brain.coord
-        sid = connection_session(brain, session)
-        if ticket is None:
+
+        def arm() -> str:
+            sid = connection_session(brain, session)
+            if ticket is not None:
+                return ticket
             if not target or not question:
                 raise InvalidInput("ask_agent needs target and question (or ticket to keep waiting)", field="target")
-            ticket = coord.arm(sid, target, question, timeout=timeout).ticket
-        result = coord.wait(ticket, turn_timeout=wait_seconds)
+            return coord.arm(sid, target, question, timeout=timeout).ticket
+
+        armed = await in_thread(arm)  # the wait below runs on the event loop: it holds no worker thread
+        result = await wait_for_ask(coord, armed, wait_seconds=wait_seconds)
         text = {"reply": result.answer or "", "stalled": "target silent, no reply",
                 "timeout": "timed out, no reply",
-                "pending": f"still waiting: call ask_agent with ticket={ticket} to keep waiting"}[result.outcome]
+                "pending": f"still waiting: call ask_agent with ticket={armed} to keep waiting"}[result.outcome]
         return ToolOutput(f"[{result.outcome}] {text}", result.to_dict())
 
     @tools.tool(title="Reply to an ask")
@@ -222,7 +229,10 @@ def register(tools: ToolRegistry) -> None:
     ) -> dict:
         """Answer a question another session asked you (see inbox). A second reply, or a reply after the ask
         resolved (timeout, stalled), is refused with reply_refused. Structured content: {ticket, replied}."""
+        from ..calls import ask_changed
+
         result = brain.coord.reply(connection_session(brain, session), ticket, answer)
+        ask_changed()  # the asker's wait, if it runs in this process, returns now rather than at its next read
         return {"ticket": result.ticket, "replied": True}
 
     @tools.tool(title="Asks waiting on you", read_only=True)

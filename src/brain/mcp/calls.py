@@ -1,0 +1,135 @@
+"""Where an MCP tool call runs: admitted per bearer token, its sync work on a worker thread, its waits on the loop.
+
+The SDK runs a sync tool on anyio's worker threads (40 of them, shared by every caller). A
+call that waits (``ask_agent`` may wait ten minutes for a reply) used to hold one the whole
+time, so 45 asks of one token held them all: another token's ``brain_sessions`` waited
+minutes, and the asked agent could not even heartbeat, so every ask ended ``stalled``.
+Now:
+
+- a wait holds no thread: it polls the ask's row (one short read on a thread) between
+  ``anyio`` sleeps, woken at once by a reply made through this process;
+- each token may have ``server.token_calls`` calls running at once in this process, waits
+  included; one more is refused at once with ``Busy`` (tool error ``busy``), so one token
+  holds at most that many threads and every other token's calls, heartbeats among them,
+  still find one.
+
+Without a token (stdio, a loopback server before the first token) there is no limit: the
+caller is the machine's own user.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+import time
+from contextlib import asynccontextmanager
+from typing import Any, Callable
+
+import anyio
+import anyio.to_thread
+
+from ..errors import Busy
+
+__all__ = ["admitted", "in_thread", "wait_for_ask", "ask_changed", "TOKEN_CALLS_MAX"]
+
+TOKEN_CALLS_MAX = 256
+POLL_FIRST = 0.01  # seconds between two reads of a waited ask, doubling up to POLL_MOST
+POLL_MOST = 0.25
+
+_running: dict[tuple[int, str], int] = {}  # (id of the Brain, token name) -> calls running; touched on the loop only
+
+
+@asynccontextmanager
+async def admitted(brain):
+    """Count this call against its token's limit for its span; ``Busy`` when the token is at the limit."""
+    from ..team.identity import current_principal
+
+    principal = current_principal()
+    if principal is None:
+        yield
+        return
+    limit = brain.settings.bounded("server.token_calls", 1, TOKEN_CALLS_MAX)
+    key = (id(brain), principal.name)
+    running = _running.get(key, 0)
+    if running >= limit:
+        raise Busy(principal.name, running, limit)
+    _running[key] = running + 1
+    try:
+        yield
+    finally:
+        left = _running[key] - 1
+        if left:
+            _running[key] = left
+        else:
+            del _running[key]
+
+
+async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` on a worker thread (the context, and so the caller's principal, follows it)."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args))
+
+
+# -- waiting on an ask -------------------------------------------------------------
+_waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
+_waiters_guard = threading.Lock()
+
+
+def ask_changed() -> None:
+    """Wake every ask waiting in this process (a reply was written): callable from any thread."""
+    with _waiters_guard:
+        waiters = list(_waiters)
+    for loop, event in waiters:
+        try:
+            loop.call_soon_threadsafe(event.set)
+        except RuntimeError:  # that loop has closed
+            pass
+
+
+async def _pause(seconds: float) -> None:
+    """Sleep up to ``seconds``, or less if ``ask_changed`` is called meanwhile."""
+    loop = asyncio.get_running_loop()
+    event = asyncio.Event()
+    entry = (loop, event)
+    with _waiters_guard:
+        _waiters.add(entry)
+    try:
+        with anyio.move_on_after(seconds):
+            await event.wait()
+    finally:
+        with _waiters_guard:
+            _waiters.discard(entry)
+
+
+async def wait_for_ask(coord, ticket: str, *, wait_seconds: float | None = None):
+    """The outcome of ``ticket`` (reply, stalled, timeout), or ``pending`` once ``wait_seconds`` passed.
+
+    Each turn is ``coord.wait`` with the shortest bound (one read of the row: it resolves a
+    passed deadline or a stalled target exactly as a blocking wait does), on a worker thread
+    for milliseconds; between turns the loop sleeps, holding no thread. The asker's session is
+    refreshed every ``HEARTBEAT_EVERY`` seconds, as a blocking wait does."""
+    from ..coord.asks import HEARTBEAT_EVERY
+    from ..coord.model import AskResult
+    from ..coord.rules import resolve_turn_timeout
+    from ..errors import NotFound
+
+    turn = None if wait_seconds is None else resolve_turn_timeout(wait_seconds, coord.ask_timeout())
+    started = last_beat = time.monotonic()
+    pause = POLL_FIRST
+    while True:
+        result = await in_thread(functools.partial(coord.wait, ticket, turn_timeout=1e-6))
+        if result.outcome != "pending":
+            return result
+        now = time.monotonic()
+        if turn is not None and now - started >= turn:
+            return AskResult("pending", None, ticket)
+        if now - last_beat >= HEARTBEAT_EVERY:
+            last_beat = now
+            asker = (await in_thread(coord.get_ask, ticket)).asker
+            try:
+                await in_thread(coord.heartbeat, asker)
+            except NotFound:
+                pass
+        left = None if turn is None else turn - (now - started)
+        await _pause(pause if left is None else max(0.0, min(pause, left)))
+        pause = min(pause * 2, POLL_MOST)
