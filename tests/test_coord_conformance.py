@@ -90,6 +90,23 @@ def test_claims_are_always_granted_with_overlaps_returned(coord):
     assert g7.overlaps == []
 
 
+def test_the_claims_of_a_session_whose_process_is_gone_stop_counting_at_once(coord):
+    """An MCP server killed with SIGKILL registered its pid: its claims expire now, not at the end of a lease
+    nobody will release (the lease may be hours)."""
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    killed = coord.start_session("build", pid=dead.pid).id
+    alive = coord.start_session("review").id
+    held = coord.claim(killed, "src/parser.py", ttl=3600)
+    assert coord.claim(alive, "src/parser.py").overlaps == []
+    assert all(c.claim != held.claim for c in coord.claims())
+    assert [e.detail.get("reason") for e in coord.history(subject=f"claim:{held.claim}", action="expire")] == [
+        "process_gone"]
+
+
 def test_own_claims_do_not_overlap_and_items_are_normalised(coord):
     a = coord.start_session("build").id
     coord.claim(a, "src/")

@@ -92,6 +92,15 @@ class Coordinator(AsksMixin):
                                              "AND worktree_path = ?", (self.machine, path))]
         return out
 
+    def _dead_process_sessions(self, tx) -> list[str]:
+        """Sessions of this machine, not ended, holding a claim, whose registered process no longer exists
+        (an MCP server killed with SIGKILL): gone for sure, so their claims stop counting at once instead of
+        at the end of their lease. One read of the few holders, one signal-0 probe each."""
+        rows = tx.execute("SELECT DISTINCT s.id, s.pid FROM sessions s JOIN claims c ON c.session = s.id "
+                          "WHERE c.state = 'held' AND s.ended IS NULL AND s.machine = ? AND s.pid IS NOT NULL",
+                          (self.machine,))
+        return [sid for sid, pid in rows if not pid_alive(int(pid))]
+
     @property
     def broadcast_address(self) -> str:
         return f"{self.brain_name}@{self.machine}"
@@ -268,11 +277,17 @@ class Coordinator(AsksMixin):
             tx.execute("UPDATE sessions SET ended = ? WHERE id = ?", (now, session))
             self._audit(tx, session, "session_end", session, reason="worktree_removed")
             tx.notify("brain_ask")
+        for session in self._dead_process_sessions(tx):  # killed: its claims expire now, not at lease end
+            for cid, item in tx.execute("SELECT id, item FROM claims WHERE session = ? AND state = 'held'",
+                                        (session,)):
+                tx.execute("UPDATE claims SET state = 'expired', ended = ? WHERE id = ?", (now, cid))
+                self._audit(tx, session, "expire", f"claim:{cid}", item=item, reason="process_gone")
+            tx.notify("brain_claims")
         return [r[0] for r in rows]
 
     def _live_claims(self, tx, now: float) -> list[ClaimInfo]:
         rows = tx.execute(f"SELECT {_CLAIM_COLS} FROM claims WHERE state = 'held' AND expires > ? ORDER BY id", (now,))
-        removed = set(self._removed_worktree_sessions(tx)) if rows else set()  # a read-only caller skips them
+        removed = set(self._removed_worktree_sessions(tx) + self._dead_process_sessions(tx)) if rows else set()
         return [ClaimInfo(*r) for r in rows if r[1] not in removed]
 
     def claim(self, session: str, item: str, *, ttl: float | None = None) -> Grant:
