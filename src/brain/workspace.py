@@ -115,8 +115,11 @@ class Brain:
     def _store(self, layer: str | None) -> MemoryStore:
         if layer in (None, "", "project"):
             return self.memory
+        from .memory.layers import PRIVATE_LAYERS
+
         return MemoryStore(self.layers.path(layer), write_limit=self.settings["limits.write_bytes"],
-                           lock_path=self.runtime / "write.lock", redactor=self.redactor)
+                           lock_path=self.runtime / "write.lock", redactor=self.redactor,
+                           private=layer in PRIVATE_LAYERS)  # one person's notes and machine paths: 0600
 
     def read(self, path: str, *, layer: str | None = None) -> Document:
         """One memory file. The path rule (brain.memory.paths) refuses runtime/ (the conversation
@@ -179,8 +182,10 @@ class Brain:
         except OSError:
             return []
         try:
-            self.runtime.mkdir(parents=True, exist_ok=True)
-            fd = os.open(stamp, os.O_WRONLY | os.O_CREAT, 0o644)  # claim this pass before doing it
+            from .memory.private import ensure_private_dir, open_private
+
+            ensure_private_dir(self.runtime)
+            fd = open_private(stamp, os.O_WRONLY)  # claim this pass before doing it
             os.close(fd)
             os.utime(stamp)
             live: set[str] = set()

@@ -20,7 +20,9 @@ MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 
 def record_boot(runtime: Path, request: BootRequest, result: BootResult) -> None:
-    runtime.mkdir(parents=True, exist_ok=True)
+    from ..memory.private import ensure_private_dir, open_private
+
+    ensure_private_dir(runtime)
     path = runtime / "boots.jsonl"
     line = json.dumps({
         "at": time.time(),
@@ -39,7 +41,7 @@ def record_boot(runtime: Path, request: BootRequest, result: BootResult) -> None
     except FileNotFoundError:
         pass
     # one write() of a whole line with O_APPEND: concurrent boots never interleave lines
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_private(path, os.O_WRONLY | os.O_APPEND)
     try:
         os.write(fd, line.encode("utf-8"))
     finally:

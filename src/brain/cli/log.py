@@ -312,8 +312,10 @@ def cmd_import_turns(args) -> int:
         offset = 0  # the file was replaced: start over
     result = import_transcript(brain.conversations, path, thread=thread, person=args.person, agent=agent,
                                offset=offset, fmt=fmt, root=brain.repo)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"file": str(path), "thread": thread, "offset": result.offset}), encoding="utf-8")
+    from ..memory.files import atomic_write_bytes
+
+    atomic_write_bytes(marker, json.dumps({"file": str(path), "thread": thread, "offset": result.offset}).encode("utf-8"),
+                       durable=False, private=True)
     emit(result.to_dict(), args.json, lambda d: f"imported {d['turns']} turn(s) into {d['thread']}"
          + (f" ({d['skipped']} torn or foreign lines skipped)" if d["skipped"] else ""))
     return 0

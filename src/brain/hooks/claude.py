@@ -70,11 +70,9 @@ def _load_state(brain, sid: str) -> dict:
 
 
 def _save_state(brain, sid: str, state: dict) -> None:
-    path = _state_path(brain, sid)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state), encoding="utf-8")
-    os.replace(tmp, path)
+    from ..memory.files import atomic_write_bytes
+
+    atomic_write_bytes(_state_path(brain, sid), json.dumps(state).encode("utf-8"), durable=False, private=True)
 
 
 def _now_hash(brain) -> str | None:

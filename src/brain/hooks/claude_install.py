@@ -172,8 +172,7 @@ def install(brain, brain_argv: list[str], *, local: bool = False) -> dict:
     pointer = add_pointer(brain.repo, CLIENT, manifest)  # CLAUDE.md: the file Claude Code reads instructions from
     manifest = {"client": CLIENT, "at": manifest.get("at", time.time()), "command": brain_argv,
                 "files": {**files, **written}, **pointer}
-    manifest_path.parent.mkdir(parents=True, exist_ok=True)
-    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    atomic_write_bytes(manifest_path, json.dumps(manifest, indent=2).encode("utf-8"), private=True)
     return {"client": CLIENT, "files": sorted(written), "command": brain_argv,
             "pointer": pointer["pointer_file"] if pointer["pointer_added"] else None,
             "hooks": {e: hook_command(brain_argv, sub) for e, (_, sub, _) in HOOK_EVENTS.items()}}

@@ -82,8 +82,7 @@ def install(brain, brain_argv: list[str], env: dict[str, str]) -> dict:
     manifest = {"client": CLIENT, "at": old.get("at", time.time()), "config": str(path),
                 "config_original": old.get("config_original", text) if old else text,
                 "config_written": new, "command": brain_argv, **pointer}
-    manifest_path.parent.mkdir(parents=True, exist_ok=True)
-    manifest_path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    atomic_write_bytes(manifest_path, json.dumps(manifest, indent=2).encode("utf-8"), private=True)
     return {"client": CLIENT, "config": str(path), "agents_md": pointer["pointer_added"], "command": brain_argv}
 
 

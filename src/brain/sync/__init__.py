@@ -98,8 +98,10 @@ class SyncReport:
 
 
 def _lock(brain):
-    brain.runtime.mkdir(parents=True, exist_ok=True)
-    handle = open(brain.runtime / "git.lock", "a+b")
+    from ..memory.private import ensure_private_dir, open_private
+
+    ensure_private_dir(brain.runtime)
+    handle = os.fdopen(open_private(brain.runtime / "git.lock", os.O_RDWR | os.O_APPEND), "a+b")
     fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
     return handle
 
