@@ -247,13 +247,16 @@ def report_done(brain, module: str, *, how_to_use: str | None = None, summary: s
                 if attempt == CARD_WRITE_ATTEMPTS - 1:
                     raise
         replaced = True
+    summary = brain.redactor(summary) if summary else summary  # the audit line and the echo hold no secret
     result = {"module": name, "card": ".brain/" + rel, "refreshed": bool(report.written), "how_to_use_replaced": replaced,
               "summary": summary or None}
     if summary:
         try:
-            brain.runtime.mkdir(parents=True, exist_ok=True)
+            from ..memory.private import ensure_private_dir, open_private
+
+            ensure_private_dir(brain.runtime)
             line = json.dumps({"at": time.time(), "module": name, "summary": summary}, ensure_ascii=False) + "\n"
-            fd = os.open(brain.runtime / "reports.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = open_private(brain.runtime / "reports.jsonl", os.O_WRONLY | os.O_APPEND)
             try:
                 os.write(fd, line.encode("utf-8"))
             finally:
