@@ -20,7 +20,7 @@ from .logs import debug
 from .memory.files import Document, MemoryStore
 from .memory.layers import AgentProfile, Layers
 from .memory.scaffold import scaffold
-from .security.redact import redactor_from_settings
+from .security.redact import redactor_from_settings, refuse_secret_name
 from .settings import Settings, load_settings, refuse_linked_state
 
 __all__ = ["Brain", "open_brain", "init_brain", "find_brain_dir", "NAMED_TARGETS"]
@@ -137,8 +137,7 @@ class Brain:
         """
         store = self._store(layer)
         path = store.confine(path, write=True)  # the one path rule; the normalized path from here on
-        if self.redactor(path) != path:  # a file name outlives any redaction of its text
-            raise InvalidInput("the path holds a secret shape; name the file without it", field="path")
+        refuse_secret_name(self.redactor, path, "path")  # a file name outlives any redaction of its text
         if role is not None:
             self.check_territory(path, layer=layer, role=role)
         doc = store.write(path, text, expected_hash=expected_hash, durable=durable)  # durable=False: derived files only
@@ -345,6 +344,10 @@ class Brain:
                                field="budget", hint="the minimum is the setting boot.min_budget")
         if task is not None and not isinstance(task, str):
             raise InvalidInput("task must be text", field="task")
+        if isinstance(task, str):
+            task = self.redactor(task)  # echoed in the boot text and kept (hashed) in the boot record
+        if isinstance(module, str):
+            module = self.redactor(module)  # a module holding a key names no card; shown in the header
         if not role and session:  # a session id names its role: its profiles come in (`--role` overrides)
             from .coord.rules import role_of_session
 
@@ -358,7 +361,7 @@ class Brain:
         result = assemble(self, request)
         if record:
             try:
-                record_boot(self.runtime, request, result)
+                record_boot(self.runtime, request, result, self.redactor)
             except OSError as exc:  # an unwritable runtime/ must not cost the agent its boot
                 _debug("could not record the boot: %s", exc)
         return result

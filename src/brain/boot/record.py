@@ -19,12 +19,20 @@ __all__ = ["record_boot", "read_boot_records"]
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 
 
-def record_boot(runtime: Path, request: BootRequest, result: BootResult) -> None:
+def record_boot(runtime: Path, request: BootRequest, result: BootResult, redact=None) -> None:
+    """Append the record of one boot; every field passes through ``redact`` (the brain's redactor; the
+    built-in one when None): a module or session a caller made up is text like any other."""
     from ..memory.private import ensure_private_dir, open_private
 
     ensure_private_dir(runtime)
     path = runtime / "boots.jsonl"
-    line = json.dumps({
+    if redact is None:
+        from ..security.redact import Redactor
+
+        redact = Redactor()
+    from ..security.redact import redact_fields
+
+    line = json.dumps(redact_fields({
         "at": time.time(),
         "session": request.session,
         "role": request.role,
@@ -34,7 +42,7 @@ def record_boot(runtime: Path, request: BootRequest, result: BootResult) -> None
         "tokens": result.tokens,
         "sections": result.sections,
         "omitted": [{"source": o.source, "tokens": o.tokens, "reason": o.reason} for o in result.omitted],
-    }, sort_keys=True) + "\n"
+    }, redact), sort_keys=True) + "\n"
     try:
         if path.stat().st_size > MAX_RECORD_BYTES:
             os.replace(path, path.with_suffix(".jsonl.1"))

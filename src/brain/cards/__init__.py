@@ -255,7 +255,10 @@ def report_done(brain, module: str, *, how_to_use: str | None = None, summary: s
             from ..memory.private import ensure_private_dir, open_private
 
             ensure_private_dir(brain.runtime)
-            line = json.dumps({"at": time.time(), "module": name, "summary": summary}, ensure_ascii=False) + "\n"
+            from ..security.redact import redact_fields
+
+            line = json.dumps(redact_fields({"at": time.time(), "module": name, "summary": summary}, brain.redactor),
+                              ensure_ascii=False) + "\n"
             fd = open_private(brain.runtime / "reports.jsonl", os.O_WRONLY | os.O_APPEND)
             try:
                 os.write(fd, line.encode("utf-8"))

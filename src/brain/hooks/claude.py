@@ -72,7 +72,11 @@ def _load_state(brain, sid: str) -> dict:
 def _save_state(brain, sid: str, state: dict) -> None:
     from ..memory.files import atomic_write_bytes
 
-    atomic_write_bytes(_state_path(brain, sid), json.dumps(state).encode("utf-8"), durable=False, private=True)
+    from ..security.redact import redact_fields
+
+    # the hook JSON is the client's (any field may carry a pasted key): every string passes the redactor
+    atomic_write_bytes(_state_path(brain, sid), json.dumps(redact_fields(state, brain.redactor)).encode("utf-8"),
+                       durable=False, private=True)
 
 
 def _now_hash(brain) -> str | None:

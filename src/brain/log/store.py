@@ -164,6 +164,11 @@ class ConversationLog:
         """The turn with secret shapes replaced in its text and file list (the same object when there is none)."""
         if self.redactor is None:
             return turn
+        from ..security.redact import refuse_secret_name
+
+        for value, what in ((turn.thread, "thread"), (turn.speaker, "speaker"), (turn.to, "to"), (turn.ref, "ref"),
+                            (turn.kind, "kind")):
+            refuse_secret_name(self.redactor, value, what)  # names become folders, parties and index entries
         text = self.redactor(turn.text)
         files = tuple(self.redactor(f) if isinstance(f, str) else f for f in turn.files)
         if text == turn.text and files == turn.files:

@@ -161,6 +161,10 @@ class TokenStore:
                                    field="layers")
         if session_prefix is not None and not session_prefix.strip():
             raise InvalidInput("--session-prefix must not be empty", field="session_prefix")
+        from ..security.redact import refuse_secret_name
+
+        for value, what in ((name, "name"), (role, "role"), (machine, "machine"), (session_prefix, "session_prefix")):
+            refuse_secret_name(None, value, what)  # names kept in tokens.json and in every session id they make
         token = TOKEN_PREFIX + base64.urlsafe_b64encode(_random.token_bytes(32)).decode("ascii").rstrip("=")
         record = TokenRecord(name=name, hash=hash_token(token), role=role, machine=machine or name,
                              session_prefix=session_prefix, created=time.time(), layers=list(layers))
