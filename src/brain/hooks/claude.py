@@ -16,6 +16,7 @@ content (the frontier rule).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -55,6 +56,8 @@ def prune_states(brain, older_than: float) -> int:
         try:
             if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
                 os.unlink(entry.path)
+                with contextlib.suppress(FileNotFoundError):  # its lock goes with it: the session is long over
+                    os.unlink(entry.path[: -len(".json")] + ".lock")
                 gone += 1
         except OSError:
             continue
@@ -151,6 +154,15 @@ def handle(event: str, payload: dict, env: dict[str, str]) -> tuple[str, int]:
     where = env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or os.getcwd()
     brain = open_brain(where, env=env)
     sid = str(payload.get("session_id") or "unknown")
+    from ..memory.files import file_lock
+
+    # one hook of a session at a time: its state (the transcript offset) is read, the new turns imported
+    # and the state saved as one step; twelve hooks fired together once imported every turn twelve times
+    with file_lock(_state_path(brain, sid).with_suffix(".lock")):
+        return _handle(brain, event, payload, sid)
+
+
+def _handle(brain, event: str, payload: dict, sid: str) -> tuple[str, int]:
     state = _load_state(brain, sid)
     if event == "session-end" and not state and not _is_file(payload.get("transcript_path")):
         return "", 0  # a session that never started here: `claude mcp list` ends one; nothing to keep
