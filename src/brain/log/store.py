@@ -166,8 +166,8 @@ class ConversationLog:
             return turn
         from ..security.redact import refuse_secret_name
 
-        for value, what in ((turn.thread, "thread"), (turn.speaker, "speaker"), (turn.to, "to"), (turn.ref, "ref"),
-                            (turn.kind, "kind")):
+        for value, what in ((turn.speaker, "speaker"), (turn.to, "to"), (turn.ref, "ref"), (turn.kind, "kind"),
+                            (turn.thread, "thread")):
             refuse_secret_name(self.redactor, value, what)  # names become folders, parties and index entries
         text = self.redactor(turn.text)
         files = tuple(self.redactor(f) if isinstance(f, str) else f for f in turn.files)
