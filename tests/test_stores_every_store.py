@@ -88,6 +88,9 @@ def write_through_the_cli(brain, repo: Path, env: dict, tmp_path: Path) -> None:
 
 def write_through_the_library(brain) -> None:
     sid = brain.coord.start_session("lib").id
+    other = brain.coord.start_session("lib2").id
+    ticket = brain.coord.arm(sid, other, PAYLOAD).ticket  # an ask (question) and its reply (answer), not waited on
+    brain.coord.reply(other, ticket, PAYLOAD)
     brain.coord.signal(sid, sid, PAYLOAD, kind="note")
     brain.livestate.set(sid, intent=PAYLOAD)
     brain.record_turn(None, "me", PAYLOAD, to=sid)

@@ -85,3 +85,23 @@ def test_hooks_of_one_claude_session_fired_at_once_import_its_transcript_once(br
     threads = [p.name for p in (brain.runtime / "conversations").iterdir() if p.is_dir()]
     assert len(threads) == 1
     assert brain.conversations.state(threads[0]).turns == 6
+
+
+def test_twelve_create_only_writes_of_one_note_let_exactly_one_win(brain, repo, tmp_path):
+    from brain.errors import Conflict
+
+    for n in range(WRITERS):
+        (tmp_path / f"text{n}").write_text(f"writer {n}\n")
+    results = run_together([["-m", "brain", "write", "note", "claimed", "--expect", "", "-f", str(tmp_path / f"text{n}"),
+                             "--json"] for n in range(WRITERS)], cwd=repo)
+    codes = [r.returncode for r in results]
+    assert sorted(codes) == [0] + [Conflict.exit_code] * (WRITERS - 1), [r.stderr for r in results]
+    assert (brain.dir / "notes/claimed.md").read_text() == f"writer {codes.index(0)}\n"
+
+
+def test_twelve_decisions_in_a_folder_outside_brain_get_twelve_numbers(brain, repo):
+    (brain.dir / "brain.yml").write_text("version: 1\ndecisions:\n  dir: docs/adr\n")
+    out = _ok(run_together([["-m", "brain", "decision", "new", f"Choice {n}", "--json"] for n in range(WRITERS)],
+                           cwd=repo))
+    assert sorted(o["number"] for o in out) == list(range(1, WRITERS + 1))
+    assert len(list((repo / "docs/adr").glob("*.md"))) == WRITERS
