@@ -88,3 +88,12 @@ def test_the_debug_log_file_is_redacted_and_private(tmp_path):
     assert "401 POST" in text and "ValueError" in text
     assert GITHUB not in text and AWS not in text
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_a_file_already_named_with_a_secret_can_still_be_moved_away_or_removed(brain, repo):
+    bad = brain.dir / "notes" / f"x-{GITHUB}.md"
+    bad.write_text("made by hand\n")
+    assert cli(repo, "mv", f"notes/x-{GITHUB}.md", "notes/renamed.md").returncode == 0
+    assert (brain.dir / "notes/renamed.md").read_text() == "made by hand\n" and not bad.exists()
+    bad.write_text("again\n")
+    assert cli(repo, "rm", f"notes/x-{GITHUB}.md").returncode == 0 and not bad.exists()

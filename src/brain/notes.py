@@ -78,9 +78,6 @@ def _check_target(brain, path: str, what: str) -> str:
     if not isinstance(path, str) or not path.strip():
         raise InvalidInput(f"{what}: give a memory path such as notes/setup.md", field="path")
     rel = brain.memory.relative(brain.memory.resolve(path))  # the store's path rule decides, and normalizes
-    from .security.redact import refuse_secret_name
-
-    refuse_secret_name(brain.redactor, rel, "path")  # `mv` to a name holding a key would keep it in the file name
     if rel.split("/", 1)[0] == "runtime":
         raise InvalidInput("runtime/ holds logs and derived state, not memory", field="path")
     if rel in PROTECTED:
@@ -108,6 +105,9 @@ def move_note(brain, source: str, dest: str, *, expected_hash: str | None = None
     """Rename one memory file; the destination must not exist. Returns the new hash."""
     src = _check_target(brain, source, "move")
     dst = _check_target(brain, dest, "move")
+    from .security.redact import refuse_secret_name
+
+    refuse_secret_name(brain.redactor, dst, "path")  # a new name holding a key would keep it (a file to move away is fine)
     if src == dst:
         raise InvalidInput(f"{src} is already there", field="dest")
     brain.check_territory(src, role=role)
