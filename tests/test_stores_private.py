@@ -110,3 +110,32 @@ def test_doctor_names_loose_modes_and_its_chmod_fixes_them(brain, repo, brain_ho
     result = subprocess.run([sys.executable, "-m", "brain", "doctor", "--json"], cwd=repo, capture_output=True,
                             text=True, timeout=60)
     assert "private modes" in result.stdout
+
+
+def test_git_writes_into_the_personal_layer_stay_private_under_umask_022(tmp_path, brain, brain_home):
+    """A child process with the default umask: `brain sync` runs git, which creates objects and checks
+    files out in the personal layer; they must not be readable by others either."""
+    from conftest import git
+
+    personal = brain.layers.path("personal")
+    with umask(0o022):
+        brain.write("mine.md", "# mine\n", layer="personal")
+        git(personal, "init", "-q", "-b", "main")
+        git(personal, "add", "-A")
+        git(personal, "commit", "-q", "-m", "personal")
+        remote = tmp_path / "personal.git"
+        git(tmp_path, "clone", "-q", "--bare", str(personal), str(remote))
+        git(personal, "remote", "add", "origin", str(remote))
+        other = tmp_path / "other"
+        git(tmp_path, "clone", "-q", str(remote), str(other))
+        (other / "from-laptop.md").write_text("# laptop\n")
+        git(other, "add", "-A")
+        git(other, "commit", "-q", "-m", "laptop")
+        git(other, "push", "-q", "origin", "main")
+        subprocess.run(["chmod", "-R", "go-rwx", str(personal)], check=True)  # the test's own git above: not brain's
+        brain.write("second.md", "# second\n", layer="personal")
+        report = {r.kind: r for r in brain.sync().repos}
+    assert report["personal"].status == "pulled_pushed", report["personal"]
+    assert (personal / "from-laptop.md").read_text() == "# laptop\n"
+    loose = loose_modes(personal)
+    assert loose == [], loose

@@ -56,7 +56,10 @@ class MemoryRepo:
 
     def git(self) -> GitRepo:
         """The pinned runner; a repository inside the memory must have a real `.git` folder."""
-        return GitRepo(self.root, dot_git_folder=self.kind in ("brain", "satellite"))
+        from ..memory.layers import PRIVATE_LAYERS
+
+        return GitRepo(self.root, dot_git_folder=self.kind in ("brain", "satellite"),
+                       private=self.kind in PRIVATE_LAYERS)  # what git writes in personal/ stays 0600/0700
 
 
 @dataclass
