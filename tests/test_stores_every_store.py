@@ -98,7 +98,7 @@ def write_through_the_library(brain) -> None:
     brain.report_done("pkg", summary=PAYLOAD)
 
 
-MCP_TOOLS = ("brain_write", "brain_report_done", "brain_claim", "brain_checkpoint", "brain_boot")
+MCP_TOOLS = ("brain_write", "brain_report_done", "brain_claim", "brain_checkpoint", "brain_boot", "brain_signal")
 
 
 def write_through_mcp(repo: Path, env: dict) -> list:
@@ -110,7 +110,9 @@ def write_through_mcp(repo: Path, env: dict) -> list:
                    await client.call_tool("brain_report_done", {"module": "pkg", "summary": PAYLOAD}),
                    await client.call_tool("brain_claim", {"item": f"notes/{GITHUB} x.md"}),
                    await client.call_tool("brain_checkpoint", {"step": PAYLOAD, "note": PAYLOAD}),
-                   await client.call_tool("brain_boot", {"task": PAYLOAD, "module": GITHUB})]
+                   await client.call_tool("brain_boot", {"task": PAYLOAD, "module": GITHUB}),
+                   await client.call_tool("brain_signal", {"target": f"{repo.name}@testbox", "text": PAYLOAD,
+                                                           "kind": AWS})]
         return results
 
     return with_client(stdio_params(repo, **env), body)
