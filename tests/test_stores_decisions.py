@@ -72,3 +72,13 @@ def test_duplicated_numbers_are_all_listed_and_reported_by_doctor(brain, repo):
     assert len([r for r in load_decisions(brain) if r.number == 2]) == 2
     new = brain.new_decision("Next")
     assert new["number"] == 3
+
+
+def test_reindexes_racing_new_decisions_never_leave_an_older_index(brain, repo):
+    argvs = []
+    for n in range(WRITERS // 2):
+        argvs += [["-m", "brain", "decision", "new", f"Choice {n}", "--json"], ["-m", "brain", "decisions", "--reindex"]]
+    results = run_together(argvs, cwd=repo)
+    assert [r.returncode for r in results] == [0] * WRITERS, [r.stderr for r in results]
+    index = (brain.dir / "decisions.md").read_text()
+    assert all(f"Choice {n}" in index for n in range(WRITERS // 2)), index

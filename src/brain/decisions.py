@@ -322,6 +322,13 @@ def index_is_current(brain) -> bool:
 
 
 def write_index(brain) -> str:
+    """Rewrite decisions.md from the records, under the numbering lock: a reindex that read the records
+    just before a `decision new` wrote its own must not write its older index after that one."""
+    with _numbering_lock(brain):
+        return _write_index(brain)
+
+
+def _write_index(brain) -> str:
     text = render_index(load_decisions(brain))
     brain.write("decisions.md", text)
     return ".brain/decisions.md"
@@ -394,7 +401,7 @@ def new_decision(brain, title: str, *, status: str = "proposed", modules: list[s
         _write_repo_file(brain, path, text)
         if old is not None:
             _set_status_text(brain, old, f"superseded by {number:04d}")
-        write_index(brain)
+        _write_index(brain)
         rel = path.relative_to(brain.repo).as_posix()
         return next(r.to_dict() for r in load_decisions(brain) if r.path == rel)
 
@@ -440,5 +447,5 @@ def set_status(brain, number: str | int, status: str) -> dict:
             raise NotFound(f"decision {number}", hint="`brain decisions --all` lists the records")
         record = _only_record(records, nums[0])
         _set_status_text(brain, record, status)
-        write_index(brain)
+        _write_index(brain)
         return next(r.to_dict() for r in load_decisions(brain) if r.path == record.path)
