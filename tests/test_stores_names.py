@@ -97,3 +97,22 @@ def test_a_file_already_named_with_a_secret_can_still_be_moved_away_or_removed(b
     assert (brain.dir / "notes/renamed.md").read_text() == "made by hand\n" and not bad.exists()
     bad.write_text("again\n")
     assert cli(repo, "rm", f"notes/x-{GITHUB}.md").returncode == 0 and not bad.exists()
+
+
+def test_a_claude_hook_with_key_shaped_ids_and_paths_keeps_no_secret_and_imports_once(brain, repo, tmp_path):
+    from brain.log.samples import Call, Task, claude_lines
+
+    folder = tmp_path / f"proj-{GITHUB}"
+    folder.mkdir()
+    transcript = folder / "s.jsonl"
+    transcript.write_text("\n".join(claude_lines("s", str(repo), 1.7e9, [Task("hello", [Call(1000, "hi")])])) + "\n")
+    payload = json.dumps({"session_id": AWS, "transcript_path": str(transcript), "cwd": str(repo)})
+    for _ in range(2):  # the second Stop finds its offset again, though the stored path is redacted
+        assert cli(repo, "hook", "claude-code", "stop", stdin=payload).returncode == 0
+    names = [p.name for p in brain.runtime.rglob("*")]
+    assert not any(GITHUB in n or AWS in n for n in names), names
+    for path in brain.runtime.rglob("*"):
+        if path.is_file():
+            assert GITHUB.encode() not in path.read_bytes() and AWS.encode() not in path.read_bytes(), path
+    threads = [p for p in (brain.runtime / "conversations").iterdir() if p.is_dir()]
+    assert [brain.conversations.state(t.name).turns for t in threads] == [2]

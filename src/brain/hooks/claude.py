@@ -64,8 +64,19 @@ def prune_states(brain, older_than: float) -> int:
     return gone
 
 
+def _safe_name(brain, sid: str) -> str:
+    """The client's session id as a name brain may keep (a file, a thread party): a hash of it when it
+    is shaped like a key, since names are refused, never redacted (security.redact.refuse_secret_name)."""
+    name = re.sub(r'[^A-Za-z0-9_-]+', '-', sid)[:80] or 'unknown'
+    if brain.redactor(name) != name:
+        import hashlib
+
+        name = "h" + hashlib.sha256(sid.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return name
+
+
 def _state_path(brain, sid: str) -> Path:
-    return brain.runtime / "hooks" / f"claude-{re.sub(r'[^A-Za-z0-9_-]+', '-', sid)[:80] or 'unknown'}.json"
+    return brain.runtime / "hooks" / f"claude-{_safe_name(brain, sid)}.json"
 
 
 def _load_state(brain, sid: str) -> dict:
@@ -91,7 +102,7 @@ def _agent_party(brain, sid: str, state: dict, *, start: bool) -> str:
     """The brain session standing for this Claude session (a coordination session when possible)."""
     if state.get("party"):
         return state["party"]
-    party = f"claude-{sid}"
+    party = f"claude-{sid}" if brain.redactor(sid) == sid else f"claude-{_safe_name(brain, sid)}"
     if start:
         try:
             client = client_pid()
@@ -113,7 +124,7 @@ def _import(brain, payload: dict, state: dict, party: str) -> dict:
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not Path(path).is_file():
         return {"turns": 0}
-    if state.get("transcript") != path:
+    if state.get("transcript") not in (path, brain.redactor(path)):  # the state keeps the path redacted
         state["transcript"], state["offset"] = path, 0
     sid = str(payload.get("session_id") or "unknown")
 

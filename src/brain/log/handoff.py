@@ -109,10 +109,10 @@ class Conversations:
         if any(t.thread != thread for t in turns):
             raise InvalidInput("record_many takes the turns of one thread", field="thread")
         written = 0
+        turns = [self.log.redacted(turn) for turn in turns]  # a refused name is refused before any folder is made
         with self.log.lock(thread):
             state = self.state(thread)
             for turn in turns:
-                turn = self.log.redacted(turn)
                 written += self.log.append(turn, redact=False)
                 state = self.summarizer.fold(state, turn)
             self._save(thread, state)
