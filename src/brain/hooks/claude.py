@@ -57,7 +57,7 @@ def prune_states(brain, older_than: float) -> int:
             if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
                 os.unlink(entry.path)
                 with contextlib.suppress(FileNotFoundError):  # its lock goes with it: the session is long over
-                    os.unlink(entry.path[: -len(".json")] + ".lock")
+                    os.unlink(brain.runtime / "hook-locks" / (entry.name[: -len(".json")] + ".lock"))
                 gone += 1
         except OSError:
             continue
@@ -77,6 +77,11 @@ def _safe_name(brain, sid: str) -> str:
 
 def _state_path(brain, sid: str) -> Path:
     return brain.runtime / "hooks" / f"claude-{_safe_name(brain, sid)}.json"
+
+
+def _lock_path(brain, sid: str) -> Path:
+    """Beside hooks/, not in it: runtime/hooks/ holds the states alone (one file per live session)."""
+    return brain.runtime / "hook-locks" / f"claude-{_safe_name(brain, sid)}.lock"
 
 
 def _load_state(brain, sid: str) -> dict:
@@ -167,9 +172,11 @@ def handle(event: str, payload: dict, env: dict[str, str]) -> tuple[str, int]:
     sid = str(payload.get("session_id") or "unknown")
     from ..memory.files import file_lock
 
+    if event == "session-end" and not _load_state(brain, sid) and not _is_file(payload.get("transcript_path")):
+        return "", 0  # a session that never started here: `claude mcp list` ends one; nothing to keep (no lock)
     # one hook of a session at a time: its state (the transcript offset) is read, the new turns imported
     # and the state saved as one step; twelve hooks fired together once imported every turn twelve times
-    with file_lock(_state_path(brain, sid).with_suffix(".lock")):
+    with file_lock(_lock_path(brain, sid)):
         return _handle(brain, event, payload, sid)
 
 

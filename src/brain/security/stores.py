@@ -50,7 +50,7 @@ STORES: tuple[Store, ...] = (
           "log.store.ConversationLog.redacted / append, log.handoff"),
     Store("boot records", "runtime", ("boots.jsonl", "boots.jsonl.1"), "redacted", "boot.record.record_boot"),
     Store("reports", "runtime", ("reports.jsonl",), "redacted", "cards.report_done"),
-    Store("hook states", "runtime", ("hooks/claude-*.json", "hooks/claude-*.lock", *(f"hooks/{t}" for t in _TEMP)), "redacted",
+    Store("hook states", "runtime", ("hooks/claude-*.json", "hook-locks/claude-*.lock", *(f"hooks/{t}" for t in _TEMP)), "redacted",
           "hooks.claude._save_state"),
     Store("tokens", "runtime", ("tokens.json", "tokens.json.lock", ".tokens.json.*.tmp"), "no text",
           "team.tokens.TokenStore (hashes; names with a secret shape are refused)"),
