@@ -41,7 +41,7 @@ def append_whole(fd: int, data: bytes, shown: str) -> int:
     return written
 
 
-def append_line(path: Path, data: bytes, *, mode: int = 0o644) -> int:
+def append_line(path: Path, data: bytes, *, mode: int = 0o600) -> int:
     """Append one whole line (``data`` ends in a newline) to ``path``, never through a link, under the
     file's lock; a torn fragment left before (a killed writer) is closed with a newline first."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, mode)

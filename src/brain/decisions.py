@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from .errors import InvalidInput, NotFound
-from .memory.files import atomic_write_bytes, read_regular_file
+from .errors import DuplicateDecision, InvalidInput, NotFound
+from .memory.files import atomic_write_bytes, file_lock, read_regular_file
 from .memory.paths import has_link_between, is_plain_memory_name
 
 __all__ = ["Decision", "parse_record", "load_decisions", "list_decisions", "render_index", "write_index", "index_is_current",
-           "new_decision", "set_status", "STATUSES", "decisions_dir"]
+           "new_decision", "set_status", "STATUSES", "decisions_dir", "duplicate_numbers"]
 
 STATUSES = ("proposed", "accepted", "rejected", "deprecated", "superseded")
 _FILE = re.compile(r"^(\d{1,5})[-_ ].*\.md$")
@@ -58,6 +58,7 @@ class Decision:
     text: str = ""
     current: int | None = None        # the record that stands at the end of the chain
     chain_error: str = ""
+    duplicates: list[str] = field(default_factory=list)  # other records with this number (old repos, merged branches)
 
     @property
     def active(self) -> bool:
@@ -71,12 +72,13 @@ class Decision:
                 status += f" → {self.current:04d}"
         title = self.title if len(self.title) <= MAX_LINE_TITLE else self.title[: MAX_LINE_TITLE - 1] + "…"
         mods = f" — modules: {', '.join(self.modules)}" if self.modules else ""
-        return f"- {self.number:04d} [{status}] {title}{mods} ({self.path})"
+        dup = f" — duplicate number {self.number:04d}, also {', '.join(self.duplicates)}" if self.duplicates else ""
+        return f"- {self.number:04d} [{status}] {title}{mods} ({self.path}){dup}"
 
     def to_dict(self) -> dict:
         return {"number": self.number, "title": self.title, "status": self.status, "superseded_by": self.superseded_by,
                 "supersedes": self.supersedes, "current": self.current, "modules": self.modules, "date": self.date,
-                "path": self.path, "line": self.line()}
+                "path": self.path, "duplicates": self.duplicates, "line": self.line()}
 
 
 def _status_of(value: str) -> tuple[str | None, int | None]:
@@ -185,9 +187,13 @@ def decisions_dir(brain) -> Path:
 
 
 def load_decisions(brain) -> list[Decision]:
-    """Every record, sorted by number, with supersession chains resolved."""
+    """Every record, sorted by number then path, with supersession chains resolved.
+
+    Two records with one number (an old repository, two branches merged) are both listed, each
+    naming the other in ``duplicates``: a record is never hidden behind another. Chains follow
+    the first record of a number (by path); ``set_status`` refuses a duplicated number."""
     folder = decisions_dir(brain)
-    records: dict[int, Decision] = {}
+    found: list[Decision] = []
     if folder.is_dir() and not has_link_between(brain.repo, folder):
         for path in sorted(folder.glob("*.md")):
             try:
@@ -198,18 +204,31 @@ def load_decisions(brain) -> list[Decision]:
                 continue
             text = data.decode("utf-8", errors="replace")
             record = parse_record(text, path.name, path.relative_to(brain.repo).as_posix())
-            if record is not None and record.number not in records:
-                records[record.number] = record
+            if record is not None:
+                found.append(record)
+    found.sort(key=lambda r: (r.number, r.path))
+    records: dict[int, Decision] = {}
+    paths: dict[int, list[str]] = {}
+    for record in found:
+        records.setdefault(record.number, record)
+        paths.setdefault(record.number, []).append(record.path)
+    for record in found:
+        record.duplicates = [p for p in paths[record.number] if p != record.path]
     # "Supersedes: N" in a newer record marks N superseded even if N was not edited
-    for record in records.values():
+    for record in found:
         for old in record.supersedes:
             target = records.get(old)
             if target is not None and target.status != "superseded":
                 target.status = "superseded"
                 target.superseded_by = record.number
-    for record in records.values():
+    for record in found:
         _follow(record, records)
-    return [records[n] for n in sorted(records)]
+    return found
+
+
+def duplicate_numbers(records: list[Decision]) -> dict[int, list[str]]:
+    """Each number held by more than one record, with the paths of those records."""
+    return {r.number: sorted([r.path, *r.duplicates]) for r in records if r.duplicates}
 
 
 def _follow(record: Decision, records: dict[int, Decision]) -> None:
@@ -303,6 +322,13 @@ def index_is_current(brain) -> bool:
 
 
 def write_index(brain) -> str:
+    """Rewrite decisions.md from the records, under the numbering lock: a reindex that read the records
+    just before a `decision new` wrote its own must not write its older index after that one."""
+    with _numbering_lock(brain):
+        return _write_index(brain)
+
+
+def _write_index(brain) -> str:
     text = render_index(load_decisions(brain))
     brain.write("decisions.md", text)
     return ".brain/decisions.md"
@@ -354,28 +380,45 @@ def new_decision(brain, title: str, *, status: str = "proposed", modules: list[s
         raise InvalidInput("a decision needs a one-line title", field="title")
     if status not in ("proposed", "accepted"):
         raise InvalidInput("a new decision is proposed or accepted", field="status")
-    records = load_decisions(brain)
-    by_number = {r.number: r for r in records}
-    old = None
-    if supersedes not in (None, ""):
-        nums = _numbers(str(supersedes))
-        if not nums or nums[0] not in by_number:
-            raise NotFound(f"decision {supersedes}", hint="`brain decisions --all` lists the records")
-        old = by_number[nums[0]]
-    number = (max(by_number) + 1) if by_number else 1
-    folder = decisions_dir(brain)
-    path = folder / f"{number:04d}-{_slug(brain.redactor(title))}.md"  # no key survives in a file name
-    text = TEMPLATE.format(number=number, title=" ".join(title.split()), status=status, date=today or date.today().isoformat(),
-                           modules=", ".join(modules or []) or "(none)",
-                           supersedes=f"- Supersedes: {old.number:04d}\n" if old else "")
-    if body:
-        head = text[: text.index("## Context")]
-        text = head + body.lstrip("\n") + ("" if body.endswith("\n") else "\n")
-    _write_repo_file(brain, path, text)
-    if old is not None:
-        _set_status_text(brain, old, f"superseded by {number:04d}")
-    write_index(brain)
-    return next(r.to_dict() for r in load_decisions(brain) if r.number == number)
+    with _numbering_lock(brain):  # the number is read and its record written by one writer at a time
+        records = load_decisions(brain)
+        by_number = {r.number: r for r in records}
+        old = None
+        if supersedes not in (None, ""):
+            nums = _numbers(str(supersedes))
+            if not nums or nums[0] not in by_number:
+                raise NotFound(f"decision {supersedes}", hint="`brain decisions --all` lists the records")
+            old = _only_record(records, nums[0])
+        number = (max(by_number) + 1) if by_number else 1
+        folder = decisions_dir(brain)
+        path = folder / f"{number:04d}-{_slug(brain.redactor(title))}.md"  # no key survives in a file name
+        text = TEMPLATE.format(number=number, title=" ".join(title.split()), status=status,
+                               date=today or date.today().isoformat(), modules=", ".join(modules or []) or "(none)",
+                               supersedes=f"- Supersedes: {old.number:04d}\n" if old else "")
+        if body:
+            head = text[: text.index("## Context")]
+            text = head + body.lstrip("\n") + ("" if body.endswith("\n") else "\n")
+        _write_repo_file(brain, path, text)
+        if old is not None:
+            _set_status_text(brain, old, f"superseded by {number:04d}")
+        _write_index(brain)
+        rel = path.relative_to(brain.repo).as_posix()
+        return next(r.to_dict() for r in load_decisions(brain) if r.path == rel)
+
+
+def _numbering_lock(brain):
+    """``runtime/decisions.lock``: held while a writer picks the next number and writes its record (and
+    while a status changes), so concurrent `brain decision new` never reuse a number. A lock of its own,
+    not the memory write lock, which ``brain.write`` takes inside it."""
+    return file_lock(brain.runtime / "decisions.lock")
+
+
+def _only_record(records: list[Decision], number: int) -> Decision:
+    """The one record holding ``number``; DuplicateDecision naming the files when several do."""
+    holding = [r for r in records if r.number == number]
+    if len(holding) > 1:
+        raise DuplicateDecision(number, [r.path for r in holding])
+    return holding[0]
 
 
 def _set_status_text(brain, record: Decision, status_text: str) -> None:
@@ -398,9 +441,11 @@ def set_status(brain, number: str | int, status: str) -> dict:
         raise InvalidInput("status must be proposed, accepted, rejected or deprecated "
                            "(supersede with `brain decision new TITLE --supersedes N`)", field="status")
     nums = _numbers(str(number))
-    records = {r.number: r for r in load_decisions(brain)}
-    if not nums or nums[0] not in records:
-        raise NotFound(f"decision {number}", hint="`brain decisions --all` lists the records")
-    _set_status_text(brain, records[nums[0]], status)
-    write_index(brain)
-    return next(r.to_dict() for r in load_decisions(brain) if r.number == nums[0])
+    with _numbering_lock(brain):
+        records = load_decisions(brain)
+        if not nums or nums[0] not in {r.number for r in records}:
+            raise NotFound(f"decision {number}", hint="`brain decisions --all` lists the records")
+        record = _only_record(records, nums[0])
+        _set_status_text(brain, record, status)
+        _write_index(brain)
+        return next(r.to_dict() for r in load_decisions(brain) if r.path == record.path)

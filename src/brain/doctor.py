@@ -45,13 +45,17 @@ def run_checks(brain) -> list[dict]:
     checks.append(_check("AGENTS.md", has_pointer, "pointer line present" if has_pointer else "no pointer line",
                          "run `brain init` to add it"))
     try:
-        brain.runtime.mkdir(parents=True, exist_ok=True)
+        from .memory.private import ensure_private_dir, open_private
+
+        ensure_private_dir(brain.runtime)
         probe = brain.runtime / ".doctor"
-        probe.write_text("ok")
+        os.close(open_private(probe, os.O_WRONLY))
         probe.unlink()
         checks.append(_check("runtime", True, f"{brain.runtime} writable"))
     except OSError as exc:
         checks.append(_check("runtime", False, str(exc), "make .brain/runtime/ writable"))
+    checks.append(_private_modes_check(brain))
+    checks.append(_decisions_check(brain))
     checks.append(_profiles_check(brain))
     checks.append(_legacy_handoffs_check(brain))
     checks.append(_backend_check(brain))
@@ -147,6 +151,41 @@ def _client_command_checks(brain) -> list[dict]:
             checks.append(_check(f"client:{command.client}", True, f"{command.argv[0]} starts ({detail}); used by "
                                  f"{where}"))
     return checks
+
+
+def _decisions_check(brain) -> dict:
+    """Two decision records with one number (an old repository, merged branches): `decision status N` refuses them."""
+    from .decisions import duplicate_numbers, load_decisions
+
+    try:
+        dups = duplicate_numbers(load_decisions(brain))
+    except Exception as exc:  # noqa: BLE001 - a check reports, it never fails the others
+        return _check("decisions", False, f"could not read the decision records: {exc}", level="warning")
+    if not dups:
+        return _check("decisions", True, "every decision record has a number of its own")
+    shown = "; ".join(f"{n:04d}: {', '.join(paths)}" for n, paths in sorted(dups.items()))
+    found = _check("decisions", False, f"{len(dups)} decision number(s) held by several records: {shown}",
+                   "renumber all but one record of each number (rename the file and its title line), then "
+                   "`brain decisions --reindex`", level="warning")
+    return found | {"duplicates": {str(n): paths for n, paths in sorted(dups.items())}}
+
+
+def _private_modes_check(brain) -> dict:
+    """brain's own state (runtime/, the instance and personal layers) is its owner's only: name what the group or
+    others may read, with the chmod that fixes it (brain.memory.private)."""
+    from .memory.layers import PRIVATE_LAYERS
+    from .memory.private import chmod_fix, loose_modes
+
+    roots = [brain.runtime, *(brain.layers.path(layer) for layer in PRIVATE_LAYERS)]
+    loose = {str(root): loose_modes(root) for root in roots}
+    loose = {root: found for root, found in loose.items() if found}
+    if not loose:
+        return _check("private modes", True, "runtime/ and the personal layers are readable by their owner only")
+    count = sum(len(found) for found in loose.values())
+    first = [f"{path} ({mode:o})" for found in loose.values() for path, mode in found][:5]
+    found = _check("private modes", False, f"{count} file(s) or folder(s) readable by other users: {', '.join(first)}"
+                   + (" ..." if count > 5 else ""), "; ".join(chmod_fix(Path(root)) for root in loose), level="warning")
+    return found | {"loose": [{"path": path, "mode": f"{mode:o}"} for found in loose.values() for path, mode in found]}
 
 
 def _profiles_check(brain) -> dict:

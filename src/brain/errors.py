@@ -36,6 +36,8 @@ __all__ = [
     "InputTooLarge",
     "IncompleteWrite",
     "Busy",
+
+    "DuplicateDecision",
 ]
 
 
@@ -454,3 +456,17 @@ class Busy(BrainError):
         self.principal = principal
         self.running = running
         self.limit = limit
+
+class DuplicateDecision(BrainError):
+    """Several decision records carry one number (an old repository, two branches merged): a change
+    to "decision N" is refused rather than made to one of them chosen silently."""
+
+    exit_code = 6
+    kind = "duplicate_decision"
+
+    def __init__(self, number: int, files: list[str]) -> None:
+        super().__init__(f"decision {number:04d} is held by {len(files)} records: {', '.join(files)}",
+                         hint="renumber all but one of them (rename the file and its title line), then "
+                              "`brain decisions --reindex`")
+        self.number = number
+        self.files = list(files)

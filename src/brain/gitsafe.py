@@ -258,13 +258,16 @@ class GitRepo:
     ``dot_git_folder`` demands that `root/.git` be a real folder (not a `gitdir:` file or a
     link): for repositories inside the memory, where a `.git` file could point anywhere.
     ``index_file``: the index to use (the pre-commit hook passes git's own).
+    ``private``: git runs with umask 077, so what it creates (objects, refs, files a pull checks out) in a
+    private layer is its owner's only, whatever the umask brain was started with.
     """
 
     def __init__(self, root: Path, *, timeout: float = 60.0, dot_git_folder: bool = False,
-                 index_file: str | None = None) -> None:
+                 index_file: str | None = None, private: bool = False) -> None:
         self.root = Path(root).resolve()
         self.timeout = timeout
         self.index_file = index_file
+        self.umask = 0o077 if private else -1  # -1: subprocess leaves the umask as it is
         try:
             mode = os.lstat(self.root / ".git").st_mode
         except OSError:
@@ -291,7 +294,7 @@ class GitRepo:
         timeout = self.timeout if timeout is None else timeout
         try:
             out = subprocess.run(cmd, cwd=self.root, capture_output=True, encoding="utf-8", errors="surrogateescape",
-                                 timeout=timeout, env=env, input=input,
+                                 timeout=timeout, env=env, input=input, umask=self.umask,
                                  stdin=None if input is not None else subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise SyncError(str(self.root), " ".join(args), f"timed out after {timeout:.0f} s") from None

@@ -105,6 +105,9 @@ def move_note(brain, source: str, dest: str, *, expected_hash: str | None = None
     """Rename one memory file; the destination must not exist. Returns the new hash."""
     src = _check_target(brain, source, "move")
     dst = _check_target(brain, dest, "move")
+    from .security.redact import refuse_secret_name
+
+    refuse_secret_name(brain.redactor, dst, "path")  # a new name holding a key would keep it (a file to move away is fine)
     if src == dst:
         raise InvalidInput(f"{src} is already there", field="dest")
     brain.check_territory(src, role=role)

@@ -327,8 +327,11 @@ def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
         pass
     files = [(name, _validate(str(brain_dir / name), read_yaml(brain_dir / name), local=local)) for name, local in names]
     try:
+        from .memory.private import open_private
+
         tmp = cache.with_name(f".settings.cache.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"stamps": stamps, "schema": sorted(SCHEMA), "files": files}), encoding="utf-8")
+        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as handle:  # 0600
+            handle.write(json.dumps({"stamps": stamps, "schema": sorted(SCHEMA), "files": files}))
         os.replace(tmp, cache)
     except OSError:
         pass  # no runtime/ yet, or read-only: just parse next time

@@ -22,7 +22,7 @@ from .logs import debug
 from .memory.files import Document, MemoryStore
 from .memory.layers import AgentProfile, Layers
 from .memory.scaffold import scaffold
-from .security.redact import redactor_from_settings
+from .security.redact import redactor_from_settings, refuse_secret_name
 from .settings import Settings, load_settings, refuse_linked_state
 
 __all__ = ["Brain", "open_brain", "init_brain", "find_brain_dir", "NAMED_TARGETS"]
@@ -150,8 +150,11 @@ class Brain:
     def _store(self, layer: str | None) -> MemoryStore:
         if layer in (None, "", "project"):
             return self.memory
+        from .memory.layers import PRIVATE_LAYERS
+
         return MemoryStore(self.layers.path(layer), write_limit=self.settings["limits.write_bytes"],
-                           lock_path=self.runtime / "write.lock", redactor=self.redactor)
+                           lock_path=self.runtime / "write.lock", redactor=self.redactor,
+                           private=layer in PRIVATE_LAYERS)  # one person's notes and machine paths: 0600
 
     def read(self, path: str, *, layer: str | None = None) -> Document:
         """One memory file. The path rule (brain.memory.paths) refuses runtime/ (the conversation
@@ -169,8 +172,7 @@ class Brain:
         """
         store = self._store(layer)
         path = store.confine(path, write=True)  # the one path rule; the normalized path from here on
-        if self.redactor(path) != path:  # a file name outlives any redaction of its text
-            raise InvalidInput("the path holds a secret shape; name the file without it", field="path")
+        refuse_secret_name(self.redactor, path, "path")  # a file name outlives any redaction of its text
         if role is not None:
             self.check_territory(path, layer=layer, role=role)
         doc = store.write(path, text, expected_hash=expected_hash, durable=durable)  # durable=False: derived files only
@@ -244,8 +246,10 @@ class Brain:
         except OSError:
             return []
         try:
-            self.runtime.mkdir(parents=True, exist_ok=True)
-            fd = os.open(stamp, os.O_WRONLY | os.O_CREAT, 0o644)  # claim this pass before doing it
+            from .memory.private import ensure_private_dir, open_private
+
+            ensure_private_dir(self.runtime)
+            fd = open_private(stamp, os.O_WRONLY)  # claim this pass before doing it
             os.close(fd)
             os.utime(stamp)
             live: set[str] = set()
@@ -405,6 +409,10 @@ class Brain:
                                field="budget", hint="the minimum is the setting boot.min_budget")
         if task is not None and not isinstance(task, str):
             raise InvalidInput("task must be text", field="task")
+        if isinstance(task, str):
+            task = self.redactor(task)  # echoed in the boot text and kept (hashed) in the boot record
+        if isinstance(module, str):
+            module = self.redactor(module)  # a module holding a key names no card; shown in the header
         if not role and session:  # a session id names its role: its profiles come in (`--role` overrides)
             from .coord.rules import role_of_session
 
@@ -418,7 +426,7 @@ class Brain:
         result = assemble(self, request)
         if record:
             try:
-                record_boot(self.runtime, request, result)
+                record_boot(self.runtime, request, result, self.redactor)
             except OSError as exc:  # an unwritable runtime/ must not cost the agent its boot
                 _debug("could not record the boot: %s", exc)
         return result

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from ..errors import BackendError, DamagedStore
+from ..memory.private import precreate_private
 from .base import refuse_nul
 from .migrations import MIGRATIONS, apply_pending
 
@@ -115,7 +116,7 @@ class SqliteBackend:
         conn = getattr(self._local, "conn", None)
         if conn is None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                precreate_private(self.path)  # 0600, and so its -wal and -shm files (SQLite copies the mode)
                 conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                        check_same_thread=False)
                 conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")

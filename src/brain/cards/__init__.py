@@ -266,13 +266,18 @@ def _report_done(brain, module: str, *, how_to_use: str | None, summary: str | N
                 if attempt == CARD_WRITE_ATTEMPTS - 1:
                     raise
         replaced = True
+    summary = brain.redactor(summary) if summary else summary  # the audit line and the echo hold no secret
     result = {"module": name, "card": ".brain/" + rel, "refreshed": bool(report.written), "how_to_use_replaced": replaced,
               "summary": summary or None}
     if summary:
         try:
-            brain.runtime.mkdir(parents=True, exist_ok=True)
-            line = json.dumps({"at": time.time(), "module": name, "summary": summary}, ensure_ascii=False) + "\n"
-            append_line(brain.runtime / "reports.jsonl", line.encode("utf-8"), mode=0o644)  # whole or IncompleteWrite
+            from ..memory.private import ensure_private_dir
+            from ..security.redact import redact_fields
+
+            ensure_private_dir(brain.runtime)
+            line = json.dumps(redact_fields({"at": time.time(), "module": name, "summary": summary}, brain.redactor),
+                              ensure_ascii=False) + "\n"
+            append_line(brain.runtime / "reports.jsonl", line.encode("utf-8"))  # whole or IncompleteWrite, 0600
         except OSError:
             pass
     return result

@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..errors import BrainError, Conflict, NotFound
 from ..inputs import loads_json
-from ..memory.files import read_memory_file
+from ..memory.files import atomic_write_bytes, read_memory_file
 from ..trees import walk as walk_tree
 from .contracts import Contract, contract_rel_path, parse_contract
 from .discovery import FileInfo, Module, card_rel_path, discover, python_names, scan
@@ -640,11 +640,8 @@ class Mapper:
         self._unread_seen[module.name] = [[p, f.get("reason", "")] for p, f in sorted(out.items()) if f.get("status") == "unread"]
         if changed or set(fresh) != set(cached["files"]):
             try:
-                cache_path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cache_path.with_suffix(".tmp")
-                with open(tmp, "wb") as handle:
-                    pickle.dump({"version": EXTRACTOR_VERSION, "files": fresh}, handle, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, cache_path)
+                atomic_write_bytes(cache_path, pickle.dumps({"version": EXTRACTOR_VERSION, "files": fresh},
+                                                            protocol=pickle.HIGHEST_PROTOCOL), durable=False, private=True)
             except OSError:
                 pass
         return out
@@ -856,13 +853,11 @@ class Mapper:
 
     def save_caches(self) -> None:
         try:
-            self.cache_dir.mkdir(parents=True, exist_ok=True)
             if self._stat_dirty and self._stat_cache is not None:
                 keep = {f.path for f in self.files()} if self._files is not None else None
                 cache = {k: v for k, v in self._stat_cache.items() if keep is None or k in keep}
-                tmp = self.cache_dir / "files.json.tmp"
-                tmp.write_text(json.dumps(cache, separators=(",", ":"), sort_keys=True))
-                os.replace(tmp, self.cache_dir / "files.json")
+                atomic_write_bytes(self.cache_dir / "files.json", json.dumps(cache, separators=(",", ":"), sort_keys=True)
+                                   .encode("utf-8"), durable=False, private=True)
                 self._stat_dirty = False
             if self._modules is not None and self._layout_dirty:
                 self._save_layout()
@@ -881,9 +876,8 @@ class Mapper:
                         for m in self._modules or []},
             "dotted": self.dotted(),
         }
-        tmp = self.cache_dir / "layout.json.tmp"
-        tmp.write_text(json.dumps(layout, separators=(",", ":"), sort_keys=True))
-        os.replace(tmp, self.cache_dir / "layout.json")
+        atomic_write_bytes(self.cache_dir / "layout.json", json.dumps(layout, separators=(",", ":"), sort_keys=True)
+                           .encode("utf-8"), durable=False, private=True)
 
     def load_layout(self) -> bool:
         """Adopt the last saved layout when no folder changed since; False means discover again."""

@@ -323,16 +323,21 @@ def cmd_import_turns(args) -> int:
         agent = f"{fmt}-{counters.session or path.stem}"
     thread = brain.thread_between(args.person, agent)
     marker = brain.runtime / "imports" / (hashlib.sha256(f"{path}|{thread}".encode()).hexdigest()[:24] + ".json")
-    try:
-        offset = int(json.loads(marker.read_text(encoding="utf-8")).get("offset", 0))
-    except (OSError, ValueError, AttributeError):
-        offset = 0
-    if offset > path.stat().st_size:
-        offset = 0  # the file was replaced: start over
-    result = import_transcript(brain.conversations, path, thread=thread, person=args.person, agent=agent,
-                               offset=offset, fmt=fmt, root=brain.repo)
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps({"file": str(path), "thread": thread, "offset": result.offset}), encoding="utf-8")
+    from ..memory.files import atomic_write_bytes, file_lock
+
+    # the offset is read, the turns imported and the offset saved by one importer at a time: twelve
+    # concurrent imports of one transcript once logged every turn nine times over
+    with file_lock(marker.with_suffix(".lock")):
+        try:
+            offset = int(json.loads(marker.read_text(encoding="utf-8")).get("offset", 0))
+        except (OSError, ValueError, AttributeError):
+            offset = 0
+        if offset > path.stat().st_size:
+            offset = 0  # the file was replaced: start over
+        result = import_transcript(brain.conversations, path, thread=thread, person=args.person, agent=agent,
+                                   offset=offset, fmt=fmt, root=brain.repo)
+        atomic_write_bytes(marker, json.dumps({"file": str(path), "thread": thread, "offset": result.offset})
+                           .encode("utf-8"), durable=False, private=True)
     emit(result.to_dict(), args.json, lambda d: f"imported {d['turns']} turn(s) into {d['thread']}"
          + (f" ({d['skipped']} torn or foreign lines skipped)" if d["skipped"] else ""))
     return 0

@@ -19,7 +19,7 @@ from ..bounds import MAX_COUNT, MAX_ID, bounded_int
 from ..errors import ClaimLost, InvalidInput, NotFound
 from ..livestate.store import LiveLimits, LiveState
 from ..memory.files import pid_alive  # re-exported: one liveness check
-from ..security.redact import Redactor
+from ..security.redact import Redactor, redact_fields, refuse_secret_name
 from .asks import AsksMixin
 from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent, Worktree
 from .overlap import (item_kind, normalize_item, normalized_overlap as items_overlap, overlapping_pairs,
@@ -107,8 +107,11 @@ class Coordinator(AsksMixin):
 
     # -- audit -------------------------------------------------------------------
     def _audit(self, tx, session: str | None, action: str, subject: str, **detail) -> None:
+        """One audit row; its subject and every field of its detail pass the redactor here, whatever the caller
+        cleaned already: the audit is kept longest, so it is the last place a forgotten field may leak."""
+        detail = redact_fields(json.loads(json.dumps(detail, default=str)), self.redact)
         tx.execute("INSERT INTO audit (at, session, action, subject, detail) VALUES (?, ?, ?, ?, ?)",
-                   (self.clock(), session, action, subject, json.dumps(detail, sort_keys=True, default=str)))
+                   (self.clock(), session, action, self.redact(subject), json.dumps(detail, sort_keys=True)))
 
     def history(self, *, limit: int = 100, subject: str | None = None, session: str | None = None,
                 action: str | None = None) -> list[AuditEvent]:
@@ -164,6 +167,7 @@ class Coordinator(AsksMixin):
         return self._new_info(sid, role, now), False
 
     def _insert_session(self, tx, role: str, pid: int | None, now: float) -> str:
+        refuse_secret_name(self.redact, role, "role")  # the role is part of the session id, kept everywhere
         n = 1
         while True:
             sid = session_id(now, role, self.machine, n)

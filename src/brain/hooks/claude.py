@@ -17,6 +17,7 @@ content (the frontier rule).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -56,14 +57,32 @@ def prune_states(brain, older_than: float) -> int:
         try:
             if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime < cutoff:
                 os.unlink(entry.path)
+                with contextlib.suppress(FileNotFoundError):  # its lock goes with it: the session is long over
+                    os.unlink(brain.runtime / "hook-locks" / (entry.name[: -len(".json")] + ".lock"))
                 gone += 1
         except OSError:
             continue
     return gone
 
 
+def _safe_name(brain, sid: str) -> str:
+    """The client's session id as a name brain may keep (a file, a thread party): a hash of it when it
+    is shaped like a key, since names are refused, never redacted (security.redact.refuse_secret_name)."""
+    name = re.sub(r'[^A-Za-z0-9_-]+', '-', sid)[:80] or 'unknown'
+    if brain.redactor(name) != name:
+        import hashlib
+
+        name = "h" + hashlib.sha256(sid.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return name
+
+
 def _state_path(brain, sid: str) -> Path:
-    return brain.runtime / "hooks" / f"claude-{re.sub(r'[^A-Za-z0-9_-]+', '-', sid)[:80] or 'unknown'}.json"
+    return brain.runtime / "hooks" / f"claude-{_safe_name(brain, sid)}.json"
+
+
+def _lock_path(brain, sid: str) -> Path:
+    """Beside hooks/, not in it: runtime/hooks/ holds the states alone (one file per live session)."""
+    return brain.runtime / "hook-locks" / f"claude-{_safe_name(brain, sid)}.lock"
 
 
 def _load_state(brain, sid: str) -> dict:
@@ -71,11 +90,13 @@ def _load_state(brain, sid: str) -> dict:
 
 
 def _save_state(brain, sid: str, state: dict) -> None:
-    path = _state_path(brain, sid)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state), encoding="utf-8")
-    os.replace(tmp, path)
+    from ..memory.files import atomic_write_bytes
+
+    from ..security.redact import redact_fields
+
+    # the hook JSON is the client's (any field may carry a pasted key): every string passes the redactor
+    atomic_write_bytes(_state_path(brain, sid), json.dumps(redact_fields(state, brain.redactor)).encode("utf-8"),
+                       durable=False, private=True)
 
 
 def _now_hash(brain) -> str | None:
@@ -87,7 +108,7 @@ def _agent_party(brain, sid: str, state: dict, *, start: bool) -> str:
     """The brain session standing for this Claude session (a coordination session when possible)."""
     if state.get("party"):
         return state["party"]
-    party = f"claude-{sid}"
+    party = f"claude-{sid}" if brain.redactor(sid) == sid else f"claude-{_safe_name(brain, sid)}"
     if start:
         try:
             client = client_pid()
@@ -109,7 +130,7 @@ def _import(brain, payload: dict, state: dict, party: str) -> dict:
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not Path(path).is_file():
         return {"turns": 0}
-    if state.get("transcript") != path:
+    if state.get("transcript") not in (path, brain.redactor(path)):  # the state keeps the path redacted
         state["transcript"], state["offset"] = path, 0
     sid = str(payload.get("session_id") or "unknown")
 
@@ -150,6 +171,17 @@ def handle(event: str, payload: dict, env: dict[str, str]) -> tuple[str, int]:
     where = env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or os.getcwd()
     brain = open_brain(where, env=env)
     sid = str(payload.get("session_id") or "unknown")
+    from ..memory.files import file_lock
+
+    if event == "session-end" and not _load_state(brain, sid) and not _is_file(payload.get("transcript_path")):
+        return "", 0  # a session that never started here: `claude mcp list` ends one; nothing to keep (no lock)
+    # one hook of a session at a time: its state (the transcript offset) is read, the new turns imported
+    # and the state saved as one step; twelve hooks fired together once imported every turn twelve times
+    with file_lock(_lock_path(brain, sid)):
+        return _handle(brain, event, payload, sid)
+
+
+def _handle(brain, event: str, payload: dict, sid: str) -> tuple[str, int]:
     state = _load_state(brain, sid)
     if event == "session-end" and not state and not _is_file(payload.get("transcript_path")):
         return "", 0  # a session that never started here: `claude mcp list` ends one; nothing to keep

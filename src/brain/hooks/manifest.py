@@ -46,4 +46,4 @@ def read_manifest(brain, client: str) -> dict:
 def write_manifest(brain, client: str, manifest: dict) -> None:
     from ..memory.files import atomic_write_bytes
 
-    atomic_write_bytes(manifest_path(brain, client), json.dumps(manifest, indent=2).encode("utf-8"))
+    atomic_write_bytes(manifest_path(brain, client), json.dumps(manifest, indent=2).encode("utf-8"), private=True)

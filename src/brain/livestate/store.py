@@ -83,6 +83,9 @@ class LiveState:
         if not isinstance(key, str) or not key.strip():
             raise InvalidInput("a live-state key is required", field="key")
         _bounded(key, "key", self.limits.key)
+        from ..security.redact import refuse_secret_name
+
+        refuse_secret_name(self.redact, key, "key")  # a key is a name (a session id), never redacted text
         values: dict = {}
         for name, value in (("intent", intent), ("progress", progress), ("delegation", delegation)):
             if value is not None:

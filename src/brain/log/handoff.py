@@ -109,10 +109,10 @@ class Conversations:
         if any(t.thread != thread for t in turns):
             raise InvalidInput("record_many takes the turns of one thread", field="thread")
         written = 0
+        turns = [self.log.redacted(turn) for turn in turns]  # a refused name is refused before any folder is made
         with self.log.lock(thread):
             state = self.state(thread)
             for turn in turns:
-                turn = self.log.redacted(turn)
                 written += self.log.append(turn, redact=False)
                 state = self.summarizer.fold(state, turn)
             self._save(thread, state)
@@ -163,11 +163,13 @@ class Conversations:
         a flush that costs milliseconds): a crash mid-write leaves a file whose checksum fails,
         and the state is then rebuilt from the log.
         """
+        from ..memory.private import ensure_private_dir, open_private
+
         folder = self.log.folder(thread)
-        folder.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(folder)
         body = json.dumps(state.to_dict(), ensure_ascii=False, sort_keys=True)
         data = json.dumps({"sha256": hashlib.sha256(body.encode("utf-8")).hexdigest(), "state": body}).encode("utf-8")
-        fd = os.open(folder / STATE, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_private(folder / STATE, os.O_RDWR)
         try:
             os.pwrite(fd, data, 0)
             os.ftruncate(fd, len(data))

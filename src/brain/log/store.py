@@ -35,6 +35,8 @@ from typing import Iterator
 from ..appendonly import append_whole
 from ..errors import InvalidInput
 from ..inputs import bounded_lines
+from ..memory.files import file_lock
+from ..memory.private import PRIVATE_FILE_MODE, ensure_private_dir, open_private
 from .pages import Page, PageIndex
 from .turns import MAX_TURN_BYTES, Turn, check_thread_id, decode_turn, encode_turn
 
@@ -128,7 +130,7 @@ class ConversationLog:
         cloned repository could commit to make brain append its logs anywhere (UnsafeLink)."""
         key = str(folder)
         if key not in self._made:
-            folder.mkdir(parents=True, exist_ok=True)
+            ensure_private_dir(folder)  # human-only logs: 0700 folders, 0600 files whatever the umask
             for part in (folder, folder.parent):
                 if part.is_symlink():
                     from ..errors import UnsafeLink
@@ -164,6 +166,11 @@ class ConversationLog:
         """The turn with secret shapes replaced in its text and file list (the same object when there is none)."""
         if self.redactor is None:
             return turn
+        from ..security.redact import refuse_secret_name
+
+        for value, what in ((turn.speaker, "speaker"), (turn.to, "to"), (turn.ref, "ref"), (turn.kind, "kind"),
+                            (turn.thread, "thread")):
+            refuse_secret_name(self.redactor, value, what)  # names become folders, parties and index entries
         text = self.redactor(turn.text)
         files = tuple(self.redactor(f) if isinstance(f, str) else f for f in turn.files)
         if text == turn.text and files == turn.files:
@@ -245,7 +252,7 @@ class ConversationLog:
         with self.lock(turn.thread):
             known |= set(self.parties(turn.thread)) | new
             _write_json(self.folder(turn.thread) / "parties.json", sorted(known))
-        with _file_lock(self.root / ".index.lock"):
+        with file_lock(self.root / ".index.lock"):
             index_path = self.root / "index.json"
             index = _read_json(index_path, {})
             if not isinstance(index, dict):
@@ -335,24 +342,13 @@ def _segment_seq(path: Path) -> int:
 def _open_no_link(path: Path, flags: int) -> int:
     """``os.open`` that never follows a link planted in place of a log or lock file (UnsafeLink)."""
     try:
-        return os.open(path, flags | os.O_NOFOLLOW, 0o644)
+        return os.open(path, flags | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
     except OSError as exc:
         if os.path.islink(path):
             from ..errors import UnsafeLink
 
             raise UnsafeLink(str(path), os.readlink(path), "conversation file") from None
         raise exc
-
-
-@contextlib.contextmanager
-def _file_lock(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _read_json(path: Path, default):
@@ -364,7 +360,9 @@ def _read_json(path: Path, default):
 
 def _write_json(path: Path, data) -> None:
     """Replace a small runtime file atomically (old or new, never torn; derived, so no fsync)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_private_dir(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(3).hex()}.tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, ensure_ascii=False, sort_keys=True))
     os.replace(tmp, path)

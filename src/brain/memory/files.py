@@ -24,13 +24,14 @@ from typing import Callable
 
 from ..errors import Conflict, InvalidInput, NotFound, PathEscape, PathRefused, TooLarge
 from .paths import WriteAreas, confine, is_plain_memory_name
+from .private import PRIVATE_FILE_MODE, ensure_private_dir, open_private
 
 # No memory file brain reads is larger (a write is at most limits.write_bytes, 256 KiB by default): a bigger
 # one is refused by its size before it is read (TooLarge), and skipped by the walkers (index, decisions).
 MAX_READ_BYTES = 64 * 1024 * 1024
 
 __all__ = ["Document", "MemoryStore", "content_hash", "atomic_write_bytes", "decode_text", "read_confined",
-           "read_memory_file", "read_regular_file", "remove_stale_temps", "STALE_TEMP_SECONDS", "pid_alive"]
+           "read_memory_file", "read_regular_file", "remove_stale_temps", "STALE_TEMP_SECONDS", "pid_alive", "file_lock"]
 
 
 def content_hash(data: bytes) -> str:
@@ -110,7 +111,7 @@ def remove_stale_temps(dir_fd: int, *, now: float | None = None) -> list[str]:
     return removed
 
 
-def _write_at(dir_fd: int, name: str, data: bytes, *, durable: bool, shown: str) -> None:
+def _write_at(dir_fd: int, name: str, data: bytes, *, durable: bool, shown: str, mode: int = 0o644) -> None:
     """Atomically replace ``name`` in the open folder ``dir_fd`` (never through a symlink)."""
     remove_stale_temps(dir_fd)
     try:
@@ -122,7 +123,7 @@ def _write_at(dir_fd: int, name: str, data: bytes, *, durable: bool, shown: str)
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise PathRefused(shown, "folder", f"{shown} is a folder, not a file")
     tmp = _temp_name(name)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dir_fd)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=dir_fd)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -138,22 +139,27 @@ def _write_at(dir_fd: int, name: str, data: bytes, *, durable: bool, shown: str)
         os.fsync(dir_fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True, private: bool = False) -> None:
     """Replace ``path`` with ``data`` atomically, and durably unless told otherwise.
 
     ``durable=False`` skips the two fsyncs (file and folder): readers and a crashed
     process still see the old or the new file, but a power loss may lose the write.
     Only for files derived from another source (a handoff is refolded from its log).
+    ``private`` (runtime state) creates the file 0600 and missing folders 0700 (brain.memory.private).
     For brain's own files at paths it chose; memory paths go through MemoryStore.write."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    if private:
+        ensure_private_dir(path.parent)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
     dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        _write_at(dir_fd, path.name, data, durable=durable, shown=str(path))
+        _write_at(dir_fd, path.name, data, durable=durable, shown=str(path),
+                  mode=PRIVATE_FILE_MODE if private else 0o644)
     finally:
         os.close(dir_fd)
 
 
-def _open_folder(root: Path, parts: list[str], *, create: bool, shown: str) -> int | None:
+def _open_folder(root: Path, parts: list[str], *, create: bool, shown: str, private: bool = False) -> int | None:
     """An fd of ``root/parts...`` opened one component at a time with O_NOFOLLOW (mkdir'ing the
     missing ones when ``create``), so no symlink on the way is followed, even one swapped in
     after the path was checked. None when a folder is missing and ``create`` is false."""
@@ -163,7 +169,10 @@ def _open_folder(root: Path, parts: list[str], *, create: bool, shown: str) -> i
     except FileNotFoundError:  # the root is trusted (a layer not created yet): made on a write
         if not create:
             return None
-        root.mkdir(parents=True, exist_ok=True)
+        if private:
+            ensure_private_dir(root)
+        else:
+            root.mkdir(parents=True, exist_ok=True)
         fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for part in parts:
@@ -174,7 +183,7 @@ def _open_folder(root: Path, parts: list[str], *, create: bool, shown: str) -> i
                     os.close(fd)
                     return None
                 with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o755, dir_fd=fd)
+                    os.mkdir(part, 0o700 if private else 0o755, dir_fd=fd)
                 child = os.open(part, flags, dir_fd=fd)
             os.close(fd)
             fd = child
@@ -252,6 +261,21 @@ def read_regular_file(path: Path) -> bytes | None:
         os.close(dir_fd)
 
 
+@contextlib.contextmanager
+def file_lock(path: Path):
+    """Hold an exclusive advisory lock on ``path`` (created 0600 in a 0700 folder when missing) for the block.
+
+    The kernel releases it when the holder dies, even by SIGKILL. Not re-entrant: a flock on a
+    second open of the same file waits for the first, so one lock file per purpose."""
+    ensure_private_dir(path.parent)
+    fd = open_private(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor releases the lock
+
+
 @dataclass(frozen=True)
 class Document:
     path: str  # relative to the store root, POSIX separators
@@ -273,8 +297,9 @@ class MemoryStore:
 
     def __init__(self, root: Path, *, write_limit: int = 262144, limits: dict[str, int] | None = None,
                  lock_path: Path | None = None, redactor: Callable | None = None,
-                 areas: WriteAreas | None = None) -> None:
+                 areas: WriteAreas | None = None, private: bool = False) -> None:
         self.root = root.resolve()
+        self.private = private  # a personal layer: files 0600, folders 0700 (brain.memory.private)
         self.redactor = redactor  # brain.security.Redactor: secrets are replaced before anything touches disk
         self.write_limit = write_limit
         self.limits = dict(limits or {})  # per normalized relative path, e.g. {"now.md": 16384}
@@ -351,16 +376,8 @@ class MemoryStore:
         return sorted(prefix + n for n in names)
 
     # -- writing ---------------------------------------------------------------
-    @contextlib.contextmanager
     def lock(self):
-        lock_path = self._lock_path or (self.root / ".write.lock")
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(lock_path, "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return file_lock(self._lock_path or (self.root / ".write.lock"))
 
     def write(self, rel: str, text: str, *, expected_hash: str | None = None, durable: bool = True) -> Document:
         """Write ``text`` at ``rel`` atomically; with ``expected_hash``, only over that version.
@@ -387,7 +404,7 @@ class MemoryStore:
             raise InvalidInput("expected hash must have at least 8 hex digits", field="expected_hash")
         parts = rel.split("/")
         with self.lock():
-            dir_fd = _open_folder(self.root, parts[:-1], create=True, shown=rel)
+            dir_fd = _open_folder(self.root, parts[:-1], create=True, shown=rel, private=self.private)
             try:
                 if expected_hash is not None:
                     current = _read_at(dir_fd, parts[-1], rel)
@@ -395,7 +412,8 @@ class MemoryStore:
                     ok = (actual is None) if expected_hash == "" else (actual is not None and actual.startswith(expected_hash.lower()))
                     if not ok:
                         raise Conflict(rel, expected_hash or "(no file)", actual)
-                _write_at(dir_fd, parts[-1], data, durable=durable, shown=rel)
+                _write_at(dir_fd, parts[-1], data, durable=durable, shown=rel,
+                          mode=PRIVATE_FILE_MODE if self.private else 0o644)
             finally:
                 os.close(dir_fd)
         return Document(rel, text, content_hash(data), redacted)

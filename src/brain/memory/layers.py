@@ -15,9 +15,10 @@ from pathlib import Path
 from ..trees import walk as walk_tree
 from ..errors import InvalidInput
 
-__all__ = ["LAYERS", "Layers", "AgentProfile", "parse_front_matter", "TIERS"]
+__all__ = ["LAYERS", "PRIVATE_LAYERS", "Layers", "AgentProfile", "parse_front_matter", "TIERS"]
 
 LAYERS = ("kernel", "instance", "personal")
+PRIVATE_LAYERS = ("instance", "personal")  # machine paths and one person's notes: 0700 folders, 0600 files
 TIERS = ("always", "hot", "warm", "cold")
 
 
@@ -142,18 +143,22 @@ class Layers:
         return self.home / layer
 
     def ensure(self) -> None:
-        for sub in ("kernel/agents", "kernel/profile", "instance", "personal"):
+        from .private import ensure_private_dir
+
+        ensure_private_dir(self.home)  # a new $BRAIN_HOME is its owner's only; instance and personal always are
+        for sub in PRIVATE_LAYERS:
+            ensure_private_dir(self.home / sub)
+        for sub in ("kernel/agents", "kernel/profile"):
             (self.home / sub).mkdir(parents=True, exist_ok=True)
 
     def register_project(self, repo: Path) -> None:
         """Record the project in the instance layer (machine paths live there, never in the kernel)."""
         listing = self.path("instance") / "projects.txt"
-        listing.parent.mkdir(parents=True, exist_ok=True)
         entries = listing.read_text(encoding="utf-8").splitlines() if listing.exists() else []
         if str(repo) not in entries:
             from .files import atomic_write_bytes
 
-            atomic_write_bytes(listing, ("\n".join(entries + [str(repo)]) + "\n").encode("utf-8"))
+            atomic_write_bytes(listing, ("\n".join(entries + [str(repo)]) + "\n").encode("utf-8"), private=True)
 
     def kernel_profile_files(self) -> list[Path]:
         folder = self.path("kernel") / "agents"

@@ -103,7 +103,12 @@ def scaffold(repo: Path) -> list[str]:
         if sub.is_symlink():
             continue  # a link a cloned repository carried: never written through (brain doctor names it)
         if not sub.exists():
-            sub.mkdir(parents=True)
+            if folder == "runtime":
+                from .private import ensure_private_dir
+
+                ensure_private_dir(sub)  # logs, the coordination store, token hashes: the owner's only
+            else:
+                sub.mkdir(parents=True)
             created.append(sub.relative_to(root).as_posix() + "/")
         if folder != "runtime":
             _write_if_absent(sub / ".gitkeep", "", [], root)

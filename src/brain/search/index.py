@@ -27,6 +27,7 @@ from ..backends.sqlite import is_corruption, sqlite_file_problem
 from ..memory.files import pid_alive, read_memory_file, read_regular_file
 from ..trees import walk as walk_tree
 from ..memory.paths import has_link_between, is_plain_memory_name
+from ..memory.private import ensure_private_dir, precreate_private
 from .code import CODE_SCHEMA, refresh_code
 from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
 
@@ -188,7 +189,7 @@ class SearchIndex:
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            ensure_private_dir(self.path.parent)
             if os.path.lexists(self.path) and not os.path.isfile(self.path) or os.path.islink(self.path):
                 from ..errors import DamagedStore
 
@@ -232,6 +233,7 @@ class SearchIndex:
 
         # check_same_thread off: a view handed to another thread, or a thread's storage freed
         # elsewhere, may be the last holder, and then closes it (each thread still opens its own)
+        precreate_private(self.path)  # 0600, and so its -wal and -shm files (SQLite copies the mode)
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")

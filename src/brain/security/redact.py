@@ -56,10 +56,10 @@ from __future__ import annotations
 
 import re
 
-from ..errors import SettingsError
+from ..errors import InvalidInput, SettingsError
 
 __all__ = ["REDACTED", "UNQUOTED_MIN", "PATTERN_STEPS_MAX", "Redaction", "Redactor", "redactor_from_settings",
-           "mask_dsn", "pattern_steps"]
+           "mask_dsn", "pattern_steps", "redact_fields", "refuse_secret_name"]
 
 REDACTED = "[REDACTED:{kind}]"
 UNQUOTED_MIN = 6  # characters of an unquoted assigned value below which it is not taken for a secret
@@ -188,6 +188,37 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         return self.redact(text).text
+
+
+def refuse_secret_name(redact, value, field: str) -> None:
+    """Refuse an identifier holding a secret shape (InvalidInput on ``field``, the value never echoed).
+
+    A name outlives any redaction of text: it becomes a file or folder name (a note, a thread), a
+    session id, a live-state key, a token's session prefix, and is copied into every record that
+    points to it; redacting it would silently make another name. ``redact`` is the store's redactor
+    (the built-in one when None)."""
+    if not isinstance(value, str) or not value:
+        return
+    if redact is None:
+        redact = Redactor()
+    if redact(value) != value:
+        raise InvalidInput(f"the {field} holds a secret shape (an API key, a token, a password); choose a name "
+                           "without it", field=field)
+
+
+def redact_fields(value, redact):
+    """``value`` (a JSON-able record: dicts, lists, strings...) with every string, keys included, passed
+    through ``redact``. For the stores that keep records rather than text (boot and report lines, the
+    coordination audit, hook states): each field is redacted before it is encoded, so a secret in any
+    field, present or added later, never reaches the line, and the JSON stays valid (redacting the
+    encoded line could cut through an escaped quote)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k) if isinstance(k, str) else k: redact_fields(v, redact) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_fields(v, redact) for v in value]
+    return value
 
 
 def _pem(compiled: _Compiled, text: str, found: dict[str, int]) -> str:

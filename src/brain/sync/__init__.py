@@ -64,7 +64,10 @@ class MemoryRepo:
 
     def git(self) -> GitRepo:
         """The pinned runner; a repository inside the memory must have a real `.git` folder."""
-        return GitRepo(self.root, dot_git_folder=self.kind in ("brain", "satellite"))
+        from ..memory.layers import PRIVATE_LAYERS
+
+        return GitRepo(self.root, dot_git_folder=self.kind in ("brain", "satellite"),
+                       private=self.kind in PRIVATE_LAYERS)  # what git writes in personal/ stays 0600/0700
 
 
 @dataclass
@@ -106,8 +109,10 @@ class SyncReport:
 
 
 def _lock(brain):
-    brain.runtime.mkdir(parents=True, exist_ok=True)
-    handle = open(brain.runtime / "git.lock", "a+b")
+    from ..memory.private import ensure_private_dir, open_private
+
+    ensure_private_dir(brain.runtime)
+    handle = os.fdopen(open_private(brain.runtime / "git.lock", os.O_RDWR | os.O_APPEND), "a+b")
     fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
     return handle
 

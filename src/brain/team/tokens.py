@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -101,21 +100,18 @@ class TokenStore:
 
     @contextlib.contextmanager
     def _locked(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(self.path.name + ".lock"), "a+b") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                self._stamp = None  # re-read under the lock
-                records = [TokenRecord(**asdict(r)) for r in self._load()]
-                yield records
-                self._save(records)
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        from ..memory.files import file_lock
+
+        with file_lock(self.path.with_name(self.path.name + ".lock")):  # 0600 in a 0700 folder
+            self._stamp = None  # re-read under the lock
+            records = [TokenRecord(**asdict(r)) for r in self._load()]
+            yield records
+            self._save(records)
 
     def _save(self, records: list[TokenRecord]) -> None:
         data = json.dumps({"version": 1, "tokens": [asdict(r) for r in records]}, indent=1, sort_keys=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # hashes only, still private
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)  # hashes only, still private
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(data)
             handle.flush()
@@ -165,6 +161,10 @@ class TokenStore:
                                    field="layers")
         if session_prefix is not None and not session_prefix.strip():
             raise InvalidInput("--session-prefix must not be empty", field="session_prefix")
+        from ..security.redact import refuse_secret_name
+
+        for value, what in ((name, "name"), (role, "role"), (machine, "machine"), (session_prefix, "session_prefix")):
+            refuse_secret_name(None, value, what)  # names kept in tokens.json and in every session id they make
         token = TOKEN_PREFIX + base64.urlsafe_b64encode(_random.token_bytes(32)).decode("ascii").rstrip("=")
         record = TokenRecord(name=name, hash=hash_token(token), role=role, machine=machine or name,
                              session_prefix=session_prefix, created=time.time(), layers=list(layers))
