@@ -140,7 +140,7 @@ def _rows(brain, env) -> list[str]:
         return out
     import sqlite3
 
-    db = sqlite3.connect(brain.runtime / "brain.db")
+    db = sqlite3.connect(brain.store_dir / "brain.db")  # one store per repository, in its git dir
     try:
         tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         return [f"{t}: {row!r}" for t in tables for row in db.execute(f'SELECT * FROM "{t}"')]
@@ -160,9 +160,12 @@ def test_a_secret_sent_through_every_write_path_reaches_no_store(brain, repo, br
         assert not any(s in echoed for s in SECRETS), (tool, echoed[:2000])
 
     leaks, unknown, present = [], [], set()
-    for root_name, root in (("brain", brain.dir), ("home", brain_home)):
+    # the coordination store of the repository (shared by its worktrees) lives in the git dir: scanned as runtime/
+    for root_name, root in (("brain", brain.dir), ("home", brain_home), ("store", brain.store_dir)):
         for path in _files(root):
             rel = path.relative_to(root).as_posix()
+            if root_name == "store":
+                rel = f"runtime/{rel}"
             if any(s in rel for s in SECRETS):
                 leaks.append(f"name: {path}")
             if path.is_file() and not path.is_symlink() and any(s.encode() in path.read_bytes() for s in SECRETS):

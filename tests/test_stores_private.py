@@ -58,7 +58,9 @@ def test_every_runtime_file_and_the_personal_layer_are_private_under_umask_022(r
         holder.search("deploy")
         try:
             if not backend_env:
-                assert (brain.runtime / "brain.db-wal").exists() and (brain.runtime / "brain.db-shm").exists()
+                store = brain.store_dir  # one per repository, in its git dir (shared by every worktree)
+                assert (store / "brain.db-wal").exists() and (store / "brain.db-shm").exists()
+                assert_private(store)
             assert (brain.runtime / "index.db-wal").exists()
             assert_private(brain.runtime)
         finally:
