@@ -33,6 +33,7 @@ __all__ = [
     "UntrustedRepository",
     "ExportLeak",
     "FileSystemError",
+    "YamlRefused",
 ]
 
 
@@ -408,3 +409,24 @@ class FileSystemError(BrainError):
                               "writable where brain writes")
         self.path = path
         self.detail = detail
+
+
+class YamlRefused(InvalidInput):
+    """A YAML text brain will not build (brain.yamlsafe): not valid YAML, or past a bound that keeps
+    its cost linear in its size. ``problem`` is one word: syntax, size, depth, nodes, alias, tag,
+    scalar; ``source`` names the file or input; ``limit`` is the bound passed (None for syntax, tag).
+
+    A repository or a writer sends the YAML (front matter, contracts, brain.yml), so a few hundred
+    bytes of nested aliases must not cost gigabytes: it is refused before anything is built."""
+
+    kind = "yaml_refused"
+
+    def __init__(self, source: str, problem: str, detail: str, limit: int | None = None,
+                 line: int | None = None) -> None:
+        super().__init__(f"{source}: {detail}", field="yaml",
+                         hint="write plain YAML: no anchors or aliases (&a, *a), no tags (!!python...), "
+                              "nesting and sizes within the bounds docs/security.md lists")
+        self.source = source
+        self.problem = problem
+        self.limit = limit
+        self.line = line

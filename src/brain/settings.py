@@ -93,6 +93,7 @@ ENVIRONMENT: dict[str, str] = {
 }
 
 _TIERS = ("always", "hot", "warm", "cold")
+SETTINGS_MAX_BYTES = 1_048_576  # a settings file is a few hundred bytes; a cloned one must not be read whole
 
 
 def brain_home(env: dict[str, str] | None = None) -> Path:
@@ -102,11 +103,16 @@ def brain_home(env: dict[str, str] | None = None) -> Path:
 
 
 def read_yaml(path: Path) -> dict:
-    """Read a YAML mapping; an empty file is an empty mapping. Errors name the file."""
-    import yaml  # lazy: keeps commands that never read settings fast
+    """Read a YAML mapping; an empty file is an empty mapping. Errors name the file.
+
+    Parsed by the one bounded reader (brain.yamlsafe: no anchors or aliases, bounded nesting and size),
+    and read no further than ``SETTINGS_MAX_BYTES``: a cloned repository chooses this file."""
+    from .errors import YamlRefused
+    from .yamlsafe import load_yaml
 
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read(SETTINGS_MAX_BYTES + 1)
     except FileNotFoundError:
         return {}
     except IsADirectoryError:
@@ -117,13 +123,16 @@ def read_yaml(path: Path) -> dict:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SettingsError(str(path), None, "UTF-8 text", f"invalid byte at offset {exc.start}") from None
+    if len(raw) > SETTINGS_MAX_BYTES:
+        raise SettingsError(str(path), None, f"a settings file of at most {SETTINGS_MAX_BYTES} bytes", "a larger file")
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "unknown position"
-        raise SettingsError(str(path), None, "valid YAML", f"a syntax error at {where}") from None
+        data = load_yaml(text, str(path))
+    except YamlRefused as exc:
+        if exc.problem == "syntax":
+            where = f"line {exc.line}" if exc.line else "unknown position"
+            raise SettingsError(str(path), None, "valid YAML", f"a syntax error at {where}") from None
+        raise SettingsError(str(path), None, "plain YAML within brain's bounds (no anchors, aliases or tags)",
+                            exc.message) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
