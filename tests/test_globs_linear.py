@@ -138,3 +138,27 @@ def test_overlong_territory_glob_is_a_settings_error():
     with pytest.raises(SettingsError) as caught:
         Territories.parse({"notes/" + "*a" * MAX_GLOB_CHARS: "lead"})
     assert caught.value.key.startswith("territories.")
+
+
+def test_claims_with_wide_character_sets_compare_by_ranges():
+    """`[ -\uffff]` is one range, not 65,000 characters: two such 60-set claims took 3.6 s to compare."""
+    from brain.coord.overlap import _tokens, items_overlap
+
+    wide = "[ -\uffff]" * 60
+    assert all(len(t[1]) == 1 for t in _tokens(wide))
+    assert items_overlap(wide, "[!-\ufffe]" * 60)
+    assert not items_overlap("[a-c]", "[!a-c]") and items_overlap("[!a]", "[!b]") and not items_overlap("[a]", "[b]")
+
+
+def test_long_claims_compare_without_deep_recursion():
+    """A 400-character claim (the item limit) against another: iterative, under any recursion limit."""
+    from brain.coord.overlap import items_overlap
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(120)
+    try:
+        assert items_overlap("a" * 399, "*" + "?" * 398)
+        assert not items_overlap("*a" * 200, "*b" * 200)
+        assert items_overlap("/".join(["a"] * 200), "/".join(["*"] * 200))
+    finally:
+        sys.setrecursionlimit(limit)
