@@ -34,6 +34,7 @@ __all__ = [
     "ExportLeak",
     "FileSystemError",
     "YamlRefused",
+    "SettingAboveCeiling",
 ]
 
 
@@ -430,3 +431,19 @@ class YamlRefused(InvalidInput):
         self.problem = problem
         self.limit = limit
         self.line = line
+
+
+class SettingAboveCeiling(SettingsError):
+    """A limit in the versioned ``brain.yml`` above the ceiling a repository may set (settings.VERSIONED_CEILINGS).
+
+    A cloned repository writes that file; ``value`` (a number, or a list's length) above ``ceiling``
+    would let it make the machine buffer, keep or fork without bound. brain.local.yml may go higher."""
+
+    kind = "setting_above_ceiling"
+
+    def __init__(self, file: str, key: str, value: int, ceiling: int, entries: bool = False) -> None:
+        super().__init__(file, key, f"at most {ceiling}{' entries' if entries else ''} in the versioned brain.yml "
+                                    "(a cloned repository writes it)", f"{value}{' entries' if entries else ''}")
+        self.hint = f"lower it, or set {key} in brain.local.yml (this machine's own file), which may go higher"
+        self.value = value
+        self.ceiling = ceiling

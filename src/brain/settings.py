@@ -19,7 +19,7 @@ from typing import Any
 from .errors import SettingsError, UnsafeLink
 
 __all__ = ["Spec", "SCHEMA", "ENVIRONMENT", "Settings", "load_settings", "read_yaml", "brain_home",
-           "refuse_linked_state"]
+           "refuse_linked_state", "VERSIONED_CEILINGS"]
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,59 @@ ENVIRONMENT: dict[str, str] = {
 
 _TIERS = ("always", "hot", "warm", "cold")
 SETTINGS_MAX_BYTES = 1_048_576  # a settings file is a few hundred bytes; a cloned one must not be read whole
+
+# Ceilings of the versioned brain.yml. A cloned repository writes that file, so it must not be able to
+# raise a limit that protects the machine (a 2**53-byte request body, ten thousand map workers, a claim
+# that never ends): each size, count and time limit stays at most this there. brain.local.yml is the
+# user's own and may go higher (still at most 2**53).
+VERSIONED_CEILINGS: dict[str, int] = {
+    "boot.budget": 200_000,
+    "boot.min_budget": 200_000,
+    "boot.code_tokens": 200_000,
+    "search.boot_files": 1_000,
+    "search.boot_functions": 1_000,
+    "limits.write_bytes": 4_194_304,
+    "limits.now_bytes": 1_048_576,
+    "cards.exposes_tokens": 100_000,
+    "cards.max_file_bytes": 16_777_216,
+    "cards.workers": 64,
+    "coord.stall_seconds": 86_400,
+    "coord.gone_seconds": 2_592_000,
+    "coord.claim_ttl": 604_800,
+    "coord.signal_ttl": 7_776_000,
+    "coord.signal_max": 10_000,
+    "coord.ask_timeout": 86_400,
+    "coord.prune_idle_seconds": 2_592_000,
+    "coord.prune_gone_seconds": 31_536_000,
+    "livestate.ttl": 7_776_000,
+    "livestate.max_keys": 10_000,
+    "log.rotate_bytes": 268_435_456,
+    "log.rotate_days": 365,
+    "handoff.max_bytes": 65_536,
+    "handoff.max_threads": 20,
+    "server.max_request_bytes": 16_777_216,
+    # how many entries a list or mapping may hold (each is checked on every write, boot or request)
+    "modules": 1_000,
+    "territories": 1_000,
+    "secrets.patterns": 100,
+    "sync.satellites": 100,
+    "server.allowed_hosts": 100,
+    "features": 1_000,
+    "roles": 1_000,
+}
+
+
+def _check_ceiling(file: str, key: str, value: Any) -> None:
+    """Refuse a value of the versioned brain.yml above its ceiling (VERSIONED_CEILINGS)."""
+    ceiling = VERSIONED_CEILINGS.get(key)
+    if ceiling is None or value is None:
+        return
+    entries = isinstance(value, (list, dict))
+    size = len(value) if entries else value
+    if isinstance(size, int) and size > ceiling:
+        from .errors import SettingAboveCeiling
+
+        raise SettingAboveCeiling(file, key, size, ceiling, entries)
 
 
 def brain_home(env: dict[str, str] | None = None) -> Path:
@@ -219,6 +272,8 @@ def _validate(file: str, data: dict, *, local: bool) -> dict[str, Any]:
         if spec.local_only and not local:
             raise SettingsError(file, key, "this machine value in brain.local.yml or the environment, not the versioned brain.yml")
         values[key] = _check(file, key, spec, value)
+        if not local:
+            _check_ceiling(file, key, values[key])
     return values
 
 
@@ -313,14 +368,16 @@ def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     cache = brain_dir / "runtime" / "settings.cache.json"
     try:
         cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("stamps") == stamps and cached.get("schema") == sorted(SCHEMA):
+        if cached.get("stamps") == stamps and cached.get("schema") == sorted(SCHEMA) \
+                and cached.get("ceilings") == VERSIONED_CEILINGS:
             return [(name, values) for name, values in cached["files"]]
     except (OSError, ValueError, TypeError, KeyError):
         pass
     files = [(name, _validate(str(brain_dir / name), read_yaml(brain_dir / name), local=local)) for name, local in names]
     try:
         tmp = cache.with_name(f".settings.cache.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"stamps": stamps, "schema": sorted(SCHEMA), "files": files}), encoding="utf-8")
+        tmp.write_text(json.dumps({"stamps": stamps, "schema": sorted(SCHEMA), "ceilings": VERSIONED_CEILINGS,
+                                   "files": files}), encoding="utf-8")
         os.replace(tmp, cache)
     except OSError:
         pass  # no runtime/ yet, or read-only: just parse next time
