@@ -35,6 +35,7 @@ __all__ = [
     "FileSystemError",
     "YamlRefused",
     "SettingAboveCeiling",
+    "TrackedLocalSettings",
 ]
 
 
@@ -447,3 +448,20 @@ class SettingAboveCeiling(SettingsError):
         self.hint = f"lower it, or set {key} in brain.local.yml (this machine's own file), which may go higher"
         self.value = value
         self.ceiling = ceiling
+
+
+class TrackedLocalSettings(SettingsError):
+    """``brain.local.yml`` is tracked by git: refused, nothing read from it (``path``; ``rel`` as git names it).
+
+    It holds this machine's values (``backend``, ``home``, ``machine``) and is gitignored; a committed one
+    came with a clone and would let the repository choose where brain sends its coordination state."""
+
+    kind = "tracked_local_settings"
+
+    def __init__(self, path: str, rel: str) -> None:
+        super().__init__(path, None, "this machine's own file, never tracked by git",
+                         "a file git tracks (it came with the repository)")
+        self.hint = (f"run `git rm --cached {rel}` (and commit), then check or delete the file: its backend, home "
+                     "and machine were chosen by whoever committed it")
+        self.path = path
+        self.rel = rel

@@ -19,7 +19,7 @@ from typing import Any
 from .errors import SettingsError, UnsafeLink
 
 __all__ = ["Spec", "SCHEMA", "ENVIRONMENT", "Settings", "load_settings", "read_yaml", "brain_home",
-           "refuse_linked_state", "VERSIONED_CEILINGS"]
+           "refuse_linked_state", "VERSIONED_CEILINGS", "refuse_tracked_local_settings"]
 
 
 @dataclass(frozen=True)
@@ -349,6 +349,53 @@ def _refuse_link(path: Path, what: str) -> None:
         raise UnsafeLink(str(path), target, what)
 
 
+def _git_index_stamp(brain_dir: Path) -> list:
+    """[size, mtime] of the git index of the work tree holding ``brain_dir`` ([None, None] without one):
+    two stats, so a boot whose settings are cached learns that nothing was staged since the last check."""
+    from .gitsafe import find_worktree_root
+
+    root = find_worktree_root(brain_dir)
+    if root is None:
+        return [None, None]
+    dot_git = root / ".git"
+    index = dot_git / "index"
+    if dot_git.is_file():  # a linked worktree or submodule: `gitdir: <path>`
+        try:
+            line = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return [None, None]
+        if line.startswith("gitdir:"):
+            index = (root / line[len("gitdir:"):].strip()) / "index"
+    try:
+        st = index.stat()
+    except OSError:
+        return [None, None]
+    return [st.st_size, st.st_mtime_ns]
+
+
+def refuse_tracked_local_settings(brain_dir: Path) -> None:
+    """Refuse a ``brain.local.yml`` that git tracks: it came with a clone, written by someone else.
+
+    The file holds this machine's values — ``backend`` (where every signal, ask, checkpoint and claim
+    is sent), ``home``, ``machine`` — and is gitignored; a committed one (``git add -f``) would let the
+    repository choose them. One ``git ls-files`` through the pinned runner (brain.gitsafe), run only when
+    the file exists and the index changed since the last check (the settings cache keeps the answer)."""
+    from .errors import BrainError, TrackedLocalSettings
+    from .gitsafe import project_repo
+
+    path = brain_dir / "brain.local.yml"
+    try:
+        repo = project_repo(brain_dir, timeout=10.0)
+        if repo is None:
+            return
+        rel = os.path.relpath(path.resolve(), repo.root)
+        found = repo.run("ls-files", "-z", "--cached", "--", rel, check=False)
+    except (BrainError, OSError, ValueError):
+        return  # no git to ask: the file is the user's as far as anyone can tell
+    if found.returncode == 0 and found.stdout.strip("\0").strip():
+        raise TrackedLocalSettings(str(path), rel)
+
+
 def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     """Validated values of brain.yml and brain.local.yml, in that order.
 
@@ -365,6 +412,8 @@ def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
             stamps.append([name, st.st_size, st.st_mtime_ns])
         except FileNotFoundError:
             stamps.append([name, None, None])
+    if stamps[1][1] is not None:  # a brain.local.yml: whether git tracks it is known for this index state
+        stamps.append(["git-index", *_git_index_stamp(brain_dir)])
     cache = brain_dir / "runtime" / "settings.cache.json"
     try:
         cached = json.loads(cache.read_text(encoding="utf-8"))
@@ -373,6 +422,8 @@ def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
             return [(name, values) for name, values in cached["files"]]
     except (OSError, ValueError, TypeError, KeyError):
         pass
+    if stamps[1][1] is not None:
+        refuse_tracked_local_settings(brain_dir)
     files = [(name, _validate(str(brain_dir / name), read_yaml(brain_dir / name), local=local)) for name, local in names]
     try:
         tmp = cache.with_name(f".settings.cache.{os.getpid()}.tmp")
