@@ -162,3 +162,17 @@ def test_long_claims_compare_without_deep_recursion():
         assert items_overlap("/".join(["a"] * 200), "/".join(["*"] * 200))
     finally:
         sys.setrecursionlimit(limit)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(pattern=st.lists(st.sampled_from(["a", "/", "?", "[ab]", "[!a]", "[b-a]", "[]", "x"]), max_size=5).map("".join),
+       star=st.sampled_from(["*", "**", "**/"]), where=st.integers(0, 5), path=paths)
+def test_one_star_globs_take_the_regex_path_with_the_same_meaning(pattern, star, where, path):
+    """A glob with one star runs as a regex (linear there, and fast); it must agree with the bit set."""
+    from brain.security.globs import Glob
+
+    text = pattern[:where] + star + pattern[where:]
+    fast = compile_glob(text)
+    slow = Glob(fast.pattern, fast.literal, fast.tokens, fast.fold, fast.below)
+    slow.regex = None
+    assert fast.matches(path) == slow.matches(path), (text, path)
