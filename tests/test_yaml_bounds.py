@@ -105,6 +105,14 @@ def test_settings_with_a_huge_integer_are_a_settings_error_not_a_traceback(brain
         load_settings(brain.dir, {})
 
 
+@pytest.mark.parametrize("value", ["!!bool maybe", "!!timestamp not-a-date", "!!int abc"])
+def test_settings_whose_tagged_value_cannot_be_built_are_a_settings_error_not_a_traceback(brain, value):
+    """PyYAML's constructors raise KeyError / AttributeError / ValueError there, which safe_load lets through."""
+    (brain.dir / "brain.yml").write_text(f"version: 1\nsearch:\n  enabled: {value}\n")
+    with pytest.raises(SettingsError):
+        load_settings(brain.dir, {})
+
+
 @pytest.mark.parametrize("front, problem", [
     ("tier: " + "[" * 200 + "]" * 200, "depth"),
     ("tier: hot\nroles:\n" + "".join("  " * i + "- \n" for i in range(1, 100)), "depth"),

@@ -191,7 +191,8 @@ def load_yaml(text: str, source: str, *, aliases: bool = False, max_depth: int =
         line = mark.line + 1 if mark is not None else None
         raise YamlRefused(source, "syntax", "not valid YAML" + (f" (line {line})" if line else ""),
                           line=line) from None
-    except (ValueError, OverflowError, TypeError, RecursionError) as exc:  # a value the constructor cannot build
+    except Exception as exc:  # noqa: BLE001 - PyYAML's constructors raise KeyError (`!!bool maybe`),
+        # AttributeError (`!!timestamp foo`), ValueError...: a value that cannot be built is a refusal, not a crash
         raise YamlRefused(source, "syntax", f"a YAML value that cannot be read ({type(exc).__name__})") from None
     finally:
         loader.dispose()
