@@ -199,3 +199,19 @@ def test_plain_yaml_reads_as_before():
     assert load_yaml(text, "t") == {"a": 1, "b": ["x", "y", 2.5, True, None],
                                     "c": {"d": __import__("datetime").date(2026, 1, 1), "e": "3"}}
     assert brainlib is not None
+
+
+def test_without_libyaml_the_same_bounds_hold(monkeypatch):
+    """PyYAML's own parser (no libyaml) costs time quadratic in flow nesting before any node exists:
+    the bracket pre-check refuses it first; every other bound is the composer's, as with libyaml."""
+    import brain.yamlsafe as yamlsafe
+
+    real = yamlsafe._loader_class
+    monkeypatch.setattr(yamlsafe, "_loader_class", lambda pure_python=False: real(pure_python=True))
+    assert yamlsafe._loader_class().pure_python
+    for text, problem in (("[" * 100_000, "depth"), (bomb(7), "alias"), ("x: !!python/name:os.system", "tag"),
+                          ("x: " + "1" * 200, "scalar")):
+        with pytest.raises(YamlRefused) as caught:
+            yamlsafe.load_yaml(text, "t")
+        assert caught.value.problem == problem
+    assert yamlsafe.load_yaml("a: [1, {b: c}]", "t") == {"a": [1, {"b": "c"}]}

@@ -37,24 +37,26 @@ _ALLOWED_TAGS = frozenset(_STANDARD + t for t in ("str", "int", "float", "bool",
                                                    "timestamp", "binary", "set", "omap", "pairs", "merge"))
 _NUMBER_TAGS = frozenset((_STANDARD + "int", _STANDARD + "float"))
 
-_LOADERS: dict[tuple, type] = {}
+_LOADERS: dict[bool, type] = {}  # pure_python -> the loader class, built once
 
 
-def _loader_class() -> type:
-    """A loader built from libyaml's parser (fast, iterative) when present, PyYAML's own otherwise,
-    with the bounded composer below in front of it. Built on first use: yaml stays a lazy import."""
-    key = ("bounded",)
-    if key in _LOADERS:
-        return _LOADERS[key]
+def _loader_class(pure_python: bool = False) -> type:
+    """A loader built from libyaml's parser (fast, iterative) when present, PyYAML's own otherwise
+    (or when ``pure_python``), with the bounded composer below in front of it. Built on first use:
+    yaml stays a lazy import."""
+    if pure_python in _LOADERS:
+        return _LOADERS[pure_python]
     import yaml
     from yaml.composer import Composer
     from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
     from yaml.nodes import ScalarNode
 
-    try:
-        from yaml._yaml import CParser as parser
-    except ImportError:  # PyYAML built without libyaml: its own parser, with the flow pre-check below
-        parser = None
+    parser = None
+    if not pure_python:
+        try:
+            from yaml._yaml import CParser as parser
+        except ImportError:  # PyYAML built without libyaml: its own parser, with the flow pre-check below
+            parser = None
 
     class BoundedComposer(Composer):
         """PyYAML's composer with every node counted, nesting measured and aliases checked."""
@@ -145,7 +147,7 @@ def _loader_class() -> type:
         get_single_node = Composer.get_single_node
 
     BoundedLoader.pure_python = parser is None
-    _LOADERS[key] = BoundedLoader
+    _LOADERS[pure_python] = BoundedLoader
     return BoundedLoader
 
 
