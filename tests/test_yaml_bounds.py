@@ -137,6 +137,17 @@ def test_profile_with_a_5000_digit_tier_does_not_break_boot(brain):
     assert [p["source"] for p in brain.profile_problems()] == ["agents/long.md"]
 
 
+def test_colliding_number_keys_are_refused_before_the_quadratic_build():
+    """Ints equal modulo 2**61-1 share a hash: 8,000 such keys took a second, 40,000 (1 MiB) about 25."""
+    from brain.yamlsafe import MAX_NUMBER_KEYS, load_yaml
+
+    text = "\n".join(f"{(2**61 - 1) * k}: 1" for k in range(1, MAX_NUMBER_KEYS + 2))
+    with pytest.raises(YamlRefused) as caught:
+        load_yaml(text, "brain.yml")
+    assert caught.value.problem == "keys"
+    assert len(load_yaml("\n".join(f"{k}: x" for k in range(MAX_NUMBER_KEYS)), "spec")) == MAX_NUMBER_KEYS
+
+
 def test_merge_key_without_aliases_still_reads():
     profile = AgentProfile.parse("---\n<<: {tier: hot}\nroles: [lead]\n---\nBody\n", "agents/x.md", "x")
     assert profile.tier == "hot"

@@ -416,7 +416,7 @@ class FileSystemError(BrainError):
 class YamlRefused(InvalidInput):
     """A YAML text brain will not build (brain.yamlsafe): not valid YAML, or past a bound that keeps
     its cost linear in its size. ``problem`` is one word: syntax, size, depth, nodes, alias, tag,
-    scalar; ``source`` names the file or input; ``limit`` is the bound passed (None for syntax, tag).
+    scalar, keys; ``source`` names the file or input; ``limit`` is the bound passed (None for syntax, tag).
 
     A repository or a writer sends the YAML (front matter, contracts, brain.yml), so a few hundred
     bytes of nested aliases must not cost gigabytes: it is refused before anything is built."""

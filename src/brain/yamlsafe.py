@@ -11,7 +11,8 @@ took 25 s and 3.6 GB. So composition is bounded while it happens, before anythin
   still being built (a cycle) is refused;
 - at most ``max_depth`` levels of nesting, ``max_nodes`` nodes, ``max_chars`` characters of text;
 - numbers of at most ``MAX_NUMBER_CHARS`` characters (a long integer costs quadratic time to
-  convert, and past 4300 digits Python raises a ValueError that is not a YAML error);
+  convert, and past 4300 digits Python raises a ValueError that is not a YAML error), and at most
+  ``MAX_NUMBER_KEYS`` number keys in one mapping (numbers are their own hash: crafted ones collide);
 - only the plain YAML tags (``!!str``, ``!!int``...): ``!!python/...`` and custom tags are refused.
 
 Anything past a bound raises ``YamlRefused`` (typed: ``problem``, ``limit``), as does a syntax
@@ -25,12 +26,15 @@ from typing import Any
 
 from .errors import YamlRefused
 
-__all__ = ["load_yaml", "check_yaml_write", "MAX_DEPTH", "MAX_NODES", "MAX_CHARS", "MAX_NUMBER_CHARS"]
+__all__ = ["load_yaml", "check_yaml_write", "MAX_DEPTH", "MAX_NODES", "MAX_CHARS", "MAX_NUMBER_CHARS",
+           "MAX_NUMBER_KEYS"]
 
 MAX_DEPTH = 64          # nesting levels; settings and front matter use three or four
 MAX_NODES = 100_000     # scalars, lists and mappings, aliases expanded
 MAX_CHARS = 4_000_000   # a card reads files up to cards.max_file_bytes (1 MB by default)
 MAX_NUMBER_CHARS = 100  # an int or float scalar
+MAX_NUMBER_KEYS = 1_000  # number keys of one mapping: ints that are equal modulo 2**61-1 share a hash, and
+                         # a mapping of such keys costs quadratic time to build (40,000 of them: 25 s)
 
 _STANDARD = "tag:yaml.org,2002:"
 _ALLOWED_TAGS = frozenset(_STANDARD + t for t in ("str", "int", "float", "bool", "null", "map", "seq",
@@ -49,7 +53,7 @@ def _loader_class(pure_python: bool = False) -> type:
     import yaml
     from yaml.composer import Composer
     from yaml.events import AliasEvent, MappingStartEvent, ScalarEvent, SequenceStartEvent
-    from yaml.nodes import ScalarNode
+    from yaml.nodes import MappingNode, ScalarNode
 
     parser = None
     if not pure_python:
@@ -68,6 +72,7 @@ def _loader_class(pure_python: bool = False) -> type:
             self._depth = self._nodes = 0
             self._sizes: dict[str, int] = {}   # anchor -> its node count, aliases inside expanded
             self._open: set[str] = set()       # anchors whose node is still being composed
+            self._number_keys: dict[int, int] = {}  # id of a mapping node -> how many number keys it has
 
         def _refuse(self, event, problem: str, detail: str, limit: int | None = None):
             mark = getattr(event, "start_mark", None)
@@ -113,10 +118,15 @@ def _loader_class(pure_python: bool = False) -> type:
                 self._sizes[event.anchor] = self._nodes - before + 1
             if nested:
                 self._depth -= 1
-            elif isinstance(event, ScalarEvent) and isinstance(node, ScalarNode) and node.tag in _NUMBER_TAGS \
-                    and len(node.value) > MAX_NUMBER_CHARS:
-                raise self._refuse(event, "scalar", f"a number of {len(node.value)} characters (at most "
-                                   f"{MAX_NUMBER_CHARS})", MAX_NUMBER_CHARS)
+            elif isinstance(event, ScalarEvent) and isinstance(node, ScalarNode) and node.tag in _NUMBER_TAGS:
+                if len(node.value) > MAX_NUMBER_CHARS:
+                    raise self._refuse(event, "scalar", f"a number of {len(node.value)} characters (at most "
+                                       f"{MAX_NUMBER_CHARS})", MAX_NUMBER_CHARS)
+                if index is None and isinstance(parent, MappingNode):  # a number as a mapping key
+                    count = self._number_keys[id(parent)] = self._number_keys.get(id(parent), 0) + 1
+                    if count > MAX_NUMBER_KEYS:
+                        raise self._refuse(event, "keys", f"more than {MAX_NUMBER_KEYS} number keys in one mapping",
+                                           MAX_NUMBER_KEYS)
             return node
 
         def _alias_node(self, event):
