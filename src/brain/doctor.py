@@ -196,10 +196,12 @@ def _hooks_check(repo: Path) -> dict:
     found = []
     if settings.exists():
         try:
-            data = json.loads(settings.read_text(encoding="utf-8"))
+            from .jsonsafe import loads as json_loads
+
+            data = json_loads(settings.read_text(encoding="utf-8"))
             if "brain" in json.dumps(data.get("hooks", {})):
                 found.append("claude-code hooks")
-        except (json.JSONDecodeError, OSError):
+        except (ValueError, OSError):  # not JSON, nested too deeply (jsonsafe), unreadable
             return _check("client hooks", False, f"{settings} is not valid JSON", "fix or remove the file")
     if (repo / ".mcp.json").exists() and "brain" in (repo / ".mcp.json").read_text(encoding="utf-8", errors="replace"):
         found.append("MCP entry (.mcp.json)")
