@@ -161,7 +161,8 @@ def test_contract_with_aliases_is_a_contract_error():
 
 def test_openapi_spec_may_use_aliases_but_not_a_bomb(tmp_path):
     ok = "common: &c {get: {summary: x}}\npaths:\n  /a: *c\n  /b: *c\n"
-    assert extract_file("api/openapi.yaml", ok.encode(), dotted=None, max_bytes=10**6)["openapi"] == [["GET", "/a"], ["GET", "/b"]]
+    spec = extract_file("api/openapi.yaml", ok.encode(), dotted=None, max_bytes=10**6)
+    assert spec["openapi"] == [["GET", "/a"], ["GET", "/b"]]
     refused = extract_file("api/openapi.yaml", (bomb(8) + "\npaths: {/a: {get: *l7}}\n").encode(), dotted=None,
                            max_bytes=10**6)
     assert refused["status"] == "unread"
@@ -238,7 +239,8 @@ def test_deeply_nested_json_files_of_a_clone_are_not_read_not_a_traceback(brain,
     (repo / "index.ts").write_text("export const a = 1;\n")
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(deep)
-    mapped = subprocess.run([sys.executable, "-m", "brain", "map"], cwd=repo, capture_output=True, text=True, timeout=300)
+    mapped = subprocess.run([sys.executable, "-m", "brain", "map"], cwd=repo, capture_output=True, text=True,
+                            timeout=300)
     assert mapped.returncode == 0, mapped.stderr[-600:]
     doctor = subprocess.run([sys.executable, "-m", "brain", "doctor", "--json"], cwd=repo, capture_output=True,
                             text=True, timeout=120)

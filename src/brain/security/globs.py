@@ -112,7 +112,7 @@ class Glob:
     tokens: list[tuple] = field(default_factory=list)
     fold: bool = False
     below: bool = True             # a literal pattern covers what is below it too
-    _masks: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _masks: dict[str, tuple[int, int, int]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.final = 1 << len(self.tokens)
@@ -217,5 +217,7 @@ def compile_glob(pattern: str, *, classes: bool = True, fold: bool = False, belo
         return Glob(pattern, pattern, [], fold, below)
     return Glob(pattern, None, _tokens(pattern, classes), fold)
 
+
 def glob_matches(pattern: str, path: str, *, classes: bool = True, fold: bool = False, below: bool = True) -> bool:
+    """Whether ``pattern`` covers ``path`` (one call: ``compile_glob`` keeps the compiled glob)."""
     return compile_glob(pattern, classes=classes, fold=fold, below=below).matches(path)

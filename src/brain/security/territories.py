@@ -76,8 +76,8 @@ class Territories:
             if sep and head in LAYER_PREFIXES:
                 layer, rest = head, tail
             if len(rest) > MAX_GLOB_CHARS:
-                raise SettingsError(source, f"territories.{area[:40]}...", f"an area of at most {MAX_GLOB_CHARS} characters",
-                                    f"{len(rest)} characters")
+                raise SettingsError(source, f"territories.{area[:40]}...",
+                                    f"an area of at most {MAX_GLOB_CHARS} characters", f"{len(rest)} characters")
             if rest.startswith("/") or ".." in rest.split("/"):
                 raise SettingsError(source, f"territories.{area}", "a path relative to the memory root, without '..'")
             items.append(Territory(rest.strip("/"), layer, owner.strip(), order))
