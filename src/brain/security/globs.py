@@ -43,14 +43,17 @@ def _fold_literal(text: str) -> str:
 
 
 def _parse_set(pattern: str, i: int) -> tuple[tuple, int] | None:
-    """``[...]`` at ``i``: ((ranges, negated), index after it), or None when it has no closing bracket."""
-    end = pattern.find("]", i + 1)
+    """``[...]`` at ``i``: ((ranges, negated), index after it), or None when it has no closing bracket.
+
+    As in POSIX globs (and claims, coord/overlap.py), a ``]`` right after ``[`` or ``[!`` is a member."""
+    start = i + 1
+    negated = pattern[start:start + 1] in ("!", "^")
+    if negated:
+        start += 1
+    end = pattern.find("]", start + 1 if pattern[start:start + 1] == "]" else start)
     if end < 0:
         return None
-    body = pattern[i + 1:end]
-    negated = body[:1] in ("!", "^")
-    if negated:
-        body = body[1:]
+    body = pattern[start:end]
     ranges, k = [], 0
     while k < len(body):
         if k + 2 < len(body) and body[k + 1] == "-":
