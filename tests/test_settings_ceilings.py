@@ -61,8 +61,23 @@ def test_every_limit_setting_has_a_ceiling():
     """A new size, count or time limit must say how far a repository may raise it."""
     words = ("bytes", "seconds", "ttl", "max", "workers", "budget", "tokens", "timeout", "days", "keys", "files",
              "functions", "threads")
-    exempt = {"version", "cards.split_bytes", "cards.split_min_bytes", "log.retention_days"}  # thresholds, not costs
+    exempt = {"version", "cards.split_bytes", "cards.split_min_bytes"}  # thresholds of card splitting, not costs
     missing = [k for k, s in SCHEMA.items() if s.type == "int" and k not in exempt and not s.local_only
                and any(w in k for w in words) and k not in VERSIONED_CEILINGS]
     assert missing == []
     assert set(VERSIONED_CEILINGS) <= set(SCHEMA)
+
+
+@pytest.mark.parametrize("key", ["log.rotate_bytes", "log.rotate_days", "log.retention_days",
+                                 "coord.prune_idle_seconds", "coord.prune_gone_seconds"])
+def test_zero_that_lifts_a_limit_is_for_the_local_file_only(brain, key):
+    """0 means never rotate, never prune, keep forever: above any ceiling, so not the repository's choice."""
+    import json
+
+    (brain.dir / "brain.yml").write_text(json.dumps({"version": 1, key: 0}) + "\n")
+    with pytest.raises(SettingAboveCeiling) as caught:
+        load_settings(brain.dir, {})
+    assert (caught.value.key, caught.value.value) == (key, 0)
+    (brain.dir / "brain.yml").write_text("version: 1\n")
+    (brain.dir / "brain.local.yml").write_text(json.dumps({key: 0}) + "\n")
+    assert load_settings(brain.dir, {})[key] == 0

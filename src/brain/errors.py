@@ -443,8 +443,10 @@ class SettingAboveCeiling(SettingsError):
     kind = "setting_above_ceiling"
 
     def __init__(self, file: str, key: str, value: int, ceiling: int, entries: bool = False) -> None:
-        super().__init__(file, key, f"at most {ceiling}{' entries' if entries else ''} in the versioned brain.yml "
-                                    "(a cloned repository writes it)", f"{value}{' entries' if entries else ''}")
+        expected = (f"1 to {ceiling} in the versioned brain.yml (0 means no limit at all)" if value == 0 and not entries
+                    else f"at most {ceiling}{' entries' if entries else ''} in the versioned brain.yml")
+        super().__init__(file, key, expected + " (a cloned repository writes it)",
+                         f"{value}{' entries' if entries else ''}")
         self.hint = f"lower it, or set {key} in brain.local.yml (this machine's own file), which may go higher"
         self.value = value
         self.ceiling = ceiling

@@ -122,6 +122,7 @@ VERSIONED_CEILINGS: dict[str, int] = {
     "livestate.max_keys": 10_000,
     "log.rotate_bytes": 268_435_456,
     "log.rotate_days": 365,
+    "log.retention_days": 3_650,
     "handoff.max_bytes": 65_536,
     "handoff.max_threads": 20,
     "server.max_request_bytes": 16_777_216,
@@ -136,14 +137,20 @@ VERSIONED_CEILINGS: dict[str, int] = {
 }
 
 
+# Limits where 0 means "never" (no rotation, no pruning, keep forever): above every ceiling.
+ZERO_MEANS_UNBOUNDED = frozenset({"log.rotate_bytes", "log.rotate_days", "log.retention_days",
+                                  "coord.prune_idle_seconds", "coord.prune_gone_seconds"})
+
+
 def _check_ceiling(file: str, key: str, value: Any) -> None:
-    """Refuse a value of the versioned brain.yml above its ceiling (VERSIONED_CEILINGS)."""
+    """Refuse a value of the versioned brain.yml above its ceiling (VERSIONED_CEILINGS), 0 included where
+    0 lifts the limit altogether (ZERO_MEANS_UNBOUNDED)."""
     ceiling = VERSIONED_CEILINGS.get(key)
     if ceiling is None or value is None:
         return
     entries = isinstance(value, (list, dict))
     size = len(value) if entries else value
-    if isinstance(size, int) and size > ceiling:
+    if isinstance(size, int) and (size > ceiling or (size == 0 and key in ZERO_MEANS_UNBOUNDED)):
         from .errors import SettingAboveCeiling
 
         raise SettingAboveCeiling(file, key, size, ceiling, entries)
