@@ -196,12 +196,10 @@ def _hooks_check(repo: Path) -> dict:
     found = []
     if settings.exists():
         try:
-            from .jsonsafe import loads as json_loads
-
-            data = json_loads(settings.read_text(encoding="utf-8"))
+            data = json.loads(settings.read_text(encoding="utf-8"))
             if "brain" in json.dumps(data.get("hooks", {})):
                 found.append("claude-code hooks")
-        except (ValueError, OSError):  # not JSON, nested too deeply (jsonsafe), unreadable
+        except (json.JSONDecodeError, OSError):
             return _check("client hooks", False, f"{settings} is not valid JSON", "fix or remove the file")
     if (repo / ".mcp.json").exists() and "brain" in (repo / ".mcp.json").read_text(encoding="utf-8", errors="replace"):
         found.append("MCP entry (.mcp.json)")

@@ -7,7 +7,7 @@ as not read, and the run goes on.
 
 from __future__ import annotations
 
-from ..jsonsafe import loads as json_loads
+import json
 
 __all__ = ["extract_file", "GENERATED_MARKS"]
 
@@ -18,7 +18,7 @@ _GENERATED_MIN = 100_000   # a file this big that says it is generated is not wo
 def _openapi(raw: bytes, path: str) -> dict:
     try:
         if path.endswith(".json"):
-            data = json_loads(raw)
+            data = json.loads(raw)
         else:
             from ..yamlsafe import load_yaml
 
@@ -39,7 +39,7 @@ def _openapi(raw: bytes, path: str) -> dict:
 
 def _package_json(raw: bytes) -> dict:
     try:
-        data = json_loads(raw)
+        data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return {"status": "unread", "reason": f"not valid JSON ({type(exc).__name__})"}
     if not isinstance(data, dict):

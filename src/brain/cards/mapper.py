@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import BrainError, Conflict, NotFound
-from ..jsonsafe import loads as json_loads
 from ..memory.files import read_memory_file
 from .contracts import Contract, contract_rel_path, parse_contract
 from .discovery import FileInfo, Module, card_rel_path, discover, python_names, scan
@@ -213,7 +212,7 @@ class Mapper:
             path = f"{module.folder}/package.json" if module.folder else "package.json"
             if path in module.files:
                 try:
-                    data = json_loads((self.repo / path).read_bytes())
+                    data = json.loads((self.repo / path).read_bytes())
                 except (OSError, ValueError):
                     continue
                 if isinstance(data, dict) and isinstance(data.get("name"), str):
@@ -234,7 +233,7 @@ class Mapper:
                 except OSError:
                     continue
                 try:
-                    data = json_loads(_strip_jsonc(raw))
+                    data = json.loads(_strip_jsonc(raw))
                 except ValueError:
                     continue
                 options = data.get("compilerOptions") if isinstance(data, dict) else None

@@ -14,8 +14,6 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..jsonsafe import loads as json_loads
-
 __all__ = ["ProjectInfo", "load_project", "PROJECT_FILES", "normalize_dist", "dist_for_import"]
 
 PROJECT_FILES = ("pyproject.toml", "setup.cfg", "requirements.txt", "requirements-dev.txt", "package.json", "tsconfig.json")
@@ -135,7 +133,7 @@ def load_project(repo: Path) -> ProjectInfo:
     package_json = repo / "package.json"
     if package_json.is_file():
         try:
-            pkg = json_loads(package_json.read_text(encoding="utf-8", errors="replace"))
+            pkg = json.loads(package_json.read_text(encoding="utf-8", errors="replace"))
         except (json.JSONDecodeError, ValueError):
             pkg = {}
         if isinstance(pkg, dict):

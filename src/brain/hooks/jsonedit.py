@@ -209,10 +209,8 @@ def remove_element(text: str, arr: Node, index: int) -> str:
 def read_json_object(path) -> dict:
     """A JSON object file as a dict; ``{}`` when it is missing, unreadable, not JSON or not an object
     (hook states, install manifests and client settings are all optional to brain)."""
-    from ..jsonsafe import loads  # a clone's file nested 100,000 deep: ValueError, not RecursionError
-
     try:
-        data = loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

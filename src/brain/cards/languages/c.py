@@ -14,10 +14,10 @@ finds; ``vcpkg.json`` and ``conanfile.txt`` the packages it requires. The C++ ex
 from __future__ import annotations
 
 import bisect
+import json
 import posixpath
 import re
 
-from ...jsonsafe import loads as json_loads
 from . import _treesitter as ts
 from .base import Language, Symbol, join_relative
 
@@ -438,7 +438,7 @@ def parse_cmake(raw: bytes, path: str) -> dict:
 
 def parse_vcpkg(raw: bytes, path: str) -> dict:
     try:
-        data = json_loads(raw)
+        data = json.loads(raw)
     except ValueError as exc:
         return {"status": "unread", "reason": f"not valid JSON ({type(exc).__name__})"}
     declared = {}

@@ -10,8 +10,8 @@ namespace roots (used to resolve ``use`` statements to folders).
 
 from __future__ import annotations
 
+import json
 
-from ...jsonsafe import loads as json_loads
 from . import _treesitter as ts
 from .base import Language, Symbol
 
@@ -130,7 +130,7 @@ def extract(raw: bytes, path: str, *, dotted: str | None = None) -> dict:
 
 def parse_composer(raw: bytes, path: str) -> dict:
     try:
-        data = json_loads(raw)
+        data = json.loads(raw)
     except ValueError as exc:
         return {"status": "unread", "reason": f"not valid JSON ({type(exc).__name__})"}
     if not isinstance(data, dict):
