@@ -93,6 +93,14 @@ ENVIRONMENT: dict[str, str] = {
 }
 
 _TIERS = ("always", "hot", "warm", "cold")
+
+
+def brain_home(env: dict[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    raw = env.get("BRAIN_HOME")
+    return Path(raw).expanduser() if raw else Path.home() / ".brain"
+
+
 SETTINGS_MAX_BYTES = 1_048_576  # a settings file is a few hundred bytes; a cloned one must not be read whole
 
 # Ceilings of the versioned brain.yml. A cloned repository writes that file, so it must not be able to
@@ -126,6 +134,10 @@ VERSIONED_CEILINGS: dict[str, int] = {
     "handoff.max_bytes": 65_536,
     "handoff.max_threads": 20,
     "server.max_request_bytes": 16_777_216,
+    "server.header_timeout": 300,          # these four are also bounded where the server reads them
+    "server.body_timeout": 600,
+    "server.connections_per_client": 1_024,
+    "server.token_calls": 256,
     # how many entries a list or mapping may hold (each is checked on every write, boot or request)
     "modules": 1_000,
     "territories": 1_000,
@@ -154,12 +166,6 @@ def _check_ceiling(file: str, key: str, value: Any) -> None:
         from .errors import SettingAboveCeiling
 
         raise SettingAboveCeiling(file, key, size, ceiling, entries)
-
-
-def brain_home(env: dict[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    raw = env.get("BRAIN_HOME")
-    return Path(raw).expanduser() if raw else Path.home() / ".brain"
 
 
 def read_yaml(path: Path) -> dict:
