@@ -465,4 +465,3 @@ class FileSystemError(BrainError):
                               "writable where brain writes")
         self.path = path
         self.detail = detail
-
