@@ -129,6 +129,7 @@ class TrackedLocalSettings(SettingsError):
         self.path = path
         self.rel = rel
 
+
 class UnsafeLink(BrainError):
     """brain's own settings file or runtime state is a symbolic link: refused, nothing read or written.
 
@@ -178,6 +179,7 @@ class YamlRefused(InvalidInput):
         self.problem = problem
         self.limit = limit
         self.line = line
+
 
 class PathEscape(InvalidInput):
     """A memory path that would leave the brain (absolute, `..`, or a symlink out)."""
