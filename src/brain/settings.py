@@ -427,11 +427,11 @@ def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
             stamps.append([name, None, None])
     if stamps[1][1] is not None:  # a brain.local.yml: whether git tracks it is known for this index state
         stamps.append(["git-index", *_git_index_stamp(brain_dir)])
+    stamps.append(["ceilings", VERSIONED_CEILINGS])  # values cached under other ceilings are checked again
     cache = brain_dir / "runtime" / "settings.cache.json"
     try:
         cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("stamps") == stamps and cached.get("schema") == sorted(SCHEMA) \
-                and cached.get("ceilings") == VERSIONED_CEILINGS:
+        if cached.get("stamps") == stamps and cached.get("schema") == sorted(SCHEMA):
             return [(name, values) for name, values in cached["files"]]
     except (OSError, ValueError, TypeError, KeyError):
         pass
@@ -440,8 +440,7 @@ def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     files = [(name, _validate(str(brain_dir / name), read_yaml(brain_dir / name), local=local)) for name, local in names]
     try:
         tmp = cache.with_name(f".settings.cache.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"stamps": stamps, "schema": sorted(SCHEMA), "ceilings": VERSIONED_CEILINGS,
-                                   "files": files}), encoding="utf-8")
+        tmp.write_text(json.dumps({"stamps": stamps, "schema": sorted(SCHEMA), "files": files}), encoding="utf-8")
         os.replace(tmp, cache)
     except OSError:
         pass  # no runtime/ yet, or read-only: just parse next time
