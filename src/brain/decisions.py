@@ -120,11 +120,12 @@ def parse_record(text: str, filename: str, rel_path: str) -> Decision | None:
     if text.startswith("---\n"):
         end = text.find("\n---", 4)
         if end > 0:
-            try:
-                import yaml
+            from .errors import YamlRefused
+            from .yamlsafe import load_yaml
 
-                meta = yaml.safe_load(text[4:end]) or {}
-            except Exception:  # noqa: BLE001 - bad front matter: fall back to the body
+            try:
+                meta = load_yaml(text[4:end], rel_path) or {}
+            except YamlRefused:  # bad or unbounded front matter: fall back to the body
                 meta = {}
             if isinstance(meta, dict):
                 if meta.get("title"):

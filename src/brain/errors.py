@@ -11,8 +11,11 @@ __all__ = [
     "BrainError",
     "NotInitialized",
     "SettingsError",
+    "SettingAboveCeiling",
+    "TrackedLocalSettings",
     "UnsafeLink",
     "InvalidInput",
+    "YamlRefused",
     "PathEscape",
     "PathRefused",
     "TooLarge",
@@ -97,6 +100,41 @@ class SettingsError(BrainError):
         self.got = got
 
 
+class SettingAboveCeiling(SettingsError):
+    """A limit in the versioned ``brain.yml`` above the ceiling a repository may set (settings.VERSIONED_CEILINGS).
+
+    A cloned repository writes that file; ``value`` (a number, or a list's length) above ``ceiling``
+    would let it make the machine buffer, keep or fork without bound. brain.local.yml may go higher."""
+
+    kind = "setting_above_ceiling"
+
+    def __init__(self, file: str, key: str, value: int, ceiling: int, entries: bool = False) -> None:
+        expected = (f"1 to {ceiling} in the versioned brain.yml (0 means no limit at all)" if value == 0 and not entries
+                    else f"at most {ceiling}{' entries' if entries else ''} in the versioned brain.yml")
+        super().__init__(file, key, expected + " (a cloned repository writes it)",
+                         f"{value}{' entries' if entries else ''}")
+        self.hint = f"lower it, or set {key} in brain.local.yml (this machine's own file), which may go higher"
+        self.value = value
+        self.ceiling = ceiling
+
+
+class TrackedLocalSettings(SettingsError):
+    """``brain.local.yml`` is tracked by git: refused, nothing read from it (``path``; ``rel`` as git names it).
+
+    It holds this machine's values (``backend``, ``home``, ``machine``) and is gitignored; a committed one
+    came with a clone and would let the repository choose where brain sends its coordination state."""
+
+    kind = "tracked_local_settings"
+
+    def __init__(self, path: str, rel: str) -> None:
+        super().__init__(path, None, "this machine's own file, never tracked by git",
+                         "a file git tracks (it came with the repository)")
+        self.hint = (f"run `git rm --cached {rel}` (and commit), then check or delete the file: its backend, home "
+                     "and machine were chosen by whoever committed it")
+        self.path = path
+        self.rel = rel
+
+
 class UnsafeLink(BrainError):
     """brain's own settings file or runtime state is a symbolic link: refused, nothing read or written.
 
@@ -125,6 +163,27 @@ class InvalidInput(BrainError):
     def __init__(self, message: str, *, field: str | None = None, hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.field = field
+
+
+class YamlRefused(InvalidInput):
+    """A YAML text brain will not build (brain.yamlsafe): not valid YAML, or past a bound that keeps
+    its cost linear in its size. ``problem`` is one word: syntax, size, depth, nodes, alias, tag,
+    scalar, keys; ``source`` names the file or input; ``limit`` is the bound passed (None for syntax, tag).
+
+    A repository or a writer sends the YAML (front matter, contracts, brain.yml), so a few hundred
+    bytes of nested aliases must not cost gigabytes: it is refused before anything is built."""
+
+    kind = "yaml_refused"
+
+    def __init__(self, source: str, problem: str, detail: str, limit: int | None = None,
+                 line: int | None = None) -> None:
+        super().__init__(f"{source}: {detail}", field="yaml",
+                         hint="write plain YAML: no anchors or aliases (&a, *a), no tags (!!python...), "
+                              "nesting and sizes within the bounds docs/security.md lists")
+        self.source = source
+        self.problem = problem
+        self.limit = limit
+        self.line = line
 
 
 class PathEscape(InvalidInput):

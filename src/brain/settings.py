@@ -19,7 +19,7 @@ from typing import Any
 from .errors import SettingsError, UnsafeLink
 
 __all__ = ["Spec", "SCHEMA", "ENVIRONMENT", "Settings", "load_settings", "read_yaml", "brain_home",
-           "refuse_linked_state"]
+           "refuse_linked_state", "VERSIONED_CEILINGS", "refuse_tracked_local_settings"]
 
 
 @dataclass(frozen=True)
@@ -108,12 +108,84 @@ def brain_home(env: dict[str, str] | None = None) -> Path:
     return Path(raw).expanduser() if raw else Path.home() / ".brain"
 
 
+SETTINGS_MAX_BYTES = 1_048_576  # a settings file is a few hundred bytes; a cloned one must not be read whole
+
+# Ceilings of the versioned brain.yml. A cloned repository writes that file, so it must not be able to
+# raise a limit that protects the machine (a 2**53-byte request body, ten thousand map workers, a claim
+# that never ends): each size, count and time limit stays at most this there. brain.local.yml is the
+# user's own and may go higher (still at most 2**53).
+VERSIONED_CEILINGS: dict[str, int] = {
+    "boot.budget": 200_000,
+    "boot.min_budget": 200_000,
+    "boot.code_tokens": 200_000,
+    "search.boot_files": 1_000,
+    "search.boot_functions": 1_000,
+    "limits.write_bytes": 4_194_304,
+    "limits.now_bytes": 1_048_576,
+    "cards.exposes_tokens": 100_000,
+    "cards.max_file_bytes": 16_777_216,
+    "cards.workers": 64,
+    "coord.stall_seconds": 86_400,
+    "coord.gone_seconds": 2_592_000,
+    "coord.claim_ttl": 604_800,
+    "coord.signal_ttl": 7_776_000,
+    "coord.signal_max": 10_000,
+    "coord.ask_timeout": 86_400,
+    "coord.prune_idle_seconds": 2_592_000,
+    "coord.prune_gone_seconds": 31_536_000,
+    "livestate.ttl": 7_776_000,
+    "livestate.max_keys": 10_000,
+    "log.rotate_bytes": 268_435_456,
+    "log.rotate_days": 365,
+    "log.retention_days": 3_650,
+    "handoff.max_bytes": 65_536,
+    "handoff.max_threads": 20,
+    "server.max_request_bytes": 16_777_216,
+    "server.header_timeout": 300,          # these four are also bounded where the server reads them
+    "server.body_timeout": 600,
+    "server.connections_per_client": 1_024,
+    "server.token_calls": 256,
+    # how many entries a list or mapping may hold (each is checked on every write, boot or request)
+    "modules": 1_000,
+    "territories": 1_000,
+    "secrets.patterns": 100,
+    "sync.satellites": 100,
+    "server.allowed_hosts": 100,
+    "features": 1_000,
+    "roles": 1_000,
+}
+
+
+# Limits where 0 means "never" (no rotation, no pruning, keep forever): above every ceiling.
+ZERO_MEANS_UNBOUNDED = frozenset({"log.rotate_bytes", "log.rotate_days", "log.retention_days",
+                                  "coord.prune_idle_seconds", "coord.prune_gone_seconds"})
+
+
+def _check_ceiling(file: str, key: str, value: Any) -> None:
+    """Refuse a value of the versioned brain.yml above its ceiling (VERSIONED_CEILINGS), 0 included where
+    0 lifts the limit altogether (ZERO_MEANS_UNBOUNDED)."""
+    ceiling = VERSIONED_CEILINGS.get(key)
+    if ceiling is None or value is None:
+        return
+    entries = isinstance(value, (list, dict))
+    size = len(value) if entries else value
+    if isinstance(size, int) and (size > ceiling or (size == 0 and key in ZERO_MEANS_UNBOUNDED)):
+        from .errors import SettingAboveCeiling
+
+        raise SettingAboveCeiling(file, key, size, ceiling, entries)
+
+
 def read_yaml(path: Path) -> dict:
-    """Read a YAML mapping; an empty file is an empty mapping. Errors name the file."""
-    import yaml  # lazy: keeps commands that never read settings fast
+    """Read a YAML mapping; an empty file is an empty mapping. Errors name the file.
+
+    Parsed by the one bounded reader (brain.yamlsafe: no anchors or aliases, bounded nesting and size),
+    and read no further than ``SETTINGS_MAX_BYTES``: a cloned repository chooses this file."""
+    from .errors import YamlRefused
+    from .yamlsafe import load_yaml
 
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read(SETTINGS_MAX_BYTES + 1)
     except FileNotFoundError:
         return {}
     except IsADirectoryError:
@@ -124,13 +196,16 @@ def read_yaml(path: Path) -> dict:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SettingsError(str(path), None, "UTF-8 text", f"invalid byte at offset {exc.start}") from None
+    if len(raw) > SETTINGS_MAX_BYTES:
+        raise SettingsError(str(path), None, f"a settings file of at most {SETTINGS_MAX_BYTES} bytes", "a larger file")
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "unknown position"
-        raise SettingsError(str(path), None, "valid YAML", f"a syntax error at {where}") from None
+        data = load_yaml(text, str(path))
+    except YamlRefused as exc:
+        if exc.problem == "syntax":
+            where = f"line {exc.line}" if exc.line else "unknown position"
+            raise SettingsError(str(path), None, "valid YAML", f"a syntax error at {where}") from None
+        raise SettingsError(str(path), None, "plain YAML within brain's bounds (no anchors, aliases or tags)",
+                            exc.message) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -219,6 +294,8 @@ def _validate(file: str, data: dict, *, local: bool) -> dict[str, Any]:
         if spec.local_only and not local:
             raise SettingsError(file, key, "this machine value in brain.local.yml or the environment, not the versioned brain.yml")
         values[key] = _check(file, key, spec, value)
+        if not local:
+            _check_ceiling(file, key, values[key])
     return values
 
 
@@ -302,6 +379,53 @@ def _refuse_link(path: Path, what: str) -> None:
         raise UnsafeLink(str(path), target, what)
 
 
+def _git_index_stamp(brain_dir: Path) -> list:
+    """[size, mtime] of the git index of the work tree holding ``brain_dir`` ([None, None] without one):
+    two stats, so a boot whose settings are cached learns that nothing was staged since the last check."""
+    from .gitsafe import find_worktree_root
+
+    root = find_worktree_root(brain_dir)
+    if root is None:
+        return [None, None]
+    dot_git = root / ".git"
+    index = dot_git / "index"
+    if dot_git.is_file():  # a linked worktree or submodule: `gitdir: <path>`
+        try:
+            line = dot_git.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return [None, None]
+        if line.startswith("gitdir:"):
+            index = (root / line[len("gitdir:"):].strip()) / "index"
+    try:
+        st = index.stat()
+    except OSError:
+        return [None, None]
+    return [st.st_size, st.st_mtime_ns]
+
+
+def refuse_tracked_local_settings(brain_dir: Path) -> None:
+    """Refuse a ``brain.local.yml`` that git tracks: it came with a clone, written by someone else.
+
+    The file holds this machine's values — ``backend`` (where every signal, ask, checkpoint and claim
+    is sent), ``home``, ``machine`` — and is gitignored; a committed one (``git add -f``) would let the
+    repository choose them. One ``git ls-files`` through the pinned runner (brain.gitsafe), run only when
+    the file exists and the index changed since the last check (the settings cache keeps the answer)."""
+    from .errors import BrainError, TrackedLocalSettings
+    from .gitsafe import project_repo
+
+    path = brain_dir / "brain.local.yml"
+    try:
+        repo = project_repo(brain_dir, timeout=10.0)
+        if repo is None:
+            return
+        rel = os.path.relpath(path.resolve(), repo.root)
+        found = repo.run("ls-files", "-z", "--cached", "--", rel, check=False)
+    except (BrainError, OSError, ValueError):
+        return  # no git to ask: the file is the user's as far as anyone can tell
+    if found.returncode == 0 and found.stdout.strip("\0").strip():
+        raise TrackedLocalSettings(str(path), rel)
+
+
 def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
     """Validated values of brain.yml and brain.local.yml, in that order.
 
@@ -318,6 +442,9 @@ def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
             stamps.append([name, st.st_size, st.st_mtime_ns])
         except FileNotFoundError:
             stamps.append([name, None, None])
+    if stamps[1][1] is not None:  # a brain.local.yml: whether git tracks it is known for this index state
+        stamps.append(["git-index", *_git_index_stamp(brain_dir)])
+    stamps.append(["ceilings", VERSIONED_CEILINGS])  # values cached under other ceilings are checked again
     cache = brain_dir / "runtime" / "settings.cache.json"
     try:
         cached = json.loads(cache.read_text(encoding="utf-8"))
@@ -325,6 +452,8 @@ def _read_files(brain_dir: Path) -> list[tuple[str, dict[str, Any]]]:
             return [(name, values) for name, values in cached["files"]]
     except (OSError, ValueError, TypeError, KeyError):
         pass
+    if stamps[1][1] is not None:
+        refuse_tracked_local_settings(brain_dir)
     files = [(name, _validate(str(brain_dir / name), read_yaml(brain_dir / name), local=local)) for name, local in names]
     try:
         from .memory.private import open_private

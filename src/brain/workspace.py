@@ -175,6 +175,10 @@ class Brain:
         refuse_secret_name(self.redactor, path, "path")  # a file name outlives any redaction of its text
         if role is not None:
             self.check_territory(path, layer=layer, role=role)
+        if isinstance(text, str):
+            from .yamlsafe import check_yaml_write
+
+            check_yaml_write(path, text)  # a YAML bomb in front matter or a contract: YamlRefused, nothing written
         doc = store.write(path, text, expected_hash=expected_hash, durable=durable)  # durable=False: derived files only
         _debug("wrote %s (%s bytes, %s)", path, doc.size, doc.hash[:12])
         for listener in self._write_listeners:

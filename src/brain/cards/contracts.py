@@ -40,12 +40,15 @@ def normalize_route(text: str) -> str:
 
 def parse_contract(data: bytes) -> Contract:
     """Parse a contract file; a broken one becomes a Contract carrying the error."""
-    import yaml
+    from ..errors import YamlRefused
+    from ..yamlsafe import load_yaml
 
     try:
-        raw = yaml.safe_load(data.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raw = load_yaml(data.decode("utf-8"), "contract")
+    except UnicodeDecodeError as exc:
         return Contract(error=f"not valid YAML/UTF-8 ({type(exc).__name__})")
+    except YamlRefused as exc:
+        return Contract(error="not valid YAML" if exc.problem == "syntax" else f"refused YAML ({exc.problem})")
     if raw is None:
         return Contract()
     if not isinstance(raw, dict):

@@ -30,7 +30,6 @@ a file system; ``scan`` produces that listing from disk.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -335,28 +334,13 @@ def _ancestors(folder: str):
         folder = _parent(folder)
 
 
-def glob_to_regex(pattern: str) -> re.Pattern:
-    """A folder glob: ``*`` stays inside one path segment, ``**`` crosses segments."""
-    pattern = pattern.strip().strip("/")
-    out = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
+def glob_to_regex(pattern: str):
+    """A folder glob of brain.yml `modules:`, compiled (brain.security.globs): ``*`` stays inside one path
+    segment, ``**`` crosses segments, ``[`` is a literal; ``.match(folder)`` in time linear in the folder
+    (a backtracking regex let a versioned glob of many stars cost minutes per folder)."""
+    from ..security.globs import compile_glob
+
+    return compile_glob(pattern, classes=False, below=False)
 
 
 @dataclass

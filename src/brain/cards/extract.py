@@ -20,9 +20,10 @@ def _openapi(raw: bytes, path: str) -> dict:
         if path.endswith(".json"):
             data = json.loads(raw)
         else:
-            import yaml
+            from ..yamlsafe import load_yaml
 
-            data = yaml.safe_load(raw.decode("utf-8"))
+            # a spec the project did not write: aliases allowed, counted expanded
+            data = load_yaml(raw.decode("utf-8"), path, aliases=True, max_nodes=1_000_000)
     except Exception as exc:  # noqa: BLE001 - a broken spec is a file not read
         return {"status": "unread", "reason": f"not valid {'JSON' if path.endswith('.json') else 'YAML'} ({type(exc).__name__})"}
     routes = []

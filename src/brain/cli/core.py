@@ -168,8 +168,14 @@ def cmd_state(args) -> int:
 
 
 def cmd_doctor(args) -> int:
-    brain = open_from_args(args)
-    checks = brain.doctor()
+    from ..errors import TrackedLocalSettings
+
+    try:
+        brain = open_from_args(args)
+        checks = brain.doctor()
+    except TrackedLocalSettings as exc:  # nothing else can be checked until it is gone: say so, with the fix
+        checks = [{"check": "local settings", "ok": False, "level": "error", "detail": exc.message, "fix": exc.hint,
+                   "file": exc.path}]
 
     def render(items):
         marks = {"ok": "ok  ", "info": "info", "warning": "warn", "error": "FAIL"}

@@ -18,7 +18,6 @@ __all__ = ["normalize_item", "relative_to_root", "item_kind", "items_overlap", "
            "overlapping_pairs"]
 
 NAME_PREFIX = "name:"
-_ALPHABET = [chr(c) for c in range(32, 127) if chr(c) != "/"] + ["\u00e9", "\u4e2d"]
 
 
 def item_kind(item: str) -> str:
@@ -50,7 +49,10 @@ def relative_to_root(item: str, root: str | None) -> str:
 
 
 def _tokens(segment: str) -> tuple:
-    """A segment glob as tokens: ('lit', c) | ('any',) | ('star',) | ('set', frozenset, negated)."""
+    """A segment glob as tokens: ('lit', c) | ('any',) | ('star',) | ('set', ranges, negated).
+
+    A set keeps its ranges, never the characters they span: ``[ -\uffff]`` is one pair, not 65,000
+    characters (an agent's claim chooses them; expanded, one comparison of two such claims took seconds)."""
     out: list = []
     i = 0
     while i < len(segment):
@@ -74,21 +76,57 @@ def _tokens(segment: str) -> tuple:
                 out.append(("lit", c))
             else:
                 body = segment[start:j]
-                chars: set[str] = set()
+                ranges: list[tuple[int, int]] = []
                 k = 0
                 while k < len(body):
                     if k + 2 < len(body) and body[k + 1] == "-":
-                        chars.update(chr(x) for x in range(ord(body[k]), ord(body[k + 2]) + 1))
+                        if ord(body[k]) <= ord(body[k + 2]):
+                            ranges.append((ord(body[k]), ord(body[k + 2])))
                         k += 3
                     else:
-                        chars.add(body[k])
+                        ranges.append((ord(body[k]), ord(body[k])))
                         k += 1
-                out.append(("set", frozenset(chars), negated))
+                out.append(("set", _merged(ranges), negated))
                 i = j
         else:
             out.append(("lit", c))
         i += 1
     return tuple(out)
+
+
+_MAX_CHAR = 0x10FFFF
+_SLASH = ord("/")
+
+
+def _merged(ranges: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    out: list[list[int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], hi)
+        else:
+            out.append([lo, hi])
+    return tuple((lo, hi) for lo, hi in out)
+
+
+def _complement(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """The characters of a path segment (anything but '/') outside ``ranges``."""
+    out, low = [], 0
+    for lo, hi in _merged([*ranges, (_SLASH, _SLASH)]):
+        if lo > low:
+            out.append((low, lo - 1))
+        low = hi + 1
+    if low <= _MAX_CHAR:
+        out.append((low, _MAX_CHAR))
+    return tuple(out)
+
+
+def _positive(token: tuple) -> tuple[tuple[int, int], ...]:
+    """The characters a one-character token accepts, as ranges."""
+    if token[0] == "lit":
+        return ((ord(token[1]), ord(token[1])),)
+    if token[0] == "any":
+        return _complement(())
+    return _complement(token[1]) if token[2] else token[1]
 
 
 def _accepts(token: tuple, char: str) -> bool:
@@ -97,54 +135,70 @@ def _accepts(token: tuple, char: str) -> bool:
         return token[1] == char
     if kind == "any":
         return True
-    return (char in token[1]) != token[2]
+    code = ord(char)
+    return any(lo <= code <= hi for lo, hi in token[1]) != token[2]
 
 
 def _chars_meet(a: tuple, b: tuple) -> bool:
+    """Whether some one character is accepted by both tokens: ranges intersected, linear in their number."""
     if a[0] == "lit":
         return _accepts(b, a[1])
     if b[0] == "lit":
         return _accepts(a, b[1])
     if a[0] == "any" or b[0] == "any":
         return True
-    candidates = set(a[1]) | set(b[1]) | set(_ALPHABET)
-    return any(_accepts(a, c) and _accepts(b, c) for c in candidates)
+    ra, rb = _positive(a), _positive(b)
+    i = j = 0
+    while i < len(ra) and j < len(rb):
+        if ra[i][1] < rb[j][0]:
+            i += 1
+        elif rb[j][1] < ra[i][0]:
+            j += 1
+        else:
+            return True
+    return False
+
+
+def _reaches_end(n: int, m: int, a_star, b_star, meet_at) -> bool:
+    """Whether (n, m) is reachable from (0, 0) in the grid of the two-pattern intersection.
+
+    Moves, as before: a star of ``a`` at i matches nothing (i+1) or absorbs b's token (j+1); the same
+    for a star of ``b``; two one-item tokens that meet advance together. Iterative (two rows), so a
+    400-character claim neither recurses 800 deep nor builds a memo of every pair."""
+    row = bytearray(m + 1)
+    row[0] = 1
+    for i in range(n + 1):
+        nxt = bytearray(m + 1)
+        for j in range(m + 1):
+            if not row[j]:
+                continue
+            if i == n and j == m:
+                return True
+            if i < n and a_star(i):
+                nxt[j] = 1
+                if j < m:
+                    row[j + 1] = 1
+            elif j < m and b_star(j):
+                row[j + 1] = 1
+                if i < n:
+                    nxt[j] = 1
+            elif i < n and j < m and meet_at(i, j):
+                nxt[j + 1] = 1
+        row = nxt
+    return False
 
 
 @lru_cache(maxsize=4096)
 def segments_meet(a: str, b: str) -> bool:
     """True when some single path segment matches both segment globs."""
     ta, tb = _tokens(a), _tokens(b)
-
-    @lru_cache(maxsize=None)
-    def meet(i: int, j: int) -> bool:
-        if i == len(ta) and j == len(tb):
-            return True
-        if i < len(ta) and ta[i] == ("star",):  # empty, or it absorbs b's next token
-            return meet(i + 1, j) or (j < len(tb) and meet(i, j + 1))
-        if j < len(tb) and tb[j] == ("star",):
-            return meet(i, j + 1) or (i < len(ta) and meet(i + 1, j))
-        if i < len(ta) and j < len(tb):
-            return _chars_meet(ta[i], tb[j]) and meet(i + 1, j + 1)
-        return False
-
-    return meet(0, 0)
+    return _reaches_end(len(ta), len(tb), lambda i: ta[i] == ("star",), lambda j: tb[j] == ("star",),
+                        lambda i, j: _chars_meet(ta[i], tb[j]))
 
 
 def _paths_meet(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    @lru_cache(maxsize=None)
-    def meet(i: int, j: int) -> bool:
-        if i == len(a) and j == len(b):
-            return True
-        if i < len(a) and a[i] == "**":
-            return meet(i + 1, j) or (j < len(b) and meet(i, j + 1))
-        if j < len(b) and b[j] == "**":
-            return meet(i, j + 1) or (i < len(a) and meet(i + 1, j))
-        if i < len(a) and j < len(b):
-            return segments_meet(a[i], b[j]) and meet(i + 1, j + 1)
-        return False
-
-    return meet(0, 0)
+    return _reaches_end(len(a), len(b), lambda i: a[i] == "**", lambda j: b[j] == "**",
+                        lambda i, j: segments_meet(a[i], b[j]))
 
 
 _GLOB = frozenset("*?[")

@@ -14,7 +14,7 @@ from typing import Callable
 
 from ..errors import InvalidInput, NotFound, RevisionConflict, TooLarge
 
-__all__ = ["LiveState", "LiveEntry", "LiveLimits", "STATUSES", "render_lean"]
+__all__ = ["LiveState", "LiveEntry", "LiveLimits", "STATUSES", "render_lean", "normalize_live_key", "fold_live_key"]
 
 STATUSES = ("idle", "working", "done", "blocked", "stalled")
 _FIELDS = ("intent", "progress", "delegation")
@@ -45,6 +45,29 @@ class LiveEntry:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def normalize_live_key(key: object) -> str:
+    """The one spelling of a live-state key: Unicode NFKC, outer spaces dropped, inner runs of spaces one.
+
+    Keys are compared in this form and folded (``fold_live_key``), so `` sess-1@box`` (a leading
+    space), ``SESS-1@box`` or ``ｓｅｓｓ-1@box`` are the session ``sess-1@box`` and not a look-alike row
+    beside it on the board; a key holding an invisible (format) or control character is refused."""
+    import unicodedata
+
+    if not isinstance(key, str) or not key.strip():
+        raise InvalidInput("a live-state key is required", field="key")
+    text = " ".join(unicodedata.normalize("NFKC", key).split())
+    for ch in text:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp"):
+            raise InvalidInput(f"a live-state key may not hold the invisible or control character U+{ord(ch):04X}",
+                               field="key")
+    return text
+
+
+def fold_live_key(key: str) -> str:
+    """The form two keys are compared in: normalized, then case-folded."""
+    return normalize_live_key(key).casefold()
 
 
 def _bounded(value: str, field: str, limit: int) -> str:
@@ -80,8 +103,7 @@ class LiveState:
         return entry
 
     def _validate(self, key, intent, progress, delegation, status) -> dict:
-        if not isinstance(key, str) or not key.strip():
-            raise InvalidInput("a live-state key is required", field="key")
+        key = normalize_live_key(key)
         _bounded(key, "key", self.limits.key)
         from ..security.redact import refuse_secret_name
 
@@ -107,6 +129,7 @@ class LiveState:
         """
         values = {name: self.redact(value) if name in _FIELDS and isinstance(value, str) else value
                   for name, value in values.items()}
+        key = self.canonical_key_in(tx, key)
         now = self.clock()
         if expected_revision is not None:
             from ..bounds import MAX_ID, bounded_int
@@ -130,6 +153,25 @@ class LiveState:
         tx.notify("brain_live")
         return LiveEntry(key, row[0], row[1], row[2], row[3], int(row[4]), writer, now)
 
+    def canonical_key_in(self, tx, key: str) -> str:
+        """``key`` as it is already spelled on the board, inside a caller's transaction: the session id or
+        the existing key it equals once normalized and case-folded, else its normalized form. Both
+        backends: sessions are matched with SQL ``lower`` (ids are ASCII after NFKC), keys in Python."""
+        key = normalize_live_key(key)
+        folded = key.casefold()
+        rows = tx.execute("SELECT id FROM sessions WHERE lower(id) = ? ORDER BY id LIMIT 1", (key.lower(),))
+        if rows:
+            return rows[0][0]
+        for (existing,) in tx.execute("SELECT key FROM livestate ORDER BY key"):
+            if existing == key or existing.casefold() == folded:
+                return existing
+        return key
+
+    def canonical_key(self, key: str) -> str:
+        """``canonical_key_in`` in its own read transaction (the MCP access check compares this form)."""
+        with self.backend.transaction(write=False) as tx:
+            return self.canonical_key_in(tx, key)
+
     def _prune(self, tx, now: float) -> None:
         tx.execute("DELETE FROM livestate WHERE updated < ? OR key NOT IN (SELECT key FROM livestate "
                    "ORDER BY updated DESC, key LIMIT ?)", (now - self.limits.ttl, self.limits.max_keys))
@@ -148,6 +190,7 @@ class LiveState:
                    "WHERE updated >= ?")
             params: list = [now - self.limits.ttl]
             if key is not None:
+                key = self.canonical_key_in(tx, key)
                 sql += " AND key = ?"
                 params.append(key)
             rows = tx.execute(sql + " ORDER BY updated DESC, key LIMIT ?", (*params, self.limits.max_keys))

@@ -105,13 +105,14 @@ def _check(brain, principal, tool: str, argument: str, kind: str, value) -> None
         if not _owns(brain, principal, str(value)):
             raise _refuse(principal, tool, argument, f"session {value}")
     elif kind == LIVE_KEY:
-        key = str(value)
-        if key.startswith("sess-") or _is_session(brain, key):
+        key = brain.livestate.canonical_key(str(value))  # ` sess-…`, `SESS-…` are that session's key
+        if key.casefold().startswith("sess-") or _is_session(brain, key):
             if not _owns(brain, principal, key):
                 raise _refuse(principal, tool, argument, f"live-state key {key} (a session)",
                               "leave key empty to write your own session's entry, or use a key that names no "
                               "session (a workstream)")
-        elif key != principal.session_role and key in _token_roles(brain):
+        elif key.casefold() != (principal.session_role or "").casefold() \
+                and key.casefold() in {r.casefold() for r in _token_roles(brain)}:
             raise _refuse(principal, tool, argument, f"live-state key {key} (another token's role)",
                           "a role's key is written by that role's tokens; use your session or a workstream key")
     elif kind == CLAIM:

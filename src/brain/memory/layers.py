@@ -23,7 +23,9 @@ TIERS = ("always", "hot", "warm", "cold")
 
 
 _SIMPLE_LINE = re.compile(r"^([A-Za-z_][\w-]*):[ \t]*(.*?)[ \t]*$")
-_PLAIN = re.compile(r"^(?:[A-Za-z_][\w.@/+-]*(?: [\w.@/+-]+)*|0|[1-9]\d*)$")
+# numbers of at most 18 digits: a longer one goes to brain.yamlsafe, which refuses it (int() of
+# 5,000 digits raises ValueError, and it is quadratic below that)
+_PLAIN = re.compile(r"^(?:[A-Za-z_][\w.@/+-]*(?: [\w.@/+-]+)*|0|[1-9]\d{0,17})$")
 _YAML_WORDS = {"null", "~", "yes", "no", "on", "off", "y", "n", "true", "false"}
 
 
@@ -77,11 +79,14 @@ def parse_front_matter(text: str, source: str) -> tuple[dict, str]:
     meta = _simple_front_matter(text[4:end])
     if meta is not None:
         return meta, text[end + 4:].lstrip("\n")
-    import yaml
+    from ..errors import YamlRefused
+    from ..yamlsafe import load_yaml
 
     try:
-        meta = yaml.safe_load(text[4:end]) or {}
-    except yaml.YAMLError:
+        meta = load_yaml(text[4:end], source) or {}
+    except YamlRefused as exc:
+        if exc.problem != "syntax":
+            raise
         raise InvalidInput(f"{source}: the front matter between --- lines is not valid YAML", field="front_matter") from None
     if not isinstance(meta, dict):
         raise InvalidInput(f"{source}: the front matter must be a mapping", field="front_matter")
