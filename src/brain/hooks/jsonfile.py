@@ -41,7 +41,8 @@ def parse_json_text(text: str | None, path) -> dict:
     try:
         data = loads_json(text)  # a file nested 100,000 deep is invalid JSON here, not a RecursionError
     except ValueError as exc:
-        raise InvalidInput(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); nothing was changed",
+        where = f"{exc.msg} at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else str(exc)[:200]
+        raise InvalidInput(f"{path} is not valid JSON ({where}); nothing was changed",
                            field="file", hint="fix the file, then install again") from None
     if not isinstance(data, dict):
         raise InvalidInput(f"{path} does not hold a JSON object; nothing was changed", field="file")
