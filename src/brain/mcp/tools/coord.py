@@ -1,19 +1,20 @@
 """Coordination MCP tools: claims, signals, checkpoints, ask/reply, live state.
 
-The connection's session is created at its first tool call that acts as a session
-(brain_boot, which the instructions say to call first, or any coordination tool), not at
-the handshake: a health check or a tool listing (`claude mcp list`, an Inspector call:
-initialize, list tools, disconnect) leaves no session behind. The handshake only
-records who connected (``on_initialize``), for the role. The id is
-``sess-YYYYMMDD-HHMM-<role>@<machine>``, the role coming from BRAIN_ROLE or the
-client's name. Every tool defaults to that session; each call is its heartbeat. The
-session ends (claims released) when the server stops.
+A connection is a session from its handshake: ``initialize`` (handshake-era clients),
+``server/discover`` (2026-07-28 clients that probe), or over stdio the first request of a
+2026-07-28 client that pins its version. So an agent is on the board, and can be asked,
+while it cold-starts. The id is ``sess-YYYYMMDD-HHMM-<role>@<machine>``, the role coming
+from BRAIN_ROLE, else the client's name (``brain.coord.clients.client_role``), else
+``agent``. Every tool defaults to that session; each call is its heartbeat. When the
+connection closes (stdio: the client closed the pipe; HTTP: the server stops) the session
+ends, claims released; a session whose connection made no tool call and left no trace (a
+health check: ``claude mcp list``, ``codex mcp list``, an ``initialize`` + ``tools/list``) is
+deleted at once, so health checks never pile up on the board.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import threading
 from typing import Annotated, Literal
 
@@ -23,12 +24,20 @@ from ...errors import InvalidInput
 from ..access import ASK_MADE, ASK_RECEIVED, CLAIM, LIVE_KEY, SESSION, ActsAs, Addresses, ReadsBoard
 from ..registry import ClientHello, ToolOutput, ToolRegistry
 
-__all__ = ["register", "connection_session", "start_connection_session"]
+__all__ = ["register", "connection_session", "start_connection_session", "connection_role"]
 
 _lock = threading.Lock()
 
 Session = Annotated[str | None, Field(description="Your session id; leave empty to use this connection's own "
-                                                  "session (started at its first call)."), ActsAs(SESSION)]
+                                                  "session (started at its handshake)."), ActsAs(SESSION)]
+
+
+def connection_role(brain, hello: ClientHello | None = None) -> str:
+    """The role of this connection's session: BRAIN_ROLE, else the client's name, else the default role."""
+    from ...coord.clients import client_role
+
+    hello = hello or getattr(brain, "_mcp_hello", None)
+    return client_role(brain.env.get("BRAIN_ROLE") or (hello.client_name if hello else None))
 
 
 def start_connection_session(brain, hello: ClientHello | None = None) -> str:
@@ -46,8 +55,7 @@ def start_connection_session(brain, hello: ClientHello | None = None) -> str:
         if existing:
             return existing
         hello = hello or getattr(brain, "_mcp_hello", None)
-        role = brain.env.get("BRAIN_ROLE") or (hello.client_name if hello and hello.client_name else "agent")
-        role = re.sub(r"[^A-Za-z0-9_-]+", "-", role).strip("-")[:40] or "agent"
+        role = connection_role(brain, hello)
         client = client_pid() if hello is not None and hello.transport == "stdio" else None
         if client is None:
             info = brain.coord.start_session(role, pid=os.getpid())  # the server process is the session's life
@@ -73,18 +81,19 @@ def connection_session(brain, session: str | None = None) -> str:
 
 def register(tools: ToolRegistry) -> None:
     @tools.on_initialize
-    def _remember_who_connected(brain, hello: ClientHello) -> None:
-        from ...team.identity import current_principal
-
-        brain._mcp_hello = hello  # the session itself starts at the first call that needs one
-        if current_principal() is not None:  # team server: the token's one session, reused by its every connection
-            start_connection_session(brain, hello)
+    def _session_from_the_handshake(brain, hello: ClientHello) -> None:
+        brain._mcp_hello = hello
+        start_connection_session(brain, hello)  # on the team server: the token's one session
 
     @tools.on_close
     def _end_session(brain) -> None:
         sid = getattr(brain, "_mcp_session", None)
-        if sid and not getattr(brain, "_mcp_session_joined", False):
+        if not sid or getattr(brain, "_mcp_session_joined", False):
+            return
+        if getattr(brain, "_mcp_tool_calls", 0):
             brain.coord.end_session(sid)
+        else:  # a health check: nothing to keep (unless someone else joined it or asked it something)
+            brain.coord.discard_session(sid)
 
     @tools.tool(title="Sessions", read_only=True)
     def brain_sessions(brain, include_gone: Annotated[bool, Field(description="Also list gone and ended sessions.")]
