@@ -194,7 +194,9 @@ def register(tools: ToolRegistry) -> None:
     @tools.tool(title="Ask another agent and wait")
     async def ask_agent(
         brain,
-        target: Annotated[str | None, Field(description="The session id to ask (see brain_sessions)."),
+        target: Annotated[str | None, Field(description="The session id to ask (see brain_sessions), or a role "
+                                                        "(e.g. codex, review): its one live session, waited for "
+                                                        "while that agent is still starting."),
                           Addresses()] = None,
         question: Annotated[str | None, Field(description="The question, self-contained.")] = None,
         timeout: Annotated[float | None, Field(description="Give up sooner than the absolute timeout (600 s by "
@@ -209,20 +211,33 @@ def register(tools: ToolRegistry) -> None:
         """Ask another session a question and block until exactly one of: its reply (outcome reply); the
         target seen stalled (outcome stalled: target silent, no reply); the absolute timeout (outcome
         timeout). Every path returns in bounded time. Asking a session that is waiting on you is refused
-        (wait_cycle): answer your inbox first. Structured content: {outcome, answer, ticket}."""
+        (wait_cycle): answer your inbox first. A role as target waits for that role's agent to connect
+        first (no ticket yet if it has not: pending, ask again). Structured content: {outcome, answer, ticket}."""
+        import time
+
+        from ...coord.targets import arm_addressed
         from ..calls import in_thread, wait_for_ask
 
         coord = brain.coord
 
-        def arm() -> str:
+        def arm():  # a ticket to keep waiting on, the armed Ask, or the outcome when nothing was asked
             sid = connection_session(brain, session)
             if ticket is not None:
                 return ticket
             if not target or not question:
                 raise InvalidInput("ask_agent needs target and question (or ticket to keep waiting)", field="target")
-            return coord.arm(sid, target, question, timeout=timeout).ticket
+            return arm_addressed(coord, sid, target, question, timeout=timeout, wait_seconds=wait_seconds)
 
-        armed = await in_thread(arm)  # the wait below runs on the event loop: it holds no worker thread
+        started = time.monotonic()
+        armed = await in_thread(arm)  # a role's cold start is waited for there; the ask's wait holds no thread
+        if not isinstance(armed, str):
+            if armed.ticket is None:  # no agent of that role connected in time: nothing was asked
+                text = ("timed out, no reply: no session of that role connected" if armed.outcome == "timeout" else
+                        f"no session of role {target} has connected yet: call ask_agent again to keep waiting")
+                return ToolOutput(f"[{armed.outcome}] {text}", armed.to_dict())
+            armed = armed.ticket
+        if wait_seconds is not None:  # this call's bound covers the wait for the handshake too
+            wait_seconds = max(wait_seconds - (time.monotonic() - started), 0.001)
         result = await wait_for_ask(coord, armed, wait_seconds=wait_seconds)
         text = {"reply": result.answer or "", "stalled": "target silent, no reply",
                 "timeout": "timed out, no reply",
