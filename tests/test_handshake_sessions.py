@@ -144,23 +144,22 @@ def test_an_ask_by_role_waits_for_the_agent_to_connect_and_gets_its_reply(served
     early = arm_addressed(b.coord, lead, "codex", "which port?", wait_seconds=0.05)
     assert (early.outcome, early.ticket) == ("pending", None)  # cold start: nothing asked yet
     assert b.coord.asks() == []
-    answered = threading.Event()
+    answered, stop = threading.Event(), threading.Event()
     errors: list[BaseException] = []
 
     def codex_agent() -> None:  # connects, then answers what its inbox holds
         server = RawStdioServer(repo, **env)
         try:
             handshake(server, "codex-mcp-client", HANDSHAKE_PROTOCOL_VERSIONS[-1])
-            while not answered.is_set():
+            while not (answered.is_set() or stop.is_set()):
                 items = server.send("tools/call", {"name": "inbox", "arguments": {}})["result"]
                 for item in items["structuredContent"]["items"]:
                     server.send("tools/call", {"name": "reply", "arguments": {"ticket": item["ticket"],
                                                                               "answer": "8080"}})
                     answered.set()
-                answered.wait(0.05)
+                stop.wait(0.05)
         except BaseException as exc:  # noqa: BLE001 - reported by the test thread
             errors.append(exc)
-            answered.set()
         finally:
             server.close()
 
@@ -171,7 +170,7 @@ def test_an_ask_by_role_waits_for_the_agent_to_connect_and_gets_its_reply(served
         assert armed.target.endswith("-codex@testbox")
         result = b.coord.wait(armed.ticket)
     finally:
-        answered.wait(BOUND)
+        stop.set()  # whatever happened, the agent leaves
         agent.join(BOUND)
     assert not errors, errors
     assert (result.outcome, result.answer) == ("reply", "8080")
