@@ -8,7 +8,7 @@ from BRAIN_ROLE, else the client's name (``brain.coord.clients.client_role``), e
 ``agent``. Every tool defaults to that session; each call is its heartbeat. When the
 connection closes (stdio: the client closed the pipe; HTTP: the server stops) the session
 ends, claims released; a session whose connection made no tool call and left no trace (a
-health check: ``claude mcp list``, ``codex mcp list``, an ``initialize`` + ``tools/list``) is
+health check: ``claude mcp list``, an ``initialize`` + ``tools/list``) is
 deleted at once, so health checks never pile up on the board.
 """
 
