@@ -124,6 +124,37 @@ def test_an_http_client_is_a_session_from_its_handshake(served, repo):
     assert b.coord.session(session.id).liveness == "gone"
 
 
+# -- alive while connected ---------------------------------------------------------------------------
+def test_a_connected_agent_stays_alive_past_the_stall_window_without_calling_anything(served, repo):
+    b, env = served
+    (b.dir / "brain.yml").write_text("version: 1\ncoord:\n  stall_seconds: 1\n  gone_seconds: 2\n")
+    b = brainlib.open(repo)
+    server = RawStdioServer(repo, **env)
+    try:
+        handshake(server, "codex", HANDSHAKE_PROTOCOL_VERSIONS[-1])
+        [session] = b.coord.sessions()
+        # the server beats for the idle agent: seen again after a whole gone window (no call was made)
+        beaten = wait_for(lambda: (lambda s: s if s.last_seen > session.started + 2.5 else None)(
+            b.coord.session(session.id)))
+        assert beaten.liveness == "alive"
+    finally:
+        server.close()
+    assert b.coord.sessions(include_gone=True) == []
+
+
+def wait_for(predicate, bound: float = BOUND):
+    """Poll ``predicate`` until it returns something true, at most ``bound`` seconds (a condition, not a delay)."""
+    import time
+
+    deadline = time.monotonic() + bound
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.05)
+
+
 # -- a killed server ---------------------------------------------------------------------------------
 def test_a_sigkilled_server_is_seen_gone_through_its_pid_and_an_ask_to_it_stalls(served, repo):
     b, env = served

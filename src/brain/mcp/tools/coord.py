@@ -5,7 +5,8 @@ A connection is a session from its handshake: ``initialize`` (handshake-era clie
 2026-07-28 client that pins its version. So an agent is on the board, and can be asked,
 while it cold-starts. The id is ``sess-YYYYMMDD-HHMM-<role>@<machine>``, the role coming
 from BRAIN_ROLE, else the client's name (``brain.coord.clients.client_role``), else
-``agent``. Every tool defaults to that session; each call is its heartbeat. When the
+``agent``. Every tool defaults to that session; each call is its heartbeat, and over stdio the
+server beats for an idle agent while it is connected (brain.coord.keepalive). When the
 connection closes (stdio: the client closed the pipe; HTTP: the server stops) the session
 ends, claims released; a session whose connection made no tool call and left no trace (a
 health check: ``claude mcp list``, an ``initialize`` + ``tools/list``) is
@@ -82,11 +83,22 @@ def connection_session(brain, session: str | None = None) -> str:
 def register(tools: ToolRegistry) -> None:
     @tools.on_initialize
     def _session_from_the_handshake(brain, hello: ClientHello) -> None:
+        from ...team.identity import current_principal
+
         brain._mcp_hello = hello
-        start_connection_session(brain, hello)  # on the team server: the token's one session
+        sid = start_connection_session(brain, hello)  # on the team server: the token's one session
+        if hello.transport == "stdio" and current_principal() is None and getattr(brain, "_mcp_beat", None) is None:
+            from ...coord.keepalive import ConnectionHeartbeat, beat_interval
+
+            # one stdio connection is one agent: alive while connected, however long it makes no call
+            brain._mcp_beat = ConnectionHeartbeat(brain.coord, sid,
+                                                  beat_interval(brain.coord.config.stall_seconds)).start()
 
     @tools.on_close
     def _end_session(brain) -> None:
+        beat = getattr(brain, "_mcp_beat", None)
+        if beat is not None:
+            beat.stop()
         sid = getattr(brain, "_mcp_session", None)
         if not sid or getattr(brain, "_mcp_session_joined", False):
             return
