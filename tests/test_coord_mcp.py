@@ -1,4 +1,4 @@
-"""The coordination MCP tools: the session starts at the first tool call (never at a bare handshake), and
+"""The coordination MCP tools: the session starts at the handshake (a health check leaves nothing behind), and
 every tool answers over a real stdio server (the test process plays the other session through the library)."""
 
 from __future__ import annotations
@@ -36,23 +36,36 @@ def wait_for(predicate, bound: float = BOUND):
         time.sleep(0.01)
 
 
-def test_a_handshake_and_a_tool_listing_leave_no_session_the_first_call_starts_it(brain, repo):
+def handshake(server: RawStdioServer, name: str, version: str = "2025-06-18") -> dict:
+    init = server.send("initialize", {"protocolVersion": version, "capabilities": {},
+                                      "clientInfo": {"name": name, "version": "1.0"}})
+    server.send("notifications/initialized", notify=True)
+    return init
+
+
+def test_the_handshake_starts_the_session_and_a_health_check_leaves_nothing_behind(brain, repo):
     server = RawStdioServer(repo)
     try:
-        init = server.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                          "clientInfo": {"name": "claude-code", "version": "1.0"}})
-        assert "result" in init
-        server.send("notifications/initialized", notify=True)
-        assert server.send("tools/list", {})["result"]["tools"]
-        assert brain.coord.sessions(include_gone=True) == []  # a health check: nothing left behind
-        boot = server.send("tools/call", {"name": "brain_boot", "arguments": {}})["result"]
-        assert boot["isError"] is False
-        [session] = brain.coord.sessions()
+        assert "result" in handshake(server, "claude-code")
+        [session] = brain.coord.sessions()  # on the board while it cold-starts: answered means started
         assert session.role == "claude-code" and session.id.endswith("-claude-code@testbox")
         assert session.liveness == "alive"
+        assert server.send("tools/list", {})["result"]["tools"]
     finally:
         server.close()
-    assert brain.coord.session(session.id).liveness == "gone"
+    assert brain.coord.sessions(include_gone=True) == []  # a health check: nothing left behind
+
+    server = RawStdioServer(repo)
+    try:
+        handshake(server, "codex-mcp-client")
+        [session] = brain.coord.sessions()
+        assert session.role == "codex"
+        boot = server.send("tools/call", {"name": "brain_boot", "arguments": {}})["result"]
+        assert boot["isError"] is False
+        assert [s.id for s in brain.coord.sessions()] == [session.id]  # the call uses the handshake's session
+    finally:
+        server.close()
+    assert brain.coord.session(session.id).liveness == "gone"  # it did something: ended, kept
 
 
 def test_every_coordination_tool_over_stdio(brain, repo):

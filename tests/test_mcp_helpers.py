@@ -19,7 +19,7 @@ BOUND = 60.0  # seconds any wait on the server may take before the test fails
 
 def server_env(**extra: str) -> dict[str, str]:
     """The variables the server needs (the stdio client adds PATH, HOME...)."""
-    env = {k: os.environ[k] for k in ("BRAIN_HOME", "BRAIN_MACHINE") if k in os.environ}
+    env = {k: os.environ[k] for k in ("BRAIN_HOME", "BRAIN_MACHINE", "PYTHONPATH") if k in os.environ}
     env.update(extra)
     return env
 

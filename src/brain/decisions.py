@@ -360,7 +360,18 @@ What becomes easier, what becomes harder, what to watch.
 """
 
 
-def _write_repo_file(brain, path: Path, text: str) -> None:
+def _check_territories(brain, paths: list[Path], role: str | None) -> None:
+    """Refuse (TerritoryRefused) before anything is written when ``role`` may not write one of the records
+    under .brain/ (a folder outside the memory has no territory); the index is derived and not checked."""
+    for path in paths:
+        try:
+            rel = path.relative_to(brain.dir).as_posix()
+        except ValueError:
+            continue
+        brain.check_territory(rel, role=role)
+
+
+def _write_repo_file(brain, path: Path, text: str, role: str | None = None) -> None:
     """Records under .brain/ go through the brain's write path; a configured folder elsewhere is written atomically."""
     try:
         rel = path.relative_to(brain.dir).as_posix()
@@ -372,11 +383,12 @@ def _write_repo_file(brain, path: Path, text: str) -> None:
                               "the decisions folder or the record is a symbolic link: links are never written through")
         atomic_write_bytes(path, brain.redactor(text).encode("utf-8"))  # the same redaction as brain.write
         return
-    brain.write(rel, text)
+    brain.write(rel, text, role=role)
 
 
 def new_decision(brain, title: str, *, status: str = "proposed", modules: list[str] | None = None,
-                 supersedes: str | int | None = None, body: str | None = None, today: str | None = None) -> dict:
+                 supersedes: str | int | None = None, body: str | None = None, today: str | None = None,
+                 role: str | None = None) -> dict:
     if not isinstance(title, str) or not title.strip() or "\n" in title:
         raise InvalidInput("a decision needs a one-line title", field="title")
     if status not in ("proposed", "accepted"):
@@ -399,9 +411,10 @@ def new_decision(brain, title: str, *, status: str = "proposed", modules: list[s
         if body:
             head = text[: text.index("## Context")]
             text = head + body.lstrip("\n") + ("" if body.endswith("\n") else "\n")
-        _write_repo_file(brain, path, text)
+        _check_territories(brain, [path] + ([brain.repo / old.path] if old is not None else []), role)
+        _write_repo_file(brain, path, text, role)
         if old is not None:
-            _set_status_text(brain, old, f"superseded by {number:04d}")
+            _set_status_text(brain, old, f"superseded by {number:04d}", role)
         _write_index(brain)
         rel = path.relative_to(brain.repo).as_posix()
         return next(r.to_dict() for r in load_decisions(brain) if r.path == rel)
@@ -422,7 +435,7 @@ def _only_record(records: list[Decision], number: int) -> Decision:
     return holding[0]
 
 
-def _set_status_text(brain, record: Decision, status_text: str) -> None:
+def _set_status_text(brain, record: Decision, status_text: str, role: str | None = None) -> None:
     path = brain.repo / record.path
     text = path.read_bytes().decode("utf-8")
     pattern = re.compile(r"^(\s*(?:[-*]\s*)?(?:\*\*)?Status(?:\*\*)?\s*:\s*(?:\*\*)?\s*).*$", re.M | re.I)
@@ -434,10 +447,10 @@ def _set_status_text(brain, record: Decision, status_text: str) -> None:
         lines = text.splitlines(keepends=True)
         idx = next((i + 1 for i, line in enumerate(lines) if line.startswith("# ")), 0)
         new = "".join(lines[:idx]) + f"\n- Status: {status_text}\n" + "".join(lines[idx:])
-    _write_repo_file(brain, path, new)
+    _write_repo_file(brain, path, new, role)
 
 
-def set_status(brain, number: str | int, status: str) -> dict:
+def set_status(brain, number: str | int, status: str, *, role: str | None = None) -> dict:
     if status not in ("proposed", "accepted", "rejected", "deprecated"):
         raise InvalidInput("status must be proposed, accepted, rejected or deprecated "
                            "(supersede with `brain decision new TITLE --supersedes N`)", field="status")
@@ -447,6 +460,6 @@ def set_status(brain, number: str | int, status: str) -> dict:
         if not nums or nums[0] not in {r.number for r in records}:
             raise NotFound(f"decision {number}", hint="`brain decisions --all` lists the records")
         record = _only_record(records, nums[0])
-        _set_status_text(brain, record, status)
+        _set_status_text(brain, record, status, role)
         _write_index(brain)
         return next(r.to_dict() for r in load_decisions(brain) if r.path == record.path)

@@ -94,7 +94,7 @@ ENVIRONMENT: dict[str, str] = {
     "BRAIN_LOG": "Debug logging: a level (`debug`, `info`) to stderr, or `debug:/path/file.log`. Never stdout.",
     "BRAIN_DIR": "The `.brain/` folder to use instead of searching upwards from the current folder.",
     "BRAIN_SESSION": "Default `--session` of the coordination commands (claim, signal, ask, reply...); the writer `brain map` and `report-done` name in their commit (sync.commit_on_write).",
-    "BRAIN_ROLE": "Role of the session `brain serve` starts at the connection's first tool call (default: the client's name); the commit writer of `brain map` and `report-done` without BRAIN_SESSION.",
+    "BRAIN_ROLE": "Role of the session `brain serve` starts at a connection's handshake (default: the client's name, else `agent`), and of CLI writes without `--role`; the commit writer of `brain map` and `report-done` without BRAIN_SESSION.",
     "BRAIN_STATE_HOSTS": "Comma-separated hosts other than loopback that `brain state` may probe for `services` (added to `state.allowed_hosts`).",
 }
 

@@ -468,12 +468,13 @@ class Brain:
         return module_of_path(self, path)
 
     def report_done(self, module: str, *, how_to_use: str | None = None, summary: str | None = None,
-                    writer: str | None = None) -> dict:
+                    writer: str | None = None, role: str | None = None) -> dict:
         """Refresh ``module``'s card; replace only its How to use section when ``how_to_use`` is given
-        (one commit naming ``writer`` with ``sync.commit_on_write``)."""
+        (one commit naming ``writer`` with ``sync.commit_on_write``; a write by ``role``, checked against
+        the territories before anything is written)."""
         from .cards import report_done
 
-        return report_done(self, module, how_to_use=how_to_use, summary=summary, writer=writer)
+        return report_done(self, module, how_to_use=how_to_use, summary=summary, writer=writer, role=role)
 
     def decisions(self, query: str | None = None, module: str | None = None, *, include_inactive: bool = False) -> list[dict]:
         """Decision records as dicts (number, title, status, current, modules, path, line), filtered.
@@ -484,15 +485,17 @@ class Brain:
         return list_decisions(self, query=query, module=module, include_inactive=include_inactive)
 
     def new_decision(self, title: str, *, status: str = "proposed", modules: list[str] | None = None,
-                     supersedes: str | int | None = None, body: str | None = None) -> dict:
+                     supersedes: str | int | None = None, body: str | None = None, role: str | None = None) -> dict:
+        """Create the next decision record (a write by ``role``: territories checked before anything is written)."""
         from .decisions import new_decision
 
-        return new_decision(self, title, status=status, modules=modules or [], supersedes=supersedes, body=body)
+        return new_decision(self, title, status=status, modules=modules or [], supersedes=supersedes, body=body,
+                            role=role)
 
-    def set_decision_status(self, number: str | int, status: str) -> dict:
+    def set_decision_status(self, number: str | int, status: str, *, role: str | None = None) -> dict:
         from .decisions import set_status
 
-        return set_status(self, number, status)
+        return set_status(self, number, status, role=role)
 
     def reindex_decisions(self) -> str:
         """Rewrite decisions.md from the records; returns its path relative to the repository."""

@@ -223,18 +223,20 @@ def integration_text(card: Card, used: list[str] | None = None) -> str:
 
 
 def report_done(brain, module: str, *, how_to_use: str | None = None, summary: str | None = None,
-                writer: str | None = None) -> dict:
+                writer: str | None = None, role: str | None = None) -> dict:
     """Refresh ``module``'s card now (so it lands in the same commit as the code) and, when
     ``how_to_use`` is given, replace only its How to use section. ``summary`` is appended to
     runtime/reports.jsonl for the audit and returned. With ``sync.commit_on_write`` the refresh and the
-    new section are one commit naming ``writer`` (``command_writer``)."""
+    new section are one commit naming ``writer`` (``command_writer``). ``role`` (the caller's) must be
+    allowed to write the card when a territory covers it: checked before anything, the card included,
+    is written."""
     with brain.commit_batch(writer=command_writer(brain, writer, "report-done"),
                             reason=f"report done: {summary}" if isinstance(summary, str) and summary.strip()
                             else "report done", action="refresh"):
-        return _report_done(brain, module, how_to_use=how_to_use, summary=summary)
+        return _report_done(brain, module, how_to_use=how_to_use, summary=summary, role=role)
 
 
-def _report_done(brain, module: str, *, how_to_use: str | None, summary: str | None) -> dict:
+def _report_done(brain, module: str, *, how_to_use: str | None, summary: str | None, role: str | None) -> dict:
     name = _normalize_module(module)
     if how_to_use is not None and not isinstance(how_to_use, str):
         raise InvalidInput("how_to_use must be text", field="how_to_use")
@@ -245,8 +247,9 @@ def _report_done(brain, module: str, *, how_to_use: str | None, summary: str | N
                            hint="pass the text of the section, or leave it out to keep the current one")
     mapper = _mapper(brain)
     mapper.module(name)  # raises NotFound before anything is written
-    report = mapper.build(name)
     rel = card_rel_path(name)
+    brain.check_territory(rel, role=role)  # a no-op without territories (or for brain's own runs: role None)
+    report = mapper.build(name)
     replaced = False
     if how_to_use is not None:
         text = how_to_use if how_to_use.endswith("\n") else how_to_use + "\n"
@@ -260,7 +263,7 @@ def _report_done(brain, module: str, *, how_to_use: str | None, summary: str | N
             if new == doc.text:
                 break
             try:
-                brain.write(rel, new, expected_hash=doc.hash)
+                brain.write(rel, new, expected_hash=doc.hash, role=role)
                 break
             except Conflict:
                 if attempt == CARD_WRITE_ATTEMPTS - 1:

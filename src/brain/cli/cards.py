@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from .common import add_json, open_from_args
+from .common import add_json, add_role, open_from_args, writer_role
 from .output import emit, read_input_text
 
 __all__ = ["register", "ProgressBar"]
@@ -60,6 +60,7 @@ def register(sub) -> None:
     p.add_argument("--module", metavar="M", required=True, help="the module the task changed")
     p.add_argument("--how-to-use", metavar="F", help="file with the new How to use text ('-' = standard input)")
     p.add_argument("--summary", metavar="TEXT", help="one paragraph on what was done (kept in runtime/reports.jsonl)")
+    add_role(p)
     add_json(p)
     p.set_defaults(handler=cmd_report_done)
 
@@ -87,12 +88,14 @@ def register(sub) -> None:
     q.add_argument("--module", action="append", default=[], metavar="M", help="module the decision is about (repeatable)")
     q.add_argument("--supersedes", metavar="N", help="the record this one replaces (it becomes superseded by this one)")
     q.add_argument("--file", "-f", metavar="F", help="the body (context, decision, consequences) from F or '-'")
+    add_role(q)
     add_json(q)
     q.set_defaults(handler=cmd_decision_new)
     q = dsub.add_parser("status", help="set a record's status",
                         description="Set record N's status to proposed, accepted, rejected or deprecated.")
     q.add_argument("number", metavar="N")
     q.add_argument("status", choices=["proposed", "accepted", "rejected", "deprecated"])
+    add_role(q)
     add_json(q)
     q.set_defaults(handler=cmd_decision_status)
     p.set_defaults(handler=lambda args: (p.print_help(), 2)[1])
@@ -157,8 +160,8 @@ def cmd_map(args) -> int:
 def cmd_report_done(args) -> int:
     brain = open_from_args(args)
     text = read_input_text(args.how_to_use, "How to use text",
-                                                            brain.settings["limits.write_bytes"], "limits.write_bytes") if args.how_to_use else None
-    result = brain.report_done(args.module, how_to_use=text, summary=args.summary)
+                           brain.settings["limits.write_bytes"], "limits.write_bytes") if args.how_to_use else None
+    result = brain.report_done(args.module, how_to_use=text, summary=args.summary, role=writer_role(brain, args))
 
     def render(d):
         line = f"{'refreshed' if d['refreshed'] else 'checked'} {d['card']}"
@@ -184,14 +187,15 @@ def cmd_decisions(args) -> int:
 def cmd_decision_new(args) -> int:
     brain = open_from_args(args)
     body = read_input_text(args.file, "decision body", brain.settings["limits.write_bytes"],
-                                                  "limits.write_bytes") if args.file else None
-    record = brain.new_decision(args.title, status=args.status, modules=args.module, supersedes=args.supersedes, body=body)
+                           "limits.write_bytes") if args.file else None
+    record = brain.new_decision(args.title, status=args.status, modules=args.module, supersedes=args.supersedes, body=body,
+                                role=writer_role(brain, args))
     emit(record, args.json, lambda d: f"created {d['path']} ({d['status']})")
     return 0
 
 
 def cmd_decision_status(args) -> int:
     brain = open_from_args(args)
-    record = brain.set_decision_status(args.number, args.status)
+    record = brain.set_decision_status(args.number, args.status, role=writer_role(brain, args))
     emit(record, args.json, lambda d: f"{d['path']}: {d['status']}")
     return 0

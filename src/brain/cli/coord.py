@@ -117,6 +117,8 @@ def register(sub) -> None:
     p = sub.add_parser("ask", help="ask another session and wait for its reply (bounded)",
                        description="Ask TARGET a QUESTION and block until exactly one of: its reply; TARGET seen "
                                    "stalled (no reply); the absolute timeout (600 s, BRAIN_ASK_TIMEOUT overrides). "
+                                   "TARGET is a session id, or a role: its one live session, waited for (within "
+                                   "the same bound) while that agent is still starting. "
                                    "--ticket T waits again on an earlier ask (e.g. after a restart), still bounded by "
                                    "the deadline stored when it was armed.")
     p.add_argument("target", nargs="?", metavar="TARGET")
@@ -354,7 +356,10 @@ def cmd_ask(args) -> int:
         raise InvalidInput("ask needs TARGET and QUESTION", field="target",
                            hint="e.g. `brain ask sess-...-review@host \"is the API frozen?\" --session ID`")
     else:
-        result = coord.ask(args.session, args.target, args.question, timeout=args.timeout)
+        from ..coord.targets import arm_addressed
+
+        armed = arm_addressed(coord, args.session, args.target, args.question, timeout=args.timeout)
+        result = armed if armed.ticket is None else coord.wait(armed.ticket)  # None: no agent of the role came
     emit(result.to_dict(), args.json, lambda d: d["answer"] if d["outcome"] == "reply" else
          {"stalled": "target silent, no reply", "timeout": "timed out, no reply"}[d["outcome"]])
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..bounds import MAX_BUDGET, cli_int
 import argparse
 
-from .common import add_json, open_from_args
+from .common import add_json, add_role, open_from_args, writer_role
 from .output import emit, read_input_text
 
 __all__ = ["register"]
@@ -31,8 +31,7 @@ def register(sub) -> None:
     p.add_argument("-f", "--file", help="read the text from F ('-' or absent: standard input)")
     p.add_argument("--expect", metavar="HASH", help="refuse the write unless the file's current sha256 starts with HASH "
                                                     "('' = the file must not exist)")
-    p.add_argument("--role", metavar="R", help="the writer's role: refused unless R owns the area (territories in "
-                                               "brain.yml); named in the commit when sync.commit_on_write is on")
+    add_role(p)
     p.add_argument("--reason", metavar="TEXT", help="why: goes into the commit message (sync.commit_on_write)")
     add_json(p)
     p.set_defaults(handler=cmd_write)
@@ -122,7 +121,8 @@ def cmd_write(args) -> int:
     setting = "limits.now_bytes" if path == "now.md" and args.layer == "project" else "limits.write_bytes"
     text = read_input_text(args.file, "text to write", brain.settings[setting], setting)
     layer = None if args.layer == "project" else args.layer
-    doc = brain.write(path, text, expected_hash=args.expect, layer=layer, role=args.role, reason=args.reason)
+    doc = brain.write(path, text, expected_hash=args.expect, layer=layer, role=writer_role(brain, args),
+                      reason=args.reason)
     redacted = [{"kind": k, "count": n} for k, n in doc.redacted]
 
     def render(d):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..bounds import MAX_COUNT, MAX_PAGE, cli_int
 import sys
 
-from .common import add_json, open_from_args
+from .common import add_json, open_from_args, writer_role
 from .output import emit, read_input_text
 
 __all__ = ["register", "register_install_claude_code", "register_install_codex"]
@@ -279,7 +279,7 @@ def cmd_handoff(args) -> int:
     if args.promote:
         from ..log import mark_promoted, promoted_path
 
-        doc = brain.write(promoted_path(args.thread), mark_promoted(doc.text),
+        doc = brain.write(promoted_path(args.thread), mark_promoted(doc.text), role=writer_role(brain, args),
                           reason=f"promote the handoff of {args.thread}")
         emit({"thread": args.thread, "path": doc.path, "hash": doc.hash, "promoted": True}, args.json,
              lambda d: f"promoted to {d['path']}")

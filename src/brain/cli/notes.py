@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .common import add_json, open_from_args
+from .common import add_json, add_role, open_from_args, writer_role
 from .output import emit
 
 __all__ = ["register"]
@@ -25,7 +25,7 @@ def register(sub) -> None:
                                    "drops it; memory files whose [[links]] pointed to it are listed.")
     p.add_argument("path", metavar="PATH")
     p.add_argument("--expect", metavar="HASH", help="refuse unless the file's sha256 starts with HASH")
-    p.add_argument("--role", metavar="R", help="the writer's role: refused unless R owns the area (territories)")
+    add_role(p)
     p.add_argument("--reason", metavar="TEXT", help="why: goes into the commit message (sync.commit_on_write)")
     add_json(p)
     p.set_defaults(handler=cmd_rm)
@@ -38,7 +38,7 @@ def register(sub) -> None:
     p.add_argument("source", metavar="SOURCE")
     p.add_argument("dest", metavar="DEST")
     p.add_argument("--expect", metavar="HASH", help="refuse unless the source's sha256 starts with HASH")
-    p.add_argument("--role", metavar="R", help="the writer's role: refused unless R owns both areas (territories)")
+    add_role(p)
     p.add_argument("--reason", metavar="TEXT", help="why: goes into the commit message (sync.commit_on_write)")
     add_json(p)
     p.set_defaults(handler=cmd_mv)
@@ -56,14 +56,16 @@ def _links_line(linked: list[str]) -> str:
 
 
 def cmd_rm(args) -> int:
-    data = open_from_args(args).remove(args.path, expected_hash=args.expect, role=args.role, reason=args.reason)
+    brain = open_from_args(args)
+    data = brain.remove(args.path, expected_hash=args.expect, role=writer_role(brain, args), reason=args.reason)
     emit(data, args.json, lambda d: f"removed {d['removed']}" + _links_line(d["linked_from"]))
     return 0
 
 
 def cmd_mv(args) -> int:
-    data = open_from_args(args).move(args.source, args.dest, expected_hash=args.expect, role=args.role,
-                                       reason=args.reason)
+    brain = open_from_args(args)
+    data = brain.move(args.source, args.dest, expected_hash=args.expect, role=writer_role(brain, args),
+                      reason=args.reason)
     emit(data, args.json, lambda d: f"moved {d['moved']} to {d['to']} (sha256 {d['hash'][:12]})"
          + _links_line(d["linked_from"]))
     return 0

@@ -5,15 +5,35 @@ shell) and its MCP server (a child that lives as long as the client). Both find 
 same client process — the first ancestor that is not a shell — so they can share one
 coordination session instead of showing a person two agents where there is one.
 Elsewhere than Linux nothing is known and each process keeps its own session.
+
+``client_role`` turns the name a client gives at the MCP handshake into its session's role.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Callable
 
-__all__ = ["client_pid", "client_of", "process_started", "joins_client"]
+__all__ = ["client_pid", "client_of", "process_started", "joins_client", "client_role", "KNOWN_CLIENTS"]
+
+# clientInfo.name of the clients people run -> the role their sessions get (one name per program)
+KNOWN_CLIENTS = {"codex": "codex", "codex-mcp-client": "codex", "codex-cli": "codex", "claude-code": "claude-code"}
+
+
+def client_role(client_name: object) -> str:
+    """The session role of an MCP client from its ``clientInfo.name``: a known client's usual name, else
+    the name cut to role characters (letters, digits, '-', '_'; at most 40), else the default role.
+
+    The name is whatever the client sent: anything else than a short name becomes the default role."""
+    from ..security.territories import DEFAULT_ROLE
+
+    name = client_name.strip() if isinstance(client_name, str) and len(client_name) <= 200 else ""
+    known = KNOWN_CLIENTS.get(name.lower())
+    if known:
+        return known
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:40].strip("-") or DEFAULT_ROLE
 
 _SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "env", "timeout", "nice", "nohup"}
 

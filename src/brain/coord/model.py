@@ -104,7 +104,7 @@ class Checkpoint(_Dict):
 
 @dataclass
 class Ask(_Dict):
-    ticket: str
+    ticket: str | None    # None: nothing armed (no agent of the role asked for connected in time)
     asker: str
     target: str
     question: str
@@ -119,7 +119,7 @@ class Ask(_Dict):
 class AskResult(_Dict):
     outcome: str          # reply | stalled | timeout | pending (a wait turn ended first)
     answer: str | None
-    ticket: str
+    ticket: str | None    # None: nothing armed (no agent of the role asked for connected in time)
 
     def to_dict(self) -> dict:
         return {"outcome": self.outcome, "answer": self.answer, "ticket": self.ticket}

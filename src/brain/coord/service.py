@@ -241,6 +241,24 @@ class Coordinator(AsksMixin):
             tx.notify("brain_ask")
         return released
 
+    def discard_session(self, session: str) -> bool:
+        """End a session that only said hello (a health check) and delete it, so it never lingers on the
+        board; True if deleted. Kept, only ended, when it left any trace: a claim, an ask made of it or by
+        it, a checkpoint, a signal, a live-state write, or another process joining it."""
+        with self.backend.transaction() as tx:
+            self._touch(tx, session)
+            self._release_in(tx, session, None, None, reason="session_end")
+            tx.execute("UPDATE sessions SET ended = ? WHERE id = ?", (self.clock(), session))
+            self._audit(tx, session, "session_end", session)
+            tx.execute(f"DELETE FROM sessions WHERE id = ? AND NOT ({self._DID_SOMETHING}) AND NOT EXISTS "
+                       "(SELECT 1 FROM audit j WHERE j.subject = sessions.id AND j.action = 'session_join')",
+                       (session,))
+            deleted = tx.rowcount() == 1
+            if deleted:
+                tx.execute("DELETE FROM signal_cursors WHERE session = ?", (session,))
+            tx.notify("brain_ask")
+        return deleted
+
     def _session_info(self, row, now: float) -> SessionInfo:
         sid, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid, \
             worktree, branch, worktree_path = row

@@ -11,7 +11,8 @@ CLI imports it only inside ``brain serve``. What it adds to the SDK:
   (``Forbidden``), the same way for every tool;
 - ``BrainError`` becomes a tool error (``isError``) whose text names the kind and
   says what to do, with the error's typed fields as structured content;
-- the ``on_initialize`` hooks of the tool groups run at the MCP handshake.
+- the ``on_initialize`` hooks of the tool groups run at the MCP handshake (the coordination group
+  starts the connection's session there), and tool calls are counted (``brain._mcp_tool_calls``).
 """
 
 from __future__ import annotations
@@ -192,27 +193,63 @@ def _hello(method: str, params: dict[str, Any] | None, protocol_version: str | N
     return ClientHello(method, info.get("name"), info.get("version"), protocol_version, transport)
 
 
-def _hello_middleware(brain, registry: ToolRegistry, transport: str):
-    async def middleware(ctx, call_next):
-        result = await call_next(ctx)
-        if ctx.method in ("initialize", "server/discover") and registry.initialize_hooks:
-            from ..team.identity import PRINCIPAL, principal_of_scope
+def _opens_connection(method: str, params: dict[str, Any], transport: str, greeted: bool) -> bool:
+    """Whether this request is a client's hello: the handshake (``initialize``), the 2026-07-28 probe
+    (``server/discover``), or over stdio the first request of a 2026-07-28 client that pins its version
+    without probing (its envelope names the client; one stdio connection is one client)."""
+    if method in ("initialize", "server/discover"):
+        return True
+    if transport != "stdio" or greeted:
+        return False
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and CLIENT_INFO_META_KEY in meta
 
-            hello = _hello(ctx.method, dict(ctx.params or {}), ctx.protocol_version, transport)
-            log.debug("client hello: %s", hello)
-            bound = PRINCIPAL.set(principal_of_scope(ctx.request)) if ctx.request is not None else None
-            try:
-                for hook in registry.initialize_hooks:
-                    try:
-                        hook(brain, hello)
-                    except Exception:  # noqa: BLE001 - a hook must not cost the client its handshake
-                        log.exception("on_initialize hook %r failed", hook)
-            finally:
-                if bound is not None:
-                    PRINCIPAL.reset(bound)
+
+def _hello_middleware(brain, registry: ToolRegistry, transport: str):
+    greeted = False
+
+    async def middleware(ctx, call_next):
+        nonlocal greeted
+        params = dict(ctx.params or {})
+        if ctx.method == "tools/call":  # the connection did something: its session is kept when it closes
+            brain._mcp_tool_calls = getattr(brain, "_mcp_tool_calls", 0) + 1
+        opening = registry.initialize_hooks and _opens_connection(ctx.method, params, transport, greeted)
+        if opening and ctx.method not in ("initialize", "server/discover"):
+            await _run_hello_hooks(brain, registry, ctx, params, transport)  # before the call that needs it
+            greeted = True
+        result = await call_next(ctx)
+        if opening and ctx.method in ("initialize", "server/discover"):
+            await _run_hello_hooks(brain, registry, ctx, params, transport)
+            greeted = True
         return result
 
     return middleware
+
+
+async def _run_hello_hooks(brain, registry: ToolRegistry, ctx, params: dict[str, Any], transport: str) -> None:
+    """Run the ``on_initialize`` hooks on a worker thread (a session start writes to the store), as the
+    request's principal; the client's answer waits for them, so its session exists once it is answered."""
+    import anyio
+
+    from ..team.identity import PRINCIPAL, principal_of_scope
+
+    hello = _hello(ctx.method, params, ctx.protocol_version, transport)
+    log.debug("client hello: %s", hello)
+    principal = principal_of_scope(ctx.request) if ctx.request is not None else None
+
+    def run() -> None:
+        bound = PRINCIPAL.set(principal) if principal is not None else None
+        try:
+            for hook in registry.initialize_hooks:
+                try:
+                    hook(brain, hello)
+                except Exception:  # noqa: BLE001 - a hook must not cost the client its handshake
+                    log.exception("on_initialize hook %r failed", hook)
+        finally:
+            if bound is not None:
+                PRINCIPAL.reset(bound)
+
+    await anyio.to_thread.run_sync(run)
 
 
 def _lifespan(brain, registry: ToolRegistry):

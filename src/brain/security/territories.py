@@ -8,9 +8,11 @@
       kernel:agents/**: kernel-scribe  # a user-level layer: prefix the area with its layer
 
 A write by another role is refused before anything is written, with an error naming
-the owner and the signal to send them instead; a write with no role (a person at the
-command line, a maintenance task) is not checked, and with no territories configured
-every write behaves as before. When areas overlap, the most specific one wins (the
+the owner and the signal to send them instead. Every surface (CLI, MCP over stdio and
+HTTP) names the writer's role through ``surface_role``: a writer whose role is not known
+(yet) is checked as ``DEFAULT_ROLE``, never let through unchecked. Only brain's own
+maintenance (card generation, the decisions index) writes with no role; with no
+territories configured every write behaves as before. When areas overlap, the most specific one wins (the
 longest literal part), so ``notes/**: lead`` and ``notes/backend/**: backend`` compose.
 """
 
@@ -23,9 +25,23 @@ from functools import lru_cache
 from ..errors import SettingsError
 from .globs import MAX_GLOB_CHARS, compile_glob
 
-__all__ = ["Territory", "Territories", "territories_from_settings", "glob_regex", "LAYER_PREFIXES"]
+__all__ = ["Territory", "Territories", "territories_from_settings", "glob_regex", "LAYER_PREFIXES", "DEFAULT_ROLE",
+           "surface_role"]
 
 LAYER_PREFIXES = ("kernel", "instance", "personal")
+DEFAULT_ROLE = "agent"  # the role of a writer (and an MCP session) nothing names: a client without a name
+
+
+def surface_role(*known: str | None) -> str:
+    """The role a write from a surface is checked as: the first of ``known`` that is set, else ``DEFAULT_ROLE``.
+
+    Never None: a write whose role is not known yet (an MCP connection's first call, a CLI
+    command without ``--role``) is checked like any other writer's, so it cannot reach an
+    area another role owns."""
+    for role in known:
+        if isinstance(role, str) and role.strip():
+            return role.strip()
+    return DEFAULT_ROLE
 
 
 @lru_cache(maxsize=1024)

@@ -64,17 +64,21 @@ def role_of_session(session: str | None) -> str | None:
     return match.group("role") if match else None
 
 
-def writer_role(brain) -> str | None:
+def writer_role(brain) -> str:
     """The role a memory write over MCP is made as: the token's, else the connection session's.
 
     The session's role comes from BRAIN_ROLE or the client's name (see the coordination
-    tools); None (unchecked) only when neither exists.
+    tools). Never None: before the connection has a session (or a client name) the write is
+    checked as the default role (``brain.security.territories.surface_role``), never unchecked.
     """
+    from ..mcp.tools.coord import connection_role
+    from ..security.territories import surface_role
+
     principal = current_principal()
     if principal is not None:
         return principal.session_role
     session = getattr(brain, "_mcp_session", None)
-    return role_of_session(session) or brain.env.get("BRAIN_ROLE") or None
+    return surface_role(role_of_session(session), connection_role(brain))
 
 
 def bound_session(brain, principal: Principal, requested: str | None = None) -> str:

@@ -34,8 +34,8 @@ def register(tools: ToolRegistry) -> None:
         from ...team.identity import current_principal, writer_role
 
         session = getattr(brain, "_mcp_session", None) if current_principal() is None else None
-        result = brain.report_done(module, how_to_use=how_to_use, summary=summary,
-                                   writer=session or writer_role(brain))
+        role = writer_role(brain)
+        result = brain.report_done(module, how_to_use=how_to_use, summary=summary, writer=session or role, role=role)
         text = f"{'refreshed' if result['refreshed'] else 'checked (already up to date)'} {result['card']}"
         if result["how_to_use_replaced"]:
             text += "; its How to use section was replaced"

@@ -1,19 +1,21 @@
 """Coordination MCP tools: claims, signals, checkpoints, ask/reply, live state.
 
-The connection's session is created at its first tool call that acts as a session
-(brain_boot, which the instructions say to call first, or any coordination tool), not at
-the handshake: a health check or a tool listing (`claude mcp list`, an Inspector call:
-initialize, list tools, disconnect) leaves no session behind. The handshake only
-records who connected (``on_initialize``), for the role. The id is
-``sess-YYYYMMDD-HHMM-<role>@<machine>``, the role coming from BRAIN_ROLE or the
-client's name. Every tool defaults to that session; each call is its heartbeat. The
-session ends (claims released) when the server stops.
+A connection is a session from its handshake: ``initialize`` (handshake-era clients),
+``server/discover`` (2026-07-28 clients that probe), or over stdio the first request of a
+2026-07-28 client that pins its version. So an agent is on the board, and can be asked,
+while it cold-starts. The id is ``sess-YYYYMMDD-HHMM-<role>@<machine>``, the role coming
+from BRAIN_ROLE, else the client's name (``brain.coord.clients.client_role``), else
+``agent``. Every tool defaults to that session; each call is its heartbeat, and over stdio the
+server beats for an idle agent while it is connected (brain.coord.keepalive). When the
+connection closes (stdio: the client closed the pipe; HTTP: the server stops) the session
+ends, claims released; a session whose connection made no tool call and left no trace (a
+health check: ``claude mcp list``, an ``initialize`` + ``tools/list``) is
+deleted at once, so health checks never pile up on the board.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import threading
 from typing import Annotated, Literal
 
@@ -23,12 +25,20 @@ from ...errors import InvalidInput
 from ..access import ASK_MADE, ASK_RECEIVED, CLAIM, LIVE_KEY, SESSION, ActsAs, Addresses, ReadsBoard
 from ..registry import ClientHello, ToolOutput, ToolRegistry
 
-__all__ = ["register", "connection_session", "start_connection_session"]
+__all__ = ["register", "connection_session", "start_connection_session", "connection_role"]
 
 _lock = threading.Lock()
 
 Session = Annotated[str | None, Field(description="Your session id; leave empty to use this connection's own "
-                                                  "session (started at its first call)."), ActsAs(SESSION)]
+                                                  "session (started at its handshake)."), ActsAs(SESSION)]
+
+
+def connection_role(brain, hello: ClientHello | None = None) -> str:
+    """The role of this connection's session: BRAIN_ROLE, else the client's name, else the default role."""
+    from ...coord.clients import client_role
+
+    hello = hello or getattr(brain, "_mcp_hello", None)
+    return client_role(brain.env.get("BRAIN_ROLE") or (hello.client_name if hello else None))
 
 
 def start_connection_session(brain, hello: ClientHello | None = None) -> str:
@@ -46,8 +56,7 @@ def start_connection_session(brain, hello: ClientHello | None = None) -> str:
         if existing:
             return existing
         hello = hello or getattr(brain, "_mcp_hello", None)
-        role = brain.env.get("BRAIN_ROLE") or (hello.client_name if hello and hello.client_name else "agent")
-        role = re.sub(r"[^A-Za-z0-9_-]+", "-", role).strip("-")[:40] or "agent"
+        role = connection_role(brain, hello)
         client = client_pid() if hello is not None and hello.transport == "stdio" else None
         if client is None:
             info = brain.coord.start_session(role, pid=os.getpid())  # the server process is the session's life
@@ -73,18 +82,30 @@ def connection_session(brain, session: str | None = None) -> str:
 
 def register(tools: ToolRegistry) -> None:
     @tools.on_initialize
-    def _remember_who_connected(brain, hello: ClientHello) -> None:
+    def _session_from_the_handshake(brain, hello: ClientHello) -> None:
         from ...team.identity import current_principal
 
-        brain._mcp_hello = hello  # the session itself starts at the first call that needs one
-        if current_principal() is not None:  # team server: the token's one session, reused by its every connection
-            start_connection_session(brain, hello)
+        brain._mcp_hello = hello
+        sid = start_connection_session(brain, hello)  # on the team server: the token's one session
+        if hello.transport == "stdio" and current_principal() is None and getattr(brain, "_mcp_beat", None) is None:
+            from ...coord.keepalive import ConnectionHeartbeat, beat_interval
+
+            # one stdio connection is one agent: alive while connected, however long it makes no call
+            brain._mcp_beat = ConnectionHeartbeat(brain.coord, sid,
+                                                  beat_interval(brain.coord.config.stall_seconds)).start()
 
     @tools.on_close
     def _end_session(brain) -> None:
+        beat = getattr(brain, "_mcp_beat", None)
+        if beat is not None:
+            beat.stop()
         sid = getattr(brain, "_mcp_session", None)
-        if sid and not getattr(brain, "_mcp_session_joined", False):
+        if not sid or getattr(brain, "_mcp_session_joined", False):
+            return
+        if getattr(brain, "_mcp_tool_calls", 0):
             brain.coord.end_session(sid)
+        else:  # a health check: nothing to keep (unless someone else joined it or asked it something)
+            brain.coord.discard_session(sid)
 
     @tools.tool(title="Sessions", read_only=True)
     def brain_sessions(brain, include_gone: Annotated[bool, Field(description="Also list gone and ended sessions.")]
@@ -185,7 +206,9 @@ def register(tools: ToolRegistry) -> None:
     @tools.tool(title="Ask another agent and wait")
     async def ask_agent(
         brain,
-        target: Annotated[str | None, Field(description="The session id to ask (see brain_sessions)."),
+        target: Annotated[str | None, Field(description="The session id to ask (see brain_sessions), or a role "
+                                                        "(e.g. codex, review): its one live session, waited for "
+                                                        "while that agent is still starting."),
                           Addresses()] = None,
         question: Annotated[str | None, Field(description="The question, self-contained.")] = None,
         timeout: Annotated[float | None, Field(description="Give up sooner than the absolute timeout (600 s by "
@@ -200,20 +223,33 @@ def register(tools: ToolRegistry) -> None:
         """Ask another session a question and block until exactly one of: its reply (outcome reply); the
         target seen stalled (outcome stalled: target silent, no reply); the absolute timeout (outcome
         timeout). Every path returns in bounded time. Asking a session that is waiting on you is refused
-        (wait_cycle): answer your inbox first. Structured content: {outcome, answer, ticket}."""
+        (wait_cycle): answer your inbox first. A role as target waits for that role's agent to connect
+        first (no ticket yet if it has not: pending, ask again). Structured content: {outcome, answer, ticket}."""
+        import time
+
+        from ...coord.targets import arm_addressed
         from ..calls import in_thread, wait_for_ask
 
         coord = brain.coord
 
-        def arm() -> str:
+        def arm():  # a ticket to keep waiting on, the armed Ask, or the outcome when nothing was asked
             sid = connection_session(brain, session)
             if ticket is not None:
                 return ticket
             if not target or not question:
                 raise InvalidInput("ask_agent needs target and question (or ticket to keep waiting)", field="target")
-            return coord.arm(sid, target, question, timeout=timeout).ticket
+            return arm_addressed(coord, sid, target, question, timeout=timeout, wait_seconds=wait_seconds)
 
-        armed = await in_thread(arm)  # the wait below runs on the event loop: it holds no worker thread
+        started = time.monotonic()
+        armed = await in_thread(arm)  # a role's cold start is waited for there; the ask's wait holds no thread
+        if not isinstance(armed, str):
+            if armed.ticket is None:  # no agent of that role connected in time: nothing was asked
+                text = ("timed out, no reply: no session of that role connected" if armed.outcome == "timeout" else
+                        f"no session of role {target} has connected yet: call ask_agent again to keep waiting")
+                return ToolOutput(f"[{armed.outcome}] {text}", armed.to_dict())
+            armed = armed.ticket
+        if wait_seconds is not None:  # this call's bound covers the wait for the handshake too
+            wait_seconds = max(wait_seconds - (time.monotonic() - started), 0.001)
         result = await wait_for_ask(coord, armed, wait_seconds=wait_seconds)
         text = {"reply": result.answer or "", "stalled": "target silent, no reply",
                 "timeout": "timed out, no reply",

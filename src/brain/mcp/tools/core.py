@@ -24,7 +24,8 @@ def _hash_note(path: str, digest: str) -> str:
 
 
 def _boot_session(brain, session: str | None) -> str | None:
-    """The session brain_boot boots: the one given, else this connection's own (started by this call).
+    """The session brain_boot boots: the one given, else this connection's own (started at its handshake,
+    or by this call when the handshake could not start it).
 
     Without a reachable coordination backend the boot still answers, without a session: the
     memory is files, and a boot must never fail for want of the database."""
