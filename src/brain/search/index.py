@@ -383,14 +383,11 @@ class SearchIndex:
         """Re-index one memory path after a write (the Brain.on_write listener)."""
         path = self.brain_dir / rel
         db = self.db
-        linked = db.execute("SELECT 1 FROM edges WHERE src = ? OR dst = ? LIMIT 1",
-                            (f"memory:{rel}", f"memory:{rel}")).fetchone() is not None
         db.execute("BEGIN IMMEDIATE")
         try:
             data = read_memory_file(self.brain_dir, rel)
             if data is not None:
                 text = data.decode("utf-8", errors="replace")
-                linked = linked or "[[" in text
                 self._put_doc(rel, text)
                 st = path.stat()
                 db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)",
@@ -407,10 +404,9 @@ class SearchIndex:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        if linked or rel.split("/", 1)[0] in ("modules", "decisions", "contracts", "@decisions") or rel == "decisions.md":
-            from .graph import rebuild_graph  # [[wiki links]] to or from this file: the graph follows
+        from .graph import update_graph  # its own links and the links naming it (a card: the whole graph)
 
-            rebuild_graph(self)
+        update_graph(self)
 
     def refresh_memory(self, *, quick: bool = False) -> dict[str, int]:
         """Bring the memory documents up to date, reading only files whose size or mtime changed.
@@ -484,13 +480,13 @@ class SearchIndex:
 
     # -- everything ----------------------------------------------------------------
     def refresh(self, *, code: bool = True) -> dict:
-        """Bring memory, code and graph up to date; return what changed."""
-        from .graph import rebuild_graph
+        """Bring memory, code and graph up to date; return what changed (nothing changed: no graph work)."""
+        from .graph import update_graph
 
         stats = {"memory": self.refresh_memory()}
         if code:
             stats["code"] = self.refresh_code()
-        stats["graph"] = rebuild_graph(self)
+        stats["graph"] = update_graph(self)
         return stats
 
     def refresh_code(self) -> dict[str, int]:

@@ -78,12 +78,12 @@ def ensure_index(brain, *, code: bool = True):
     if not index.exists:
         index.refresh(code=code)
         return index
-    memory = index.refresh_memory(quick=True)
-    code_stats = index.refresh_code() if code else {"changed": 0, "removed": 0}
-    if memory["changed"] or memory["removed"] or code_stats["changed"] or code_stats["removed"]:
-        from .graph import rebuild_graph
+    index.refresh_memory(quick=True)
+    if code:
+        index.refresh_code()
+    from .graph import update_graph
 
-        rebuild_graph(index)
+    update_graph(index)  # what the refreshes changed, and what a killed refresh left pending; else nothing
     return index
 
 
