@@ -31,19 +31,24 @@ CREATE TABLE IF NOT EXISTS nodes(id TEXT PRIMARY KEY, kind TEXT, label TEXT, pat
 CREATE TABLE IF NOT EXISTS edges(src TEXT, dst TEXT, kind TEXT, PRIMARY KEY(src, dst, kind));
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
 -- a memory path changed since the graph was built; existed: whether it was there then (its first change
--- was a removal), so a file whose text alone changed does not re-resolve the links naming it
+-- was a removal), so a file whose text alone changed does not re-resolve the links naming it. Nothing is
+-- noted before a first graph (a fresh index's bulk build): that graph is built whole anyway
 CREATE TABLE IF NOT EXISTS graph_pending(path TEXT PRIMARY KEY, kind TEXT, existed INTEGER);
 CREATE TABLE IF NOT EXISTS link_targets(key TEXT, src TEXT, PRIMARY KEY(key, src));
 CREATE INDEX IF NOT EXISTS link_targets_src ON link_targets(src);
-CREATE TRIGGER IF NOT EXISTS graph_doc_added AFTER INSERT ON docs BEGIN
+CREATE TRIGGER IF NOT EXISTS graph_doc_added AFTER INSERT ON docs
+  WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'graph_built') BEGIN
   INSERT OR IGNORE INTO graph_pending(path, kind, existed) VALUES (NEW.path, NEW.kind, 0); END;
-CREATE TRIGGER IF NOT EXISTS graph_doc_removed AFTER DELETE ON docs BEGIN
+CREATE TRIGGER IF NOT EXISTS graph_doc_removed AFTER DELETE ON docs
+  WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'graph_built') BEGIN
   INSERT OR IGNORE INTO graph_pending(path, kind, existed) VALUES (OLD.path, OLD.kind, 1); END;
-CREATE TRIGGER IF NOT EXISTS graph_doc_changed AFTER UPDATE ON docs BEGIN
+CREATE TRIGGER IF NOT EXISTS graph_doc_changed AFTER UPDATE ON docs
+  WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'graph_built') BEGIN
   INSERT OR IGNORE INTO graph_pending(path, kind, existed) VALUES (OLD.path, OLD.kind, 1);
   INSERT OR IGNORE INTO graph_pending(path, kind, existed) VALUES (NEW.path, NEW.kind, 0); END;
 """ + "".join(f"""CREATE TRIGGER IF NOT EXISTS graph_{table}_{event.lower()} AFTER {event} ON {table}
-  WHEN NOT EXISTS (SELECT 1 FROM meta WHERE key = 'graph_code') BEGIN
+  WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'graph_built')
+  AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'graph_code') BEGIN
   INSERT INTO meta(key, value) VALUES ('graph_code', 'stale'); END;
 """ for table in ("code_files", "code_imports") for event in ("INSERT", "DELETE", "UPDATE"))
 
