@@ -89,22 +89,26 @@ def test_a_boot_memo_does_not_outlive_its_boot(brain):
 
 
 def test_concurrent_boots_on_one_team_server_each_equal_the_boot_alone(brain):
-    """32 SDK clients boot at once over HTTP on one server process (one Brain, its thread pool)."""
+    """32 SDK clients, each with its own token (so its own session), boot at once over HTTP on one server
+    process (one Brain, its thread pool); each answer equals that token's boot run alone before."""
     pytest.importorskip("mcp")
     import anyio
     from test_team_helpers import client_for, run, team_server
 
     tasks = make_project(brain)
-    token, _ = brain.tokens.create("alice", role="backend", machine="m1")
+    tokens = [brain.tokens.create(f"agent{i:02d}", role="backend", machine=f"m{i:02d}")[0] for i in range(BOOTS)]
 
-    async def boot(url: str, task: str) -> dict:
-        async with client_for(url, token) as client:
-            result = await client.call_tool("brain_boot", {"task": task})
-            assert not result.is_error, task
+    async def boot(url: str, i: int) -> dict:
+        async with client_for(url, tokens[i]) as client:
+            result = await client.call_tool("brain_boot", {"task": tasks[i]})
+            assert not result.is_error, tasks[i]
             return result.structured_content
 
     async def alone(url: str) -> list[dict]:
-        return [await boot(url, task) for task in tasks]
+        for token in tokens:  # every session started first: each boot lists the same sessions, alone or not
+            async with client_for(url, token) as client:
+                assert not (await client.call_tool("brain_sessions", {})).is_error
+        return [await boot(url, i) for i in range(BOOTS)]
 
     async def together(url: str) -> list[dict]:
         answers: list[dict | None] = [None] * len(tasks)
@@ -112,7 +116,7 @@ def test_concurrent_boots_on_one_team_server_each_equal_the_boot_alone(brain):
 
         async def one(i: int) -> None:
             await start.wait()
-            answers[i] = await boot(url, tasks[i])
+            answers[i] = await boot(url, i)
 
         async with anyio.create_task_group() as group:
             for i in range(len(tasks)):
