@@ -125,12 +125,14 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps({"load_start": round(load, 1), "load_end": round(os.getloadavg()[0], 1), "sizes": rows}))
         return 0
-    print(f"no-op brain index (CPU s of the process, best of {args.repeat}; load {load:.1f} -> {os.getloadavg()[0]:.1f})")
+    print(f"no-op brain index (CPU s of the process, best of {args.repeat}; "
+          f"load {load:.1f} -> {os.getloadavg()[0]:.1f})")
     print(f"{'notes':>7} {'edges':>7} {'full graph':>11} {'no-op refresh':>14} {'one note':>9} {'note added':>11}"
           f" {'no-op CLI':>10} {'bare python':>12}")
     for r in rows:
         print(f"{r['notes']:>7} {r['edges']:>7} {r['full_graph_cpu_s']:>11} {r['noop_refresh_cpu_s']:>14} "
-              f"{r['one_note_cpu_s']:>9} {r['note_added_cpu_s']:>11} {r['noop_cli_cpu_s']:>10} {r['bare_python_cpu_s']:>12}")
+              f"{r['one_note_cpu_s']:>9} {r['note_added_cpu_s']:>11} {r['noop_cli_cpu_s']:>10} "
+              f"{r['bare_python_cpu_s']:>12}")
     return 0
 
 

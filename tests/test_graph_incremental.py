@@ -48,8 +48,8 @@ def write_note(brain, rel: str, text: str, stamp: list[int]) -> None:
 def linked_notes(brain, count: int) -> None:
     stamp = [1_700_000_000 * 10**9]
     for i in range(count):
-        write_note(brain, f"notes/n{i}.md", f"# Note {i}\n\nSee [[n{(i + 1) % count}]] and [[notes/n{(i + 7) % count}]].\n",
-                   stamp)
+        text = f"# Note {i}\n\nSee [[n{(i + 1) % count}]] and [[notes/n{(i + 7) % count}]].\n"
+        write_note(brain, f"notes/n{i}.md", text, stamp)
     (brain.dir / "modules").mkdir(exist_ok=True)
     write_note(brain, "modules/api.md", "# api\n\nThe api card, see [[n3]].\n", stamp)
 

@@ -184,7 +184,8 @@ def _relink(db, changed: set[str], came_or_went: set[str]) -> None:
         db.execute("DELETE FROM link_targets WHERE src = ?", (src,))
         db.executemany("INSERT OR IGNORE INTO link_targets(key, src) VALUES (?, ?)",
                        [(key, src) for key in sorted({link_key(t) for t in targets})])
-        db.executemany("DELETE FROM edges WHERE src = ? AND dst = ? AND kind = 'links'", [(nid, d) for d in sorted(old - new)])
+        db.executemany("DELETE FROM edges WHERE src = ? AND dst = ? AND kind = 'links'",
+                       [(nid, d) for d in sorted(old - new)])
         db.executemany("INSERT OR IGNORE INTO edges(src, dst, kind) VALUES (?, ?, 'links')",
                        [(nid, d) for d in sorted(new - old)])
         if old != new:
@@ -194,7 +195,8 @@ def _relink(db, changed: set[str], came_or_went: set[str]) -> None:
                             (node, node)).fetchone()
         if linked:
             rel = node[len("memory:"):]
-            db.execute("INSERT OR IGNORE INTO nodes(id, kind, label, path) VALUES (?, 'memory', ?, ?)", (node, rel, rel))
+            db.execute("INSERT OR IGNORE INTO nodes(id, kind, label, path) VALUES (?, 'memory', ?, ?)",
+                       (node, rel, rel))
         else:
             db.execute("DELETE FROM nodes WHERE id = ?", (node,))
 

@@ -320,10 +320,11 @@ class SearchIndex:
                     d for d in dirs if is_plain_memory_name(d) and not os.path.islink(os.path.join(folder, d))
                     and not (rel_dir == "" and d.casefold() == "runtime"))
                 folders.append(folder)
+                contracts = prefix == "" and rel_dir == "contracts/"
                 for name in names:
-                    if not (name.endswith(".md") or (prefix == "" and rel_dir == "contracts/" and name.endswith(".yml"))):
-                        continue
-                    if not is_plain_memory_name(name) or (prefix == "" and rel_dir == "" and name.casefold() == "brain.local.yml"):
+                    if not (name.endswith(".md") or (contracts and name.endswith(".yml"))):
+                        continue  # brain.local.yml and every other setting file included: never indexed
+                    if not is_plain_memory_name(name):
                         continue
                     path = os.path.join(folder, name)
                     try:
@@ -364,8 +365,10 @@ class SearchIndex:
 
     def _fingerprint_is(self, folders: list[str]) -> bool:
         """Whether the cheap change check already holds these folders and their current stamps."""
-        rows = dict(self.db.execute("SELECT key, value FROM meta WHERE key IN ('memory_folders', 'memory_fingerprint')"))
-        return rows.get("memory_folders") == "\n".join(folders) and rows.get("memory_fingerprint") == self._fingerprint(folders)
+        rows = dict(self.db.execute(
+            "SELECT key, value FROM meta WHERE key IN ('memory_folders', 'memory_fingerprint')"))
+        return (rows.get("memory_folders") == "\n".join(folders)
+                and rows.get("memory_fingerprint") == self._fingerprint(folders))
 
     def _remember_fingerprint(self, folders: list[str]) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('memory_folders', ?)", ("\n".join(folders),))
