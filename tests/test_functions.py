@@ -207,7 +207,6 @@ def test_boot_never_shows_code_through_a_symlink_out_of_the_repository(shop, tmp
 def _ranked(brain, text: str) -> list[str]:
     from brain.search.rank_functions import locate_functions
 
-    brain._located = None
     _, hits = locate_functions(brain, text, limit=20)
     return [h.key for h in hits]
 
@@ -396,7 +395,6 @@ def kinds(brain):
 def _hits(brain, text: str) -> dict:
     from brain.search.rank_functions import locate_functions
 
-    brain._located = None
     _, hits = locate_functions(brain, text, limit=20)
     return {h.key: h for h in hits}
 

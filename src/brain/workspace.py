@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from .boot import BootRequest, BootResult, assemble
+from .boot.call import boot_call
 from .boot.record import record_boot
 from .errors import InvalidInput, NotInitialized
 from .logs import debug
@@ -422,12 +423,13 @@ class Brain:
 
             role = role_of_session(session)
         inferred = False
-        if not module and task and task.strip():
-            module = self._infer_module(task, session)  # the card of the module the task text points to
-            inferred = module is not None
-        request = BootRequest(task=task or None, module=module or None, role=role or None,
-                              session=session or None, budget=budget, module_inferred=inferred)
-        result = assemble(self, request)
+        with boot_call():  # this boot's rankings, shared by module inference and the slots, by no other boot
+            if not module and task and task.strip():
+                module = self._infer_module(task, session)  # the card of the module the task text points to
+                inferred = module is not None
+            request = BootRequest(task=task or None, module=module or None, role=role or None,
+                                  session=session or None, budget=budget, module_inferred=inferred)
+            result = assemble(self, request)
         if record:
             try:
                 record_boot(self.runtime, request, result, self.redactor)

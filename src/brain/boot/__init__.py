@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .call import boot_call
 from .packer import pack
 from .parts import BootRequest, BootResult, Omitted, Part
 
@@ -34,16 +35,12 @@ def assemble(brain, request: BootRequest, slots=None) -> BootResult:
     from .slots import DEFAULT_SLOTS
 
     parts: list[Part] = []
-    brain._boot_memo = {}  # what one slot computed for this boot and a later one reuses (the rankings)
-    try:
+    with boot_call() as call:  # this boot's memo (the rankings): never on the shared Brain (see boot.call)
         for slot in slots if slots is not None else DEFAULT_SLOTS:
             parts.extend(slot.collect(brain, request))
         result = pack(header_for(brain, request), parts, request.budget, footer=FOOTER)
-        if brain._boot_memo.get("functions"):
+        if call.memo.get("functions"):
             from .slots.code import functions_json
 
-            result.functions = functions_json(brain._boot_memo, result)
+            result.functions = functions_json(call.memo, result)
         return result
-    finally:
-        brain._boot_memo = None
-        brain._located = None  # the file ranking's memo lives for one boot only: files change between boots

@@ -80,6 +80,8 @@ def forbidden_key(component: str) -> str:
 
 
 def _bad_character(name: str) -> str | None:
+    if name.isascii() and name.isprintable():
+        return None  # printable ASCII has none of the bad categories: the walk's usual name, without the loop
     for ch in name:
         code = ord(ch)
         if unicodedata.category(ch) in _BAD_CATEGORIES or 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE:

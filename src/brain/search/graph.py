@@ -9,6 +9,13 @@ earlier one; a memory file ``links`` to each memory file its ``[[name]]``,
 ``[[folder/name]]`` or ``[[name|label]]`` links resolve to (a path with or without
 `.md`, else the file of that name, notes/ first). Everything is rebuilt from the index's code tables and the memory
 documents, so it is as derived as the rest of index.db.
+
+Kept up to date by what changed (``update_graph``): triggers note, in the same transaction as the
+write, every memory document added, changed or removed (``graph_pending``) and any change of the code
+tables (``graph_code`` in meta). Nothing noted: no graph work. Only plain memory files noted: only
+their own links are re-resolved, and the links of the files that name them by name (``link_targets``
+keeps each link's name), since a file appearing or going changes what those resolve to. A change of
+code, a card, a contract or a decision rebuilds the whole graph (their edges reach every file).
 """
 
 from __future__ import annotations
@@ -16,13 +23,37 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-__all__ = ["GRAPH_SCHEMA", "rebuild_graph", "related", "resolve_node", "wiki_links", "resolve_link"]
+__all__ = ["GRAPH_SCHEMA", "rebuild_graph", "update_graph", "related", "resolve_node", "wiki_links", "resolve_link",
+           "link_key"]
 
 GRAPH_SCHEMA = """
 CREATE TABLE IF NOT EXISTS nodes(id TEXT PRIMARY KEY, kind TEXT, label TEXT, path TEXT);
 CREATE TABLE IF NOT EXISTS edges(src TEXT, dst TEXT, kind TEXT, PRIMARY KEY(src, dst, kind));
 CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst);
-"""
+-- a memory path changed since the graph was built; existed: whether it was there then (its first change
+-- was a removal), so a file whose text alone changed does not re-resolve the links naming it. Nothing is
+-- noted before a first graph (a fresh index's bulk build): that graph is built whole anyway
+CREATE TABLE IF NOT EXISTS graph_pending(path TEXT PRIMARY KEY, kind TEXT, existed INTEGER);
+CREATE TABLE IF NOT EXISTS link_targets(key TEXT, src TEXT, PRIMARY KEY(key, src));
+CREATE INDEX IF NOT EXISTS link_targets_src ON link_targets(src);
+CREATE TRIGGER IF NOT EXISTS graph_doc_added AFTER INSERT ON docs
+  WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'graph_built') BEGIN
+  INSERT OR IGNORE INTO graph_pending(path, kind, existed) VALUES (NEW.path, NEW.kind, 0); END;
+CREATE TRIGGER IF NOT EXISTS graph_doc_removed AFTER DELETE ON docs
+  WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'graph_built') BEGIN
+  INSERT OR IGNORE INTO graph_pending(path, kind, existed) VALUES (OLD.path, OLD.kind, 1); END;
+CREATE TRIGGER IF NOT EXISTS graph_doc_changed AFTER UPDATE ON docs
+  WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'graph_built') BEGIN
+  INSERT OR IGNORE INTO graph_pending(path, kind, existed) VALUES (OLD.path, OLD.kind, 1);
+  INSERT OR IGNORE INTO graph_pending(path, kind, existed) VALUES (NEW.path, NEW.kind, 0); END;
+""" + "".join(f"""CREATE TRIGGER IF NOT EXISTS graph_{table}_{event.lower()} AFTER {event} ON {table}
+  WHEN EXISTS (SELECT 1 FROM meta WHERE key = 'graph_built')
+  AND NOT EXISTS (SELECT 1 FROM meta WHERE key = 'graph_code') BEGIN
+  INSERT INTO meta(key, value) VALUES ('graph_code', 'stale'); END;
+""" for table in ("code_files", "code_imports") for event in ("INSERT", "DELETE", "UPDATE"))
+
+# the document kinds whose edges reach code files and modules: any change of one rebuilds the graph
+WHOLE_GRAPH_KINDS = frozenset({"card", "contract", "decision"})
 
 _DECISION_ID = re.compile(r"^(\d{1,6})")
 _SUPERSEDES = re.compile(r"supersedes?\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
@@ -45,13 +76,29 @@ def wiki_links(text: str) -> list[str]:
     return seen
 
 
+def link_key(target: str) -> str:
+    """The name a link target or memory path goes by: its last part without `.md`, lower-case.
+
+    Every path a link can resolve to has the link's key (the path itself, the path with `.md`,
+    or a file of that name), so the files whose links may change when ``path`` appears or goes
+    are the ones with a link of ``link_key(path)``."""
+    return target.strip().strip("/").removeprefix(".brain/").rsplit("/", 1)[-1].removesuffix(".md").lower()
+
+
+def _by_stem(paths: set[str]) -> dict[str, list[str]]:
+    by_stem: dict[str, list[str]] = defaultdict(list)
+    for path in sorted(paths, key=lambda p: (not p.startswith("notes/"), p)):
+        by_stem[link_key(path)].append(path)
+    return by_stem
+
+
 def resolve_link(target: str, paths: set[str], by_stem: dict[str, list[str]]) -> str | None:
     """The memory path a link target names: a path (with or without .md), else a file of that name."""
     t = target.strip().strip("/").removeprefix(".brain/")
     for candidate in (t, f"{t}.md"):
         if candidate in paths:
             return candidate
-    stems = by_stem.get(t.rsplit("/", 1)[-1].removesuffix(".md").lower(), [])
+    stems = by_stem.get(link_key(t), [])
     return stems[0] if stems else None
 
 
@@ -68,6 +115,90 @@ def rebuild_graph(index) -> dict[str, int]:
 
     with transaction(index.db) as db:
         return _rebuild_graph(db)
+
+
+def _meta(db, key: str) -> str | None:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def _graph_current(db) -> bool:
+    return (_meta(db, "graph_built") is not None and _meta(db, "graph_code") is None
+            and db.execute("SELECT 1 FROM graph_pending LIMIT 1").fetchone() is None)
+
+
+def _counts(db) -> dict[str, int]:
+    return {"nodes": db.execute("SELECT COUNT(*) FROM nodes").fetchone()[0],
+            "edges": db.execute("SELECT COUNT(*) FROM edges").fetchone()[0]}
+
+
+def update_graph(index) -> dict:
+    """Bring the graph up to date with what changed since it was built (see the module's docstring).
+
+    ``work`` in the answer says what that took: ``none``, ``links`` (the links of the changed
+    memory files and of the files naming them) or ``full``. What changed is read again inside
+    the write transaction, so a concurrent refresh never has the older graph written last."""
+    from .code import transaction
+
+    db = index.db
+    if _graph_current(db):
+        return {**_counts(db), "work": "none"}  # the common no-op: no write lock, no graph work
+    with transaction(db):
+        if _graph_current(db):
+            return {**_counts(db), "work": "none"}
+        pending = {path: (kind, bool(existed)) for path, kind, existed in
+                   db.execute("SELECT path, kind, existed FROM graph_pending")}
+        if (_meta(db, "graph_built") is None or _meta(db, "graph_code") is not None
+                or any(kind in WHOLE_GRAPH_KINDS for kind, _ in pending.values())):
+            return {**_rebuild_graph(db), "work": "full"}
+        present = {path for path in pending
+                   if db.execute("SELECT 1 FROM docs WHERE path = ?", (path,)).fetchone() is not None}
+        _relink(db, set(pending), {path for path, (_, existed) in pending.items() if existed != (path in present)})
+        db.execute("DELETE FROM graph_pending")
+        return {**_counts(db), "work": "links"}
+
+
+def _relink(db, changed: set[str], came_or_went: set[str]) -> None:
+    """Re-resolve the links of the ``changed`` memory files, and of every file with a link of the name of
+    one that ``came_or_went`` (what those links resolve to may be another file now). Only the edges that
+    differ are written."""
+    sources = set(changed)
+    for key in {link_key(path) for path in came_or_went}:
+        sources.update(src for (src,) in db.execute("SELECT src FROM link_targets WHERE key = ?", (key,)))
+    resolver: tuple[set[str], dict] | None = None
+    touched: set[str] = set()
+    for src in sorted(sources):
+        nid = f"memory:{src}"
+        old = {dst for (dst,) in db.execute("SELECT dst FROM edges WHERE src = ? AND kind = 'links'", (nid,))}
+        row = db.execute("SELECT docs_fts.body FROM docs JOIN docs_fts ON docs_fts.rowid = docs.id "
+                         "WHERE docs.path = ?", (src,)).fetchone()
+        targets = wiki_links(row[0]) if row and "[[" in row[0] else []
+        if targets and resolver is None:  # every memory path, read only when some file has links to resolve
+            paths = {r[0] for r in db.execute("SELECT path FROM docs")}
+            resolver = (paths, _by_stem(paths))
+        new = set()
+        for target in targets:
+            dst = resolve_link(target, *resolver)
+            if dst and dst != src:
+                new.add(f"memory:{dst}")
+        db.execute("DELETE FROM link_targets WHERE src = ?", (src,))
+        db.executemany("INSERT OR IGNORE INTO link_targets(key, src) VALUES (?, ?)",
+                       [(key, src) for key in sorted({link_key(t) for t in targets})])
+        db.executemany("DELETE FROM edges WHERE src = ? AND dst = ? AND kind = 'links'",
+                       [(nid, d) for d in sorted(old - new)])
+        db.executemany("INSERT OR IGNORE INTO edges(src, dst, kind) VALUES (?, ?, 'links')",
+                       [(nid, d) for d in sorted(new - old)])
+        if old != new:
+            touched.update({nid} | (old ^ new))
+    for node in sorted(touched):  # a memory node exists while a link starts or ends at it
+        linked = db.execute("SELECT 1 FROM edges WHERE kind = 'links' AND (src = ? OR dst = ?) LIMIT 1",
+                            (node, node)).fetchone()
+        if linked:
+            rel = node[len("memory:"):]
+            db.execute("INSERT OR IGNORE INTO nodes(id, kind, label, path) VALUES (?, 'memory', ?, ?)",
+                       (node, rel, rel))
+        else:
+            db.execute("DELETE FROM nodes WHERE id = ?", (node,))
 
 
 def _rebuild_graph(db) -> dict[str, int]:
@@ -124,31 +255,38 @@ def _rebuild_graph(db) -> dict[str, int]:
                     edges.add((nid, f"module:{ref}", "decides-about"))
             for card in re.findall(r"modules/([\w.\-]+)\.md", text):
                 edges.add((nid, f"card:{card}", "decides-about"))
-    _link_memory(db, nodes, edges)
+    keys = _link_memory(db, nodes, edges)
     # edges may point at nodes that are not (yet) known, e.g. a decision number not on disk
     db.execute("DELETE FROM nodes")
     db.execute("DELETE FROM edges")
+    db.execute("DELETE FROM link_targets")
     db.executemany("INSERT INTO nodes(id, kind, label, path) VALUES (?,?,?,?)",
                    [(k, *v) for k, v in sorted(nodes.items())])
     db.executemany("INSERT OR IGNORE INTO edges(src, dst, kind) VALUES (?,?,?)", sorted(edges))
+    db.executemany("INSERT OR IGNORE INTO link_targets(key, src) VALUES (?,?)", sorted(keys))
+    db.execute("DELETE FROM graph_pending")  # the graph is now that of every table as they are
+    db.execute("DELETE FROM meta WHERE key = 'graph_code'")
+    db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('graph_built', '1')")
     return {"nodes": len(nodes), "edges": len(edges)}
 
 
-def _link_memory(db, nodes: dict, edges: set) -> None:
-    """``memory:`` nodes and ``links`` edges from the [[wiki links]] of every memory document."""
+def _link_memory(db, nodes: dict, edges: set) -> set[tuple[str, str]]:
+    """``memory:`` nodes and ``links`` edges from the [[wiki links]] of every memory document;
+    returns the (name, file) of every link, resolved or not (``link_targets``)."""
     paths = {row[0] for row in db.execute("SELECT path FROM docs")}
-    by_stem: dict[str, list[str]] = defaultdict(list)
-    for path in sorted(paths, key=lambda p: (not p.startswith("notes/"), p)):
-        by_stem[path.rsplit("/", 1)[-1].removesuffix(".md").lower()].append(path)
+    by_stem = _by_stem(paths)
+    keys: set[tuple[str, str]] = set()
     rows = db.execute("SELECT docs.path, docs_fts.body FROM docs JOIN docs_fts ON docs_fts.rowid = docs.id "
                       "WHERE instr(docs_fts.body, '[[') > 0")
     for rel, text in rows:
         for target in wiki_links(text):
+            keys.add((link_key(target), rel))
             dst = resolve_link(target, paths, by_stem)
             if dst and dst != rel:
                 nodes[f"memory:{rel}"] = ("memory", rel, rel)
                 nodes[f"memory:{dst}"] = ("memory", dst, dst)
                 edges.add((f"memory:{rel}", f"memory:{dst}", "links"))
+    return keys
 
 
 def _named_modules(text: str, name: str, modules: set[str]) -> set[str]:

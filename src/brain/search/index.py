@@ -18,6 +18,7 @@ import hashlib
 import os
 import re
 import sqlite3
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -303,9 +304,11 @@ class SearchIndex:
                 roots.append(("@decisions/", folder))
         return roots
 
-    def _walk_memory(self) -> tuple[dict[str, Path], list[str]]:
-        """Every markdown store and the folders holding them (for the cheap change check)."""
-        found: dict[str, Path] = {}
+    def _walk_memory(self) -> tuple[dict[str, tuple[str, int, int]], list[str]]:
+        """Every markdown store (relative path -> its path, size and mtime) and the folders holding them
+        (for the cheap change check). One lstat a file, which also tells a link: a no-op `brain index`
+        at 50,000 notes is this walk."""
+        found: dict[str, tuple[str, int, int]] = {}
         folders: list[str] = []
         for prefix, root in self._memory_roots():
             if os.path.islink(root):
@@ -313,23 +316,28 @@ class SearchIndex:
             for folder, dirs, names in walk_tree(root):  # never descends into linked folders (nor too deep)
                 rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
                 rel_dir = "" if rel_dir == "." else rel_dir + "/"
-                dirs[:] = sorted(d for d in dirs if is_plain_memory_name(d) and not os.path.islink(os.path.join(folder, d))
-                                 and not (prefix == "" and rel_dir == "" and d.casefold() == "runtime"))
-                if prefix and rel_dir:
-                    continue  # the decisions folder is read flat
+                dirs[:] = [] if prefix else sorted(  # the decisions folder is read flat
+                    d for d in dirs if is_plain_memory_name(d) and not os.path.islink(os.path.join(folder, d))
+                    and not (rel_dir == "" and d.casefold() == "runtime"))
                 folders.append(folder)
+                contracts = prefix == "" and rel_dir == "contracts/"
                 for name in names:
-                    if not is_plain_memory_name(name) or os.path.islink(os.path.join(folder, name)):
+                    if not (name.endswith(".md") or (contracts and name.endswith(".yml"))):
+                        continue  # brain.local.yml and every other setting file included: never indexed
+                    if not is_plain_memory_name(name):
                         continue
-                    if prefix == "" and rel_dir == "" and name.casefold() == "brain.local.yml":
-                        continue
-                    if name.endswith(".md") or (prefix == "" and rel_dir == "contracts/" and name.endswith(".yml")):
-                        found[prefix + rel_dir + name] = Path(folder, name)
-        return dict(sorted(found.items())), folders
+                    path = os.path.join(folder, name)
+                    try:
+                        st = os.lstat(path)
+                    except OSError:
+                        continue  # removed while listed
+                    if not stat.S_ISLNK(st.st_mode):  # a link is never followed nor read
+                        found[prefix + rel_dir + name] = (path, st.st_size, st.st_mtime_ns)
+        return found, folders
 
     def memory_files(self) -> dict[str, Path]:
         """Every markdown store: .brain/**/*.md (runtime excluded), contracts, and the decision records folder."""
-        return self._walk_memory()[0]
+        return {rel: Path(path) for rel, (path, _, _) in sorted(self._walk_memory()[0].items())}
 
     def _fingerprint(self, folders: list[str]) -> str:
         """Folder mtimes (a file added, removed or atomically replaced changes them) and top-level file stamps."""
@@ -354,6 +362,13 @@ class SearchIndex:
         folders = row[0].split("\n") if row[0] else []
         known = self.db.execute("SELECT value FROM meta WHERE key='memory_fingerprint'").fetchone()
         return bool(known) and known[0] == self._fingerprint(folders)
+
+    def _fingerprint_is(self, folders: list[str]) -> bool:
+        """Whether the cheap change check already holds these folders and their current stamps."""
+        rows = dict(self.db.execute(
+            "SELECT key, value FROM meta WHERE key IN ('memory_folders', 'memory_fingerprint')"))
+        return (rows.get("memory_folders") == "\n".join(folders)
+                and rows.get("memory_fingerprint") == self._fingerprint(folders))
 
     def _remember_fingerprint(self, folders: list[str]) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('memory_folders', ?)", ("\n".join(folders),))
@@ -383,14 +398,11 @@ class SearchIndex:
         """Re-index one memory path after a write (the Brain.on_write listener)."""
         path = self.brain_dir / rel
         db = self.db
-        linked = db.execute("SELECT 1 FROM edges WHERE src = ? OR dst = ? LIMIT 1",
-                            (f"memory:{rel}", f"memory:{rel}")).fetchone() is not None
         db.execute("BEGIN IMMEDIATE")
         try:
             data = read_memory_file(self.brain_dir, rel)
             if data is not None:
                 text = data.decode("utf-8", errors="replace")
-                linked = linked or "[[" in text
                 self._put_doc(rel, text)
                 st = path.stat()
                 db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)",
@@ -407,10 +419,9 @@ class SearchIndex:
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        if linked or rel.split("/", 1)[0] in ("modules", "decisions", "contracts", "@decisions") or rel == "decisions.md":
-            from .graph import rebuild_graph  # [[wiki links]] to or from this file: the graph follows
+        from .graph import update_graph  # its own links and the links naming it (a card: the whole graph)
 
-            rebuild_graph(self)
+        update_graph(self)
 
     def refresh_memory(self, *, quick: bool = False) -> dict[str, int]:
         """Bring the memory documents up to date, reading only files whose size or mtime changed.
@@ -423,35 +434,40 @@ class SearchIndex:
             count = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
             return {"documents": count, "changed": 0, "removed": 0}
         files, folders = self._walk_memory()
+
+        def diff() -> tuple[list[str], list[str]]:
+            stamps = {path: (size, mtime) for path, size, mtime in db.execute(
+                "SELECT docs.path, doc_stamps.size, doc_stamps.mtime_ns FROM docs LEFT JOIN doc_stamps USING (path)")}
+            return (sorted(stamps.keys() - files.keys()),
+                    sorted(rel for rel, (_, size, mtime) in files.items() if stamps.get(rel, ()) != (size, mtime)))
+
+        removed, changed = diff()
+        if not removed and not changed and self._fingerprint_is(folders):
+            return {"documents": len(files), "changed": 0, "removed": 0}  # nothing to write: no write lock
         db.execute("BEGIN IMMEDIATE")
         try:
-            known = {r[0] for r in db.execute("SELECT path FROM docs")}
-            stamps = {r[0]: (r[1], r[2]) for r in db.execute("SELECT path, size, mtime_ns FROM doc_stamps")}
-            removed = sorted(known - set(files))
+            removed, changed = diff()  # again under the write lock: another thread or process may have done it
             for rel in removed:
                 self._drop_doc(rel)
                 db.execute("DELETE FROM doc_stamps WHERE path = ?", (rel,))
-            changed = 0
-            for rel, path in files.items():
+            written = 0
+            for rel in changed:
+                path, size, mtime = files[rel]
                 try:
-                    st = path.stat()
-                    if rel in known and stamps.get(rel) == (st.st_size, st.st_mtime_ns):
-                        continue
-                    data = read_regular_file(path)
+                    data = read_regular_file(Path(path))
                 except OSError:
                     continue
                 if data is None:
                     continue
                 text = data.decode("utf-8", errors="replace")
-                changed += self._put_doc(rel, text)
-                db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)",
-                           (rel, st.st_size, st.st_mtime_ns))
+                written += self._put_doc(rel, text)
+                db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)", (rel, size, mtime))
             self._remember_fingerprint(folders)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        return {"documents": len(files), "changed": changed, "removed": len(removed)}
+        return {"documents": len(files), "changed": written, "removed": len(removed)}
 
     def add_documents(self, docs: Iterable[tuple[str, str, str]]) -> int:
         """Bulk-index (path, kind, text) documents in one transaction (imports, benchmarks)."""
@@ -484,13 +500,13 @@ class SearchIndex:
 
     # -- everything ----------------------------------------------------------------
     def refresh(self, *, code: bool = True) -> dict:
-        """Bring memory, code and graph up to date; return what changed."""
-        from .graph import rebuild_graph
+        """Bring memory, code and graph up to date; return what changed (nothing changed: no graph work)."""
+        from .graph import update_graph
 
         stats = {"memory": self.refresh_memory()}
         if code:
             stats["code"] = self.refresh_code()
-        stats["graph"] = rebuild_graph(self)
+        stats["graph"] = update_graph(self)
         return stats
 
     def refresh_code(self) -> dict[str, int]:

@@ -50,7 +50,7 @@ def _self_healing(fn):
             except Exception as again:  # noqa: BLE001
                 if not is_corruption(again):
                     raise
-            brain.__dict__.pop("_located", None)
+            _forget_located()
         brain.index.reopen_if_replaced()
         try:
             return fn(brain, *args, **kwargs)
@@ -63,18 +63,27 @@ def _self_healing(fn):
     return wrapper
 
 
+def _forget_located() -> None:
+    """After a heal, the current boot's file rankings read the damaged file: rank again."""
+    from ..boot.call import current_call
+
+    call = current_call()
+    if call is not None:
+        call.located.clear()
+
+
 def ensure_index(brain, *, code: bool = True):
     """The brain's index, built when missing; memory (and code, when asked) brought up to date."""
     index = brain.index
     if not index.exists:
         index.refresh(code=code)
         return index
-    memory = index.refresh_memory(quick=True)
-    code_stats = index.refresh_code() if code else {"changed": 0, "removed": 0}
-    if memory["changed"] or memory["removed"] or code_stats["changed"] or code_stats["removed"]:
-        from .graph import rebuild_graph
+    index.refresh_memory(quick=True)
+    if code:
+        index.refresh_code()
+    from .graph import update_graph
 
-        rebuild_graph(index)
+    update_graph(index)  # what the refreshes changed, and what a killed refresh left pending; else nothing
     return index
 
 
@@ -153,16 +162,19 @@ def locate(brain, task: str | None, *, module: str | None = None, session: str |
     if not (task and task.strip()) and not module:
         return Localization([], [])  # a boot without a task stays cheap: no git, no index
     key = (task, module, session, limit)
-    cached = getattr(brain, "_located", None)
-    if cached and cached[0] == key:
-        return cached[1]  # one boot asks twice (module inference, then the files slot)
+    from ..boot.call import current_call
+
+    call = current_call()  # a boot's own memo: one boot asks twice (module inference, then the files slot)
+    if call is not None and key in call.located:
+        return call.located[key]
     changed = changed_files(brain.repo)
     claimed = _claimed(brain, session)
     index = brain.index
     if not index.exists or brain.settings.get("search.refresh_on_boot"):
         index = ensure_index(brain)
     found = rank_files(index.code_view(), task, changed=changed, claimed=claimed, module=module, limit=limit)
-    brain._located = (key, found)
+    if call is not None:
+        call.located[key] = found
     return found
 
 

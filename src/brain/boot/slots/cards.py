@@ -83,12 +83,13 @@ def collect(brain, request) -> list[Part]:
 def _cut_to_ranking(brain, request, mapper) -> list[Part]:
     from ...cards import _exposes_for, _demote, load_card
     from ...errors import BrainError
+    from ..call import current_memo
     from .code import code_view_for, ranked_for
 
     localization, hits = ranked_for(brain, request)
     if localization is None or not localization.files:
         return []
-    memo = getattr(brain, "_boot_memo", None) or {}
+    memo = current_memo() or {}
     touched = [h.path for h in localization.files[:TOUCHED_FILES]]
     touched += [key.split("::", 1)[0] for key in memo.get("code_shown", {})]
     by_card: dict[str, list[str]] = {}

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from ...tokens import estimate_tokens
+from ..call import current_memo
 from ..parts import Part
 
 __all__ = ["collect", "ranked_for", "code_view_for", "functions_json", "render_code", "excerpt_lines", "LISTED", "MAX_SHOWN",
@@ -39,7 +40,7 @@ _FENCE = {".py": "python", ".pyi": "python", ".ts": "ts", ".tsx": "tsx", ".js": 
 
 def ranked_for(brain, request):
     """(file ranking, ranked definitions) for this boot, computed once and kept in the boot's memo."""
-    memo = getattr(brain, "_boot_memo", None)
+    memo = current_memo()
     if memo is not None and "ranking" in memo:
         return memo["ranking"]
     found = (None, [])
@@ -64,7 +65,7 @@ def ranked_for(brain, request):
 
 def code_view_for(brain):
     """One read-only view of the code tables per boot (loading it reads every file row)."""
-    memo = getattr(brain, "_boot_memo", None)
+    memo = current_memo()
     if memo is not None and memo.get("code_view") is not None:
         return memo["code_view"]
     view = brain.index.code_view()
@@ -189,7 +190,7 @@ def collect(brain, request) -> list[Part]:
         title = f"`{hit.key}` (lines {hit.start}-{hit.end}, {how})"
         parts.append(Part("code", hit.key, title, text, f"{hit.path}:{hit.start}-{hit.end}", files=(hit.path,)))
         shown.append(_Shown(hit.key, hit.path, hit.start, hit.end, whole))
-    memo = getattr(brain, "_boot_memo", None)
+    memo = current_memo()
     if memo is not None:
         memo["code_shown"] = {s.key: ("whole" if s.whole else "excerpt") for s in shown}
         memo["code_within"] = within
