@@ -12,27 +12,16 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from test_client_wiring import BARE_PATH, OFFLINE, _client, bare_env, brain_cli, user_env
+from test_mcp_helpers import wait_for
 
 pytestmark = pytest.mark.timeout(300)
 
 BOUND = 90.0
-
-
-def wait_for(predicate, bound: float = BOUND):
-    """Poll ``predicate`` until it returns something true, at most ``bound`` seconds (a condition, not a delay)."""
-    deadline = time.monotonic() + bound
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 def started(brain, role: str) -> list[str]:
@@ -52,7 +41,7 @@ def test_codex_is_a_session_while_connected_and_leaves_nothing_after(brain, tmp_
                             env={**bare_env(env), "PATH": f"{Path(codex_bin).parent}:{BARE_PATH}"},
                             start_new_session=True)
     try:
-        [sid] = wait_for(lambda: started(brain, "codex"))
+        [sid] = wait_for(lambda: started(brain, "codex"), BOUND)
         assert "-codex@" in sid  # codex passes the server only its own environment: the machine is the host name
         if proc.poll() is None:  # still connected (retrying the model API): on the board, alive
             live = {s.id: s.liveness for s in brain.coord.sessions()}
@@ -62,7 +51,7 @@ def test_codex_is_a_session_while_connected_and_leaves_nothing_after(brain, tmp_
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=BOUND)
-    wait_for(lambda: sid in ended(brain))  # codex gone: its server saw the pipe close
+    wait_for(lambda: sid in ended(brain), BOUND)  # codex gone: its server saw the pipe close
     assert brain.coord.sessions(include_gone=True) == []  # it made no tool call: nothing left behind
 
 

@@ -4,13 +4,12 @@ every tool answers over a real stdio server (the test process plays the other se
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 pytest.importorskip("mcp")
 
-from test_mcp_helpers import BOUND, RawStdioServer, stdio_params, with_client  # noqa: E402
+from test_mcp_helpers import BOUND, RawStdioServer, stdio_params, wait_for, with_client  # noqa: E402
 
 COORD_TOOLS = {"brain_claim", "brain_release", "brain_signal", "brain_signals", "brain_checkpoint", "ask_agent",
                "reply", "inbox", "workstate_read", "workstate_set", "brain_sessions"}
@@ -24,16 +23,6 @@ def test_the_group_declares_every_coordination_tool_and_a_handshake_hook():
     registry = collect(["coord"])
     assert set(registry.tools) == COORD_TOOLS
     assert registry.initialize_hooks and registry.close_hooks
-
-
-def wait_for(predicate, bound: float = BOUND):
-    deadline = time.monotonic() + bound
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.01)
 
 
 def handshake(server: RawStdioServer, name: str, version: str = "2025-06-18") -> dict:

@@ -18,14 +18,14 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp import Client  # noqa: E402
-from mcp_types import Implementation  # noqa: E402
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS  # noqa: E402
-from test_mcp_helpers import BOUND, RawStdioServer, serve_http, server_env, stdio_params  # noqa: E402
+from mcp import Client   # noqa: E402
+from mcp_types import Implementation   # noqa: E402
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS   # noqa: E402
+from test_mcp_helpers import BOUND, RawStdioServer, serve_http, server_env, stdio_params, wait_for  # noqa: E402
 
-import brain as brainlib  # noqa: E402
-from brain.coord.targets import arm_addressed  # noqa: E402
-from brain.errors import InvalidInput, NotFound  # noqa: E402
+import brain as brainlib   # noqa: E402
+from brain.coord.targets import arm_addressed   # noqa: E402
+from brain.errors import InvalidInput, NotFound   # noqa: E402
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -140,19 +140,6 @@ def test_a_connected_agent_stays_alive_past_the_stall_window_without_calling_any
     finally:
         server.close()
     assert b.coord.sessions(include_gone=True) == []
-
-
-def wait_for(predicate, bound: float = BOUND):
-    """Poll ``predicate`` until it returns something true, at most ``bound`` seconds (a condition, not a delay)."""
-    import time
-
-    deadline = time.monotonic() + bound
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.05)
 
 
 # -- a killed server ---------------------------------------------------------------------------------

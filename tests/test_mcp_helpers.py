@@ -17,6 +17,17 @@ import anyio
 BOUND = 60.0  # seconds any wait on the server may take before the test fails
 
 
+def wait_for(predicate, bound: float = BOUND, every: float = 0.02):
+    """Poll ``predicate`` until it returns something true, at most ``bound`` seconds (a condition, not a delay)."""
+    deadline = time.monotonic() + bound
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(every)
+
+
 def server_env(**extra: str) -> dict[str, str]:
     """The variables the server needs (the stdio client adds PATH, HOME...)."""
     env = {k: os.environ[k] for k in ("BRAIN_HOME", "BRAIN_MACHINE", "PYTHONPATH") if k in os.environ}
