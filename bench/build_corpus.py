@@ -288,11 +288,11 @@ def build(entries: list[dict], mirrors: Path, out: Path, options: Options, reser
             progress(f"  {repo:40} no mirror: skipped")
             continue
         tasks, skipped = select_tasks(gd, repo, language, options)
-        shallow = (gd / "shallow").is_file()
+        notes = {"shallow": (gd / "shallow").is_file(), "no_history_before_cutoff": not tasks and not skipped}
+        notes = {k: True for k, v in notes.items() if v}
         rows.extend(tasks)
-        per_repo[repo] = {"language": language, "tasks": len(tasks), "skipped": dict(sorted(skipped.items())),
-                          **({"shallow": True} if shallow else {})}
-        progress(f"  {repo:40} {language:10} {len(tasks):4} tasks" + ("  (shallow mirror)" if shallow else ""))
+        per_repo[repo] = {"language": language, "tasks": len(tasks), "skipped": dict(sorted(skipped.items())), **notes}
+        progress(f"  {repo:40} {language:10} {len(tasks):4} tasks" + "".join(f"  ({k.replace('_', ' ')})" for k in notes))
     per_language = Counter()
     for info in per_repo.values():
         per_language[info["language"]] += info["tasks"]

@@ -239,3 +239,16 @@ def test_the_corpus_is_byte_identical_across_builds_and_a_mirror_gaining_commits
     rows = [json.loads(line) for line in first.read_text().splitlines()]
     assert [r["problem_statement"].splitlines()[0] for r in rows] == ["feat: support a second runner (#34)",
                                                                       "Fix run returning the wrong value"]
+
+
+def test_a_mirror_with_no_history_before_the_cut_off_is_named_in_the_summary(tmp_path):
+    make_history(tmp_path / "work")
+    mirrors = tmp_path / "mirrors"
+    subprocess.run(["git", "clone", "-q", "--bare", str(tmp_path / "work"), str(mirrors / "acme+app" / "repo")],
+                   check=True)
+    entries = [{"repo": "acme/app", "language": "Python", "why": "made here"}]
+    summary = corpus.build(entries, mirrors, tmp_path / "out.jsonl", corpus.Options(before="2020-01-01T00:00:00Z"),
+                           set(), progress=lambda line: None)
+    assert summary["tasks"] == 0
+    assert summary["per_repo"]["acme/app"]["no_history_before_cutoff"] is True
+    assert (tmp_path / "out.jsonl").read_bytes() == b""
