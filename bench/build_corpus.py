@@ -42,17 +42,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # locbench and bench_heldout beside this script
 
 import locbench  # noqa: E402
+import reserved  # noqa: E402
 from bench_heldout import SKIP_SUBJECT, message_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 REPOSITORY_LIST = ROOT / "bench" / "corpus" / "repositories.json"
-DEFAULT_RESERVED = ROOT.parent / "shared" / "bench" / "reserved-repositories.txt"
+DEFAULT_RESERVED = reserved.DEFAULT_RESERVED
 DEFAULT_OUT = ROOT / "bench" / "corpus" / "out" / "corpus.jsonl"
 LANGUAGES = ("Python", "TypeScript", "JavaScript", "Go", "Rust", "Java", "C", "C++", "Kotlin", "C#", "Ruby", "PHP")
-# the development sets: tuning happened on them, so a corpus to fit and validate on stays apart from them
-DEVELOPMENT_REPOSITORIES = ("django/django", "jqlang/jq", "fmtlib/fmt", "zeromicro/go-zero", "FasterXML/jackson-core",
-                            "anuraghazra/github-readme-stats", "expressjs/express", "axios/axios", "tokio-rs/tokio",
-                            "tokio-rs/bytes")
 _REPO_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.][A-Za-z0-9_.-]*$")
 
 # a subject (or the issue it closes) reads as a fix or a feature
@@ -72,28 +69,15 @@ DOC_FOLDERS = {"doc", "docs", "documentation", "man", "website", "site"}
 MIN_TEXT = 15
 
 
-class CorpusError(Exception):
-    """A run the builder refuses: its message names the problem; nothing has been written."""
-
-    exit_code = 2
-
-
-class ReservedListMissing(CorpusError):
-    def __init__(self, path: Path):
-        self.path = path
-        super().__init__(f"build_corpus: the reserved-repository list {path} does not exist (give --reserved FILE)")
-
-
-class RefusedRepositories(CorpusError):
-    def __init__(self, repos: list[str], why: str):
-        self.repos, self.why = repos, why
-        super().__init__(f"build_corpus: refusing {why} repositories: {', '.join(repos)}")
+CorpusError = reserved.BenchRefusal  # one base for every refusal, so main maps them to one exit code
+ReservedListMissing, RefusedRepositories = reserved.ReservedListMissing, reserved.RefusedRepositories
+read_reserved, refuse_reserved = reserved.read_reserved, reserved.refuse_reserved
 
 
 class BadRepositoryList(CorpusError):
     def __init__(self, path: Path, problem: str):
         self.path, self.problem = path, problem
-        super().__init__(f"build_corpus: {path}: {problem}")
+        super().__init__(f"{path}: {problem}")
 
 
 @dataclass(frozen=True)
@@ -104,19 +88,6 @@ class Options:
     per_repo: int = 60
     max_files: int = 20
     scan: int = 6000  # first-parent commits read per repository at most
-
-
-def read_reserved(path: Path) -> set[str]:
-    """The reserved owner/name list, lower-cased (one a line; `#` comments and blank lines ignored)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ReservedListMissing(path)
-    names = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            names.add(line.lower())
-    return names
 
 
 def read_repository_list(path: Path = REPOSITORY_LIST) -> list[dict]:
@@ -143,17 +114,6 @@ def read_repository_list(path: Path = REPOSITORY_LIST) -> list[dict]:
     return entries
 
 
-def refuse_reserved(repos: list[str], reserved: set[str]) -> None:
-    """Raise when any repository is reserved for independent checks or belongs to a development set."""
-    hits = sorted(r for r in repos if r.lower() in reserved)
-    if hits:
-        raise RefusedRepositories(hits, "reserved")
-    development = {r.lower() for r in DEVELOPMENT_REPOSITORIES}
-    hits = sorted(r for r in repos if r.lower() in development)
-    if hits:
-        raise RefusedRepositories(hits, "development-set")
-
-
 def _git(gd: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "--git-dir", str(gd), *args], capture_output=True, text=True, errors="replace")
 
@@ -178,7 +138,7 @@ def first_parent_log(gd: Path, options: Options) -> list[dict]:
     out = _git(gd, "-c", "core.quotePath=false", "log", "--first-parent", f"--before={options.before}",
                f"-n{options.scan}", "--no-renames", "--name-status", "--format=%x00%H%x01%P%x01%cI%x01%B%x02", "HEAD")
     if out.returncode != 0:
-        raise CorpusError(f"build_corpus: git log failed in {gd}: exit {out.returncode}")
+        raise CorpusError(f"git log failed in {gd}: exit {out.returncode}")
     commits = []
     for chunk in out.stdout.split("\x00")[1:]:
         head, _, names = chunk.partition("\x02")
@@ -275,10 +235,10 @@ def find_mirror(mirrors: Path, repo: str) -> Path | None:
         return None
 
 
-def build(entries: list[dict], mirrors: Path, out: Path, options: Options, reserved: set[str],
+def build(entries: list[dict], mirrors: Path, out: Path, options: Options, reserved_names: set[str],
           progress=print) -> dict:
     """Mine every listed repository with a mirror and write the corpus (JSONL, one task a line) atomically."""
-    refuse_reserved([e["repo"] for e in entries], reserved)
+    refuse_reserved([e["repo"] for e in entries], reserved_names)
     rows, per_repo, missing = [], {}, []
     for entry in sorted(entries, key=lambda e: e["repo"].lower()):
         repo, language = entry["repo"], entry["language"]
@@ -336,9 +296,9 @@ def main(argv=None) -> int:
     ap.add_argument("--max-files", type=int, default=Options.max_files, help="skip commits changing more files")
     args = ap.parse_args(argv)
     try:
-        reserved = read_reserved(args.reserved)
+        reserved_names = read_reserved(args.reserved)
         entries = read_repository_list(args.repositories)
-        refuse_reserved([e["repo"] for e in entries] + (args.repo or []), reserved)
+        refuse_reserved([e["repo"] for e in entries] + (args.repo or []), reserved_names)
         if args.repo:
             listed = {e["repo"].lower(): e for e in entries}
             unknown = [r for r in args.repo if r.lower() not in listed]
@@ -348,17 +308,17 @@ def main(argv=None) -> int:
         if args.language:
             entries = [e for e in entries if e["language"] in args.language]
         if args.per_repo < 1 or args.max_files < 1:
-            raise CorpusError("build_corpus: --per-repo and --max-files must be at least 1")
+            raise CorpusError("--per-repo and --max-files must be at least 1")
         try:
             datetime.fromisoformat(args.before.replace("Z", "+00:00"))
         except ValueError:
-            raise CorpusError(f"build_corpus: --before must be an ISO date (2024-01-01T00:00:00Z), got {args.before!r}") from None
+            raise CorpusError(f"--before must be an ISO date (2024-01-01T00:00:00Z), got {args.before!r}") from None
         options = Options(before=args.before, per_repo=args.per_repo, max_files=args.max_files)
         print(f"build_corpus: {len(entries)} repositories, mirrors in {args.mirrors}", file=sys.stderr)
-        summary = build(entries, args.mirrors, args.out, options, reserved,
+        summary = build(entries, args.mirrors, args.out, options, reserved_names,
                         progress=lambda line: print(line, file=sys.stderr, flush=True))
     except CorpusError as exc:
-        print(exc, file=sys.stderr)
+        print(f"build_corpus: {exc}", file=sys.stderr)
         return exc.exit_code
     print(summary_table(summary))
     print(f"\nwrote {summary['tasks']} tasks to {args.out}")

@@ -252,3 +252,17 @@ def test_a_mirror_with_no_history_before_the_cut_off_is_named_in_the_summary(tmp
     assert summary["tasks"] == 0
     assert summary["per_repo"]["acme/app"]["no_history_before_cutoff"] is True
     assert (tmp_path / "out.jsonl").read_bytes() == b""
+
+
+def test_the_history_held_out_check_names_no_reserved_repository_and_refuses_one(tmp_path):
+    import bench_heldout
+
+    reserved_file = tmp_path / "reserved.txt"
+    reserved_file.write_text("Google/GSON\n")
+    code = bench_heldout.main(["--mirrors", str(tmp_path / "m"), "--trees", str(tmp_path / "t"), "--repo",
+                               "google/gson", "--reserved", str(reserved_file)])
+    assert code == corpus.CorpusError.exit_code
+    assert not (tmp_path / "t").exists()
+    if not corpus.DEFAULT_RESERVED.is_file():
+        pytest.skip(f"no reserved list at {corpus.DEFAULT_RESERVED}")
+    corpus.refuse_reserved(list(bench_heldout.REPOS), corpus.read_reserved(corpus.DEFAULT_RESERVED))
