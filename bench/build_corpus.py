@@ -67,6 +67,8 @@ _COSMETIC = re.compile(r"\b(?:typos?|spelling|misspell\w*|grammar|whitespace|wor
 DOC_EXTENSIONS = (".md", ".markdown", ".rst", ".txt", ".adoc", ".asciidoc", ".html", ".textile", ".pod", ".man")
 DOC_FOLDERS = {"doc", "docs", "documentation", "man", "website", "site"}
 MIN_TEXT = 15
+MAX_TEXT = 20_000  # longer messages are squashed logs or pasted output, not a task's text
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 CorpusError = reserved.BenchRefusal  # one base for every refusal, so main maps them to one exit code
@@ -141,7 +143,8 @@ def first_parent_log(gd: Path, options: Options) -> list[dict]:
         raise CorpusError(f"git log failed in {gd}: exit {out.returncode}")
     commits = []
     for chunk in out.stdout.split("\x00")[1:]:
-        head, _, names = chunk.partition("\x02")
+        # the last separator is git's: a message (untrusted) may hold one too, a path cannot (git quotes it)
+        head, _, names = chunk.rpartition("\x02")
         sha, parents, date, message = head.split("\x01", 3)
         changes = []
         for line in names.splitlines():
@@ -184,8 +187,11 @@ def skip_reason(gd: Path, commit: dict, options: Options) -> str | None:
     gold = gold_files(commit)
     if not gold:
         return "new-files-only" if added_files(commit) else "no-source"
-    if len(message_text(message)) < MIN_TEXT:
+    text = task_text(message)
+    if len(text) < MIN_TEXT:
         return "short-text"
+    if len(text) > MAX_TEXT:
+        return "long-text"
     # every source change is whitespace: formatting, whatever the subject says
     if _git(gd, "diff", "--quiet", "-w", "--ignore-blank-lines", commit["parents"][0], commit["sha"], "--",
             *gold).returncode == 0:
@@ -202,13 +208,18 @@ def added_files(commit: dict) -> list[str]:
     return sorted({p for s, p in commit["changes"] if s == "A" and is_source_path(p)})
 
 
+def task_text(message: str) -> str:
+    """The message without trailers and control characters (a cloned repository's message is untrusted)."""
+    return message_text(_CONTROL.sub("", message))
+
+
 def to_task(repo: str, language: str, commit: dict) -> dict:
     message = commit["message"].strip()
     subject = message.splitlines()[0]
     pull = _PULL_REQUEST.search(subject)
     return {"instance_id": f"{repo}@{commit['sha'][:12]}", "repo": repo, "language": language,
             "commit": commit["sha"], "base_commit": commit["parents"][0], "date": commit["date"],
-            "problem_statement": message_text(message),
+            "problem_statement": task_text(message),
             "issues": sorted({int(n) for n in _CLOSES.findall(message)}),
             "pull_request": int(pull.group(1)) if pull else None,
             "gold_files": gold_files(commit), "added_files": added_files(commit)}

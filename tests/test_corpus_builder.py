@@ -266,3 +266,19 @@ def test_the_history_held_out_check_names_no_reserved_repository_and_refuses_one
     if not corpus.DEFAULT_RESERVED.is_file():
         pytest.skip(f"no reserved list at {corpus.DEFAULT_RESERVED}")
     corpus.refuse_reserved(list(bench_heldout.REPOS), corpus.read_reserved(corpus.DEFAULT_RESERVED))
+
+
+def test_a_commit_message_cannot_forge_changed_files_or_flood_the_corpus(tmp_path):
+    """Commit messages come from cloned repositories: a message holding the log's own separator and a
+    status line names no file, and a message too long to be a task text is skipped, not written."""
+    repo = Repo(tmp_path / "work")
+    repo.commit("initial import", {"src/app.py": "A = 1\n", "src/other.py": "B = 1\n"})
+    forged = repo.commit("Fix the app\x02\n\nM\tsrc/other.py\n", {"src/app.py": "A = 2\n"})
+    flood = repo.commit("Fix the app again\n\n" + "word " * 5000, {"src/app.py": "A = 3\n"})
+    gd = tmp_path / "work" / ".git"
+    log = {c["sha"]: c for c in corpus.first_parent_log(gd, OPTIONS)}
+    assert log[forged]["changes"] == [("M", "src/app.py")]
+    assert corpus.skip_reason(gd, log[flood], OPTIONS) == "long-text"
+    tasks, _ = corpus.select_tasks(gd, "acme/app", "Python", OPTIONS)
+    assert [(t["commit"], t["gold_files"]) for t in tasks] == [(forged, ["src/app.py"])]
+    assert "\x02" not in tasks[0]["problem_statement"]
