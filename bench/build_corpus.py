@@ -318,6 +318,8 @@ def main(argv=None) -> int:
             entries = [listed[r.lower()] for r in args.repo]
         if args.language:
             entries = [e for e in entries if e["language"] in args.language]
+        if args.out.is_dir():
+            raise CorpusError(f"--out {args.out} is a folder: give the corpus file's path (e.g. {args.out}/corpus.jsonl)")
         if args.per_repo < 1 or args.max_files < 1:
             raise CorpusError("--per-repo and --max-files must be at least 1")
         try:

@@ -77,6 +77,21 @@ def test_the_command_refuses_a_list_holding_a_reserved_name_and_a_missing_reserv
         corpus.read_reserved(tmp_path / "absent.txt")
 
 
+def test_the_command_refuses_a_folder_as_output_and_a_date_it_cannot_read(tmp_path):
+    listing = tmp_path / "repositories.json"
+    listing.write_text(json.dumps({"repositories": [{"repo": "acme/app", "language": "Python", "why": "x"}]}))
+    reserved = tmp_path / "reserved.txt"
+    reserved.write_text("# none\n")
+    common = ("--mirrors", str(tmp_path), "--repositories", str(listing), "--reserved", str(reserved))
+    assert _run_main(*common, "--out", str(tmp_path)).returncode == corpus.CorpusError.exit_code
+    out = tmp_path / "out.jsonl"
+    assert _run_main(*common, "--out", str(out), "--before", "yesterday").returncode == corpus.CorpusError.exit_code
+    assert not out.exists()
+    built = _run_main(*common, "--out", str(out))
+    assert built.returncode == 0 and out.read_bytes() == b""  # no mirror: an empty corpus, said in the summary
+    assert json.loads(out.with_suffix(".summary.json").read_text())["missing"] == ["acme/app"]
+
+
 def test_the_command_refuses_a_reserved_name_given_with_repo(tmp_path):
     reserved = tmp_path / "reserved.txt"
     reserved.write_text("psf/requests\n")
