@@ -1,11 +1,14 @@
 """Coordination throughput and ask->reply release latency, on SQLite and PostgreSQL.
 
 Operations per second through the library for claim, signal and live-state writes;
+claims/s of one session alone against the same claims with 64 other sessions holding 10
+claims each (the ratio, target <= 1.5x: a claim's cost must not grow with the board);
 ask->reply release latency p50/p99 (target p99 <= 50 ms) both in one process (threads)
 and across processes (the asker in a child process, as two agents would be). The
 same operations through the MCP server (stdio, official SDK client) with --mcp.
 
     python bench/bench_coord.py                       # SQLite only
+    python bench/bench_coord.py --board-only          # only the busy-board case (coord-board.json)
     BRAIN_TEST_POSTGRES=postgresql://postgres@127.0.0.1:5432/test python bench/bench_coord.py --mcp
 
 With --agent-mail PYTHON (the interpreter of a separate environment where the
@@ -76,6 +79,38 @@ def bench_library(spec: str, n: int) -> dict:
     live = rate(n, time.perf_counter() - t)
     b.close()
     return {"claim_ops_s": claim, "signal_ops_s": signal, "livestate_write_ops_s": live}
+
+
+def _timed_claims(c, session: str, n: int) -> dict:
+    """``n`` claims by ``session`` on distinct files: claims/s, and the CPU and wall time they took."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    for i in range(n):
+        c.claim(session, f"src/area{i % 200}/file{i}.py")
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return {"claims_s": rate(n, wall), "wall_s": round(wall, 3), "cpu_s": round(cpu, 3)}
+
+
+def bench_board(spec: str, n: int, sessions: int = 64, held: int = 10) -> dict:
+    """Claims/s of one session alone on the board against the same claims with ``sessions`` other sessions
+    holding ``held`` claims each in the same folders (issue 21: a claim's cost must not grow with the
+    board; target: within 1.5x). The CPU is this process's: on PostgreSQL the server's is not in it."""
+    from brain.backends import open_backend
+    from brain.coord import Coordinator
+
+    b = open_backend(spec)
+    b.migrate()
+    c = Coordinator(b, brain_name="bench-board", machine="box")
+    solo = c.start_session("solo").id
+    alone = _timed_claims(c, solo, n)
+    c.end_session(solo)  # its claims released: the busy board below starts from none held
+    for s in range(sessions):
+        sid = c.start_session(f"holder{s}").id
+        for k in range(held):
+            c.claim(sid, f"src/area{(s * held + k) % 200}/held{s}_{k}.py")
+    busy = _timed_claims(c, c.start_session("claimant").id, n)
+    b.close()
+    return {"one_session": alone, "busy_board": busy, "sessions": sessions, "held_each": held,
+            "ratio": round(alone["claims_s"] / busy["claims_s"], 2)}
 
 
 def _replier(c, me: str, n: int, stamps: dict, done: threading.Event) -> None:
@@ -220,8 +255,12 @@ def main() -> int:
                         help="PostgreSQL URL (default $BRAIN_TEST_POSTGRES); measured in a temporary schema")
     parser.add_argument("--mcp", action="store_true", help="also measure through the MCP server (stdio)")
     parser.add_argument("--agent-mail", metavar="PYTHON", help="interpreter with mcp-agent-mail installed, to compare")
-    parser.add_argument("--out", default=str(HERE / "results" / "coord.json"))
+    parser.add_argument("--board-only", action="store_true",
+                        help="only the busy-board case: 64 sessions x 10 claims held against 1 session")
+    parser.add_argument("--out", default=None, help="results file (default bench/results/coord.json, "
+                        "or coord-board.json with --board-only)")
     args = parser.parse_args()
+    args.out = args.out or str(HERE / "results" / ("coord-board.json" if args.board_only else "coord.json"))
 
     results: dict = {"ops": args.ops, "asks": args.asks, "python": sys.version.split()[0], "cpus": os.cpu_count(),
                      "loadavg_start": round(os.getloadavg()[0], 1)}
@@ -233,7 +272,10 @@ def main() -> int:
 
             specs["postgresql"] = stack.enter_context(isolated_postgres(args.postgres, prefix="brain_bench"))
         for name, spec in specs.items():
-            row = {"library": bench_library(spec, args.ops),
+            if args.board_only:
+                results[name] = {"board": bench_board(spec, args.ops)}
+                continue
+            row = {"library": bench_library(spec, args.ops), "board": bench_board(spec, args.ops),
                    "ask_reply_threads": bench_latency_threads(spec, args.asks),
                    "ask_reply_processes": bench_latency_processes(spec, args.asks)}
             if args.mcp:
@@ -243,12 +285,22 @@ def main() -> int:
                     with isolated_postgres(args.postgres, prefix="brain_bench_mcp") as mcp_spec:
                         row["mcp"] = bench_mcp(mcp_spec, max(50, args.ops // 5))
             results[name] = row
-        if args.agent_mail:
+        if args.agent_mail and not args.board_only:
             results["mcp_agent_mail"] = bench_agent_mail(args.agent_mail, min(args.ops, 50))
             if "mcp" not in results["sqlite"]:
                 results["sqlite"]["mcp"] = bench_mcp(None, min(args.ops, 200))
 
-    print(f"{'backend':<11} {'surface':<8} {'claim/s':>9} {'signal/s':>9} {'live/s':>9}")
+    print(f"{'backend':<11} {'claims in the library':<34} {'claims/s':>9} {'CPU s':>7} {'wall s':>7}")
+    for name in ("sqlite", "postgresql"):
+        if name in results:
+            r = results[name]["board"]
+            for key, label in (("one_session", "1 session alone"),
+                               ("busy_board", f"{r['sessions']} sessions x {r['held_each']} claims held")):
+                print(f"{name:<11} {label:<34} {r[key]['claims_s']:>9} {r[key]['cpu_s']:>7} {r[key]['wall_s']:>7}")
+            print(f"{name:<11} ratio 1 session / busy board: {r['ratio']} (target <= 1.5)")
+    if args.board_only:
+        return _finish(results, args.out)
+    print(f"\n{'backend':<11} {'surface':<8} {'claim/s':>9} {'signal/s':>9} {'live/s':>9}")
     for name in ("sqlite", "postgresql"):
         if name not in results:
             continue
@@ -270,11 +322,16 @@ def main() -> int:
         print(f"brain over MCP stdio (SQLite): claims {ours['claim_ops_s']}/s "
               f"(x{ours['claim_ops_s'] / am['file_reservation_ops_s']:.1f}), signals {ours['signal_ops_s']}/s "
               f"(x{ours['signal_ops_s'] / am['send_message_ops_s']:.1f})")
+    return _finish(results, args.out)
+
+
+def _finish(results: dict, out: str) -> int:
+    """The machine's load next to the figures, and the results file."""
     results["loadavg_end"] = round(os.getloadavg()[0], 1)
     print(f"\n1-minute load average: {results['loadavg_start']} at start, {results['loadavg_end']} at end "
           f"({results['cpus']} CPUs): latency figures on a saturated machine are scheduling-bound")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(results, indent=2) + "\n")
     return 0
 
 
