@@ -141,6 +141,25 @@ def test_claims_of_a_store_from_before_the_prefix_column_keep_their_overlaps(bac
         b.close()
 
 
+def test_claims_imported_from_an_old_per_checkout_store_get_their_prefix(backend, clock, tmp_path):
+    from brain.coord.imports import import_worktree_store
+
+    old_path = tmp_path / "old" / "brain.db"
+    old_path.parent.mkdir()
+    old_backend = open_backend(f"sqlite:{old_path}")
+    old = make_coord(old_backend, clock)
+    holder = old.start_session("old").id
+    for item in ("src/parser.py", "src/*/x.py", "name:release"):
+        old.claim(holder, item)
+    old_backend.close()
+    assert import_worktree_store(backend, old_path, None)
+    with backend.transaction(write=False) as tx:
+        assert dict(tx.execute("SELECT item, prefix FROM claims")) == {
+            "src/parser.py": "/src/parser.py/", "src/*/x.py": "/src/", "name:release": "name:release"}
+    coord = make_coord(backend, clock)
+    assert [o.item for o in coord.claim(coord.start_session("new").id, "src/a/x.py").overlaps] == ["src/*/x.py"]
+
+
 # -- a claim reads the rows near its path, not the board --------------------------------------------------
 class CountingBackend:
     """The real backend, with every statement of its transactions recorded with the rows it returned."""
