@@ -66,6 +66,20 @@ def test_every_claim_sees_exactly_the_overlaps_of_an_all_pairs_comparison(coord)
         assert [o.claim for o in coord.renew(session, cid).overlaps] == expected, item
 
 
+@pytest.mark.parametrize("depth", [200, 600])
+def test_a_deep_claim_finds_its_ancestors_at_every_depth(backend, clock, depth):
+    # 200 segments: the deepest the default item_max (400) allows; 600: past SQLite's 500 terms of one
+    # compound SELECT, for a brain configured with longer items
+    coord = make_coord(backend, clock, item_max=2 * depth)
+    deep = "/".join(["a"] * depth)
+    holder, claimant = coord.start_session("holder").id, coord.start_session("claimant").id
+    held = ["/".join(["a"] * d) for d in (1, 99, 100, 101, depth // 2, depth - 1)] + ["/".join(["a"] * 120) + "/*"]
+    for item in held:
+        coord.claim(holder, item)
+    assert [o.item for o in coord.claim(claimant, deep).overlaps] == held
+    assert [o.item for o in coord.claim(holder, deep[:-1] + "*").overlaps] == [deep]
+
+
 def test_the_prefix_column_compares_code_points_on_postgresql(backend):
     if backend.kind != "postgresql":
         pytest.skip("PostgreSQL only: SQLite compares text as bytes (BINARY) by default")

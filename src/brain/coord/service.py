@@ -38,6 +38,8 @@ log = logging.getLogger("brain.coord")
 _SESSION_COLS = ("id, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid, "
                  "worktree, branch, worktree_path")
 _CLAIM_COLS = "id, session, item, fence, granted, expires, state"
+# SQLite refuses a compound SELECT of more than 500 terms: a claim 400 characters deep has 200 ancestors
+_BRANCHES_PER_STATEMENT = 100
 
 
 class Coordinator(AsksMixin):
@@ -328,10 +330,13 @@ class Coordinator(AsksMixin):
         # keeps SQLite off the (state, expires) index, which holds every live claim
         select = "SELECT id, session, item FROM claims WHERE state = 'held' AND kind = ? AND "
         live = " AND +expires > ? AND session <> ?"
-        sql = " UNION ALL ".join([select + "prefix = ?" + live] * len(equal) + [select + "prefix > ? AND prefix < ?" + live])
-        params = [value for prefix in equal for value in (kind, prefix, now, session)] + [kind, low, high, now, session]
-        rows = tx.execute(sql + " ORDER BY id", params)
-        return [Overlap(s, i, cid) for cid, s, i in rows if items_overlap(i, item)]
+        branches = [(select + "prefix > ? AND prefix < ?" + live, (kind, low, high, now, session))]
+        branches += [(select + "prefix = ?" + live, (kind, prefix, now, session)) for prefix in equal]
+        rows: list[tuple] = []
+        for start in range(0, len(branches), _BRANCHES_PER_STATEMENT):  # one statement unless the path is deep
+            chunk = branches[start:start + _BRANCHES_PER_STATEMENT]
+            rows += tx.execute(" UNION ALL ".join(sql for sql, _ in chunk), [v for _, ps in chunk for v in ps])
+        return [Overlap(s, i, cid) for cid, s, i in sorted(rows) if items_overlap(i, item)]
 
     def claim(self, session: str, item: str, *, ttl: float | None = None) -> Grant:
         """Grant a claim on a path (glob-aware) or ``name:ITEM``; overlapping claims come back with it."""
