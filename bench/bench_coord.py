@@ -81,36 +81,38 @@ def bench_library(spec: str, n: int) -> dict:
     return {"claim_ops_s": claim, "signal_ops_s": signal, "livestate_write_ops_s": live}
 
 
-def _timed_claims(c, session: str, n: int) -> dict:
-    """``n`` claims by ``session`` on distinct files: claims/s, and the CPU and wall time they took."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    for i in range(n):
-        c.claim(session, f"src/area{i % 200}/file{i}.py")
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return {"claims_s": rate(n, wall), "wall_s": round(wall, 3), "cpu_s": round(cpu, 3)}
-
-
-def bench_board(spec: str, n: int, sessions: int = 64, held: int = 10) -> dict:
-    """Claims/s of one session alone on the board against the same claims with ``sessions`` other sessions
-    holding ``held`` claims each in the same folders (issue 21: a claim's cost must not grow with the
-    board; target: within 1.5x). The CPU is this process's: on PostgreSQL the server's is not in it."""
+def bench_board(alone_spec: str, busy_spec: str, n: int, sessions: int = 64, held: int = 10,
+                rounds: int = 5) -> dict:
+    """Claims/s of one session alone on its board against the same claims on a busy board, where
+    ``sessions`` other sessions hold ``held`` claims each in the same folders (issue 21: a claim's cost
+    must not grow with the board; target: within 1.5x). Two stores, measured in alternating rounds so a
+    drift of the machine's speed during the run falls on both. The CPU is this process's: on PostgreSQL
+    the server's is not in it."""
     from brain.backends import open_backend
     from brain.coord import Coordinator
 
-    b = open_backend(spec)
-    b.migrate()
-    c = Coordinator(b, brain_name="bench-board", machine="box")
-    solo = c.start_session("solo").id
-    alone = _timed_claims(c, solo, n)
-    c.end_session(solo)  # its claims released: the busy board below starts from none held
+    stores = {"one_session": open_backend(alone_spec), "busy_board": open_backend(busy_spec)}
+    coords = {case: Coordinator(b, brain_name="bench-board", machine="box") for case, b in stores.items()}
+    busy = coords["busy_board"]
     for s in range(sessions):
-        sid = c.start_session(f"holder{s}").id
+        sid = busy.start_session(f"holder{s}").id
         for k in range(held):
-            c.claim(sid, f"src/area{(s * held + k) % 200}/held{s}_{k}.py")
-    busy = _timed_claims(c, c.start_session("claimant").id, n)
-    b.close()
-    return {"one_session": alone, "busy_board": busy, "sessions": sessions, "held_each": held,
-            "ratio": round(alone["claims_s"] / busy["claims_s"], 2)}
+            busy.claim(sid, f"src/area{(s * held + k) % 200}/held{s}_{k}.py")
+    claimants = {case: c.start_session("claimant").id for case, c in coords.items()}
+    spent = {case: [0.0, 0.0] for case in coords}  # wall, CPU
+    for r in range(rounds):
+        for case, c in coords.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            for i in range(r, n, rounds):
+                c.claim(claimants[case], f"src/area{i % 200}/file{i}.py")
+            spent[case][0] += time.perf_counter() - wall
+            spent[case][1] += time.process_time() - cpu
+    for b in stores.values():
+        b.close()
+    out = {case: {"claims_s": rate(n, wall), "wall_s": round(wall, 3), "cpu_s": round(cpu, 3)}
+           for case, (wall, cpu) in spent.items()}
+    return {**out, "sessions": sessions, "held_each": held, "rounds": rounds,
+            "ratio": round(out["one_session"]["claims_s"] / out["busy_board"]["claims_s"], 2)}
 
 
 def _replier(c, me: str, n: int, stamps: dict, done: threading.Event) -> None:
@@ -271,11 +273,16 @@ def main() -> int:
             from brain.backends.testing import isolated_postgres
 
             specs["postgresql"] = stack.enter_context(isolated_postgres(args.postgres, prefix="brain_bench"))
+        # two fresh stores for the board case: the session alone, the busy board
+        board_specs = {"sqlite": [f"sqlite:{Path(tmp) / f'{case}.db'}" for case in ("alone", "busy")]}
+        if args.postgres:
+            board_specs["postgresql"] = [stack.enter_context(isolated_postgres(args.postgres, prefix=f"brain_{case}"))
+                                         for case in ("alone", "busy")]
         for name, spec in specs.items():
             if args.board_only:
-                results[name] = {"board": bench_board(spec, args.ops)}
+                results[name] = {"board": bench_board(*board_specs[name], args.ops)}
                 continue
-            row = {"library": bench_library(spec, args.ops), "board": bench_board(spec, args.ops),
+            row = {"library": bench_library(spec, args.ops), "board": bench_board(*board_specs[name], args.ops),
                    "ask_reply_threads": bench_latency_threads(spec, args.asks),
                    "ask_reply_processes": bench_latency_processes(spec, args.asks)}
             if args.mcp:
