@@ -1,11 +1,14 @@
 """Coordination throughput and ask->reply release latency, on SQLite and PostgreSQL.
 
 Operations per second through the library for claim, signal and live-state writes;
+claims/s of one session alone against the same claims with 64 other sessions holding 10
+claims each (the ratio, target <= 1.5x: a claim's cost must not grow with the board);
 ask->reply release latency p50/p99 (target p99 <= 50 ms) both in one process (threads)
 and across processes (the asker in a child process, as two agents would be). The
 same operations through the MCP server (stdio, official SDK client) with --mcp.
 
     python bench/bench_coord.py                       # SQLite only
+    python bench/bench_coord.py --board-only          # only the busy-board case (coord-board.json)
     BRAIN_TEST_POSTGRES=postgresql://postgres@127.0.0.1:5432/test python bench/bench_coord.py --mcp
 
 With --agent-mail PYTHON (the interpreter of a separate environment where the
@@ -76,6 +79,40 @@ def bench_library(spec: str, n: int) -> dict:
     live = rate(n, time.perf_counter() - t)
     b.close()
     return {"claim_ops_s": claim, "signal_ops_s": signal, "livestate_write_ops_s": live}
+
+
+def bench_board(alone_spec: str, busy_spec: str, n: int, sessions: int = 64, held: int = 10,
+                rounds: int = 5) -> dict:
+    """Claims/s of one session alone on its board against the same claims on a busy board, where
+    ``sessions`` other sessions hold ``held`` claims each in the same folders (issue 21: a claim's cost
+    must not grow with the board; target: within 1.5x). Two stores, measured in alternating rounds so a
+    drift of the machine's speed during the run falls on both. The CPU is this process's: on PostgreSQL
+    the server's is not in it."""
+    from brain.backends import open_backend
+    from brain.coord import Coordinator
+
+    stores = {"one_session": open_backend(alone_spec), "busy_board": open_backend(busy_spec)}
+    coords = {case: Coordinator(b, brain_name="bench-board", machine="box") for case, b in stores.items()}
+    busy = coords["busy_board"]
+    for s in range(sessions):
+        sid = busy.start_session(f"holder{s}").id
+        for k in range(held):
+            busy.claim(sid, f"src/area{(s * held + k) % 200}/held{s}_{k}.py")
+    claimants = {case: c.start_session("claimant").id for case, c in coords.items()}
+    spent = {case: [0.0, 0.0] for case in coords}  # wall, CPU
+    for r in range(rounds):
+        for case, c in coords.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            for i in range(r, n, rounds):
+                c.claim(claimants[case], f"src/area{i % 200}/file{i}.py")
+            spent[case][0] += time.perf_counter() - wall
+            spent[case][1] += time.process_time() - cpu
+    for b in stores.values():
+        b.close()
+    out = {case: {"claims_s": rate(n, wall), "wall_s": round(wall, 3), "cpu_s": round(cpu, 3)}
+           for case, (wall, cpu) in spent.items()}
+    return {**out, "sessions": sessions, "held_each": held, "rounds": rounds,
+            "ratio": round(out["one_session"]["claims_s"] / out["busy_board"]["claims_s"], 2)}
 
 
 def _replier(c, me: str, n: int, stamps: dict, done: threading.Event) -> None:
@@ -220,8 +257,12 @@ def main() -> int:
                         help="PostgreSQL URL (default $BRAIN_TEST_POSTGRES); measured in a temporary schema")
     parser.add_argument("--mcp", action="store_true", help="also measure through the MCP server (stdio)")
     parser.add_argument("--agent-mail", metavar="PYTHON", help="interpreter with mcp-agent-mail installed, to compare")
-    parser.add_argument("--out", default=str(HERE / "results" / "coord.json"))
+    parser.add_argument("--board-only", action="store_true",
+                        help="only the busy-board case: 64 sessions x 10 claims held against 1 session")
+    parser.add_argument("--out", default=None, help="results file (default bench/results/coord.json, "
+                        "or coord-board.json with --board-only)")
     args = parser.parse_args()
+    args.out = args.out or str(HERE / "results" / ("coord-board.json" if args.board_only else "coord.json"))
 
     results: dict = {"ops": args.ops, "asks": args.asks, "python": sys.version.split()[0], "cpus": os.cpu_count(),
                      "loadavg_start": round(os.getloadavg()[0], 1)}
@@ -232,8 +273,16 @@ def main() -> int:
             from brain.backends.testing import isolated_postgres
 
             specs["postgresql"] = stack.enter_context(isolated_postgres(args.postgres, prefix="brain_bench"))
+        # two fresh stores for the board case: the session alone, the busy board
+        board_specs = {"sqlite": [f"sqlite:{Path(tmp) / f'{case}.db'}" for case in ("alone", "busy")]}
+        if args.postgres:
+            board_specs["postgresql"] = [stack.enter_context(isolated_postgres(args.postgres, prefix=f"brain_{case}"))
+                                         for case in ("alone", "busy")]
         for name, spec in specs.items():
-            row = {"library": bench_library(spec, args.ops),
+            if args.board_only:
+                results[name] = {"board": bench_board(*board_specs[name], args.ops)}
+                continue
+            row = {"library": bench_library(spec, args.ops), "board": bench_board(*board_specs[name], args.ops),
                    "ask_reply_threads": bench_latency_threads(spec, args.asks),
                    "ask_reply_processes": bench_latency_processes(spec, args.asks)}
             if args.mcp:
@@ -243,12 +292,22 @@ def main() -> int:
                     with isolated_postgres(args.postgres, prefix="brain_bench_mcp") as mcp_spec:
                         row["mcp"] = bench_mcp(mcp_spec, max(50, args.ops // 5))
             results[name] = row
-        if args.agent_mail:
+        if args.agent_mail and not args.board_only:
             results["mcp_agent_mail"] = bench_agent_mail(args.agent_mail, min(args.ops, 50))
             if "mcp" not in results["sqlite"]:
                 results["sqlite"]["mcp"] = bench_mcp(None, min(args.ops, 200))
 
-    print(f"{'backend':<11} {'surface':<8} {'claim/s':>9} {'signal/s':>9} {'live/s':>9}")
+    print(f"{'backend':<11} {'claims in the library':<34} {'claims/s':>9} {'CPU s':>7} {'wall s':>7}")
+    for name in ("sqlite", "postgresql"):
+        if name in results:
+            r = results[name]["board"]
+            for key, label in (("one_session", "1 session alone"),
+                               ("busy_board", f"{r['sessions']} sessions x {r['held_each']} claims held")):
+                print(f"{name:<11} {label:<34} {r[key]['claims_s']:>9} {r[key]['cpu_s']:>7} {r[key]['wall_s']:>7}")
+            print(f"{name:<11} ratio 1 session / busy board: {r['ratio']} (target <= 1.5)")
+    if args.board_only:
+        return _finish(results, args.out)
+    print(f"\n{'backend':<11} {'surface':<8} {'claim/s':>9} {'signal/s':>9} {'live/s':>9}")
     for name in ("sqlite", "postgresql"):
         if name not in results:
             continue
@@ -270,11 +329,16 @@ def main() -> int:
         print(f"brain over MCP stdio (SQLite): claims {ours['claim_ops_s']}/s "
               f"(x{ours['claim_ops_s'] / am['file_reservation_ops_s']:.1f}), signals {ours['signal_ops_s']}/s "
               f"(x{ours['signal_ops_s'] / am['send_message_ops_s']:.1f})")
+    return _finish(results, args.out)
+
+
+def _finish(results: dict, out: str) -> int:
+    """The machine's load next to the figures, and the results file."""
     results["loadavg_end"] = round(os.getloadavg()[0], 1)
     print(f"\n1-minute load average: {results['loadavg_start']} at start, {results['loadavg_end']} at end "
           f"({results['cpus']} CPUs): latency figures on a saturated machine are scheduling-bound")
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(results, indent=2) + "\n")
     return 0
 
 

@@ -4,8 +4,9 @@ Rule: never edit or reorder an entry once committed; add a new one at the end. B
 backends record the names they applied in ``brain_migrations`` and apply the missing
 ones in order, inside one serialised transaction, so concurrent openers are safe.
 Each migration is written once with a few dialect tokens (``{id}`` for an
-auto-increment key, ``{float}`` for timestamps) rather than twice by hand, so the two
-schemas cannot drift.
+auto-increment key, ``{float}`` for timestamps, ``{bytewise}`` for code-point
+order, ``{qmark}`` for a literal ``?``, which the PostgreSQL backend would turn into a
+placeholder) rather than twice by hand, so the two schemas cannot drift.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from __future__ import annotations
 __all__ = ["MIGRATIONS", "render", "migration_names", "apply_pending"]
 
 _TOKENS = {
-    "sqlite": {"id": "INTEGER PRIMARY KEY AUTOINCREMENT", "float": "DOUBLE PRECISION", "big": "INTEGER"},
-    "postgresql": {"id": "BIGSERIAL PRIMARY KEY", "float": "DOUBLE PRECISION", "big": "BIGINT"},
+    "sqlite": {"id": "INTEGER PRIMARY KEY AUTOINCREMENT", "float": "DOUBLE PRECISION", "big": "INTEGER",
+               "bytewise": "COLLATE BINARY", "qmark": "'?'"},
+    "postgresql": {"id": "BIGSERIAL PRIMARY KEY", "float": "DOUBLE PRECISION", "big": "BIGINT",
+                   "bytewise": 'COLLATE "C"', "qmark": "chr(63)"},
 }
 
 # (name, statements) — append only.
@@ -77,6 +80,19 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
         "ALTER TABLE sessions ADD COLUMN branch TEXT",
         "ALTER TABLE sessions ADD COLUMN worktree_path TEXT",
         "CREATE TABLE store_imports (source TEXT PRIMARY KEY, at {float} NOT NULL, rows {big} NOT NULL)",
+    ]),
+    # a claim finds the claims it may overlap through an index instead of reading every held claim
+    # (coord/overlap.py claim_prefix: `/src/auth/` for `src/auth/*.py`, the whole text of a `name:` item).
+    # Code-point order on both ({bytewise}), so the descendants' range is exact. Existing rows get their
+    # prefix here: a glob's is set to `/` (every path claim's ancestor), which is always a candidate and so
+    # stays exact (the glob test decides) without parsing globs in SQL. A row written by an older brain
+    # keeps the default '', which every claim reads as a candidate.
+    ("0006_claim_prefix", [
+        "ALTER TABLE claims ADD COLUMN prefix TEXT {bytewise} NOT NULL DEFAULT ''",
+        """UPDATE claims SET prefix = CASE WHEN kind = 'name' THEN item
+            WHEN item LIKE '%*%' OR item LIKE '%' || {qmark} || '%' OR item LIKE '%[%' OR item = '' THEN '/'
+            ELSE '/' || item || '/' END""",
+        "CREATE INDEX claims_prefix ON claims (state, kind, prefix)",
     ]),
 ]
 

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from .model import Worktree
+from .overlap import claim_prefix
 from .rules import role_of_session, session_id
 
 __all__ = ["import_worktree_store", "source_key"]
@@ -138,9 +139,10 @@ def _merge(tx, rows: dict[str, list[tuple]], worktree: Worktree | None) -> int:
     for cid, session, item, kind, fence, granted, expires, ended, state in rows["claims"]:
         new_fence = int(tx.execute("INSERT INTO counters (name, value) VALUES ('fence', 1) ON CONFLICT (name) "
                                    "DO UPDATE SET value = counters.value + 1 RETURNING value")[0][0])
-        claim_map[cid] = tx.execute("INSERT INTO claims (session, item, kind, fence, granted, expires, ended, state) "
-                                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                                    (sess(session), item, kind, new_fence, granted, expires, ended, state))[0][0]
+        claim_map[cid] = tx.execute("INSERT INTO claims (session, item, kind, prefix, fence, granted, expires, ended, "
+                                    "state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                                    (sess(session), item, kind, claim_prefix(item), new_fence, granted, expires, ended,
+                                     state))[0][0]
         count += 1
     for _, a, b, decision, by, at in rows["overlap_decisions"]:
         tx.execute("INSERT INTO overlap_decisions (claim_a, claim_b, decision, decided_by, at) VALUES (?, ?, ?, ?, ?)",

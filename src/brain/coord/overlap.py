@@ -15,7 +15,7 @@ from functools import lru_cache
 from itertools import combinations
 
 __all__ = ["normalize_item", "relative_to_root", "item_kind", "items_overlap", "normalized_overlap", "NAME_PREFIX", "literal_key",
-           "overlapping_pairs"]
+           "overlapping_pairs", "claim_prefix", "candidate_prefixes", "may_overlap", "UNKNOWN_PREFIX"]
 
 NAME_PREFIX = "name:"
 
@@ -241,6 +241,44 @@ def literal_key(item: str) -> tuple[str, ...]:
             break
         key.append(segment)
     return tuple(key)
+
+
+# -- the key stored with each claim (column claims.prefix), so the database finds the candidates --------------
+UNKNOWN_PREFIX = ""  # the column's default: a row written without one (an older brain) is a candidate for every claim
+
+
+def claim_prefix(item: str) -> str:
+    """The indexed key of a claim on the normalised ``item``: its literal leading segments (``literal_key``)
+    each followed by ``/`` after a leading ``/`` (``src/auth/*.py`` -> ``/src/auth/``, ``*.py`` -> ``/``);
+    a named item keeps its whole text.
+
+    Why this shape: two path claims can only overlap when one's literal segments are a prefix of the
+    other's (see ``overlapping_pairs``), and with every segment closed by ``/`` that is a plain string
+    prefix: ancestors are found by equality and descendants by one range of the index."""
+    if item.startswith(NAME_PREFIX):
+        return item
+    return "/" + "".join(segment + "/" for segment in literal_key(item))
+
+
+def candidate_prefixes(item: str) -> tuple[tuple[str, ...], str, str]:
+    """``(equal, low, high)``: a held claim can overlap ``item`` only when its stored prefix is one of
+    ``equal`` (the ancestors of ``item``'s prefix, itself included, and ``UNKNOWN_PREFIX``) or lies strictly
+    between ``low`` and ``high`` (its descendants: the longer strings starting with the prefix, which ends
+    in ``/``; ``0`` is the character after ``/``). Exact in code-point order, which is SQLite's BINARY
+    collation and PostgreSQL's "C" (the column's collation on both); the two sets never share a row. A
+    named item: its own text only (an empty range)."""
+    prefix = claim_prefix(item)
+    if item.startswith(NAME_PREFIX):
+        return (prefix, UNKNOWN_PREFIX), prefix, prefix
+    ancestors = tuple(prefix[:i + 1] for i, char in enumerate(prefix) if char == "/")
+    return (*ancestors, UNKNOWN_PREFIX), prefix, prefix[:-1] + "0"
+
+
+def may_overlap(stored_prefix: str, item: str) -> bool:
+    """The database's candidate test (``Coordinator._overlapping``) in Python, for the property tests: a
+    necessary condition of ``normalized_overlap(claimed, item)`` for the claim stored with ``stored_prefix``."""
+    equal, low, high = candidate_prefixes(item)
+    return stored_prefix in equal or low < stored_prefix < high
 
 
 def overlapping_pairs(claims: list) -> list[tuple]:

@@ -22,8 +22,8 @@ from ..memory.files import pid_alive  # re-exported: one liveness check
 from ..security.redact import Redactor, redact_fields, refuse_secret_name
 from .asks import AsksMixin
 from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent, Worktree
-from .overlap import (item_kind, normalize_item, normalized_overlap as items_overlap, overlapping_pairs,
-                      relative_to_root)
+from .overlap import (candidate_prefixes, claim_prefix, item_kind, normalize_item,
+                      normalized_overlap as items_overlap, overlapping_pairs, relative_to_root)
 from .rules import ALIVE, GONE, CoordConfig, check_text, claim_live, clean_role, liveness, session_id
 
 __all__ = ["Coordinator", "pid_alive"]
@@ -38,6 +38,8 @@ log = logging.getLogger("brain.coord")
 _SESSION_COLS = ("id, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid, "
                  "worktree, branch, worktree_path")
 _CLAIM_COLS = "id, session, item, fence, granted, expires, state"
+# SQLite refuses a compound SELECT of more than 500 terms: a claim 400 characters deep has 200 ancestors
+_BRANCHES_PER_STATEMENT = 100
 
 
 class Coordinator(AsksMixin):
@@ -95,11 +97,13 @@ class Coordinator(AsksMixin):
     def _dead_process_sessions(self, tx) -> list[str]:
         """Sessions of this machine, not ended, holding a claim, whose registered process no longer exists
         (an MCP server killed with SIGKILL): gone for sure, so their claims stop counting at once instead of
-        at the end of their lease. One read of the few holders, one signal-0 probe each."""
-        rows = tx.execute("SELECT DISTINCT s.id, s.pid FROM sessions s JOIN claims c ON c.session = s.id "
-                          "WHERE c.state = 'held' AND s.ended IS NULL AND s.machine = ? AND s.pid IS NOT NULL",
+        at the end of their lease. One read of the few live sessions of this machine, one signal-0 probe each."""
+        rows = tx.execute("SELECT id, pid FROM sessions WHERE ended IS NULL AND machine = ? AND pid IS NOT NULL",
                           (self.machine,))
-        return [sid for sid, pid in rows if not pid_alive(int(pid))]
+        dead = [sid for sid, pid in rows if not pid_alive(int(pid))]
+        # then whether each dead one holds a claim, by (session, state): never a join over every held claim
+        return [sid for sid in dead if tx.execute("SELECT 1 FROM claims WHERE session = ? AND state = 'held' LIMIT 1",
+                                                  (sid,))]
 
     @property
     def broadcast_address(self) -> str:
@@ -312,6 +316,28 @@ class Coordinator(AsksMixin):
         removed = set(self._removed_worktree_sessions(tx) + self._dead_process_sessions(tx)) if rows else set()
         return [ClaimInfo(*r) for r in rows if r[1] not in removed]
 
+    def _overlapping(self, tx, now: float, session: str, item: str) -> list[Overlap]:
+        """The live claims of other sessions that overlap ``item``, in id order.
+
+        The database narrows them to the candidates through the index on (state, kind, prefix): the claims
+        whose literal prefix is an ancestor of ``item``'s (by equality) or a descendant (one range); only
+        those take the exact glob test. So a claim reads the few rows near its own path, not the board."""
+        equal, low, high = candidate_prefixes(item)
+        kind = item_kind(item)
+        # one search of the index per ancestor (by equality) and one range for the descendants: each an
+        # index lookup whatever the planner's statistics say (an OR, or an IN list, is planned as a scan of
+        # every held claim by SQLite, and by PostgreSQL on a table it has not analysed yet); `+expires`
+        # keeps SQLite off the (state, expires) index, which holds every live claim
+        select = "SELECT id, session, item FROM claims WHERE state = 'held' AND kind = ? AND "
+        live = " AND +expires > ? AND session <> ?"
+        branches = [(select + "prefix > ? AND prefix < ?" + live, (kind, low, high, now, session))]
+        branches += [(select + "prefix = ?" + live, (kind, prefix, now, session)) for prefix in equal]
+        rows: list[tuple] = []
+        for start in range(0, len(branches), _BRANCHES_PER_STATEMENT):  # one statement unless the path is deep
+            chunk = branches[start:start + _BRANCHES_PER_STATEMENT]
+            rows += tx.execute(" UNION ALL ".join(sql for sql, _ in chunk), [v for _, ps in chunk for v in ps])
+        return [Overlap(s, i, cid) for cid, s, i in sorted(rows) if items_overlap(i, item)]
+
     def claim(self, session: str, item: str, *, ttl: float | None = None) -> Grant:
         """Grant a claim on a path (glob-aware) or ``name:ITEM``; overlapping claims come back with it."""
         if not isinstance(item, str) or not self._item(item) or self._item(item) == "name:":
@@ -322,13 +348,11 @@ class Coordinator(AsksMixin):
             self._touch(tx, session)
             now = self.clock()
             self._expire_in(tx, now)
-            overlaps = [Overlap(s, i, cid) for cid, s, i in tx.execute(
-                "SELECT id, session, item FROM claims WHERE state = 'held' AND expires > ? AND session <> ? "
-                "AND kind = ? ORDER BY id", (now, session, item_kind(item))) if items_overlap(i, item)]
+            overlaps = self._overlapping(tx, now, session, item)
             fence = self._next_fence(tx)
-            rows = tx.execute("INSERT INTO claims (session, item, kind, fence, granted, expires) "
-                              "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                              (session, item, item_kind(item), fence, now, now + lease))
+            rows = tx.execute("INSERT INTO claims (session, item, kind, prefix, fence, granted, expires) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                              (session, item, item_kind(item), claim_prefix(item), fence, now, now + lease))
             cid = rows[0][0]
             self._audit(tx, session, "grant", f"claim:{cid}", item=item, fence=fence, ttl=lease,
                         overlaps=[o.to_dict() for o in overlaps])
@@ -358,8 +382,7 @@ class Coordinator(AsksMixin):
             if not claim_live(info.state, info.expires, now):
                 raise ClaimLost(info.claim, info.state)
             tx.execute("UPDATE claims SET expires = ? WHERE id = ?", (now + lease, info.claim))
-            overlaps = [Overlap(c.session, c.item, c.claim) for c in self._live_claims(tx, now)
-                        if c.session != session and items_overlap(c.item, info.item)]
+            overlaps = self._overlapping(tx, now, session, info.item)
             self._audit(tx, session, "renew", f"claim:{info.claim}", item=info.item, fence=info.fence, ttl=lease)
         return Grant(info.claim, info.fence, info.item, session, now + lease, overlaps)
 
