@@ -1,8 +1,10 @@
-"""The package's metadata, read back from the real tools.
+"""The package's metadata and the test command's configuration, read back from the real tools.
 
 - The license is an SPDX string (PEP 639): the TOML-table form `{ text = "MIT" }` is deprecated by
   setuptools and warned about on every install and build with a current pip. A wheel built by pip with
   the declared backend carries `License-Expression: MIT` and the build says nothing deprecated.
+- The README's test command (`python -m pytest -q`, also what `.ci/run` runs) names the reason of every
+  skip: without `-rs` a quiet run only counts them, and the browser tests vanish silently without chromium.
 """
 
 from __future__ import annotations
@@ -53,3 +55,15 @@ def test_a_wheel_built_by_pip_carries_the_license_expression_and_no_deprecation(
         metadata = HeaderParser().parsestr(archive.read(name).decode("utf-8"))
     assert metadata["License-Expression"] == "MIT"
     assert metadata["License"] is None  # the deprecated free-text field is gone
+
+
+def test_the_test_command_names_the_reason_of_every_skip(tmp_path):
+    probe = tmp_path / "test_probe.py"
+    probe.write_text("import pytest\n\n\ndef test_skipped():\n    pytest.skip('needs the probe-7f3a tool')\n",
+                     encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c",
+                           str(ROOT / "pyproject.toml"), "--rootdir", str(tmp_path), str(probe)],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    summary = proc.stdout.split("short test summary info", 1)
+    assert len(summary) == 2 and "needs the probe-7f3a tool" in summary[1], proc.stdout
