@@ -10,6 +10,19 @@ from .output import emit, read_input_text
 
 __all__ = ["register"]
 
+DOCTOR_FAILED_EXIT = 1  # a check failed: brain cannot work as configured
+DOCTOR_WARNINGS_EXIT = 12  # --strict: nothing failed, something warns (beyond the error tree's codes 1-11)
+
+
+def doctor_exit(checks: list[dict], *, strict: bool) -> int:
+    """Only a failure makes `brain doctor` fail: a new install warns (an extra not installed, an index behind)
+    and must not look broken to `brain doctor && ...`; CI that wants warnings gone asks with --strict."""
+    if any(c["level"] == "error" for c in checks):
+        return DOCTOR_FAILED_EXIT
+    if strict and any(c["level"] == "warning" for c in checks):
+        return DOCTOR_WARNINGS_EXIT
+    return 0
+
 
 def register(sub) -> None:
     p = sub.add_parser("init", help="create .brain/ and the AGENTS.md pointer line",
@@ -70,7 +83,12 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_state)
 
     p = sub.add_parser("doctor", help="check the install, settings, backend, index and hooks",
-                       description="Check everything brain depends on and say what to fix. Exit 1 when a check fails.")
+                       description="Check everything brain depends on and say what to fix. Exit status: 0 when no "
+                                   "check fails (warnings and notes included), 1 when a check fails; with --strict, "
+                                   f"{DOCTOR_WARNINGS_EXIT} when no check fails but some warn. Each warning's fix "
+                                   "clears it.")
+    p.add_argument("--strict", action="store_true",
+                   help=f"exit {DOCTOR_WARNINGS_EXIT} when a check warns (and none fails), for CI")
     add_json(p)
     p.set_defaults(handler=cmd_doctor)
 
@@ -187,7 +205,7 @@ def cmd_doctor(args) -> int:
         return "\n".join(lines)
 
     emit(checks, args.json, render)
-    return 0 if all(c["ok"] for c in checks) else 1
+    return doctor_exit(checks, strict=args.strict)
 
 
 def cmd_export_template(args) -> int:
