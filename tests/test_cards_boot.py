@@ -152,3 +152,35 @@ def test_dependency_exposing_nothing_spends_no_boot_budget(brain):
     brain.report_done("src/util", how_to_use="fmt_id pads nothing.\n")
     sources = [s["source"] for s in brain.boot("fix place", module="src/orders", record=False).sections if s["slot"] == "cards"]
     assert sources == [".brain/modules/src/orders.md", ".brain/modules/src/util.md#integration"]
+
+
+def _cli(repo, *args):
+    return subprocess.run([sys.executable, "-m", "brain", *args], cwd=repo, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
+def test_an_unknown_module_boots_without_a_card_and_names_a_command_that_works(brain):
+    """`brain boot --module nosuch` used to advise `brain map --module nosuch`, which fails (not found). A boot
+    must not fail on a typo (the session still needs now.md): the manifest names the module, why, and a command
+    that works; a real module without a card yet is advised its `brain map --module`, which works."""
+    write(brain.repo, "api/__init__.py", "def serve() -> None:\n    pass\n")
+    write(brain.repo, "core/__init__.py", "def load() -> dict:\n    return {}\n")
+    for given, close in (("nosuch", []), ("ap", ["api"])):
+        out = _cli(brain.repo, "boot", "--module", given, "--json")
+        assert out.returncode == 0, out.stderr
+        boot = json.loads(out.stdout)
+        assert boot["sections"][0]["source"] == "now.md"  # the boot itself is whole
+        (entry,) = [o for o in boot["omitted"] if o["source"] == f"module {given}"]
+        assert entry["reason"] == "unknown_module"
+        assert all(f"`{name}`" in entry["detail"] for name in close)
+        fetched = _cli(brain.repo, *entry["fetch"].split()[1:])
+        assert entry["fetch"].startswith("brain ") and fetched.returncode == 0, fetched.stderr
+        assert {"api", "core"} <= {line.split()[0] for line in fetched.stdout.splitlines() if line.strip()}
+    out = _cli(brain.repo, "boot", "--module", "api", "--json")  # a module, no card yet
+    boot = json.loads(out.stdout)
+    assert out.returncode == 0 and not [o for o in boot["omitted"] if o["reason"] == "unknown_module"]
+    (advice,) = [s for s in boot["sections"] if s["slot"] == "cards"]
+    assert advice["source"] == "module api" and "`brain map --module api`" in boot["text"]
+    assert _cli(brain.repo, "map", "--module", "api").returncode == 0
+    boot = json.loads(_cli(brain.repo, "boot", "--module", "api", "--json").stdout)
+    assert [s["source"] for s in boot["sections"] if s["slot"] == "cards"] == [".brain/modules/api.md"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -125,6 +126,12 @@ def test_doctor_warns_on_a_bare_command_that_only_this_path_resolves(brain, tmp_
     out = brain_cli(brain.repo, "doctor", "--json", env={**env, "PATH": f"{bindir}:{BARE_PATH}"})
     check = {c["check"]: c for c in json.loads(out.stdout)}["client:claude-code"]
     assert check["level"] == "warning" and check["fix"]
+    assert out.returncode == 0  # a warning fails nothing (`--strict` gives it its own code)
+    advised = re.search(r"`brain ([^`]+)`", check["fix"]).group(1).split()  # the fix, run as doctor words it
+    assert brain_cli(brain.repo, *advised, env={**env, "PATH": f"{bindir}:{BARE_PATH}"}).returncode == 0
+    out = brain_cli(brain.repo, "doctor", "--json", env={**env, "PATH": f"{bindir}:{BARE_PATH}"})
+    check = {c["check"]: c for c in json.loads(out.stdout)}["client:claude-code"]
+    assert check["ok"] and check["level"] == "ok", check
 
 
 def test_each_client_gets_the_pointer_line_in_the_file_it_reads_and_uninstall_removes_it(brain, tmp_path):

@@ -223,3 +223,31 @@ def test_an_interrupted_import_resumes_without_recording_a_turn_twice(brain, tmp
     assert len(texts) == 14 and len(set(texts)) == 14  # every prompt and answer once, in order
     assert texts[0] == "Prompt number 0." and texts[-1] == "Answer number 6."
     assert result.offset == path.stat().st_size
+
+
+def test_decisions_keep_the_distinct_ones_when_one_is_restated_every_turn():
+    """An agent that restates a decision each turn used to fill the ten Decisions lines with it, pushing the
+    others out; near-identical lines (case, punctuation, markdown, spacing aside) are now one, kept latest."""
+    restated = ["We decided to use SQLite.", "we decided to use SQLite!", "- We decided to use **SQLite**.",
+                "We  decided to use `sqlite`."]
+    distinct = [f"Decision: keep endpoint {n} frozen." for n in range(1, 7)]
+    state = HandoffState(thread="t")
+    for i in range(14):
+        text = restated[i % len(restated)]
+        if i % 2 == 0:
+            text += " " + distinct[i // 2 % len(distinct)]
+        state = fold(state, Turn("t", "dev", text, at=0.0))
+    assert sum("sqlite" in d.text.casefold() for d in state.decisions) == 1
+    assert len(state.decisions) == len(distinct) + 1 and all(d in [x.text for x in state.decisions] for d in distinct)
+    assert state.decisions[-1].text == restated[13 % len(restated)] and state.decisions[-1].seq == 14  # the latest
+    assert dict(state.distilled).get("decisions", 0) == 0  # nothing distinct was distilled away
+    assert render(state).count("SQLite") + render(state).count("sqlite") == 1
+
+
+def test_a_handoff_file_lists_a_restated_decision_once(brain):
+    for i in range(12):
+        brain.record_turn("t1", "dev", f"We decided to use SQLite{'.' if i % 2 else '!'} Decision: ship part {i}.")
+    text = brain.read("handoffs/local/t1.md").text
+    decisions = text.split("## Decisions\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert sum("SQLite" in line for line in decisions) == 1
+    assert sum("Decision: ship part" in line for line in decisions) == 9  # ten lines: nine parts and SQLite

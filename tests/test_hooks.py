@@ -155,3 +155,36 @@ def test_hooks_never_break_the_client(installed, tmp_path):
                     '[1, 2]\n{"type": "assist')
     out = run_hook(installed.repo, cmds["Stop"], payload(installed.repo, "Stop", torn, stop_hook_active=False))
     assert out.returncode == 0 and out.stdout == ""  # nothing edited: nothing asked
+
+
+def test_claude_codes_own_event_names_answer_as_brains_spellings(installed, tmp_path):
+    """A hook wired by hand copies Claude Code's name (`SessionStart`): it runs the same handler."""
+    repo = installed.repo
+    transcript = tmp_path / f"{SID}.jsonl"
+    write_transcript(transcript, repo, [Task("Fix src/parse.py.", [Call(1000, "We decided to keep the loop.",
+                                                                        edits=(str(repo / "src/parse.py"),))])],
+                     time.time() - 600)
+    brain_hook = f"{sys.executable} -m brain hook claude-code"
+    out = run_hook(repo, f"{brain_hook} SessionStart", payload(repo, "SessionStart", transcript, source="startup"))
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    context = json.loads(out.stdout)["hookSpecificOutput"]
+    assert context["hookEventName"] == "SessionStart" and "now-marker-7781" in context["additionalContext"]
+    party = json.loads(next((installed.runtime / "hooks").glob("claude-*.json")).read_text())["party"]
+    out = run_hook(repo, f"{brain_hook} PreCompact", payload(repo, "PreCompact", transcript, trigger="manual"))
+    assert out.returncode == 0 and out.stderr == "" and out.stdout == "", out.stderr
+    assert installed.coord.read_checkpoint(party) is not None
+    out = run_hook(repo, f"{brain_hook} Stop", payload(repo, "Stop", transcript, stop_hook_active=False))
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert json.loads(out.stdout)["decision"] == "block"  # edited files, now.md unchanged: asked once
+    out = run_hook(repo, f"{brain_hook} SessionEnd", payload(repo, "SessionEnd", transcript, reason="other"))
+    assert out.returncode == 0 and out.stderr == "" and out.stdout == "", out.stderr
+    assert installed.coord.session(party).liveness != "alive"
+
+
+def test_an_event_brain_does_not_answer_is_named_on_stderr_and_never_blocks_the_client(installed, tmp_path):
+    """Claude Code reads a hook's exit 2 as "block this prompt or tool call": an unknown event exits 0."""
+    repo = installed.repo
+    out = run_hook(repo, f"{sys.executable} -m brain hook claude-code UserPromptSubmit",
+                   payload(repo, "UserPromptSubmit", tmp_path / "none.jsonl", prompt="hello"))
+    assert out.returncode == 0 and out.stdout == "" and out.stderr.strip()  # said, not silently ignored
+    assert not (installed.runtime / "hooks").exists() or not list((installed.runtime / "hooks").glob("claude-*"))

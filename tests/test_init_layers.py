@@ -110,3 +110,37 @@ def test_export_template_cli(brain, brain_home, tmp_path):
                          cwd=brain.repo, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "tpl/kernel/agents/a.md").read_text() == "agent a\n"
+
+
+def _init(cwd, *args):
+    return subprocess.run([sys.executable, "-m", "brain", "init", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+
+
+def test_init_outside_git_says_what_needs_git_and_the_command_that_fixes_it(tmp_path):
+    """It used to say nothing: the brain works, but worktree sharing, sync and the cards' hook need git."""
+    import json
+    import shlex
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    out = _init(plain, "--json")
+    assert out.returncode == 0, out.stderr  # a brain outside git is still made, as before
+    data = json.loads(out.stdout)
+    assert (plain / ".brain" / "now.md").is_file()
+    assert data["git"] is False and len(data["without_git"]) == 3 and data["fix"] == "git init"
+    text = _init(plain)
+    assert text.returncode == 0 and "`git init`" in text.stdout  # the human form names the same command
+    elsewhere = _init(tmp_path, str(plain), "--json")  # from another folder: the command names the folder
+    assert json.loads(elsewhere.stdout)["fix"] == f"git init {shlex.quote(str(plain.resolve()))}"
+    fixed = subprocess.run(shlex.split(data["fix"]), cwd=plain, capture_output=True, timeout=60)
+    assert fixed.returncode == 0
+    again = json.loads(_init(plain, "--json").stdout)
+    assert again["git"] is True and "without_git" not in again and "fix" not in again
+
+
+def test_init_in_a_git_repository_reports_git(repo):
+    import json
+
+    out = _init(repo, "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["git"] is True

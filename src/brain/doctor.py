@@ -97,21 +97,6 @@ def _gitignore_check(brain) -> dict:
                   level=None if not missing else "warning")
 
 
-def _newest_markdown(root: Path) -> float:
-    """The newest mtime of a markdown file under ``root`` (runtime/ left out), walked without recursion."""
-    newest = 0.0
-    for folder, dirs, files in walk_tree(root):
-        if folder == str(root):
-            dirs[:] = [d for d in dirs if d != "runtime"]
-        for name in files:
-            if name.endswith(".md"):
-                try:
-                    newest = max(newest, os.lstat(os.path.join(folder, name)).st_mtime)
-                except OSError:
-                    continue
-    return newest
-
-
 def _links_check(brain) -> dict:
     """Symbolic links inside .brain/ are never followed by brain (memory files are regular files): name them."""
     import os
@@ -280,10 +265,17 @@ def _index_check(brain) -> dict:
         return _check("index", False, f"{db} is damaged: {problem}",
                       "run `brain index --rebuild` (the index is derived from the files: nothing is lost; "
                       "search and boot also rebuild it on their own when they find it damaged)", file=str(db))
-    newest = _newest_markdown(brain.dir)
-    fresh = db.stat().st_mtime >= newest
-    return _check("index", fresh, "up to date" if fresh else "older than the newest memory file", "run `brain index`",
-                  level=None if fresh else "warning")
+    try:
+        removed, changed = brain.index.memory_changes()  # the index's own stamps: what `brain index` refreshes
+    except Exception as exc:  # noqa: BLE001 - a check reports, it never fails the others
+        return _check("index", False, f"could not read {db}: {type(exc).__name__}", "run `brain index --rebuild` "
+                      "(the index is derived from the files: nothing is lost)", file=str(db))
+    if not removed and not changed:
+        return _check("index", True, "up to date with the memory files")
+    behind = [*changed, *removed]
+    shown = ", ".join(behind[:5]) + (f" and {len(behind) - 5} more" if len(behind) > 5 else "")
+    return _check("index", False, f"behind the memory files: {len(changed)} new or changed, {len(removed)} removed "
+                  f"since the last refresh ({shown})", "run `brain index`", level="warning")
 
 
 def _hooks_check(repo: Path) -> dict:

@@ -14,6 +14,7 @@ LEFT_OUT_REASONS = {
     "cold_profile": "cold profile, fetchable",
     "unparsable": "skipped: does not parse",
     "whole_card": "whole card (its cut is above)",
+    "unknown_module": "no such module",
 }
 
 

@@ -188,10 +188,18 @@ class Mapper:
         for module in self.modules():
             if module.name == name:
                 return module
-        names = [m.name for m in self.modules()]
-        close = [n for n in names if name in n or n in name][:5]
+        close = self.close_names(name)
         raise NotFound(f"module {name!r}", hint=("did you mean " + ", ".join(f"`{c}`" for c in close) + "? ")
-                       if close else f"`brain map --json` lists the {len(names)} modules")
+                       if close else f"`brain map --list` lists the {len(self.modules())} modules")
+
+    def has_module(self, name: str) -> bool:
+        name = name.strip().strip("/") or "."
+        return any(module.name == name for module in self.modules())
+
+    def close_names(self, name: str, limit: int = 5) -> list[str]:
+        """Module names that contain ``name`` or that it contains: what a mistyped or partial name meant."""
+        name = name.strip().strip("/") or "."
+        return [n for n in (m.name for m in self.modules()) if name in n or (n != "." and n in name)][:limit]
 
     def owner(self, path: str) -> str | None:
         """The module a repository-relative path belongs to (deepest module folder containing it)."""

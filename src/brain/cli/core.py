@@ -10,11 +10,26 @@ from .output import emit, read_input_text
 
 __all__ = ["register"]
 
+DOCTOR_FAILED_EXIT = 1  # a check failed: brain cannot work as configured
+DOCTOR_WARNINGS_EXIT = 12  # --strict: nothing failed, something warns (beyond the error tree's codes 1-11)
+
+
+def doctor_exit(checks: list[dict], *, strict: bool) -> int:
+    """Only a failure makes `brain doctor` fail: a new install warns (an extra not installed, an index behind)
+    and must not look broken to `brain doctor && ...`; CI that wants warnings gone asks with --strict."""
+    if any(c["level"] == "error" for c in checks):
+        return DOCTOR_FAILED_EXIT
+    if strict and any(c["level"] == "warning" for c in checks):
+        return DOCTOR_WARNINGS_EXIT
+    return 0
+
 
 def register(sub) -> None:
     p = sub.add_parser("init", help="create .brain/ and the AGENTS.md pointer line",
                        description="Create .brain/ in DIR (default: the current git repository's root), its "
-                                   ".gitignore, and one pointer line in AGENTS.md. Re-running only adds what is missing.")
+                                   ".gitignore, and one pointer line in AGENTS.md. Re-running only adds what is missing. "
+                                   "Outside a git repository the brain is created all the same, and init names what "
+                                   "needs git and the `git init` that adds it.")
     p.add_argument("path", nargs="?", metavar="DIR")
     add_json(p)
     p.set_defaults(handler=cmd_init)
@@ -70,7 +85,12 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_state)
 
     p = sub.add_parser("doctor", help="check the install, settings, backend, index and hooks",
-                       description="Check everything brain depends on and say what to fix. Exit 1 when a check fails.")
+                       description="Check everything brain depends on and say what to fix. Exit status: 0 when no "
+                                   "check fails (warnings and notes included), 1 when a check fails; with --strict, "
+                                   f"{DOCTOR_WARNINGS_EXIT} when no check fails but some warn. Each warning's fix "
+                                   "clears it.")
+    p.add_argument("--strict", action="store_true",
+                   help=f"exit {DOCTOR_WARNINGS_EXIT} when a check warns (and none fails), for CI")
     add_json(p)
     p.set_defaults(handler=cmd_doctor)
 
@@ -89,15 +109,37 @@ def register(sub) -> None:
     p.set_defaults(handler=cmd_settings)
 
 
+WITHOUT_GIT = ("worktree sharing (one coordination store for every `git worktree`)",
+               "`brain sync` (pull and push the memory)",
+               "the cards' pre-commit hook (`brain install git-hook`) and .gitignore-aware module discovery")
+
+
+def _git_init_command(repo) -> str:
+    """The one command that puts ``repo`` under git, as the user would type it from where they are."""
+    import os
+    import shlex
+    from pathlib import Path
+
+    return "git init" if Path(os.getcwd()).resolve() == repo else f"git init {shlex.quote(str(repo))}"
+
+
 def cmd_init(args) -> int:
+    from ..gitsafe import discover_toplevel
     from ..workspace import init_brain
 
     brain, created = init_brain(args.path or getattr(args, "dir", None))
-    data = {"brain": str(brain.dir), "created": created}
+    data = {"brain": str(brain.dir), "created": created, "git": discover_toplevel(brain.repo) is not None}
+    if not data["git"]:  # a brain outside git works (memory, boot, coordination): say what it goes without
+        data["without_git"] = list(WITHOUT_GIT)
+        data["fix"] = _git_init_command(brain.repo)
 
     def render(d):
         lines = [f"brain ready in {d['brain']}"]
         lines += [f"  created {c}" for c in d["created"]] or ["  nothing to add: already initialised"]
+        if not d["git"]:
+            lines.append(f"not a git repository: memory, boot and coordination work here, but these need git: "
+                         f"{'; '.join(d['without_git'])}")
+            lines.append(f"  fix: `{d['fix']}` (then commit .brain/ to share the memory)")
         lines.append("next: edit .brain/now.md (or `brain write now`), then `brain boot`")
         return "\n".join(lines)
 
@@ -187,7 +229,7 @@ def cmd_doctor(args) -> int:
         return "\n".join(lines)
 
     emit(checks, args.json, render)
-    return 0 if all(c["ok"] for c in checks) else 1
+    return doctor_exit(checks, strict=args.strict)
 
 
 def cmd_export_template(args) -> int:

@@ -92,12 +92,16 @@ def register(sub) -> None:
     add_json(p)
     p.set_defaults(handler=cmd_stats)
 
+    from ..hooks.events import HOOK_NAMES
+
     p = sub.add_parser("hook", help="entry points the client hooks call (reads the hook JSON on stdin)",
                        description="Run by the hooks `brain install claude-code` writes: reads the event JSON on "
-                                   "standard input and prints what the client expects. Never fails the client: errors "
-                                   "go to stderr and the exit code stays 0.")
+                                   "standard input and prints what the client expects. EVENT is brain's spelling "
+                                   "(session-start) or Claude Code's (SessionStart); both answer the same. Never fails "
+                                   "the client: errors go to stderr and the exit code stays 0.")
     p.add_argument("client", choices=["claude-code"])
-    p.add_argument("event", choices=["session-start", "pre-compact", "stop", "session-end"])
+    p.add_argument("event", metavar="EVENT",  # not argparse choices: its refusal exits 2, which blocks Claude Code
+                   help="one of " + ", ".join(HOOK_NAMES) + " (another name is refused on stderr, exit 0)")
     p.set_defaults(handler=cmd_hook)
 
     p = sub.add_parser("uninstall", help="remove exactly what `brain install` added for a client",
@@ -390,6 +394,12 @@ def cmd_hook(args) -> int:
     import json
     import os
 
+    from ..hooks.events import HOOK_NAMES, subcommand
+
+    if args.event not in HOOK_NAMES:  # exit 0 all the same: a hook exiting 2 blocks the client's prompt or tool call
+        sys.stderr.write(f"brain hook: unknown Claude Code hook event {args.event[:80]!r}; brain answers "
+                         f"{', '.join(HOOK_NAMES)}\n")
+        return 0
     try:
         from ..inputs import read_bounded
 
@@ -400,7 +410,7 @@ def cmd_hook(args) -> int:
             raise ValueError("the hook input is not a JSON object")
         from ..hooks.claude import handle
 
-        out, code = handle(args.event, payload, dict(os.environ))
+        out, code = handle(subcommand(args.event), payload, dict(os.environ))
     except Exception as exc:  # noqa: BLE001 - a hook must never break the client's session
         sys.stderr.write(f"brain hook {args.event}: {type(exc).__name__}: {exc}\n")
         return 0

@@ -27,6 +27,7 @@ from pathlib import Path
 from ..errors import IntegrationConflict, InvalidInput
 from . import repofiles
 from .claude_scope import is_our_server as _is_our_server
+from .events import HOOK_EVENTS
 from .jsonedit import add_element, add_member, find, read_json_object, remove_element, remove_member, scan
 from .jsonfile import dump_json, parse_json_text, sha256_text
 from .manifest import manifest_path, read_manifest, write_manifest
@@ -36,13 +37,6 @@ __all__ = ["install", "uninstall", "HOOK_EVENTS", "hook_command", "MARK", "CLIEN
 
 CLIENT = "claude-code"
 MARK = "hook claude-code"
-HOOK_EVENTS = {  # event -> (matcher or None, subcommand, timeout seconds)
-    "SessionStart": ("startup|resume|clear|compact", "session-start", 30),
-    "PreCompact": ("manual|auto", "pre-compact", 30),
-    "Stop": (None, "stop", 30),
-    "SessionEnd": (None, "session-end", 60),
-}
-EVENT_OF = {sub: event for event, (_, sub, _) in HOOK_EVENTS.items()}
 
 
 def hook_command(brain_argv: list[str], sub: str) -> str:

@@ -33,6 +33,7 @@ _NEXT = re.compile(r"^\s*(?:[-*]\s*)?(?:next(?: step)?\s*[:,-]|todo\s*:|then\b|i
                    r"next,? i\b|remaining\s*:)", re.IGNORECASE)
 _PATH = re.compile(r"(?<![\w/.@-])((?:[\w.-]+/)*[\w.-]*\w\.(?:py|pyi|ts|tsx|js|jsx|mjs|md|json|ya?ml|toml|rs|go|java|kt|"
                    r"c|h|cc|cpp|hpp|rb|php|sql|sh|css|scss|html|txt|cfg|ini|lock))(?![\w/])")
+_WORD = re.compile(r"\w+")
 _KINDS = ("answers", "files", "decisions", "open_questions")  # the order ties are distilled away in
 
 
@@ -116,6 +117,23 @@ def _add_distilled(distilled: dict[str, int], kind: str, n: int = 1) -> None:
         distilled[kind] = distilled.get(kind, 0) + n
 
 
+def _gist(text: str) -> str:
+    """What a line says, case, punctuation, markdown and spacing aside: "We decided to use SQLite." and
+    "- we decided to use **SQLite**!" are one decision."""
+    return " ".join(_WORD.findall(text.casefold())) or text
+
+
+def _distinct_latest(items: list[Item]) -> list[Item]:
+    """One item per gist, each at the place (and with the wording and turn) of its latest repetition: an agent
+    that restates a decision every turn no longer pushes the other decisions out of the per-kind limit."""
+    latest: dict[str, Item] = {}
+    for item in items:
+        key = _gist(item.text)
+        latest.pop(key, None)
+        latest[key] = item
+    return list(latest.values())
+
+
 def fold(state: HandoffState, turn: Turn, limits: Limits = Limits()) -> HandoffState:
     """Fold one turn into the summary. Pure: no I/O, no clock."""
     seq = state.turns + 1
@@ -160,8 +178,8 @@ def fold(state: HandoffState, turn: Turn, limits: Limits = Limits()) -> HandoffS
     else:
         open_q.extend(Item(seq, who, _clip(q, clip)) for q in questions)
 
-    decisions = list(state.decisions)
-    decisions.extend(Item(seq, who, _clip(s, clip)) for s in statements if _DECISION.search(s))
+    decisions = _distinct_latest([*state.decisions,
+                                  *(Item(seq, who, _clip(s, clip)) for s in statements if _DECISION.search(s))])
 
     paths = list(dict.fromkeys([*turn.files, *(m.group(1) for m in _PATH.finditer(text))]))
     files = [f for f in state.files if f.text not in paths]

@@ -423,6 +423,22 @@ class SearchIndex:
 
         update_graph(self)
 
+    def _memory_diff(self, files: dict[str, tuple[str, int, int]]) -> tuple[list[str], list[str]]:
+        """(indexed paths whose file is gone, files new or changed since they were indexed), by size and mtime."""
+        stamps = {path: (size, mtime) for path, size, mtime in self.db.execute(
+            "SELECT docs.path, doc_stamps.size, doc_stamps.mtime_ns FROM docs LEFT JOIN doc_stamps USING (path)")}
+        return (sorted(stamps.keys() - files.keys()),
+                sorted(rel for rel, (_, size, mtime) in files.items() if stamps.get(rel, ()) != (size, mtime)))
+
+    def memory_changes(self) -> tuple[list[str], list[str]]:
+        """What `brain index` would do to the memory documents now: (removed, changed) paths, nothing written.
+
+        `brain doctor` asks this rather than comparing the file's mtime with the newest memory file: writes go
+        to the WAL (the database file's mtime moves at a checkpoint, which waits while any other process holds
+        the index open), a no-op refresh writes nothing, and a file dated in the future stays newer; none of
+        those means the index is behind, and `brain index` could clear none of them."""
+        return self._memory_diff(self._walk_memory()[0])
+
     def refresh_memory(self, *, quick: bool = False) -> dict[str, int]:
         """Bring the memory documents up to date, reading only files whose size or mtime changed.
 
@@ -434,19 +450,12 @@ class SearchIndex:
             count = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
             return {"documents": count, "changed": 0, "removed": 0}
         files, folders = self._walk_memory()
-
-        def diff() -> tuple[list[str], list[str]]:
-            stamps = {path: (size, mtime) for path, size, mtime in db.execute(
-                "SELECT docs.path, doc_stamps.size, doc_stamps.mtime_ns FROM docs LEFT JOIN doc_stamps USING (path)")}
-            return (sorted(stamps.keys() - files.keys()),
-                    sorted(rel for rel, (_, size, mtime) in files.items() if stamps.get(rel, ()) != (size, mtime)))
-
-        removed, changed = diff()
+        removed, changed = self._memory_diff(files)
         if not removed and not changed and self._fingerprint_is(folders):
             return {"documents": len(files), "changed": 0, "removed": 0}  # nothing to write: no write lock
         db.execute("BEGIN IMMEDIATE")
         try:
-            removed, changed = diff()  # again under the write lock: another thread or process may have done it
+            removed, changed = self._memory_diff(files)  # again under the write lock: another process may have done it
             for rel in removed:
                 self._drop_doc(rel)
                 db.execute("DELETE FROM doc_stamps WHERE path = ?", (rel,))

@@ -36,27 +36,43 @@ def _nothing_to_integrate(card) -> bool:
     return (not exposes or exposes.startswith("_Nothing public found")) and not card.human and not card.section("Contract")
 
 
+def _unknown_module(given: str, mapper) -> Part:
+    """A module name no module of the repository has (a typo, a guess): the boot goes on without a card, like
+    with a profile that does not parse, and names it in the manifest with a command that works (`brain map
+    --module` of a name that is not a module fails)."""
+    close = mapper.close_names(given)
+    detail = ("did you mean " + ", ".join(f"`{c}`" for c in close) + "?") if close else \
+        f"{len(mapper.modules())} module(s) in this repository"
+    return Part("cards", f"module {given}", f"Module card: `{given}`",
+                f"No module `{given}` ({detail}).",
+                "brain map --list", listed_only=True, why="unknown_module", detail=detail)
+
+
 def collect(brain, request) -> list[Part]:
     if not request.module:
         return []
-    from ...cards import _mapper, card_body, integration_text, load_card
+    from ...cards import _mapper, _normalize_module, card_body, integration_text, load_card
     from ...errors import BrainError
 
     mapper = _mapper(brain)  # one scan of the tree for the module and all its dependencies
+    name = request.module
     try:
         card = load_card(brain, request.module, mapper=mapper)
         if card is None and (brain.repo / request.module.strip("/")).exists():
             # a file or folder path was given: use the module it belongs to
             owner = mapper.owner(request.module.strip("/").rstrip("/") + ("/x" if (brain.repo / request.module.strip("/")).is_dir() else ""))
             if owner is not None:
+                name = owner
                 card = load_card(brain, owner, mapper=mapper)
+        if card is None and not request.module_inferred and not mapper.has_module(_normalize_module(name)):
+            return [_unknown_module(request.module, mapper)]
     except BrainError as exc:
         return [Part("cards", f"module {request.module}", f"Module card: `{request.module}`",
                      f"No card: {exc.message}", "brain map --list")]
     if card is None:
-        return [Part("cards", f"module {request.module}", f"Module card: `{request.module}`",
-                     f"No card for `{request.module}` yet: run `brain map --module {request.module}` "
-                     "(or `brain map` for every module).", f"brain map --module {request.module}")]
+        return [Part("cards", f"module {name}", f"Module card: `{name}`",
+                     f"No card for `{name}` yet: run `brain map --module {name}` "
+                     "(or `brain map` for every module).", f"brain map --module {name}")]
     inferred = " (inferred from the task)" if getattr(request, "module_inferred", False) else ""
     if request.module_inferred and request.task:
         cut = _cut_to_ranking(brain, request, mapper)
