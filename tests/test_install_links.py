@@ -178,6 +178,24 @@ def test_a_file_where_a_folder_should_be_or_a_fifo_is_refused_cleanly(world):
     assert not (Path(env["CLAUDE_CONFIG_DIR"]) / ".claude.json").exists()
 
 
+def test_a_huge_client_file_the_clone_ships_is_refused_by_size_without_being_read_whole(world):
+    """A 3 GB sparse `.claude/settings.local.json` costs no memory: refused once the bound is passed."""
+    from brain.errors import InputTooLarge
+    from brain.hooks import repofiles
+
+    brain, outside, env = world
+    (brain.repo / ".claude").mkdir()
+    huge = brain.repo / ".claude" / "settings.local.json"
+    with open(huge, "wb") as handle:
+        handle.truncate(3 * 1024 ** 3)
+    with pytest.raises(InputTooLarge):
+        repofiles.read_text(brain.repo, ".claude/settings.local.json")
+    with pytest.raises(InputTooLarge):
+        claude.install(brain, [sys.executable, "-m", "brain"], env)
+    assert not (Path(env["CLAUDE_CONFIG_DIR"]) / ".claude.json").exists()
+    assert huge.stat().st_size == 3 * 1024 ** 3
+
+
 # -- the git hook in a hooks folder the repository ships (core.hooksPath = .husky) ---------------------------------
 def _husky(brain, outside):
     from conftest import git

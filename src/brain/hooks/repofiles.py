@@ -20,10 +20,13 @@ import stat
 from pathlib import Path
 
 from ..errors import InvalidInput, UnsafeLink
+from ..inputs import read_bounded
 from ..memory.files import _write_at
 
 __all__ = ["read_text", "write_text", "remove", "check", "exists"]
 
+# a client's settings, `.mcp.json`, CLAUDE.md or AGENTS.md a clone ships is read at most this far (InputTooLarge)
+MAX_CLIENT_FILE_BYTES = 8 * 1024 * 1024
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
@@ -124,7 +127,7 @@ def read_text(repo: Path, rel: str) -> str | None:
         with os.fdopen(file_fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise InvalidInput(f"{repo / rel} is not a regular file; nothing was changed", field="path")
-            data = handle.read()
+            data = read_bounded(handle, MAX_CLIENT_FILE_BYTES, str(repo / rel))  # a clone's file: bounded
     finally:
         os.close(fd)
     try:
