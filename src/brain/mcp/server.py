@@ -122,36 +122,64 @@ def _bind(tool: ToolDef, brain) -> Callable[..., Any]:
     return call
 
 
+class _DeclaredTool(Tool):
+    """An SDK tool whose ``outputSchema`` is the one its group declared (``brain.mcp.outputs``), not derived
+    from the bound function (which returns a ready ``CallToolResult``, so the SDK would derive none)."""
+
+    declared_output: dict[str, Any] | None = None
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:  # type: ignore[override]
+        return self.declared_output
+
+
 def _sdk_tool(tool: ToolDef, brain) -> Tool:
-    sdk = Tool.from_function(
+    sdk = _DeclaredTool.from_function(
         _bind(tool, brain), name=tool.name, title=tool.title, description=tool.description,
         annotations=ToolAnnotations(title=tool.title, read_only_hint=tool.read_only,
                                     destructive_hint=None if tool.read_only else tool.destructive,
                                     idempotent_hint=tool.idempotent, open_world_hint=False),
     )
     sdk.parameters["additionalProperties"] = False  # tell clients what call_tool enforces
+    sdk.declared_output = tool.output_schema()
     return sdk
 
 
 class _BrainMCPServer(MCPServer):
     """MCPServer that refuses unknown arguments and words argument errors for an agent."""
 
-    def __init__(self, registry: ToolRegistry, *, unbound: BrainError | None = None, **kwargs: Any) -> None:
+    def __init__(self, registry: ToolRegistry, *, unbound: BrainError | None = None, brain=None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._brain = brain
         self._accepted = {name: tool.argument_names() for name, tool in registry.tools.items()}
         self._unbound = unbound  # no brain here: every known tool answers this, whatever its arguments
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
-        from ..team.identity import PRINCIPAL, principal_of_scope
+        rctx = getattr(context, "_request_context", None)
+        async with _request_identity(self._brain if self._unbound is None else None, rctx,
+                                     arguments if name in self._accepted else None) as identity:
+            if identity.refused is not None:
+                return brain_error_result(identity.refused)
+            return await self._call_tool(name, identity.arguments, context)
 
-        # team server: the token's principal follows the call (the session and role it acts as)
-        request = getattr(getattr(context, "_request_context", None), "request", None)
-        bound = PRINCIPAL.set(principal_of_scope(request)) if request is not None else None
-        try:
-            return await self._call_tool(name, arguments, context)
-        finally:
-            if bound is not None:
-                PRINCIPAL.reset(bound)
+    async def read_resource(self, uri, context=None):
+        async with _request_identity(self._brain if self._unbound is None else None,
+                                     getattr(context, "_request_context", None)) as identity:
+            if identity.refused is not None:
+                from .prompts import _error
+
+                raise _error(identity.refused)
+            return await super().read_resource(uri, context)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context=None):
+        async with _request_identity(self._brain if self._unbound is None else None,
+                                     getattr(context, "_request_context", None)) as identity:
+            if identity.refused is not None:
+                from .prompts import _error
+
+                raise _error(identity.refused)
+            return await super().get_prompt(name, arguments, context)
 
     async def _call_tool(self, name: str, arguments: dict[str, Any], context=None):
         accepted = self._accepted.get(name)
@@ -181,6 +209,76 @@ class _BrainMCPServer(MCPServer):
             raise
 
 
+# -- who calls: a session handle ------------------------------------------------------
+async def _caller_of(brain, rctx, arguments: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """(the session the request's handle names or None, the arguments with a handle given as ``session``
+    replaced by its session id). A handle is checked against the calling token before any tool code runs."""
+    from . import handles
+    from ..team.identity import current_principal
+
+    carried = handles.handle_of_request(getattr(rctx, "meta", None), getattr(rctx, "request", None))
+    in_argument = arguments.get("session") if handles.is_handle(arguments.get("session")) else None
+    if carried is None and in_argument is None:
+        return None, arguments
+    principal = current_principal()
+    owner = principal.name if principal is not None else None
+
+    def resolve() -> tuple[str | None, dict[str, Any]]:
+        caller = handles.resolve(brain, carried, owner) if carried is not None else None
+        if in_argument is not None:
+            session = handles.resolve(brain, in_argument, owner)
+            caller, arguments_now = caller or session, {**arguments, "session": session}
+        else:
+            arguments_now = arguments
+        brain.coord.heartbeat(caller)  # each call is its session's heartbeat
+        return caller, arguments_now
+
+    from .calls import in_thread
+
+    return await in_thread(resolve)
+
+
+def _client_of(rctx) -> str | None:
+    meta = getattr(rctx, "meta", None)
+    info = meta.get(CLIENT_INFO_META_KEY) if isinstance(meta, dict) else None
+    name = info.get("name") if isinstance(info, dict) else None
+    return name if isinstance(name, str) else None
+
+
+class _Identity:
+    def __init__(self, arguments: dict[str, Any] | None) -> None:
+        self.arguments = arguments
+        self.refused: BrainError | None = None
+
+
+@asynccontextmanager
+async def _request_identity(brain, rctx, arguments: dict[str, Any] | None = None):
+    """For the span of one request: the bearer token's principal (team server) and the session its handle
+    names (``handles.CALLER``), or ``refused`` (a handle that cannot be used: nothing may run).
+
+    ``brain`` None (a server without a brain) sets only the principal; ``arguments`` None: the request
+    has no tool arguments (a resource, a prompt)."""
+    from ..team.identity import PRINCIPAL, principal_of_scope
+    from .handles import CALLER, REQUEST_CLIENT
+
+    request = getattr(rctx, "request", None)
+    identity = _Identity(arguments if arguments is not None else {})
+    bound = [(PRINCIPAL, PRINCIPAL.set(principal_of_scope(request)))] if request is not None else []
+    try:
+        if brain is not None:
+            try:
+                caller, identity.arguments = await _caller_of(brain, rctx, identity.arguments)
+            except BrainError as error:
+                identity.refused, caller = error, None
+            client = _client_of(rctx)
+            bound += [(var, var.set(value)) for var, value in ((CALLER, caller), (REQUEST_CLIENT, client))
+                      if value is not None]
+        yield identity
+    finally:
+        for var, token in reversed(bound):
+            var.reset(token)
+
+
 # -- hooks ------------------------------------------------------------------------
 def _hello(method: str, params: dict[str, Any] | None, protocol_version: str | None, transport: str) -> ClientHello:
     params = params or {}
@@ -205,13 +303,24 @@ def _opens_connection(method: str, params: dict[str, Any], transport: str, greet
     return isinstance(meta, dict) and CLIENT_INFO_META_KEY in meta
 
 
+def _carries_handle(params: dict[str, Any], request) -> bool:
+    from . import handles
+
+    meta = params.get("_meta")
+    arguments = params.get("arguments")
+    return bool((isinstance(meta, dict) and handles.META_KEY in meta)
+                or (request is not None and handles.HEADER in getattr(request, "headers", {}))
+                or (isinstance(arguments, dict) and handles.is_handle(arguments.get("session"))))
+
+
 def _hello_middleware(brain, registry: ToolRegistry, transport: str):
     greeted = False
 
     async def middleware(ctx, call_next):
         nonlocal greeted
         params = dict(ctx.params or {})
-        if ctx.method == "tools/call":  # the connection did something: its session is kept when it closes
+        if ctx.method == "tools/call" and not _carries_handle(params, ctx.request):
+            # the connection did something as its own session: that session is kept when it closes
             brain._mcp_tool_calls = getattr(brain, "_mcp_tool_calls", 0) + 1
         opening = registry.initialize_hooks and _opens_connection(ctx.method, params, transport, greeted)
         if opening and ctx.method not in ("initialize", "server/discover"):
@@ -276,6 +385,7 @@ def build_server(brain, registry: ToolRegistry | None = None, *, transport: str 
     registry = collect() if registry is None else registry
     server = _BrainMCPServer(
         registry,
+        brain=brain,
         name="brain",
         title=f"brain: {brain.name}",
         version=__version__,
@@ -285,6 +395,9 @@ def build_server(brain, registry: ToolRegistry | None = None, *, transport: str 
         lifespan=_lifespan(brain, registry),
     )
     server.middleware.append(_hello_middleware(brain, registry, transport))
+    from .prompts import register_resources_and_prompts
+
+    register_resources_and_prompts(server, brain)  # brain://boot, brain://now, brain://focus; boot, remember...
     return server
 
 
@@ -316,11 +429,16 @@ def build_unbound_server(error: BrainError, registry: ToolRegistry | None = None
     registry = collect() if registry is None else registry
     tools = []
     for tool in registry.tools.values():
-        sdk = Tool.from_function(_unavailable(tool, error), name=tool.name, title=tool.title,
-                                 description=tool.description,
-                                 annotations=ToolAnnotations(title=tool.title, read_only_hint=tool.read_only))
+        sdk = _DeclaredTool.from_function(_unavailable(tool, error), name=tool.name, title=tool.title,
+                                          description=tool.description,
+                                          annotations=ToolAnnotations(title=tool.title, read_only_hint=tool.read_only))
         sdk.parameters["additionalProperties"] = False
+        sdk.declared_output = tool.output_schema()  # the same tools as where a brain is: every call is an error
         tools.append(sdk)
-    return _BrainMCPServer(registry, unbound=error, name="brain", title="brain: no brain here", version=__version__,
-                           instructions=f"{error.message}. {error.hint or ''}".strip(), tools=tools,
-                           log_level="WARNING")
+    server = _BrainMCPServer(registry, unbound=error, name="brain", title="brain: no brain here", version=__version__,
+                             instructions=f"{error.message}. {error.hint or ''}".strip(), tools=tools,
+                             log_level="WARNING")
+    from .prompts import register_unavailable
+
+    register_unavailable(server, error)
+    return server

@@ -1,0 +1,185 @@
+"""Stateless callers get an explicit identity: `brain_session_start` mints a session handle the caller passes back.
+
+Real `brain serve --http` subprocesses reached with the official SDK client at every protocol version it offers
+(2026-07-28 stateless, the `auto` probe, the handshake era), SQLite and PostgreSQL: three callers become three
+sessions and their overlapping claims are reported as overlaps; a handle passed as a header, as `_meta` or as the
+`session` argument names the caller; an unknown, altered, foreign (another token's) or expired handle is refused
+with `session_handle` and nothing is done."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from mcp import Client  # noqa: E402
+from mcp_types import Implementation  # noqa: E402
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
+from test_mcp_helpers import BOUND, serve_http, server_env, stdio_params  # noqa: E402
+
+import brain as brainlib  # noqa: E402
+
+pytestmark = pytest.mark.timeout(300)
+
+MODES = [*MODERN_PROTOCOL_VERSIONS, "auto", "legacy"]  # every way the SDK client connects
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def served(request, brain, repo, monkeypatch):
+    for var in ("BRAIN_ROLE", "BRAIN_SESSION"):
+        monkeypatch.delenv(var, raising=False)
+    if request.param == "sqlite":
+        yield brain, {}
+        return
+    from brain.backends.testing import isolated_postgres
+
+    with isolated_postgres(request.getfixturevalue("postgres_url")) as url:
+        monkeypatch.setenv("BRAIN_BACKEND", url)
+        yield brainlib.open(repo), {"BRAIN_BACKEND": url}
+
+
+def _http_client(url: str, mode: str, headers: dict[str, str] | None = None, name: str = "worker"):
+    if not headers:
+        return Client(url, mode=mode, client_info=Implementation(name=name, version="1"))
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    return Client(streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers)), mode=mode,
+                  client_info=Implementation(name=name, version="1"))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_three_stateless_callers_are_three_sessions_and_their_overlap_is_seen(served, repo, mode):
+    b, env = served
+
+    async def caller(url: str, role: str, item: str) -> dict:
+        async with Client(url, mode=mode, client_info=Implementation(name="worker", version="1")) as client:
+            started = (await client.call_tool("brain_session_start", {"role": role})).structured_content
+            meta = {"brain/session": started["handle"]}
+            grant = (await client.call_tool("brain_claim", {"item": item}, meta=meta)).structured_content
+            me = (await client.call_tool("brain_sessions", {}, meta=meta)).structured_content["you"]
+            return {"started": started, "grant": grant, "me": me}
+
+    async def main(url: str):
+        with anyio.fail_after(BOUND):
+            first = await caller(url, "backend", "src/api/**")
+            second = await caller(url, "frontend", "src/api/routes.py")
+            third = await caller(url, "review", "src/api/")
+            return first, second, third
+
+    with serve_http(repo, {**server_env(), **env}) as url:
+        first, second, third = anyio.run(main, url)
+        sessions = {s["started"]["session"] for s in (first, second, third)}
+        assert len(sessions) == 3  # three callers, three sessions, none of them the server's shared one
+        for one in (first, second, third):
+            assert one["me"] == one["grant"]["session"] == one["started"]["session"]  # each acts as its own
+        assert [s["started"]["role"] for s in (first, second, third)] == ["backend", "frontend", "review"]
+        assert first["grant"]["overlaps"] == []
+        assert {o["session"] for o in second["grant"]["overlaps"]} == {first["me"]}
+        assert {o["session"] for o in third["grant"]["overlaps"]} == {first["me"], second["me"]}
+        assert len(b.coord.overlaps()) == 3  # every pair overlaps on the board a person sees
+    for one in (first, second, third):  # the server stopped: the sessions it started for handles ended
+        assert b.coord.session(one["me"]).liveness == "gone"
+
+
+def test_a_handle_travels_as_header_meta_or_argument_and_bad_ones_are_refused(served, repo):
+    b, env = served
+
+    async def main(url: str):
+        with anyio.fail_after(BOUND):
+            async with Client(url, mode=MODERN_PROTOCOL_VERSIONS[-1]) as client:
+                started = (await client.call_tool("brain_session_start", {"role": "backend"})).structured_content
+                other = (await client.call_tool("brain_session_start", {})).structured_content
+                handle = started["handle"]
+                by_argument = await client.call_tool("brain_claim", {"item": "docs/", "session": handle})
+                tampered = handle[:-2] + ("AA" if not handle.endswith("AA") else "BB")
+                refused = [await client.call_tool("brain_claim", {"item": "x/"}, meta={"brain/session": bad})
+                           for bad in (tampered, "bsh_nonsense", "bsh_" + "A" * 700)]
+                refused.append(await client.call_tool("brain_claim", {"item": "x/", "session": tampered}))
+                ended = await client.call_tool("brain_session_end", {}, meta={"brain/session": other["handle"]})
+                after_end = await client.call_tool("brain_sessions", {}, meta={"brain/session": other["handle"]})
+            async with _http_client(url, MODERN_PROTOCOL_VERSIONS[-1], {"Brain-Session": handle}) as client:
+                by_header = (await client.call_tool("brain_sessions", {})).structured_content["you"]
+                boot = (await client.call_tool("brain_boot", {})).structured_content
+            return started, other, by_argument, refused, ended, after_end, by_header, boot
+
+    with serve_http(repo, {**server_env(), **env}) as url:
+        started, other, by_argument, refused, ended, after_end, by_header, boot = anyio.run(main, url)
+        held = {c.item for c in b.coord.claims()}
+    assert held == {"docs"}  # a refused call did nothing (a folder claim is kept without its slash)
+    assert by_argument.structured_content["session"] == started["session"]
+    assert other["role"] == "mcp"  # no role given, no BRAIN_ROLE: the client's name (the SDK client says mcp)
+    for result in refused:
+        assert result.is_error and result.structured_content["error"] == "session_handle"
+        assert result.structured_content["reason"] == "unknown"
+    assert not ended.is_error and ended.structured_content["session"] == other["session"]
+    assert after_end.is_error and after_end.structured_content["reason"] == "expired"
+    assert by_header == started["session"]
+    assert "Now" in boot["text"]
+
+
+def test_a_token_handle_is_the_tokens_own_session_and_works_for_no_other_caller(served, repo):
+    b, env = served
+    alice, _ = b.tokens.create("alice", role="backend")
+    bob, _ = b.tokens.create("bob", role="frontend")
+
+    def bearer(token: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"}
+
+    async def main(url: str):
+        with anyio.fail_after(BOUND):
+            async with _http_client(url, MODERN_PROTOCOL_VERSIONS[-1], bearer(alice)) as client:
+                mine = (await client.call_tool("brain_session_start", {})).structured_content
+                wrong_role = await client.call_tool("brain_session_start", {"role": "frontend"})
+                me = (await client.call_tool("brain_sessions", {}, meta={"brain/session": mine["handle"]}))
+            async with _http_client(url, MODERN_PROTOCOL_VERSIONS[-1], bearer(bob)) as client:
+                stolen = await client.call_tool("brain_claim", {"item": "src/"},
+                                                meta={"brain/session": mine["handle"]})
+                stolen_arg = await client.call_tool("brain_claim", {"item": "src/", "session": mine["handle"]})
+            return mine, wrong_role, me, stolen, stolen_arg
+
+    with serve_http(repo, {**server_env(), **env}) as url:
+        mine, wrong_role, me, stolen, stolen_arg = anyio.run(main, url)
+        held = b.coord.claims()
+    assert held == []
+    assert mine["role"] == "backend" and b.tokens.owns("alice", mine["session"])
+    assert wrong_role.is_error and wrong_role.structured_content["error"] == "forbidden"
+    assert me.structured_content["you"] == mine["session"]
+    for result in (stolen, stolen_arg):
+        assert result.is_error and result.structured_content["reason"] == "foreign"
+
+
+def test_over_stdio_a_minted_session_is_its_own_and_ends_with_the_connection(served, repo):
+    b, env = served
+
+    async def main():
+        with anyio.fail_after(BOUND):
+            async with Client(stdio_params(repo, **env), mode=MODERN_PROTOCOL_VERSIONS[-1],
+                              client_info=Implementation(name="codex-mcp-client", version="1")) as client:
+                own = (await client.call_tool("brain_sessions", {})).structured_content["you"]
+                extra = (await client.call_tool("brain_session_start", {"role": "helper"})).structured_content
+                meta = {"brain/session": extra["handle"]}
+                await client.call_tool("brain_claim", {"item": "a/"})
+                grant = (await client.call_tool("brain_claim", {"item": "a/b.py"}, meta=meta)).structured_content
+                return own, extra, grant
+
+    own, extra, grant = anyio.run(main)
+    assert own != extra["session"] and own.split("-")[3].startswith("codex")
+    assert grant["session"] == extra["session"] and [o["session"] for o in grant["overlaps"]] == [own]
+    assert b.coord.session(extra["session"]).liveness == "gone"  # ended with the connection
+
+
+def test_a_damaged_handle_key_is_a_clear_error(brain):
+    from brain.errors import DamagedStore
+    from brain.mcp import handles
+
+    sid = brain.coord.start_session("backend").id
+    handle = handles.mint(brain, sid, None)
+    assert handles.resolve(brainlib.open(brain.repo), handle, None) == sid  # another process verifies it
+    with pytest.raises(brainlib.errors.SessionHandleRefused) as refused:
+        handles.resolve(brain, handle, "alice")
+    assert refused.value.reason == "foreign"
+    (brain.store_dir / handles.KEY_FILE).write_bytes(b"short")
+    with pytest.raises(DamagedStore):
+        handles.mint(brainlib.open(brain.repo), sid, None)
