@@ -199,7 +199,6 @@ class AskOutcome(TypedDict):
     outcome: Literal["reply", "stalled", "timeout", "pending"]
     answer: str | None
     ticket: str | None
-    delivered: NotRequired[Literal["elicitation", "inbox"]]
 
 
 class Replied(TypedDict):

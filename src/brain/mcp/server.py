@@ -319,6 +319,7 @@ def _hello_middleware(brain, registry: ToolRegistry, transport: str):
     async def middleware(ctx, call_next):
         nonlocal greeted
         params = dict(ctx.params or {})
+        log.debug("request %s (protocol %s)", ctx.method, ctx.protocol_version)
         if ctx.method == "tools/call" and not _carries_handle(params, ctx.request):
             # the connection did something as its own session: that session is kept when it closes
             brain._mcp_tool_calls = getattr(brain, "_mcp_tool_calls", 0) + 1
@@ -330,6 +331,8 @@ def _hello_middleware(brain, registry: ToolRegistry, transport: str):
         if opening and ctx.method in ("initialize", "server/discover"):
             await _run_hello_hooks(brain, registry, ctx, params, transport)
             greeted = True
+            if transport == "stdio":
+                _watch_asks_if_elicited(brain, ctx.session, params)
         return result
 
     return middleware
@@ -361,11 +364,31 @@ async def _run_hello_hooks(brain, registry: ToolRegistry, ctx, params: dict[str,
     await anyio.to_thread.run_sync(run)
 
 
+def _watch_asks_if_elicited(brain, session, params: dict[str, Any]) -> None:
+    """Deliver the asks made of this connection's session as elicitations, when its client can show them
+    (brain.mcp.elicit); otherwise nothing changes: the asks wait in the inbox."""
+    from .elicit import declared_elicitation, watch_asks
+
+    tasks, sid = getattr(brain, "_mcp_tasks", None), getattr(brain, "_mcp_session", None)
+    if tasks is None or not sid or getattr(brain, "_mcp_watching", False) or not declared_elicitation(params):
+        return
+    brain._mcp_watching = True
+    tasks.start_soon(watch_asks, brain, session, sid)
+
+
 def _lifespan(brain, registry: ToolRegistry):
     @asynccontextmanager
     async def lifespan(_server):
+        import anyio
+
         try:
-            yield {}
+            async with anyio.create_task_group() as tasks:  # the connection's background work (the ask watcher)
+                brain._mcp_tasks = tasks
+                try:
+                    yield {}
+                finally:
+                    brain._mcp_tasks = None
+                    tasks.cancel_scope.cancel()
         finally:
             for hook in registry.close_hooks:
                 try:
