@@ -16,6 +16,7 @@ pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
 from mcp_types import Implementation  # noqa: E402
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
+from test_handshake_sessions import served  # noqa: E402,F401 - the fixture: SQLite and PostgreSQL
 from test_mcp_helpers import BOUND, serve_http, server_env, stdio_params  # noqa: E402
 
 import brain as brainlib  # noqa: E402
@@ -23,20 +24,6 @@ import brain as brainlib  # noqa: E402
 pytestmark = pytest.mark.timeout(300)
 
 MODES = [*MODERN_PROTOCOL_VERSIONS, "auto", "legacy"]  # every way the SDK client connects
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def served(request, brain, repo, monkeypatch):
-    for var in ("BRAIN_ROLE", "BRAIN_SESSION"):
-        monkeypatch.delenv(var, raising=False)
-    if request.param == "sqlite":
-        yield brain, {}
-        return
-    from brain.backends.testing import isolated_postgres
-
-    with isolated_postgres(request.getfixturevalue("postgres_url")) as url:
-        monkeypatch.setenv("BRAIN_BACKEND", url)
-        yield brainlib.open(repo), {"BRAIN_BACKEND": url}
 
 
 def _http_client(url: str, mode: str, headers: dict[str, str] | None = None, name: str = "worker"):
