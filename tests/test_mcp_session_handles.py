@@ -170,3 +170,69 @@ def test_a_damaged_handle_key_is_a_clear_error(brain):
     (brain.store_dir / handles.KEY_FILE).write_bytes(b"short")
     with pytest.raises(DamagedStore):
         handles.mint(brainlib.open(brain.repo), sid, None)
+
+
+def test_territories_check_a_handle_sessions_role_under_both_revisions(brain, repo, monkeypatch):
+    """Two stateless callers on one server: the lead's handle may write now.md, the reviewer's may not, whichever
+    way each connects; the server's shared session (role of the client) never decides for them."""
+    for var in ("BRAIN_ROLE", "BRAIN_SESSION"):
+        monkeypatch.delenv(var, raising=False)
+    (brain.dir / "brain.yml").write_text("version: 1\nterritories:\n  now.md: lead\n")
+
+    async def main(url: str, mode: str):
+        with anyio.fail_after(BOUND):
+            async with Client(url, mode=mode) as client:
+                lead = (await client.call_tool("brain_session_start", {"role": "lead"})).structured_content
+                review = (await client.call_tool("brain_session_start", {"role": "review"})).structured_content
+                refused = await client.call_tool("brain_write", {"path": "now.md", "text": "# Now\n\nreview\n"},
+                                                 meta={"brain/session": review["handle"]})
+                anonymous = await client.call_tool("brain_write", {"path": "now.md", "text": "# Now\n\nanyone\n"})
+                wrote = await client.call_tool("brain_write", {"path": "now.md", "text": f"# Now\n\n{mode}\n"},
+                                               meta={"brain/session": lead["handle"]})
+                return refused, anonymous, wrote
+
+    for mode in (MODERN_PROTOCOL_VERSIONS[-1], "legacy"):
+        with serve_http(repo, server_env()) as url:
+            refused, anonymous, wrote = anyio.run(main, url, mode)
+        assert refused.is_error and refused.structured_content["error"] == "territory", mode
+        assert anonymous.is_error and anonymous.structured_content["error"] == "territory", mode  # role: the client
+        assert not wrote.is_error, (mode, wrote.content)
+        assert brain.read("now.md").text == f"# Now\n\n{mode}\n"
+
+
+def test_a_stateless_caller_is_on_the_board_from_its_session_start_and_an_ask_by_role_reaches_it(brain, repo):
+    """The cold-start signal under the stateless revision: an ask by role waits for the caller's
+    `brain_session_start` (its hello), then reaches it through its handle's inbox."""
+    import threading
+
+    from brain.coord.targets import arm_addressed
+
+    lead = brain.coord.start_session("lead").id
+    outcome: list = []
+
+    def ask() -> None:
+        armed = arm_addressed(brain.coord, lead, "review", "ready?", timeout=BOUND)
+        outcome.append(brain.coord.wait(armed.ticket) if hasattr(armed, "question") else armed)
+
+    async def main(url: str):
+        with anyio.fail_after(BOUND):
+            async with Client(url, mode=MODERN_PROTOCOL_VERSIONS[-1]) as client:
+                started = (await client.call_tool("brain_session_start", {"role": "review"})).structured_content
+                meta = {"brain/session": started["handle"]}
+                items: list = []
+                while not items:  # the ask is armed once the asker's wait sees the session
+                    items = (await client.call_tool("inbox", {}, meta=meta)).structured_content["items"]
+                    await anyio.sleep(0.05)
+                await client.call_tool("reply", {"ticket": items[0]["ticket"], "answer": "yes"}, meta=meta)
+                return started
+
+    with serve_http(repo, server_env()) as url:
+        asker = threading.Thread(target=ask)
+        asker.start()
+        try:
+            started = anyio.run(main, url)
+        finally:
+            asker.join(BOUND)
+    [result] = outcome
+    assert (result.outcome, result.answer) == ("reply", "yes")
+    assert brain.coord.get_ask(result.ticket).target == started["session"]
