@@ -236,3 +236,22 @@ def test_a_stateless_caller_is_on_the_board_from_its_session_start_and_an_ask_by
     [result] = outcome
     assert (result.outcome, result.answer) == ("reply", "yes")
     assert brain.coord.get_ask(result.ticket).target == started["session"]
+
+
+def test_a_token_that_ends_its_session_gets_a_new_one_and_its_old_handle_expires(brain, repo):
+    alice, _ = brain.tokens.create("alice", role="backend")
+
+    async def main(url: str):
+        with anyio.fail_after(BOUND):
+            async with _http_client(url, MODERN_PROTOCOL_VERSIONS[-1], {"Authorization": f"Bearer {alice}"}) as c:
+                first = (await c.call_tool("brain_session_start", {})).structured_content
+                ended = await c.call_tool("brain_session_end", {}, meta={"brain/session": first["handle"]})
+                old = await c.call_tool("brain_sessions", {}, meta={"brain/session": first["handle"]})
+                now = (await c.call_tool("brain_sessions", {})).structured_content["you"]
+                return first, ended, old, now
+
+    with serve_http(repo, server_env()) as url:
+        first, ended, old, now = anyio.run(main, url)
+    assert not ended.is_error
+    assert old.is_error and old.structured_content["reason"] == "expired"
+    assert now != first["session"] and brain.tokens.owns("alice", now)

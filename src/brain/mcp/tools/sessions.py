@@ -91,4 +91,10 @@ def register(tools: ToolRegistry) -> None:
         if not sid:
             raise InvalidInput("brain_session_end needs a session handle (the Brain-Session header, the "
                                "brain/session _meta key, or the session argument)", field="session")
-        return {"session": sid, "released": brain.coord.end_session(sid)}
+        released = brain.coord.end_session(sid)
+        from ...team.identity import current_principal
+
+        principal = current_principal()
+        if principal is not None and brain.__dict__.get("_team_sessions", {}).get(principal.name) == sid:
+            del brain._team_sessions[principal.name]  # the token's next call starts (or resumes) a live session
+        return {"session": sid, "released": released}
