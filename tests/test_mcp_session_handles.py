@@ -15,7 +15,7 @@ pytest.importorskip("mcp")
 
 from mcp import Client  # noqa: E402
 from mcp_types import Implementation  # noqa: E402
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS  # noqa: E402
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS  # noqa: E402
 from test_handshake_sessions import served  # noqa: E402,F401 - the fixture: SQLite and PostgreSQL
 from test_mcp_helpers import BOUND, serve_http, server_env, stdio_params  # noqa: E402
 
@@ -255,3 +255,32 @@ def test_a_token_that_ends_its_session_gets_a_new_one_and_its_old_handle_expires
     assert not ended.is_error
     assert old.is_error and old.structured_content["reason"] == "expired"
     assert now != first["session"] and brain.tokens.owns("alice", now)
+
+
+@pytest.mark.parametrize("version", HANDSHAKE_PROTOCOL_VERSIONS)
+def test_at_every_handshake_version_raw_http_callers_with_handles_are_separate_sessions(brain, repo, version):
+    """The SDK client offers only the newest handshake version: raw JSON-RPC over HTTP covers the older ones."""
+    import json
+
+    from test_team_helpers import post
+
+    def rpc(url: str, method: str, params: dict, handle: str | None = None) -> dict:
+        headers = {"MCP-Protocol-Version": version, **({"Brain-Session": handle} if handle else {})}
+        status, body = post(url, None, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method,
+                                                   "params": params}).encode(), headers)
+        assert status == 200, body
+        return json.loads(body)["result"]
+
+    with serve_http(repo, server_env()) as url:
+        init = rpc(url, "initialize", {"protocolVersion": version, "capabilities": {},
+                                       "clientInfo": {"name": "raw", "version": "1"}})
+        assert init["protocolVersion"] == version
+        grants = []
+        for role, item in (("backend", "src/api/**"), ("frontend", "src/api/routes.py"), ("review", "src/")):
+            started = rpc(url, "tools/call", {"name": "brain_session_start", "arguments": {"role": role}})
+            handle = started["structuredContent"]["handle"]
+            grants.append(rpc(url, "tools/call", {"name": "brain_claim", "arguments": {"item": item}},
+                              handle)["structuredContent"])
+        overlaps = brain.coord.overlaps()
+    assert len({g["session"] for g in grants}) == 3
+    assert [len(g["overlaps"]) for g in grants] == [0, 1, 2] and len(overlaps) == 3
