@@ -284,3 +284,10 @@ def test_at_every_handshake_version_raw_http_callers_with_handles_are_separate_s
         overlaps = brain.coord.overlaps()
     assert len({g["session"] for g in grants}) == 3
     assert [len(g["overlaps"]) for g in grants] == [0, 1, 2] and len(overlaps) == 3
+
+
+def test_an_http_servers_instructions_tell_a_caller_to_start_its_session(brain):
+    from brain.mcp.server import build_server
+
+    assert "brain_session_start" in build_server(brain, transport="http").instructions
+    assert "brain_session_start" not in build_server(brain, transport="stdio").instructions  # one connection: one agent

@@ -43,6 +43,10 @@ INSTRUCTIONS = (
     "compaction: it starts with now.md, what is happening now. Fetch anything it lists as left out with "
     "brain_read. Before you stop, update now.md with brain_write so the next session resumes where you are."
 )
+HTTP_INSTRUCTIONS = (
+    " Over HTTP, unless a bearer token is your identity, call brain_session_start first and pass its handle "
+    "on every request (Brain-Session header, brain/session in _meta, or the session argument)."
+)
 
 
 # -- results ----------------------------------------------------------------------
@@ -343,7 +347,7 @@ def build_server(brain, registry: ToolRegistry | None = None, *, transport: str 
         name="brain",
         title=f"brain: {brain.name}",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS + (HTTP_INSTRUCTIONS if transport == "http" else ""),
         tools=[_sdk_tool(tool, brain) for tool in registry.tools.values()],
         log_level="DEBUG" if logging.getLogger("brain").isEnabledFor(logging.DEBUG) else "WARNING",
         lifespan=_lifespan(brain, registry),
