@@ -29,7 +29,7 @@ COMMAND_INDEX = {
     **dict.fromkeys(["log", "handoff", "record-turn", "import-turns", "stats", "hook", "uninstall"], "log"),
     **dict.fromkeys(["token", "sync", "team"], "team"),
     "ui": "web",
-    **dict.fromkeys(["notes", "rm", "mv"], "notes"),
+    **dict.fromkeys(["notes", "rm", "mv", "edit", "remember"], "notes"),
 }
 
 
