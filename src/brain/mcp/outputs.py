@@ -19,7 +19,8 @@ from typing_extensions import NotRequired, TypedDict
 
 __all__ = ["schema_of", "Boot", "MemoryFile", "Written", "Notes", "Removed", "Moved", "Workflows", "Decisions",
            "State", "Sessions", "Grant", "Released", "Sent", "Signals", "CheckpointOut", "AskOutcome", "Replied",
-           "Inbox", "LiveItems", "LiveEntry", "Hits", "CardReport", "SessionStarted", "SessionEnded"]
+           "Inbox", "LiveItems", "LiveEntry", "Hits", "CardReport", "SessionStarted", "SessionEnded", "Edited",
+           "Remembered"]
 
 
 class Omitted(TypedDict):
@@ -80,11 +81,36 @@ class Removed(TypedDict):
     linked_from: list[str]
 
 
+class LinkLeft(TypedDict):
+    path: str
+    error: str
+    message: str
+
+
 class Moved(TypedDict):
     moved: str
     to: str
     hash: str
     linked_from: list[str]
+    links_rewritten: list[str]
+    links_left: list[LinkLeft]
+
+
+class Edited(TypedDict):
+    path: str
+    operation: str
+    changes: int
+    hash: str
+    bytes: int
+    redacted: list[Redaction]
+
+
+class Remembered(TypedDict):
+    path: str
+    why: str
+    hash: str
+    text: str
+    redacted: list[Redaction]
 
 
 class Workflows(TypedDict, total=False):

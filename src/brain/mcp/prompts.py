@@ -102,10 +102,10 @@ def register_resources_and_prompts(server, brain) -> None:
         """Record one thing in the project's memory, in the file where the next session will look for it."""
         return [_user(
             f"Record this in the project's memory (brain):\n\n{text}\n\n"
-            "Find where it belongs with brain_search or brain_notes (a note in notes/, a module card's How to use "
-            "with brain_report_done, now.md for the current state); read that file with brain_read and write it "
-            "back with brain_write and the expected_hash brain_read gave, adding one line. If no file fits, create "
-            "notes/<topic>.md. Never record a secret (brain redacts them anyway).")]
+            "For one line, call brain_remember with it: brain files it in the note about its subject, else in "
+            "notes/inbox.md. For more, or for a precise place (a module card's How to use with brain_report_done, "
+            "now.md's sections), use brain_edit (append, or replace one section by its heading) with the "
+            "expected_hash brain_read gave. Never record a secret (brain redacts them anyway).")]
 
     @server.prompt(name="checkpoint", title="Checkpoint before a compaction")
     async def checkpoint(step: Annotated[str | None, Field(description="Your current step, in one line.")] = None

@@ -85,6 +85,8 @@ def register(tools: ToolRegistry) -> None:
         Use it to fetch a part the boot named but left out, or to get a file's current hash before you change it
         with brain_write. Returns the text; the last block gives the sha256 to pass as expected_hash."""
         doc = brain.read(path, layer=None if layer == "project" else layer)
+        if layer in (None, "project"):
+            brain.record_use("read", [doc.path])  # for `brain notes --stale`
         return ToolOutput(doc.text, {"path": doc.path, "hash": doc.hash, "text": doc.text},
                           _hash_note(doc.path, doc.hash))
 
@@ -163,11 +165,65 @@ def register(tools: ToolRegistry) -> None:
                                                          "commits memory changes.")] = None,
     ) -> dict:
         """Rename (move) one memory file, e.g. to give a note a clearer name or file it under another folder.
-        The search index follows. Structured content: {moved, to, hash, linked_from: [paths whose [[links]]
-        named the old path: update them with brain_write]}."""
+        The search index follows, and the [[links]] that named the old path are rewritten to name the new one.
+        Structured content: {moved, to, hash, linked_from, links_rewritten, links_left: [{path, error, message}]
+        for linking files that could not be rewritten (another role's territory, a concurrent change)}."""
         from ...team.identity import writer_role
 
         return brain.move(path, to, expected_hash=expected_hash, role=writer_role(brain), reason=reason)
+
+    @tools.tool(title="Edit a memory file in place", destructive=True, output=outputs.Edited)
+    def brain_edit(
+        brain,
+        path: Annotated[str, Field(description="Path relative to .brain/, e.g. now.md or notes/setup.md."),
+                        ActsAs(MEMORY_PATH)],
+        operation: Annotated[Literal["append", "prepend", "section", "replace"],
+                             Field(description="append: add text as the last lines; prepend: as the first lines "
+                                               "of the body (after front matter and a leading # Title); section: "
+                                               "replace the body under `heading`; replace: replace the literal "
+                                               "`text` with `new`.")],
+        text: Annotated[str, Field(description="The lines to add, the section's new body, or (replace) the "
+                                               "literal text to find.")],
+        heading: Annotated[str | None, Field(description="With section: the heading whose body is replaced, "
+                                                         "e.g. 'Next action'.")] = None,
+        new: Annotated[str | None, Field(description="With replace: the new text ('' deletes).")] = None,
+        count: Annotated[int | None, Field(ge=1, le=10000, description="With replace: how many times `text` must "
+                                                                       "occur (default 1).")] = None,
+        expected_hash: Annotated[str | None, Field(description="The sha256 (or 8+ hex digits) brain_read gave "
+                                                               "you: refused if the file changed since.")] = None,
+        reason: Annotated[str | None, Field(description="Why: recorded in the commit when the project commits "
+                                                         "memory changes.")] = None,
+    ) -> ToolOutput:
+        """Change one memory file in place instead of rewriting it whole: add a line to now.md's "Next action",
+        replace one section, fix a fact in a note. Atomic over the version read (or expected_hash's): a file
+        that changed meanwhile is never overwritten (conflict: read again). append and prepend create a missing
+        file. Territories and secret redaction apply as for brain_write."""
+        from ...team.identity import writer_role
+
+        if operation == "replace" and new is None:
+            from ...errors import InvalidInput
+
+            raise InvalidInput("replace needs `new`: the text that takes the place of `text`", field="new")
+        doc, changes = brain.edit(path, operation, value=text, heading=heading, new=new or "",
+                                  count=count or 1, expected_hash=expected_hash, role=writer_role(brain),
+                                  reason=reason)
+        data = {"path": doc.path, "operation": operation, "changes": changes, "hash": doc.hash, "bytes": doc.size,
+                "redacted": [{"kind": k, "count": n} for k, n in doc.redacted]}
+        return ToolOutput(f"edited {doc.path} ({operation}, sha256 {doc.hash[:16]})", data)
+
+    @tools.tool(title="Remember a fact", destructive=False, output=outputs.Remembered)
+    def brain_remember(
+        brain,
+        text: Annotated[str, Field(description="One line to keep: a fact, a pitfall, a convention (at most 500 "
+                                               "characters).")],
+    ) -> ToolOutput:
+        """File one line of memory without choosing a path: it goes at the end of the note already about its
+        subject (sharing most of its words), else into notes/inbox.md for a person to sort. Use it for a fact
+        the next session must know; use brain_write or brain_edit for whole notes and now.md."""
+        from ...team.identity import writer_role
+
+        data = brain.remember(text, role=writer_role(brain))
+        return ToolOutput(f"remembered in {data['path']}: {data['why']}", data)
 
     @tools.tool(title="Focus", read_only=True, inline=True, output=outputs.MemoryFile)
     def brain_focus(brain) -> ToolOutput:

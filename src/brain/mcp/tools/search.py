@@ -45,6 +45,7 @@ def register(tools: ToolRegistry) -> None:
             if len(hits) >= limit or len(found) < want or want >= MAX_LIMIT:
                 break
             want = min(want * 4, MAX_LIMIT)
+        brain.record_use("search", [h["path"] for h in hits if h.get("kind") != "code"])  # `brain notes --stale`
         if not hits:
             return ToolOutput(f"no match for {query!r}", {"hits": []})
         lines = [f"{i}. [{h['kind']}] {h['path']} — {h.get('title') or ''}\n   {h.get('snippet') or ''}".rstrip()
