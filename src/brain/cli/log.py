@@ -118,6 +118,9 @@ def _add_command_option(p) -> None:
                    help="how the client starts brain, written as given (default: the absolute path of the `brain` "
                         "installed next to this Python, else this Python's absolute path with -m brain, so the "
                         "client finds it from any shell)")
+    p.add_argument("--force", action="store_true",
+                   help="install even when brain's plugin already covers this client (by default the install says "
+                        "so and writes nothing: the plugin and these entries together would run brain twice)")
 
 
 def register_install_claude_code(sub) -> None:
@@ -130,7 +133,9 @@ def register_install_claude_code(sub) -> None:
                                    "this machine goes into a file the repository shares; brain entries an earlier "
                                    "version put in .mcp.json or .claude/settings.json are taken out. Says what Claude "
                                    "Code still has to approve. `brain uninstall claude-code` removes exactly what this "
-                                   "added.")
+                                   "added. When brain's Claude Code plugin is enabled for the project (claude plugin "
+                                   "install brain@brain), it already brings all this: the install says so and writes "
+                                   "nothing (--force installs all the same).")
     p.add_argument("--local", action="store_true", help="accepted for older scripts: the hooks always go to "
                                                         ".claude/settings.local.json")
     _add_command_option(p)
@@ -142,7 +147,9 @@ def register_install_codex(sub) -> None:
     p = sub.add_parser("codex", help="MCP server entry in ~/.codex/config.toml and the AGENTS.md pointer",
                        description="Append a [mcp_servers.brain] block to $CODEX_HOME/config.toml (default "
                                    "~/.codex/config.toml) between marker comments, and make sure AGENTS.md has the "
-                                   "pointer line. `brain uninstall codex` removes exactly that.")
+                                   "pointer line. `brain uninstall codex` removes exactly that. When brain's Codex plugin "
+                                   "is enabled (codex plugin add brain@brain), it already brings the server: the "
+                                   "install says so and writes nothing (--force installs all the same).")
     _add_command_option(p)
     add_json(p)
     p.set_defaults(handler=cmd_install_codex)
@@ -156,11 +163,29 @@ def _argv(args) -> list[str]:
     return shlex.split(args.brain_command) if getattr(args, "brain_command", None) else default_brain_argv()
 
 
-def cmd_install_claude_code(args) -> int:
-    from ..hooks.claude import install
+def _covered(args, client: str, found: dict | None) -> bool:
+    """Report that brain's plugin covers ``client`` (and install nothing), unless --force or no plugin."""
+    if found is None or args.force:
+        return False
+    from ..hooks.plugins import covered_text
 
-    data = install(open_from_args(args), _argv(args))
-    emit(data, args.json, _installed_text)
+    emit({"client": "claude-code" if client == "Claude Code" else "codex", "installed": False,
+          "covered_by": found["plugin"], "where": found["where"], "plugin_path": found["path"]},
+         args.json, lambda d: covered_text(client, found))
+    return True
+
+
+def cmd_install_claude_code(args) -> int:
+    import os
+
+    from ..hooks.claude import install
+    from ..hooks.plugins import claude_plugin
+
+    brain = open_from_args(args)
+    if _covered(args, "Claude Code", claude_plugin(brain.repo, dict(os.environ))):
+        return 0
+    data = install(brain, _argv(args))
+    emit({**data, "installed": True}, args.json, _installed_text)
     return 0
 
 
@@ -182,8 +207,12 @@ def cmd_install_codex(args) -> int:
     import os
 
     from ..hooks.codex import install
+    from ..hooks.plugins import codex_plugin
 
-    data = install(open_from_args(args), _argv(args), dict(os.environ))
+    brain = open_from_args(args)
+    if _covered(args, "Codex", codex_plugin(dict(os.environ))):
+        return 0
+    data = {**install(brain, _argv(args), dict(os.environ)), "installed": True}
     emit(data, args.json, lambda d: f"wrote [mcp_servers.brain] in {d['config']}"
          + ("; added the AGENTS.md pointer" if d["agents_md"] else ""))
     return 0
