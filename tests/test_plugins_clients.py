@@ -19,14 +19,7 @@ from pathlib import Path
 
 import pytest
 from plugin_kit import BARE_PATH, build_wheel, client_env, copy_marketplace, isolated_brain, load, version
-
-
-def _cli(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        pytest.skip(f"the `{name}` CLI is not installed (npm install -g @anthropic-ai/claude-code @openai/codex, "
-                    "as .ci/run does)")
-    return path
+from test_client_wiring import _client as _cli  # skips, naming the npm install, when the CLI is missing
 
 
 @pytest.fixture(scope="module")

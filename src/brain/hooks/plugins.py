@@ -47,22 +47,13 @@ def _enabled(settings: dict) -> list[str]:
     return sorted(k for k, v in plugins.items() if v is True and isinstance(k, str) and k.split("@", 1)[0] == PLUGIN)
 
 
-def _repo_settings(repo: Path, rel: str) -> dict:
-    from ..errors import BrainError
-    from . import repofiles
-
-    try:
-        data = loads_json(repofiles.read_text(repo, rel) or "{}")
-    except (BrainError, OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def claude_plugin(repo: Path, env: dict[str, str]) -> dict | None:
     """``{"plugin": "brain@M", "where": settings file, "path": install folder}`` when brain's plugin is
     enabled for ``repo`` and installed; None otherwise."""
+    from .installed import _repo_json  # the project's file, read without following a link ({} on any doubt)
+
     home = _claude_dir(env)
-    scopes = [(rel, _repo_settings(repo, rel)) for rel in (".claude/settings.local.json", ".claude/settings.json")]
+    scopes = [(rel, _repo_json(repo, rel)) for rel in (".claude/settings.local.json", ".claude/settings.json")]
     scopes.append((str(home / "settings.json"), read_json_object(home / "settings.json")))
     installed = read_json_object(home / "plugins" / "installed_plugins.json").get("plugins")
     installed = installed if isinstance(installed, dict) else {}
