@@ -72,6 +72,14 @@ def test_claude_code_validates_installs_and_connects_the_plugin_from_a_shell_wit
     line = next((ln for ln in out.stdout.splitlines() if ln.startswith("plugin:brain:brain:")), "")
     assert line and "Connected" not in line, out.stdout
 
+    # a real session: without a login `claude -p` stops before any model call, but the plugin's SessionStart
+    # and SessionEnd hooks have run (brain's hook state for that session: booted at startup, then ended)
+    out = _run([claude, "-p", "hello", "--output-format", "json"], project, env)
+    session = json.loads(out.stdout)["session_id"]
+    state = json.loads((project / ".brain" / "runtime" / "hooks" / f"claude-{session}.json").read_text())
+    assert state["source"] == "startup" and state["ended"] and state["party"].endswith("-claude-code@testbox")
+    assert (project / ".brain" / "runtime" / "boots.jsonl").read_text().strip()
+
     # a hook as Claude Code runs it: the plugin's command line, by /bin/sh, with the plugin root it sets
     hooks = load("plugins/brain/hooks/hooks.json")["hooks"]
     start = hooks["SessionStart"][0]["hooks"][0]["command"]
