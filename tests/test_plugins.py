@@ -123,9 +123,9 @@ def test_the_launcher_runs_the_users_brain_and_never_the_projects(tmp_path, inli
     assert "uv tool install 'agent-brain[mcp]'" in out.stderr and "BRAIN_PLUGIN_COMMAND" in out.stderr
     assert out.stdout == ""  # stdout is the MCP channel: nothing but protocol, even on failure
 
-    out = _run(project, BARE_PATH, "--version", env={"BRAIN_PLUGIN_COMMAND": f"{user_bin}/brain --flag"},
+    out = _run(project, BARE_PATH, "--version", env={"BRAIN_PLUGIN_COMMAND": f"{user_bin}/brain --flag *"},
                inline=inline)
-    assert out.stdout == "user brain --flag --version\n"
+    assert out.stdout == "user brain --flag * --version\n"  # split on spaces, never globbed (brain is in cwd)
 
 
 @pytest.mark.parametrize("runner", ["uvx", "pipx"])

@@ -48,6 +48,7 @@ def _run(argv: list[str], cwd: Path, env: dict, timeout: float = 180) -> subproc
                           stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 def test_claude_code_validates_installs_and_connects_the_plugin_from_a_shell_without_a_venv(tmp_path, brain_bin):
     claude = _cli("claude")
     market = copy_marketplace(tmp_path / "checkout")
@@ -155,6 +156,7 @@ def _codex_status(codex: str, project: Path, env: dict) -> tuple[dict, dict]:
         server.close()
 
 
+@pytest.mark.slow
 def test_codex_adds_the_plugin_and_its_server_connects_in_the_project(tmp_path, brain_bin):
     codex = _cli("codex")
     market = copy_marketplace(tmp_path / "checkout")
@@ -191,6 +193,7 @@ def _runner(name: str) -> str:
     return path
 
 
+@pytest.mark.slow
 def test_uvx_runs_brain_from_the_built_wheel_in_one_line(tmp_path, wheel):
     uvx = _runner("uvx")
     house = tmp_path / "wheelhouse"  # the wheel and its one dependency: uv runs offline
@@ -211,6 +214,7 @@ def test_uvx_runs_brain_from_the_built_wheel_in_one_line(tmp_path, wheel):
     assert out.returncode == 0 and json.loads(out.stdout)["tokens"] > 0, out.stderr[-2000:]
 
 
+@pytest.mark.slow
 def test_pipx_runs_brain_from_the_built_wheel_in_one_line(tmp_path, wheel):
     pipx = _runner("pipx")
     env = {**client_env(tmp_path / "home", BARE_PATH), "PIPX_HOME": str(tmp_path / "pipx"),
