@@ -183,6 +183,11 @@ def test_brain_install_says_when_the_claude_code_plugin_covers_the_project(brain
                           capture_output=True, text=True, timeout=120, env=env).stdout
     assert "brain@brain" in text and "nothing installed" in text and "--force" in text
 
+    doctor = subprocess.run([sys.executable, "-m", "brain", "doctor", "--json"], cwd=brain.repo, capture_output=True,
+                            text=True, timeout=120, env=env)
+    hooks = {c["check"]: c for c in json.loads(doctor.stdout)}["client hooks"]
+    assert hooks["ok"] and "claude-code plugin brain@brain" in hooks["detail"], hooks  # doctor names the plugin
+
     forced = json.loads(_install(brain.repo, env, "claude-code", "--force").stdout)
     assert forced["installed"] is True and (brain.repo / ".claude" / "settings.local.json").exists()
 
