@@ -57,23 +57,30 @@ def test_the_codex_server_runs_the_launcher_inline_and_both_manifests_name_the_p
     codex = load("plugins/brain/.codex-plugin/plugin.json")
     assert codex["name"] == load("plugins/brain/.claude-plugin/plugin.json")["name"] == "brain"
     assert codex["mcpServers"] == "./.codex-mcp.json" and codex["skills"] == "./skills/"
-    assert codex["hooks"] == {}  # {} is "no hooks": without it Codex would load hooks/hooks.json, Claude Code's
+    # its own hooks file: without the field Codex would load hooks/hooks.json, Claude Code's
+    assert codex["hooks"] == "./hooks/codex-hooks.json"
     entry = load(".agents/plugins/marketplace.json")["plugins"][0]
     assert entry["name"] == "brain" and entry["source"] == {"source": "local", "path": "./plugins/brain"}
     assert load(".claude-plugin/marketplace.json")["plugins"][0]["source"] == "./plugins/brain"
     assert os.access(LAUNCHER, os.X_OK)
 
 
-def test_the_hooks_call_brains_hook_entry_for_each_event_through_the_launcher():
-    hooks = load("plugins/brain/hooks/hooks.json")["hooks"]
+@pytest.mark.parametrize("client, rel, starts, longest_end", [
+    ("claude-code", "plugins/brain/hooks/hooks.json", ["startup|resume", "compact"], 60),
+    # Codex: its SessionStart sources; it clamps a SessionEnd hook to 3 s (and warns at every start above it)
+    ("codex", "plugins/brain/hooks/codex-hooks.json", ["startup|resume|clear"], 3),
+])
+def test_the_hooks_call_brains_hook_entry_for_each_event_through_the_launcher(client, rel, starts, longest_end):
+    hooks = load(rel)["hooks"]
     assert set(hooks) == set(HOOK_EVENTS) == {"SessionStart", "PreCompact", "Stop", "SessionEnd"}
-    assert [g.get("matcher") for g in hooks["SessionStart"]] == ["startup|resume", "compact"]
+    assert [g.get("matcher") for g in hooks["SessionStart"]] == starts
     for event, groups in hooks.items():
         for group in groups:
             (hook,) = group["hooks"]
             assert hook["type"] == "command"
-            assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/scripts/brain-run" hook claude-code {event}'
-            assert 0 < hook["timeout"] <= 60
+            # both clients expand ${CLAUDE_PLUGIN_ROOT} in a plugin's hook commands
+            assert hook["command"] == f'"${{CLAUDE_PLUGIN_ROOT}}/scripts/brain-run" hook {client} {event}'
+            assert 0 < hook["timeout"] <= (longest_end if event == "SessionEnd" else 30)
 
 
 def test_the_skills_are_there_and_nothing_shared_names_a_machine_path():
@@ -219,3 +226,31 @@ def test_brain_install_says_when_the_codex_plugin_covers_it(brain, tmp_path):
     (codex_home / "config.toml").write_text('[plugins."brain@brain"]\nenabled = false\n')
     data = json.loads(_install(brain.repo, env, "codex").stdout)
     assert data["installed"] is True and "[mcp_servers.brain]" in (codex_home / "config.toml").read_text()
+
+
+# -- `brain hook codex`: the Codex plugin's hooks ------------------------------------------------------------
+def _hook(repo: Path, client: str, event: str, payload: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "brain", "hook", client, event], input=json.dumps(payload),
+                          cwd=repo, capture_output=True, text=True, timeout=120)
+
+
+def test_codex_hooks_boot_a_codex_session_and_read_codex_transcripts(brain, tmp_path):
+    from brain.log.samples import Call, Task, codex_lines
+
+    sid = "01a23729-963a-7690-862b-3ecacbba5293"
+    start = _hook(brain.repo, "codex", "SessionStart", {"session_id": sid, "cwd": str(brain.repo),
+                                                        "hook_event_name": "SessionStart", "source": "startup"})
+    assert start.returncode == 0 and start.stderr == "", start.stderr
+    assert json.loads(start.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"  # Codex's strict shape
+    state = json.loads((brain.runtime / "hooks" / f"claude-{sid}.json").read_text())
+    assert state["party"].endswith("-codex@testbox")  # the client's role, as its MCP server's handshake gives
+
+    tasks = [Task("Add a --verbose flag to cli.py.", [Call(1000, "Done: --verbose is wired.", edits=("cli.py",))])]
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_text("\n".join(codex_lines(sid, str(brain.repo), 1.7e9, tasks)) + "\n")
+    stop = _hook(brain.repo, "codex", "Stop", {"session_id": sid, "cwd": str(brain.repo), "hook_event_name": "Stop",
+                                               "transcript_path": str(rollout), "stop_hook_active": False})
+    assert stop.returncode == 0, stop.stderr
+    assert json.loads(stop.stdout)["decision"] == "block"  # files edited, now.md not: asked once to update it
+    state = json.loads((brain.runtime / "hooks" / f"claude-{sid}.json").read_text())
+    assert state["edited"] == ["cli.py"] and state["offset"] == rollout.stat().st_size

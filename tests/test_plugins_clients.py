@@ -156,6 +156,29 @@ def _codex_status(codex: str, project: Path, env: dict) -> tuple[dict, dict]:
         server.close()
 
 
+def _codex_session_start(codex: str, project: Path, env: dict, bound: float = 120.0) -> str:
+    """How the plugin's SessionStart hook ended in a `codex exec` session ("completed", "failed", or "none"
+    within ``bound`` seconds), read from Codex's own output; the session is then stopped."""
+    proc = subprocess.Popen([codex, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "--ephemeral",
+                             "hello"], cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + bound
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([proc.stdout], [], [], left)
+            if not ready:
+                break
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith("hook: SessionStart ") and line.strip() != "hook: SessionStart":
+                return line.split("hook: SessionStart ", 1)[1].strip().lower()
+        return "none"
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
 @pytest.mark.slow
 def test_codex_adds_the_plugin_and_its_server_connects_in_the_project(tmp_path, brain_bin):
     codex = _cli("codex")
@@ -178,6 +201,13 @@ def test_codex_adds_the_plugin_and_its_server_connects_in_the_project(tmp_path, 
     # the check can fail: no brain, uvx or pipx on the PATH
     startup, _ = _codex_status(codex, project, {**env, "PATH": node_path})
     assert startup["status"] == "failed", startup
+
+    # a real session: `codex exec` runs the plugin's SessionStart hook before its first model call (which cannot
+    # connect here); hook trust is bypassed for this one run, as a user grants it once in /hooks
+    assert _codex_session_start(codex, project, env) == "completed"
+    (state_file,) = (project / ".brain" / "runtime" / "hooks").glob("claude-*.json")
+    state = json.loads(state_file.read_text())
+    assert state["source"] == "startup" and state["party"].endswith("-codex@testbox"), state  # the client's role
 
     out = _run([str(brain_bin / "brain"), "install", "codex", "--json"], project, env)
     assert out.returncode == 0 and json.loads(out.stdout)["covered_by"] == "brain@brain", out.stdout + out.stderr

@@ -95,11 +95,14 @@ def register(sub) -> None:
     from ..hooks.events import HOOK_NAMES
 
     p = sub.add_parser("hook", help="entry points the client hooks call (reads the hook JSON on stdin)",
-                       description="Run by the hooks `brain install claude-code` writes: reads the event JSON on "
-                                   "standard input and prints what the client expects. EVENT is brain's spelling "
-                                   "(session-start) or Claude Code's (SessionStart); both answer the same. Never fails "
-                                   "the client: errors go to stderr and the exit code stays 0.")
-    p.add_argument("client", choices=["claude-code"])
+                       description="Run by the hooks `brain install claude-code` writes and by those of brain's "
+                                   "plugins (Claude Code and Codex: the same events, input and output): reads the "
+                                   "event JSON on standard input and prints what the client expects. EVENT is brain's "
+                                   "spelling (session-start) or the client's (SessionStart); both answer the same. "
+                                   "Never fails the client: errors go to stderr and the exit code stays 0.")
+    p.add_argument("client", choices=["claude-code", "codex"],
+                   help="the client running the hook: its name is the role of the session, and says how its "
+                        "transcript is read")
     p.add_argument("event", metavar="EVENT",  # not argparse choices: its refusal exits 2, which blocks Claude Code
                    help="one of " + ", ".join(HOOK_NAMES) + " (another name is refused on stderr, exit 0)")
     p.set_defaults(handler=cmd_hook)
@@ -439,7 +442,7 @@ def cmd_hook(args) -> int:
             raise ValueError("the hook input is not a JSON object")
         from ..hooks.claude import handle
 
-        out, code = handle(subcommand(args.event), payload, dict(os.environ))
+        out, code = handle(subcommand(args.event), payload, dict(os.environ), client=args.client)
     except Exception as exc:  # noqa: BLE001 - a hook must never break the client's session
         sys.stderr.write(f"brain hook {args.event}: {type(exc).__name__}: {exc}\n")
         return 0
