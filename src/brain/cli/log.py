@@ -151,7 +151,7 @@ def register_install_codex(sub) -> None:
                        description="Append a [mcp_servers.brain] block to $CODEX_HOME/config.toml (default "
                                    "~/.codex/config.toml) between marker comments, and make sure AGENTS.md has the "
                                    "pointer line. `brain uninstall codex` removes exactly that. When brain's Codex plugin "
-                                   "is enabled (codex plugin add brain@brain), it already brings the server: the "
+                                   "is enabled (codex plugin add brain@brain), it already brings the server and hooks: the "
                                    "install says so and writes nothing (--force installs all the same).")
     _add_command_option(p)
     add_json(p)

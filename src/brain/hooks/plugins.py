@@ -93,7 +93,7 @@ def codex_plugin(env: dict[str, str]) -> dict | None:
 
 def covered_text(client: str, found: dict) -> str:
     """What `brain install` says when the plugin covers ``client``."""
-    return (f"brain's plugin {found['plugin']} (enabled in {found['where']}) already gives {client} the MCP server"
-            + (" and the hooks" if client == "Claude Code" else "") + ": nothing installed. "
+    return (f"brain's plugin {found['plugin']} (enabled in {found['where']}) already gives {client} the MCP server "
+            "and the hooks: nothing installed. "
             f"`brain install` on top of it would run brain twice; --force installs the local entries all the same")
 
