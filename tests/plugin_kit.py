@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +29,7 @@ OFFLINE = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER
            "DISABLE_ERROR_REPORTING": "1"}
 
 __all__ = ["ROOT", "PLUGIN", "LAUNCHER", "MARKER", "BARE_PATH", "OFFLINE", "load", "version", "launcher_body",
-           "build_wheel", "isolated_brain", "client_env", "copy_marketplace"]
+           "build_wheel", "isolated_brain", "client_env", "copy_marketplace", "bump", "LineReader"]
 
 
 def load(rel: str) -> dict:
@@ -98,3 +100,38 @@ def copy_marketplace(dest: Path) -> Path:
     for rel in (".claude-plugin", ".agents", "plugins"):
         shutil.copytree(ROOT / rel, dest / rel)
     return dest
+
+
+def bump(market: Path, new: str) -> None:
+    """Give the marketplace copy ``market`` a new version wherever the plugin carries one (a release)."""
+    for rel in ("plugins/brain/.claude-plugin/plugin.json", "plugins/brain/.codex-plugin/plugin.json"):
+        data = json.loads((market / rel).read_text(encoding="utf-8"))
+        (market / rel).write_text(json.dumps({**data, "version": new}), encoding="utf-8")
+    rel = ".claude-plugin/marketplace.json"
+    data = json.loads((market / rel).read_text(encoding="utf-8"))
+    data["metadata"]["version"] = new
+    for entry in data["plugins"]:
+        entry["version"] = new
+    (market / rel).write_text(json.dumps(data), encoding="utf-8")
+
+
+class LineReader:
+    """The lines a child process writes to a pipe, each waited for with a deadline (select on the raw fd and
+    our own buffer: a buffered readline would hide lines that already arrived from select)."""
+
+    def __init__(self, pipe):
+        self.fd = pipe.fileno()
+        self.buffer = b""
+
+    def line(self, deadline: float) -> str | None:
+        """The next line, or None at end of file or when ``deadline`` (time.monotonic) passes."""
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                return None
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line.decode("utf-8", "replace")

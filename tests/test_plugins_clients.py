@@ -10,7 +10,6 @@ installs it (`.ci/run` installs both from npm).
 from __future__ import annotations
 
 import json
-import select
 import shutil
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from plugin_kit import BARE_PATH, build_wheel, client_env, copy_marketplace, isolated_brain, load, version
+from plugin_kit import BARE_PATH, LineReader, build_wheel, bump, client_env, copy_marketplace, isolated_brain, load, version
 from test_client_wiring import _client as _cli  # skips, naming the npm install, when the CLI is missing
 
 
@@ -98,6 +97,12 @@ def test_claude_code_validates_installs_and_connects_the_plugin_from_a_shell_wit
     assert out.returncode == 0 and json.loads(out.stdout)["covered_by"] == "brain@brain", out.stdout + out.stderr
     assert not (project / ".claude" / "settings.local.json").exists()
 
+    # a release: the version bumped in the checkout, then the client's update takes it
+    bump(market, "99.0.0")
+    assert _run([claude, "plugin", "marketplace", "update", "brain"], tmp_path, env).returncode == 0
+    out = _run([claude, "plugin", "update", "brain@brain"], tmp_path, env)
+    assert out.returncode == 0 and "99.0.0" in _run([claude, "plugin", "list"], tmp_path, env).stdout, out.stdout
+
 
 class _AppServer:
     """`codex app-server` over stdio (JSON lines): the client protocol Codex's own UIs speak."""
@@ -105,7 +110,9 @@ class _AppServer:
     def __init__(self, codex: str, cwd: Path, env: dict):
         self.proc = subprocess.Popen([codex, "app-server"], cwd=cwd, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.lines = LineReader(self.proc.stdout)
         self.next_id = 0
+        self.seen: list[dict] = []  # messages read while waiting for another one (a notification can come first)
 
     def send(self, method: str, params: dict | None = None, notify: bool = False) -> int | None:
         message: dict = {"method": method, **({"params": params} if params is not None else {})}
@@ -117,20 +124,21 @@ class _AppServer:
         return message.get("id")
 
     def until(self, found, bound: float = 120.0) -> dict:
-        """The first message ``found`` accepts, reading at most ``bound`` seconds."""
+        """The first message ``found`` accepts, among those already read or reading at most ``bound`` seconds."""
+        for message in self.seen:
+            if found(message):
+                self.seen.remove(message)
+                return message
         deadline = time.monotonic() + bound
-        while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([self.proc.stdout], [], [], left)
-            if not ready:
-                break
-            line = self.proc.stdout.readline()
-            if not line:
-                break
+        while (line := self.lines.line(deadline)) is not None:
+            if not line.strip():
+                continue
             message = json.loads(line)
             if "error" in message and message.get("id") is not None:
                 raise AssertionError(message)
             if found(message):
                 return message
+            self.seen.append(message)
         raise AssertionError(f"no awaited message from codex app-server within {bound:.0f} s")
 
     def close(self) -> None:
@@ -163,14 +171,9 @@ def _codex_session_start(codex: str, project: Path, env: dict, bound: float = 12
                              "hello"], cwd=project, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + bound
+    lines = LineReader(proc.stdout)
     try:
-        while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([proc.stdout], [], [], left)
-            if not ready:
-                break
-            line = proc.stdout.readline()
-            if not line:
-                break
+        while (line := lines.line(deadline)) is not None:
             if line.startswith("hook: SessionStart ") and line.strip() != "hook: SessionStart":
                 return line.split("hook: SessionStart ", 1)[1].strip().lower()
         return "none"
@@ -212,6 +215,11 @@ def test_codex_adds_the_plugin_and_its_server_connects_in_the_project(tmp_path, 
     out = _run([str(brain_bin / "brain"), "install", "codex", "--json"], project, env)
     assert out.returncode == 0 and json.loads(out.stdout)["covered_by"] == "brain@brain", out.stdout + out.stderr
     assert "mcp_servers" not in (tmp_path / "home" / ".codex" / "config.toml").read_text()
+
+    # a release: the version bumped in the checkout, then adding the plugin again takes it
+    bump(market, "99.0.0")
+    assert _run([codex, "plugin", "add", "brain@brain"], tmp_path, env).returncode == 0
+    assert "99.0.0" in _run([codex, "plugin", "list"], tmp_path, env).stdout
 
 
 # -- one-line runs ---------------------------------------------------------------------------------------------
