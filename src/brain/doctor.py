@@ -63,7 +63,7 @@ def run_checks(brain) -> list[dict]:
     if worktree is not None:
         checks.append(worktree)
     checks.append(_index_check(brain))
-    checks.append(_hooks_check(brain.repo))
+    checks.append(_hooks_check(brain.repo, {**os.environ, **brain.env}))
     checks.append(_shared_files_check(brain))
     approval = _claude_approval_check(brain)
     if approval is not None:
@@ -278,11 +278,14 @@ def _index_check(brain) -> dict:
                   f"since the last refresh ({shown})", "run `brain index`", level="warning")
 
 
-def _hooks_check(repo: Path) -> dict:
-    """Which client entries are installed, read without following a link the repository ships."""
+def _hooks_check(repo: Path, env: dict[str, str]) -> dict:
+    """Which client entries are installed, read without following a link the repository ships, and which of
+    brain's plugins cover a client (they bring their own hooks and server: `brain install` is not needed)."""
     from .hooks.installed import _repo_json
+    from .hooks.plugins import claude_plugin, codex_plugin
 
-    found = []
+    found = [f"{client} plugin {p['plugin']} ({p['where']})" for client, p in
+             (("claude-code", claude_plugin(repo, env)), ("codex", codex_plugin(env))) if p]
     for rel in (".claude/settings.json", ".claude/settings.local.json"):
         if "brain" in json.dumps(_repo_json(repo, rel).get("hooks", {})):
             found.append(f"claude-code hooks ({rel})")
@@ -290,7 +293,8 @@ def _hooks_check(repo: Path) -> dict:
         found.append("MCP entry (.mcp.json)")
     if found:
         return _check("client hooks", True, ", ".join(found))
-    return _check("client hooks", True, "none installed (optional): `brain install claude-code` or `brain install codex`",
+    return _check("client hooks", True, "none installed (optional): brain's plugin (`claude plugin install brain@brain`, "
+                  "`codex plugin add brain@brain`), or `brain install claude-code` or `brain install codex`",
                   level="info")
 
 

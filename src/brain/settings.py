@@ -96,6 +96,7 @@ ENVIRONMENT: dict[str, str] = {
     "BRAIN_SESSION": "Default `--session` of the coordination commands (claim, signal, ask, reply...); the writer `brain map` and `report-done` name in their commit (sync.commit_on_write).",
     "BRAIN_ROLE": "Role of the session `brain serve` starts at a connection's handshake (default: the client's name, else `agent`), and of CLI writes without `--role`; the commit writer of `brain map` and `report-done` without BRAIN_SESSION.",
     "BRAIN_STATE_HOSTS": "Comma-separated hosts other than loopback that `brain state` may probe for `services` (added to `state.allowed_hosts`).",
+    "BRAIN_PLUGIN_COMMAND": "The command line brain's Claude Code and Codex plugins run brain with, instead of a `brain` on PATH, uvx or pipx (read by the plugin's launcher, plugins/brain/scripts/brain-run).",
 }
 
 _TIERS = ("always", "hot", "warm", "cold")

@@ -95,11 +95,14 @@ def register(sub) -> None:
     from ..hooks.events import HOOK_NAMES
 
     p = sub.add_parser("hook", help="entry points the client hooks call (reads the hook JSON on stdin)",
-                       description="Run by the hooks `brain install claude-code` writes: reads the event JSON on "
-                                   "standard input and prints what the client expects. EVENT is brain's spelling "
-                                   "(session-start) or Claude Code's (SessionStart); both answer the same. Never fails "
-                                   "the client: errors go to stderr and the exit code stays 0.")
-    p.add_argument("client", choices=["claude-code"])
+                       description="Run by the hooks `brain install claude-code` writes and by those of brain's "
+                                   "plugins (Claude Code and Codex: the same events, input and output): reads the "
+                                   "event JSON on standard input and prints what the client expects. EVENT is brain's "
+                                   "spelling (session-start) or the client's (SessionStart); both answer the same. "
+                                   "Never fails the client: errors go to stderr and the exit code stays 0.")
+    p.add_argument("client", choices=["claude-code", "codex"],
+                   help="the client running the hook: its name is the role of the session, and says how its "
+                        "transcript is read")
     p.add_argument("event", metavar="EVENT",  # not argparse choices: its refusal exits 2, which blocks Claude Code
                    help="one of " + ", ".join(HOOK_NAMES) + " (another name is refused on stderr, exit 0)")
     p.set_defaults(handler=cmd_hook)
@@ -118,6 +121,9 @@ def _add_command_option(p) -> None:
                    help="how the client starts brain, written as given (default: the absolute path of the `brain` "
                         "installed next to this Python, else this Python's absolute path with -m brain, so the "
                         "client finds it from any shell)")
+    p.add_argument("--force", action="store_true",
+                   help="install even when brain's plugin already covers this client (by default the install says "
+                        "so and writes nothing: the plugin and these entries together would run brain twice)")
 
 
 def register_install_claude_code(sub) -> None:
@@ -130,7 +136,9 @@ def register_install_claude_code(sub) -> None:
                                    "this machine goes into a file the repository shares; brain entries an earlier "
                                    "version put in .mcp.json or .claude/settings.json are taken out. Says what Claude "
                                    "Code still has to approve. `brain uninstall claude-code` removes exactly what this "
-                                   "added.")
+                                   "added. When brain's Claude Code plugin is enabled for the project (claude plugin "
+                                   "install brain@brain), it already brings all this: the install says so and writes "
+                                   "nothing (--force installs all the same).")
     p.add_argument("--local", action="store_true", help="accepted for older scripts: the hooks always go to "
                                                         ".claude/settings.local.json")
     _add_command_option(p)
@@ -142,7 +150,9 @@ def register_install_codex(sub) -> None:
     p = sub.add_parser("codex", help="MCP server entry in ~/.codex/config.toml and the AGENTS.md pointer",
                        description="Append a [mcp_servers.brain] block to $CODEX_HOME/config.toml (default "
                                    "~/.codex/config.toml) between marker comments, and make sure AGENTS.md has the "
-                                   "pointer line. `brain uninstall codex` removes exactly that.")
+                                   "pointer line. `brain uninstall codex` removes exactly that. When brain's Codex plugin "
+                                   "is enabled (codex plugin add brain@brain), it already brings the server and hooks: the "
+                                   "install says so and writes nothing (--force installs all the same).")
     _add_command_option(p)
     add_json(p)
     p.set_defaults(handler=cmd_install_codex)
@@ -156,11 +166,29 @@ def _argv(args) -> list[str]:
     return shlex.split(args.brain_command) if getattr(args, "brain_command", None) else default_brain_argv()
 
 
-def cmd_install_claude_code(args) -> int:
-    from ..hooks.claude import install
+def _covered(args, client: str, found: dict | None) -> bool:
+    """Report that brain's plugin covers ``client`` (and install nothing), unless --force or no plugin."""
+    if found is None or args.force:
+        return False
+    from ..hooks.plugins import covered_text
 
-    data = install(open_from_args(args), _argv(args))
-    emit(data, args.json, _installed_text)
+    emit({"client": "claude-code" if client == "Claude Code" else "codex", "installed": False,
+          "covered_by": found["plugin"], "where": found["where"], "plugin_path": found["path"]},
+         args.json, lambda d: covered_text(client, found))
+    return True
+
+
+def cmd_install_claude_code(args) -> int:
+    import os
+
+    from ..hooks.claude import install
+    from ..hooks.plugins import claude_plugin
+
+    brain = open_from_args(args)
+    if _covered(args, "Claude Code", claude_plugin(brain.repo, dict(os.environ))):
+        return 0
+    data = install(brain, _argv(args))
+    emit({**data, "installed": True}, args.json, _installed_text)
     return 0
 
 
@@ -182,8 +210,12 @@ def cmd_install_codex(args) -> int:
     import os
 
     from ..hooks.codex import install
+    from ..hooks.plugins import codex_plugin
 
-    data = install(open_from_args(args), _argv(args), dict(os.environ))
+    brain = open_from_args(args)
+    if _covered(args, "Codex", codex_plugin(dict(os.environ))):
+        return 0
+    data = {**install(brain, _argv(args), dict(os.environ)), "installed": True}
     emit(data, args.json, lambda d: f"wrote [mcp_servers.brain] in {d['config']}"
          + ("; added the AGENTS.md pointer" if d["agents_md"] else ""))
     return 0
@@ -410,7 +442,7 @@ def cmd_hook(args) -> int:
             raise ValueError("the hook input is not a JSON object")
         from ..hooks.claude import handle
 
-        out, code = handle(subcommand(args.event), payload, dict(os.environ))
+        out, code = handle(subcommand(args.event), payload, dict(os.environ), client=args.client)
     except Exception as exc:  # noqa: BLE001 - a hook must never break the client's session
         sys.stderr.write(f"brain hook {args.event}: {type(exc).__name__}: {exc}\n")
         return 0

@@ -10,6 +10,9 @@ Install (``claude_install``) writes, merging into whatever the user has:
   the agent to update now.md if it edited files but not now.md; SessionEnd imports the last turns
   and ends the brain session.
 
+Codex's hooks (brain's Codex plugin runs `brain hook codex EVENT`) take the same events, input fields and
+SessionStart output: the handler is the same, with the session's role `codex` and Codex's transcript format.
+
 A hook never breaks the client: any failure is reported on stderr and the hook exits 0
 with no output. Hook output carries the boot and short instructions only — never log
 content (the frontier rule).
@@ -104,18 +107,20 @@ def _now_hash(brain) -> str | None:
     return doc.hash if doc else None
 
 
-def _agent_party(brain, sid: str, state: dict, *, start: bool) -> str:
-    """The brain session standing for this Claude session (a coordination session when possible)."""
+def _agent_party(brain, sid: str, state: dict, *, start: bool, client_name: str = "claude-code") -> str:
+    """The brain session standing for this client session (a coordination session when possible), whose role
+    is the client's name (`claude-code`, `codex`): the one its MCP server's handshake gives."""
     if state.get("party"):
         return state["party"]
-    party = f"claude-{sid}" if brain.redactor(sid) == sid else f"claude-{_safe_name(brain, sid)}"
+    prefix = "codex" if client_name == "codex" else "claude"
+    party = f"{prefix}-{sid}" if brain.redactor(sid) == sid else f"{prefix}-{_safe_name(brain, sid)}"
     if start:
         try:
             client = client_pid()
             if client is None:
-                party = brain.coord.start_session("claude-code").id
+                party = brain.coord.start_session(client_name).id
             else:  # the session this client's MCP server started, if it did: one agent, one session
-                party = brain.coord.join_or_start_session("claude-code", pid=client,
+                party = brain.coord.join_or_start_session(client_name, pid=client,
                                                           joinable=joins_client(client, servers=True))[0].id
             state["coord"] = True
         except Exception as exc:  # noqa: BLE001 - coordination unavailable: the log and boot still work
@@ -124,7 +129,7 @@ def _agent_party(brain, sid: str, state: dict, *, start: bool) -> str:
     return party
 
 
-def _import(brain, payload: dict, state: dict, party: str) -> dict:
+def _import(brain, payload: dict, state: dict, party: str, fmt: str = "claude") -> dict:
     from ..log.importer import import_transcript
 
     path = payload.get("transcript_path")
@@ -139,7 +144,7 @@ def _import(brain, payload: dict, state: dict, party: str) -> dict:
         _save_state(brain, sid, state)
 
     result = import_transcript(brain.conversations, Path(path), thread=brain.thread_between("person", party),
-                               person="person", agent=party, offset=int(state.get("offset", 0)), fmt="claude",
+                               person="person", agent=party, offset=int(state.get("offset", 0)), fmt=fmt,
                                root=brain.repo, on_progress=progress)
     state["offset"] = result.offset
     state["edited"] = sorted(set(state.get("edited", [])) | set(result.edited))[:200]
@@ -164,8 +169,9 @@ def compact_boot(brain, party: str | None) -> str:
     return head + text
 
 
-def handle(event: str, payload: dict, env: dict[str, str]) -> tuple[str, int]:
-    """Answer one hook event; returns (stdout, exit code). Raises nothing the caller must handle."""
+def handle(event: str, payload: dict, env: dict[str, str], client: str = "claude-code") -> tuple[str, int]:
+    """Answer one hook event of ``client`` (`claude-code`, or `codex`, whose hooks take the same events, input
+    fields and SessionStart output); returns (stdout, exit code). Raises nothing the caller must handle."""
     from ..workspace import open_brain
 
     where = env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or os.getcwd()
@@ -178,15 +184,16 @@ def handle(event: str, payload: dict, env: dict[str, str]) -> tuple[str, int]:
     # one hook of a session at a time: its state (the transcript offset) is read, the new turns imported
     # and the state saved as one step; twelve hooks fired together once imported every turn twelve times
     with file_lock(_lock_path(brain, sid)):
-        return _handle(brain, event, payload, sid)
+        return _handle(brain, event, payload, sid, client)
 
 
-def _handle(brain, event: str, payload: dict, sid: str) -> tuple[str, int]:
+def _handle(brain, event: str, payload: dict, sid: str, client: str = "claude-code") -> tuple[str, int]:
+    fmt = "codex" if client == "codex" else "claude"  # the transcript's format
     state = _load_state(brain, sid)
     if event == "session-end" and not state and not _is_file(payload.get("transcript_path")):
         return "", 0  # a session that never started here: `claude mcp list` ends one; nothing to keep
     if event == "session-start":
-        party = _agent_party(brain, sid, state, start=True)
+        party = _agent_party(brain, sid, state, start=True, client_name=client)
         state.setdefault("started", time.time())
         if payload.get("source") in ("startup", "clear") or "now_hash" not in state:
             state["now_hash"] = _now_hash(brain)
@@ -195,14 +202,14 @@ def _handle(brain, event: str, payload: dict, sid: str) -> tuple[str, int]:
         brain.tidy_after_session_start()
         context = compact_boot(brain, party)
         return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}), 0
-    party = _agent_party(brain, sid, state, start=event == "pre-compact")
+    party = _agent_party(brain, sid, state, start=event == "pre-compact", client_name=client)
     if event == "pre-compact":
-        _import(brain, payload, state, party)
+        _import(brain, payload, state, party, fmt)
         _checkpoint(brain, party, state, payload)
         _save_state(brain, sid, state)
         return "", 0
     if event == "stop":
-        _import(brain, payload, state, party)
+        _import(brain, payload, state, party, fmt)
         ask = (not payload.get("stop_hook_active") and not state.get("asked") and state.get("edited")
                and _now_hash(brain) == state.get("now_hash"))
         if ask:
@@ -215,7 +222,7 @@ def _handle(brain, event: str, payload: dict, sid: str) -> tuple[str, int]:
             return json.dumps({"decision": "block", "reason": reason}), 0
         return "", 0
     if event == "session-end":
-        _import(brain, payload, state, party)
+        _import(brain, payload, state, party, fmt)
         if state.get("coord"):
             try:
                 brain.coord.end_session(party)
