@@ -10,6 +10,7 @@ next run slower, never wrong.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -29,6 +30,7 @@ from .contracts import Contract, contract_rel_path, parse_contract
 from .discovery import FileInfo, Module, card_rel_path, discover, python_names, scan
 from .markers import BEGIN, SOURCE_RE, join_card, parse_card
 from .project import PROJECT_FILES, ProjectInfo, load_project
+from .reading import hash_file, read_capped, read_pass, safe_extract, sha256, too_large_fact
 
 __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
@@ -52,10 +54,11 @@ class MapReport:
     unread: dict[str, list[list[str]]] = field(default_factory=dict)
     seconds: float = 0.0
     checked: bool = False
+    index: dict | None = None  # what the code index build did (None: not built, as with --check or --module)
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in ("modules", "written", "unchanged", "stale", "missing", "orphans", "removed",
-                                              "decisions_index", "errors", "unread", "seconds", "checked")}
+                                              "decisions_index", "errors", "unread", "seconds", "checked", "index")}
 
     @property
     def ok(self) -> bool:
@@ -67,69 +70,12 @@ CARD_WRITE_ATTEMPTS = 20  # re-reads of a card that changed under a map before i
 PARALLEL_MIN_FILES = 150  # below this, worker processes cost more than they save
 
 
-def _extract_job(job: tuple) -> tuple[str, str | None, dict]:
-    """Worker: read one file, hash it, extract its facts (never raises)."""
-    root, path, dotted, max_bytes = job
-    try:
-        sha, raw, size = hash_file(os.path.join(root, path), max_bytes)
-        return path, sha, (too_large_fact(size) if raw is None else
-                           safe_extract(path, raw, dotted=dotted, max_bytes=max_bytes))
-    except Exception:  # noqa: BLE001 - the main process retries this file itself
-        return path, None, {}
-
-
 def _strip_jsonc(text: str) -> str:
     """tsconfig.json allows comments and trailing commas."""
     import re
 
     text = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", text, flags=re.S)
     return re.sub(r",(\s*[}\]])", r"\1", text)
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def hash_file(full: str | Path, keep: int) -> tuple[str, bytes | None, int]:
-    """(sha256, bytes, size) of a file read in chunks: the bytes only when at most ``keep``, else None.
-
-    A repository may commit a multi-GB (well-compressed) file: it is hashed, so its card still follows
-    it, but never held in memory."""
-    digest, kept, size = hashlib.sha256(), [], 0
-    with open(full, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-            size += len(chunk)
-            if size <= keep:
-                kept.append(chunk)
-            else:
-                kept.clear()
-    return digest.hexdigest(), (b"".join(kept) if size <= keep else None), size
-
-
-def read_capped(full: str | Path, keep: int) -> bytes | None:
-    """The bytes of a file of at most ``keep`` bytes; None when it is larger (refused by its size unread)."""
-    with open(full, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > keep:
-            return None
-        data = handle.read(keep + 1)
-    return data if len(data) <= keep else None
-
-
-def safe_extract(path: str, raw: bytes, *, dotted: str | None, max_bytes: int) -> dict:
-    """``extract_file``, with a file nested too deeply for its parser (a 100,000-deep JSON array in a committed
-    package.json, a C expression of 10,000 parentheses) listed as not read instead of ending the map."""
-    from .extract import extract_file
-
-    try:
-        return extract_file(path, raw, dotted=dotted, max_bytes=max_bytes)
-    except RecursionError:
-        return {"status": "unread", "reason": "nested too deeply"}
-
-
-def too_large_fact(size: int) -> dict:
-    """The facts of a file above cards.max_file_bytes, as extract_file reports them."""
-    return {"status": "unread", "reason": f"too large ({size} bytes)"}
 
 
 class Mapper:
@@ -487,9 +433,9 @@ class Mapper:
                 sha, data, _size = hash_file(self.repo / info.path, self.max_file_bytes)  # None above the bound
             except OSError:
                 data = b""
-                sha = _sha(data)
+                sha = sha256(data)
         else:
-            sha = _sha(data)
+            sha = sha256(data)
         cache[info.path] = [info.size, info.mtime_ns, sha]
         self._stat_dirty = True
         return sha, data
@@ -534,7 +480,7 @@ class Mapper:
             h.update(f"m {path} {sha}\n".encode("utf-8", "surrogateescape"))
         _contract, raw_contract = self.contract(module)
         if raw_contract:
-            h.update(b"contract " + _sha(raw_contract).encode() + b"\n")
+            h.update(b"contract " + sha256(raw_contract).encode() + b"\n")
         for parent in self._parent_inits(module):  # a private package's card says who re-exports it
             h.update(f"p {parent} {self.file_hash(infos[parent])[0]}\n".encode("utf-8", "surrogateescape"))
         return h.hexdigest()
@@ -669,31 +615,26 @@ class Mapper:
         except BrainError:  # a card that is not UTF-8 text is rewritten whole
             return None
 
-    def _prefetch(self, paths: list[str], progress: Progress | None = None) -> None:
-        """Extract many files in worker processes (a cold map); any failure falls back to serial work."""
+    def _read_pass(self, paths: list[str], plan, progress: Progress | None = None):
+        """Read the files of the cards to rebuild and the files the code index lacks, each once, in worker
+        processes (``reading.read_pass``): card facts kept for ``facts``, index rows yielded in path order."""
         workers = self.workers or (os.cpu_count() or 1)
         if workers < 2:
-            return
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        from ..workers import Lifeline
-
+            return iter(())
         dotted = self.dotted()
-        jobs = [(str(self.repo), p, dotted.get(p), self.max_file_bytes) for p in paths]
-        try:
-            context = multiprocessing.get_context("fork")
-            # the workers die with this process, even when it is killed with SIGKILL (brain.workers)
-            with Lifeline() as lifeline, ProcessPoolExecutor(max_workers=min(workers, 8), mp_context=context,
-                                                              initializer=lifeline.initializer,
-                                                              initargs=lifeline.initargs) as pool:
-                for index, (path, sha, facts) in enumerate(pool.map(_extract_job, jobs, chunksize=16)):
-                    if sha is not None:
-                        self._prefetched[path] = (sha, facts)
-                    if progress and index % 64 == 0:
-                        progress(index, len(jobs), "reading files")
-        except Exception as exc:  # noqa: BLE001 - parallelism is an optimisation only
-            log.debug("parallel extraction failed, continuing serially: %s", exc)
+        cards = set(paths)
+        index = {}
+        if plan is not None:
+            for path in plan.reads():
+                lang, _test, module = plan.describe(path)
+                index[path] = (lang, module, path.endswith("__init__.py"))
+        root = str(self.repo)
+        jobs = [(root, p, dotted.get(p), self.max_file_bytes, p in cards, index.get(p)) for p in sorted(cards | set(index))]
+
+        def store(path: str, sha: str, facts: dict) -> None:
+            self._prefetched[path] = (sha, facts)
+
+        return read_pass(root, jobs, workers, store, progress)
 
     def _card_hash(self, module_name: str) -> str | None:
         """The source hash in a card's head, without reading or parsing the whole card."""
@@ -821,8 +762,35 @@ class Mapper:
         if check:
             pending = []
         files = [p for mod, *_ in pending for p in mod.files]
-        if len(pending) > 1 and len(files) >= PARALLEL_MIN_FILES:
-            self._prefetch(files, progress)
+        code_index = None if check or module else self._code_index()
+        plan = None
+        if code_index is not None:
+            from ..search.build import plan_code
+
+            plan = plan_code(code_index.db, self.repo)
+        reads = plan.reads() if plan is not None else []
+        rows = iter(())
+        if (len(pending) > 1 and len(files) >= PARALLEL_MIN_FILES) or len(reads) >= PARALLEL_MIN_FILES:
+            rows = self._read_pass(files if len(pending) > 1 and len(files) >= PARALLEL_MIN_FILES else [], plan, progress)
+        if code_index is not None:
+            report.index = self._refresh_index(code_index, plan, rows, progress)
+        for _rest in rows:  # no index: the pass only reads for the cards
+            pass
+        total = len(pending)
+        deferred = code_index.graph_deferred() if code_index is not None else contextlib.nullcontext()
+        with deferred:
+            self._write_cards(pending, report, progress)
+            if progress:
+                progress(total, total, "")
+            self._orphans(module, check, report)
+        report.unread = {name: items for name, items in sorted(self._unread_seen.items()) if items}
+        if code_index is not None:
+            self._finish_index(code_index, report)
+        self.save_caches()
+        report.seconds = round(time.perf_counter() - started, 3)
+        return report
+
+    def _write_cards(self, pending: list, report: MapReport, progress: Progress | None) -> None:
         total = len(pending)
         for index, (mod, source_hash, old, parsed) in enumerate(pending):
             if progress:
@@ -834,8 +802,9 @@ class Mapper:
                 report.errors[mod.name] = exc.message
                 continue
             report.written.append(mod.name)
-        if progress:
-            progress(total, total, "")
+
+    def _orphans(self, module: str | None, check: bool, report: MapReport) -> None:
+        """Cards whose module is gone: listed, and deleted when nobody wrote in them."""
         if not module:
             known = set(report.modules)
             for name in self.existing_cards():
@@ -854,10 +823,6 @@ class Mapper:
                     self.brain.commit_memory([card_rel_path(name)], writer=None, reason="module gone",
                                              action="delete")
                     report.removed.append(name)
-        report.unread = {name: items for name, items in sorted(self._unread_seen.items()) if items}
-        self.save_caches()
-        report.seconds = round(time.perf_counter() - started, 3)
-        return report
 
     def save_caches(self) -> None:
         try:
@@ -872,6 +837,29 @@ class Mapper:
                 self._layout_dirty = False
         except OSError:
             pass
+
+    # -- the code index, built in the same pass ----------------------------------------------
+    def _code_index(self):
+        """The search index whose code tables `brain map` keeps current (None when search is off)."""
+        if not self.brain.settings.get("search.enabled"):
+            return None
+        return self.brain.index
+
+    def _refresh_index(self, index, plan, rows, progress: Progress | None) -> dict:
+        """The code and function tables brought up to date: from ``rows`` the read pass made, the rest read here."""
+        started = time.perf_counter()
+        stats = index.refresh_code(progress=progress, indexed=rows, plan=plan)
+        return {"files": stats["files"], "changed": stats["changed"], "removed": stats["removed"],
+                "functions": stats.get("functions", 0), "seconds": round(time.perf_counter() - started, 3)}
+
+    def _finish_index(self, index, report: MapReport) -> None:
+        """After the cards: the memory documents and the graph, so the first task boot finds nothing to do."""
+        from ..search.graph import update_graph
+
+        started = time.perf_counter()
+        index.refresh_memory(quick=index.db.execute("SELECT 1 FROM docs LIMIT 1").fetchone() is not None)
+        report.index["graph"] = update_graph(index).get("work", "")
+        report.index["seconds"] = round(report.index["seconds"] + time.perf_counter() - started, 3)
 
     # -- the last layout, for fast staleness checks at boot --------------------------------
     def _save_layout(self) -> None:

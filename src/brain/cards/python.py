@@ -264,14 +264,16 @@ def _is_main_guard(node: ast.If) -> bool:
     return False
 
 
-def extract(data: bytes, *, dotted: str, is_package: bool, path: str = "<file>") -> dict:
-    """Facts of one Python file. ``dotted`` is the file's module name (``a.b`` for a/b.py or a/b/__init__.py)."""
+def extract(data: bytes, *, dotted: str, is_package: bool, path: str = "<file>", tree: ast.Module | None = None) -> dict:
+    """Facts of one Python file. ``dotted`` is the file's module name (``a.b`` for a/b.py or a/b/__init__.py);
+    ``tree`` is ``ast.parse(data)`` when the caller parsed it already."""
     if b"\x00" in data[:8192]:
         return {"status": "unread", "reason": "binary"}
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(data, filename=path)
+        if tree is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tree = ast.parse(data, filename=path)
     except SyntaxError as exc:
         return {"status": "unread", "reason": f"syntax error line {exc.lineno}"}
     except (ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
