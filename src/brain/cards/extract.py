@@ -140,7 +140,7 @@ def extract_file(path: str, raw: bytes, *, dotted: str | None, max_bytes: int, t
             lang = "cpp"
         return extract_with(lang, raw, path)
     if suffix in (".py", ".pyi"):
-        from .python import extract
+        from .languages.python import extract_ast as extract
 
         if dotted is None:
             dotted = name.rsplit(".", 1)[0]
