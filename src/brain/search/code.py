@@ -19,7 +19,6 @@ from pathlib import Path
 
 from ..trees import walk as walk_tree
 from .definitions import LANGUAGES, scan_definitions
-from .tokenize import token_text
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
            "CODE_SCHEMA", "refresh_code", "module_name_for", "parse_python", "record_modules", "code_diff",
