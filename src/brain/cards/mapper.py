@@ -23,7 +23,8 @@ from ..errors import BrainError, Conflict, NotFound
 from ..memory.files import atomic_write_bytes
 from ..trees import walk as walk_tree
 from .contracts import contract_rel_path
-from .discovery import FileInfo, Module, card_rel_path, discover, scan
+from .discovery import FileInfo, Module, card_rel_path, scan
+from .grouping import discover
 from .markers import BEGIN, SOURCE_RE, join_card, parse_card
 from .project import ProjectInfo
 from .hashing import EXTRACTOR_VERSION, Hashing

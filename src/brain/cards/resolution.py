@@ -10,7 +10,8 @@ from __future__ import annotations
 import posixpath
 
 from ..inputs import loads_json
-from .discovery import Module, python_names
+from .discovery import Module
+from .grouping import python_names
 from .project import ProjectInfo, load_project
 from .reading import read_capped
 
