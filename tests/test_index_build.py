@@ -229,3 +229,19 @@ def test_refresh_reports_progress_to_the_end(project):
     refresh_code(fresh_db(), project.repo, progress=lambda done, total, what: seen.append((done, total)))
     total = len(scan_files(project.repo))
     assert seen[0] == (0, total) and seen[-1] == (total, total)
+
+
+def test_a_refresh_meanwhile_is_kept_and_nothing_is_written_twice(project, tmp_path):
+    """The build commits chunk by chunk (never holding the write lock for long): files another process indexed
+    between two chunks stay as it wrote them."""
+    path = tmp_path / "index.db"
+    ours, theirs = fresh_db(path), sqlite3.connect(str(path), isolation_level=None, timeout=30)
+
+    def meanwhile():
+        refresh_code(theirs, project.repo)  # runs after our first transaction, before our first chunk
+        yield from ()
+
+    refresh_code(ours, project.repo, indexed=meanwhile())
+    reference = fresh_db()
+    reference_build(reference, project.repo)
+    assert dump(ours) == dump(reference)

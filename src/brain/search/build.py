@@ -221,6 +221,9 @@ def _drop_rows(db: sqlite3.Connection, paths: list[str], functions: bool) -> Non
             db.execute(f"DELETE FROM fn_files WHERE path IN ({marks})", chunk)
 
 
+_UNREAD = ("", None)
+
+
 def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
             plan: CodePlan | None = None) -> dict[str, int]:
     """Bring the code tables (and the function tables with them) up to date with the files under ``repo``;
@@ -243,20 +246,24 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
     nested = nested_modules(repo)
     functions = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'fn_defs'").fetchone() is not None
     source = iter(indexed) if indexed is not None else iter(())
-    ahead = next(source, None)
+    ahead: tuple | None = _UNREAD  # the source is first read when the first file is wanted (its pool starts then)
     with transaction(db):
         known, removed, changed = code_diff(db, current)  # again under the write lock: another thread or
         record_modules(db, nested)                        # process may have indexed these files meanwhile
         _drop_rows(db, removed + [p for p in changed if p in known], functions)
-        writer = IndexWriter(db)
-        total = len(changed)
-        for done, path in enumerate(changed):
-            if progress is not None and done % 64 == 0:
-                progress(done, total, "indexing the code")
+    total = len(changed)
+    written = 0
+    # one short write transaction per chunk of files: a big build never holds the write lock for long, so a
+    # boot or a write meanwhile waits for one chunk, not for the whole build
+    for start in range(0, total, FLUSH_FILES):
+        if progress is not None:
+            progress(start, total, "indexing the code")
+        chunk = []
+        for path in changed[start: start + FLUSH_FILES]:
             lang, test, module = plan.describe(path)
             item = None
             if not test:
-                while ahead is not None and ahead[0] < path:
+                while ahead is _UNREAD or ahead is not None and ahead[0] < path:
                     ahead = next(source, None)
                 if ahead is not None and ahead[0] == path:
                     item = ahead[1]
@@ -269,10 +276,28 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
                 if not functions:
                     item = (*item[:6], None)
             foreign = item is not None and (item[3] or any(path.startswith(folder + "/") for folder in vendored))
-            writer.add(path, current[path], module, lang, test, item, foreign)
-        writer.flush()
-        if progress is not None:
-            progress(total, total, "indexing the code")
+            chunk.append((path, module, lang, test, item, foreign))
+        with transaction(db):
+            written += _write_chunk(db, chunk, current, functions)
+    if progress is not None:
+        progress(total, total, "indexing the code")
     for _rest in source:  # what the caller computed beyond the last changed file (its side effects are its own)
         pass
-    return {"files": len(current), "changed": len(changed), "removed": len(removed), "functions": writer.functions}
+    return {"files": len(current), "changed": len(changed), "removed": len(removed), "functions": written}
+
+
+def _write_chunk(db: sqlite3.Connection, chunk: list, current: dict, functions: bool) -> int:
+    """Write one chunk of indexed files (inside a transaction); files another refresh indexed meanwhile at
+    their current stamp are left as it wrote them, older rows of the others dropped first."""
+    paths = [row[0] for row in chunk]
+    marks = ",".join("?" * len(paths))
+    stamps = {path: (mtime, size) for path, mtime, size in
+              db.execute(f"SELECT path, mtime_ns, size FROM code_files WHERE path IN ({marks})", paths)} if paths else {}
+    _drop_rows(db, [p for p, stamp in stamps.items() if stamp != current[p]], functions)
+    writer = IndexWriter(db)
+    for path, module, lang, test, item, foreign in chunk:
+        if stamps.get(path) == current[path]:
+            continue
+        writer.add(path, current[path], module, lang, test, item, foreign)
+    writer.flush()
+    return writer.functions
