@@ -358,7 +358,8 @@ class Mapper(Resolution, Hashing):
         started = time.perf_counter()
         stats = index.refresh_code(progress=progress, indexed=rows, plan=plan)
         return {"files": stats["files"], "changed": stats["changed"], "removed": stats["removed"],
-                "functions": stats.get("functions", 0), "seconds": round(time.perf_counter() - started, 3)}
+                "read": stats.get("read", 0), "functions": stats.get("functions", 0),
+                "seconds": round(time.perf_counter() - started, 3)}
 
     def _finish_index(self, index, report: MapReport) -> None:
         """After the cards: the memory documents and the graph, so the first task boot finds nothing to do."""

@@ -252,7 +252,7 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
         record_modules(db, nested)                        # process may have indexed these files meanwhile
         _drop_rows(db, removed + [p for p in changed if p in known], functions)
     total = len(changed)
-    written = 0
+    written = read = 0
     # one short write transaction per chunk of files: a big build never holds the write lock for long, so a
     # boot or a write meanwhile waits for one chunk, not for the whole build
     for start in range(0, total, FLUSH_FILES):
@@ -276,6 +276,7 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
                 if not functions:
                     item = (*item[:6], None)
             foreign = item is not None and (item[3] or any(path.startswith(folder + "/") for folder in vendored))
+            read += item is not None
             chunk.append((path, module, lang, test, item, foreign))
         with transaction(db):
             written += _write_chunk(db, chunk, current, functions)
@@ -283,7 +284,7 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
         progress(total, total, "indexing the code")
     for _rest in source:  # what the caller computed beyond the last changed file (its side effects are its own)
         pass
-    return {"files": len(current), "changed": len(changed), "removed": len(removed), "functions": written}
+    return {"files": len(current), "changed": len(changed), "removed": len(removed), "read": read, "functions": written}
 
 
 def _write_chunk(db: sqlite3.Connection, chunk: list, current: dict, functions: bool) -> int:
