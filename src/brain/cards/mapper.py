@@ -154,10 +154,11 @@ class Mapper(Resolution, Hashing):
 
     def _read_pass(self, paths: list[str], plan, progress: Progress | None = None):
         """Read the files of the cards to rebuild and the files the code index lacks, each once, in worker
-        processes (``reading.read_pass``): card facts kept for ``facts``, index rows yielded in path order."""
+        processes (``reading.read_pass``): card facts kept for ``facts``, index rows yielded in path order
+        (None when there are no worker processes to run it in)."""
         workers = self.workers or (os.cpu_count() or 1)
         if workers < 2:
-            return iter(())
+            return None  # no worker processes: the cards and the index read their files themselves
         dotted = self.dotted()
         cards = set(paths)
         index = {}
@@ -277,11 +278,12 @@ class Mapper(Resolution, Hashing):
 
             plan = plan_code(code_index.db, self.repo)
         reads = plan.reads() if plan is not None else []
-        rows = iter(())
+        rows = None
         if (len(pending) > 1 and len(files) >= PARALLEL_MIN_FILES) or len(reads) >= PARALLEL_MIN_FILES:
             rows = self._read_pass(files if len(pending) > 1 and len(files) >= PARALLEL_MIN_FILES else [], plan, progress)
-        if code_index is not None:
-            report.index = self._refresh_index(code_index, plan, rows, progress)
+        if code_index is not None:  # the read pass draws the bar when it runs; else the index build does
+            report.index = self._refresh_index(code_index, plan, rows or iter(()), None if rows else progress)
+        rows = rows or iter(())
         for _rest in rows:  # no index: the pass only reads for the cards
             pass
         total = len(pending)
