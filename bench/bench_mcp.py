@@ -56,8 +56,12 @@ def _children_cpu_seconds() -> float:
     return total
 
 
-def over_stdio(repo: Path, runs: dict[str, int], mode: str) -> dict[str, dict]:
-    """Wall time of each call at the client, and the CPU both sides spent per call (immune to machine load)."""
+def over_stdio(repo: Path, runs: dict[str, int], mode: str, handle: bool = False) -> dict[str, dict]:
+    """Wall time of each call at the client, and the CPU both sides spent per call (immune to machine load).
+
+    ``handle``: every call names its session by a handle (``brain_session_start``, the ``brain/session``
+    ``_meta`` key), as a stateless caller does: the handle's cost (its HMAC, one session read, the
+    heartbeat) on top of the same call."""
     import anyio
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
@@ -68,14 +72,18 @@ def over_stdio(repo: Path, runs: dict[str, int], mode: str) -> dict[str, dict]:
 
     async def main():
         async with Client(params, mode=mode) as client:
+            meta = None
+            if handle:
+                started = await client.call_tool("brain_session_start", {"role": "bench"})
+                meta = {"brain/session": started.structured_content["handle"]}
             for name, (arguments, _) in CALLS.items():
                 for _ in range(10):  # warm: first calls import lazily and fill caches
-                    assert not (await client.call_tool(name, arguments)).is_error
+                    assert not (await client.call_tool(name, arguments, meta=meta)).is_error
                 samples = []
                 client_cpu, server_cpu = time.process_time(), _children_cpu_seconds()
                 for _ in range(runs[name]):
                     start = time.perf_counter()
-                    result = await client.call_tool(name, arguments)
+                    result = await client.call_tool(name, arguments, meta=meta)
                     samples.append((time.perf_counter() - start) * 1000)
                     assert not result.is_error
                 out[name] = {"samples": samples,
@@ -113,11 +121,13 @@ def main() -> int:
         runs = {"brain_read": args.calls, "brain_boot": args.boot_calls}
         results: dict = {"notes": args.notes, "cards": args.cards, "calls": runs, "tools": {}}
         stdio = {mode: over_stdio(repo, runs, mode) for mode in ("auto", "legacy")}
+        stdio["handle"] = over_stdio(repo, runs, "auto", handle=True)
         for name, (_, fn) in CALLS.items():
             results["tools"][name] = {
                 "in_process": summary(in_process(b, fn, runs[name])),
                 "stdio_2026": summary(stdio["auto"][name]["samples"]) | cpu(stdio["auto"][name]),
                 "stdio_handshake": summary(stdio["legacy"][name]["samples"]) | cpu(stdio["legacy"][name]),
+                "stdio_2026_handle": summary(stdio["handle"][name]["samples"]) | cpu(stdio["handle"][name]),
             }
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -125,7 +135,7 @@ def main() -> int:
     print(f"MCP tool call over stdio, {args.notes} notes + {args.cards} cards, calls {runs} (ms)")
     print(f"{'tool':<12} {'path':<26} {'p50':>8} {'p95':>8} {'p50 - library':>14} {'CPU/call client+server':>23}")
     labels = {"in_process": "library call (baseline)", "stdio_2026": "stdio, 2026-07-28 client",
-              "stdio_handshake": "stdio, handshake client"}
+              "stdio_handshake": "stdio, handshake client", "stdio_2026_handle": "stdio, 2026 + session handle"}
     for name, rows in results["tools"].items():
         for key, label in labels.items():
             extra = rows[key]["p50_ms"] - rows["in_process"]["p50_ms"]

@@ -9,6 +9,7 @@ from typing import Annotated
 import anyio
 import pytest
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from brain.errors import Conflict
 from brain.mcp.registry import ToolOutput, ToolRegistry
@@ -30,31 +31,44 @@ def serve_in_process(brain, registry, body, mode="auto"):
     return anyio.run(main)
 
 
+class Echoed(TypedDict):
+    word: str
+    brain: str
+
+
+class Listed(TypedDict):
+    items: list[dict]
+
+
+class Hashed(TypedDict):
+    hash: str
+
+
 def extra_group(tools: ToolRegistry) -> None:
     """A tool group as another engineer would write it (see docs/mcp.md)."""
 
-    @tools.tool(read_only=True)
+    @tools.tool(read_only=True, output=Echoed)
     def echo_upper(brain, word: Annotated[str, Field(description="a word")], times: int = 1) -> ToolOutput:
         """Echo a word in capitals, to test the registry."""
         return ToolOutput(word.upper() * times, {"word": word, "brain": brain.name})
 
-    @tools.tool()
+    @tools.tool(output=Listed)
     async def async_listing(brain) -> list:
         """An async tool returning a list, to test conversion."""
         return [{"n": 1}, {"n": 2}]
 
-    @tools.tool(inline=True)
+    @tools.tool(inline=True, output=Hashed)
     def inline_read(brain, path: str) -> ToolOutput:
         """A quick tool run on the event loop, to test the inline path and its error mapping."""
         doc = brain.read(path)
         return ToolOutput(doc.text, {"hash": doc.hash})
 
-    @tools.tool()
+    @tools.tool(output=Hashed)
     def raises_conflict(brain) -> str:
         """Always raises a BrainError subclass."""
         raise Conflict("notes/x.md", "abcdef0123", "9876543210")
 
-    @tools.tool()
+    @tools.tool(output=Hashed)
     def crashes(brain) -> str:
         """Always crashes with a non-brain error."""
         raise RuntimeError("boom")
@@ -118,24 +132,30 @@ def test_initialize_hooks_see_the_client_and_close_hooks_run(brain, mode, method
 def test_registry_refuses_bad_declarations():
     tools = ToolRegistry()
 
-    @tools.tool()
+    @tools.tool(output=Hashed)
     def one(brain) -> str:
         """Doc."""
         return ""
 
-    with pytest.raises(ValueError):
-        tools.tool(name="one")(lambda brain: "")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="must declare its result's shape"):
         @tools.tool()
+        def shapeless(brain) -> dict:
+            """A tool that says nothing of what it returns."""
+            return {}
+
+    with pytest.raises(ValueError):
+        tools.tool(name="one", output=Hashed)(lambda brain: "")
+    with pytest.raises(TypeError):
+        @tools.tool(output=Hashed)
         def no_brain(path: str) -> str:
             """Doc."""
             return path
     with pytest.raises(ValueError):
-        @tools.tool()
+        @tools.tool(output=Hashed)
         def undocumented(brain) -> str:
             return ""
     with pytest.raises(TypeError):
-        @tools.tool()
+        @tools.tool(output=Hashed)
         def unresolvable(brain, x: "NotImportedHere") -> str:  # noqa: F821
             """Doc."""
             return x

@@ -95,6 +95,9 @@ def write_through_the_library(brain) -> None:
     brain.livestate.set(sid, intent=PAYLOAD)
     brain.record_turn(None, "me", PAYLOAD, to=sid)
     brain.write("notes/lib.md", PAYLOAD)
+    brain.edit("notes/lib.md", "append", value=PAYLOAD)
+    brain.remember(f"lunch key {AWS} password={PASSWORD}")  # no note is about lunch: the inbox
+    brain.record_use("read", ["notes/lib.md"])
     brain.report_done("pkg", summary=PAYLOAD)
 
 

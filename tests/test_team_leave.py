@@ -62,3 +62,23 @@ def test_a_server_bound_beyond_loopback_never_opens_when_the_tokens_go(brain):
     brain.tokens.create("alice")
     brain.tokens.leave()
     assert serve_asgi(brain, "0.0.0.0", INIT) == 401
+
+
+def test_the_ui_says_how_to_leave_team_mode_once_no_token_is_left(brain):
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from brain.team.middleware import web_middleware
+    from brain.web import create_app
+
+    alice, _ = brain.tokens.create("alice", role="human")
+    app = create_app(brain, middleware=web_middleware(brain), warm=False)
+    with TestClient(app, base_url="http://127.0.0.1:8766") as c:
+        form = c.get("/work")
+        assert form.status_code == 401 and 'name=token' in form.text
+        brain.tokens.delete("alice")
+        page = c.get("/work")
+        assert page.status_code == 401  # still team mode: nothing opens
+        assert "brain team leave --yes" in page.text and "brain token create" in page.text
+        assert "brain team leave --yes" in c.get("/login").text
+        assert c.get("/work", headers={"Authorization": f"Bearer {alice}"}).status_code == 401

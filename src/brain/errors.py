@@ -39,6 +39,7 @@ __all__ = [
     "InputTooLarge",
     "IncompleteWrite",
     "Busy",
+    "SessionHandleRefused",
 
     "DuplicateDecision",
 ]
@@ -529,3 +530,21 @@ class DuplicateDecision(BrainError):
                               "`brain decisions --reindex`")
         self.number = number
         self.files = list(files)
+
+
+class SessionHandleRefused(BrainError):
+    """A request named its session by a handle (``brain_session_start``) that cannot be used: ``unknown`` (not a
+    handle this repository minted, or altered), ``foreign`` (minted for another token: a token acts only as its
+    own session) or ``expired`` (its session ended or is gone). Nothing was done."""
+
+    exit_code = 9
+    kind = "session_handle"
+    _HINTS = {
+        "unknown": "pass the handle brain_session_start gave you, unchanged (or leave it out)",
+        "foreign": "a handle works only for the token that minted it: call brain_session_start with your own token",
+        "expired": "its session has ended: call brain_session_start again for a new session and handle",
+    }
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"session handle refused: {reason}", hint=self._HINTS.get(reason))
+        self.reason = reason

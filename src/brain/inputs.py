@@ -19,9 +19,11 @@ from typing import BinaryIO, Iterator
 
 from .errors import InputTooLarge, InvalidInput, NotFound
 
-__all__ = ["read_bounded", "read_file_bounded", "bounded_lines", "loads_json", "CHUNK"]
+__all__ = ["read_bounded", "read_file_bounded", "read_repository_file", "bounded_lines", "loads_json", "CHUNK",
+           "MAX_REPOSITORY_FILE"]
 
 CHUNK = 1 << 16  # bytes read at a time
+MAX_REPOSITORY_FILE = 8 * 1024 * 1024  # a manifest, a git hook, AGENTS.md: anything larger is no such file
 
 
 def read_bounded(stream: BinaryIO, limit: int, what: str, *, setting: str | None = None) -> bytes:
@@ -55,6 +57,32 @@ def read_file_bounded(path: str, limit: int, what: str, *, setting: str | None =
         if stat.S_ISREG(info.st_mode) and info.st_size > limit:
             raise InputTooLarge(what, limit, setting, size=info.st_size)
         return read_bounded(handle, limit, what, setting=setting)
+
+
+def read_repository_file(path, limit: int = MAX_REPOSITORY_FILE, what: str | None = None) -> bytes | None:
+    """The bytes of a file a clone ships (a manifest, AGENTS.md, a git hook), or None when it is absent,
+    a symbolic link or not a regular file; InputTooLarge past ``limit`` (checked by size first, then while
+    reading, so a file growing meanwhile is still bounded). A clone is somebody else's data: a 3 GB
+    package.json or a FIFO named pyproject.toml must cost a bounded read, never a hang."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError as exc:
+        import errno
+
+        if exc.errno in (errno.ELOOP, errno.ENXIO, errno.EACCES):
+            return None
+        raise
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        shown = what or str(path)
+        if info.st_size > limit:
+            raise InputTooLarge(shown, limit, None, size=info.st_size)
+        return read_bounded(handle, limit, shown)
 
 
 def bounded_lines(handle: BinaryIO, max_line: int) -> Iterator[tuple[bytes | None, int, bool]]:

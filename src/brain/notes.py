@@ -101,8 +101,12 @@ def remove_note(brain, path: str, *, expected_hash: str | None = None, role: str
 
 
 def move_note(brain, source: str, dest: str, *, expected_hash: str | None = None, role: str | None = None,
-              reason: str | None = None) -> dict:
-    """Rename one memory file; the destination must not exist. Returns the new hash."""
+              reason: str | None = None, rewrite_links: bool = True) -> dict:
+    """Rename one memory file; the destination must not exist. Returns the new hash.
+
+    With ``rewrite_links`` the [[links]] that pointed at the old path are pointed at the new one, each
+    linking file written through the one write path (its territory checked for ``role``, over the version
+    read): a file that cannot be rewritten is listed in ``links_left`` with why, and the move stands."""
     src = _check_target(brain, source, "move")
     dst = _check_target(brain, dest, "move")
     from .security.redact import refuse_secret_name
@@ -114,6 +118,7 @@ def move_note(brain, source: str, dest: str, *, expected_hash: str | None = None
     brain.check_territory(dst, role=role)
     doc = brain.memory.read(src)
     linked = _linked_from(brain, src)
+    before = {n.path for n in list_notes(brain, everything=True)} | {src}
     if expected_hash is not None and not doc.hash.startswith(expected_hash.lower()):
         raise Conflict(src, expected_hash, doc.hash)
     new = brain.memory.write(dst, doc.text, expected_hash="")  # refused if dst exists
@@ -125,7 +130,31 @@ def move_note(brain, source: str, dest: str, *, expected_hash: str | None = None
     brain.notify_write(src)
     brain.notify_write(dst)
     brain.commit_memory([src, dst], writer=role, reason=reason, action="move")
-    return {"moved": src, "to": dst, "hash": new.hash, "linked_from": linked}
+    rewritten: list[str] = []
+    left: list[dict] = []
+    if rewrite_links and linked:
+        with brain.commit_batch(writer=role, reason=reason or f"links to {src} now name {dst}"):
+            rewritten, left = _rewrite_links(brain, linked, src, dst, before, role)
+    return {"moved": src, "to": dst, "hash": new.hash, "linked_from": linked, "links_rewritten": rewritten,
+            "links_left": left}
+
+
+def _rewrite_links(brain, files: list[str], src: str, dst: str, paths: set[str], role: str | None):
+    from .errors import BrainError
+    from .search.graph import retarget_links
+
+    rewritten, left = [], []
+    for rel in files:
+        path = dst if rel == src else rel  # a file linking to itself moved with it
+        try:
+            doc = brain.memory.read(path)
+            text, changed = retarget_links(doc.text, src, dst, paths)
+            if changed:
+                brain.write(path, text, expected_hash=doc.hash, role=role)
+                rewritten.append(path)
+        except BrainError as exc:  # a territory refusal, a concurrent change: say so, keep the move
+            left.append({"path": path, "error": exc.kind, "message": exc.message})
+    return rewritten, left
 
 
 def _linked_from(brain, rel: str) -> list[str]:

@@ -290,12 +290,62 @@ class Brain:
         return remove_note(self, path, expected_hash=expected_hash, role=role, reason=reason)
 
     def move(self, source: str, dest: str, *, expected_hash: str | None = None, role: str | None = None,
-             reason: str | None = None) -> dict:
+             reason: str | None = None, rewrite_links: bool = True) -> dict:
         """Rename a memory file (the destination must not exist); territories of both paths checked; both
-        paths committed in one commit with ``sync.commit_on_write``."""
+        paths committed in one commit with ``sync.commit_on_write``; the [[links]] to it follow
+        (brain.notes.move_note)."""
         from .notes import move_note
 
-        return move_note(self, source, dest, expected_hash=expected_hash, role=role, reason=reason)
+        return move_note(self, source, dest, expected_hash=expected_hash, role=role, reason=reason,
+                         rewrite_links=rewrite_links)
+
+    def edit(self, path: str, operation: str, *, value: str = "", heading: str | None = None, new: str = "",
+             count: int | None = 1, expected_hash: str | None = None, layer: str | None = None,
+             role: str | None = None, reason: str | None = None):
+        """Change one memory file in place (brain.memory.edit: append, prepend, section, replace) over the
+        version read now, or over ``expected_hash``'s: the write carries that hash, so an edit never lands
+        on a file that changed meanwhile (Conflict). Territories and redaction are the write's.
+        Append and prepend create a missing file. Returns (Document, number of changes)."""
+        from .errors import Conflict, NotFound
+        from .memory.edit import apply
+
+        store = self._store(layer)
+        rel = store.confine(path, write=True)
+        current = store.read_or_none(rel)
+        if current is None:
+            if operation not in ("append", "prepend"):
+                raise NotFound(f"memory file {rel}", hint="append or prepend create a file; the other edits need one")
+            if expected_hash:
+                raise Conflict(rel, expected_hash, None)
+            text, base = "", ""
+        else:
+            if expected_hash is not None and not current.hash.startswith(expected_hash.lower()):
+                raise Conflict(rel, expected_hash, current.hash)
+            text, base = current.text, current.hash
+        result = apply(text, operation, value=value, heading=heading, new=new, expected=count)
+        doc = self.write(rel, result.text, expected_hash=base, layer=layer, role=role, reason=reason)
+        return doc, result.changes
+
+    def remember(self, text: str, *, role: str | None = None, reason: str | None = None) -> dict:
+        """File a one-line memory in the note about it, else notes/inbox.md (brain.memory.remember)."""
+        from .memory.remember import remember
+
+        return remember(self, text, role=role, reason=reason)
+
+    def record_use(self, kind: str, paths: list[str]) -> None:
+        """Note that a read or a search returned memory ``paths`` (for `brain notes --stale`); never raises."""
+        from .memory.usage import record_use
+
+        record_use(self.runtime, kind, [p for p in paths if isinstance(p, str)])
+
+    def stale_notes(self, days: float = 90) -> list[dict]:
+        """Memory unused and unwritten for ``days``, or naming code that is gone (brain.memory.usage)."""
+        from .errors import InvalidInput
+        from .memory.usage import stale_notes
+
+        if isinstance(days, bool) or not isinstance(days, (int, float)) or not 0 < days <= 36500:
+            raise InvalidInput(f"days must be a number from 1 to 36500, not {days!r}", field="days")
+        return stale_notes(self, days)
 
     # -- territories (scribes) ----------------------------------------------------
     @property

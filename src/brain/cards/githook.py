@@ -107,6 +107,19 @@ def _write_hook(folder: Path, text: str) -> None:
         raise
 
 
+def _hook_text(path: Path) -> str:
+    """An existing hook's text ("" for a link, a non-file or a hook past the bound of repository files):
+    what is not read is treated as a foreign hook, never overwritten or removed without --chain/--force."""
+    from ..errors import InputTooLarge
+    from ..inputs import read_repository_file
+
+    try:
+        data = read_repository_file(path)
+    except InputTooLarge:
+        return ""
+    return "" if data is None else data.decode("utf-8", errors="replace")
+
+
 def install_git_hook(brain, *, chain: bool = False, force: bool = False) -> dict:
     """Install the pre-commit hook; refuse (Conflict-like InvalidInput) to replace a foreign hook unless chained."""
     folder = hooks_dir(brain.repo)
@@ -114,8 +127,8 @@ def install_git_hook(brain, *, chain: bool = False, force: bool = False) -> dict
     _refuse_links(folder)
     path = folder / "pre-commit"
     chained = None
-    if path.exists():
-        current = path.read_bytes().decode("utf-8", errors="replace")
+    if path.exists() or path.is_symlink():
+        current = _hook_text(path)
         if HOOK_MARKER not in current:
             if chain:
                 target = folder / CHAINED
@@ -137,7 +150,7 @@ def uninstall_git_hook(brain) -> dict:
     folder = hooks_dir(brain.repo)
     _refuse_links(folder)
     path = folder / "pre-commit"
-    if not path.exists() or HOOK_MARKER not in path.read_text(errors="replace"):
+    if not path.exists() or HOOK_MARKER not in _hook_text(path):
         return {"hook": str(path), "removed": False, "restored": None}
     path.unlink()
     restored = None

@@ -14,7 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..inputs import loads_json
+from ..errors import InputTooLarge
+from ..inputs import loads_json, read_repository_file
 
 __all__ = ["ProjectInfo", "load_project", "PROJECT_FILES", "normalize_dist", "dist_for_import"]
 
@@ -68,14 +69,24 @@ def _requirements(lines: list[str], declared: dict[str, str]) -> None:
             declared.setdefault(normalize_dist(match.group(1)), " ".join(line.split()))
 
 
+def _text(path: Path) -> str | None:
+    """A manifest's text, or None when it is absent, a link, not a regular file, or past the bound of
+    files a clone ships (inputs.MAX_REPOSITORY_FILE): a card shows no dependency rather than hang."""
+    try:
+        data = read_repository_file(path)
+    except InputTooLarge:
+        return None
+    return None if data is None else data.decode("utf-8", errors="replace")
+
+
 def load_project(repo: Path) -> ProjectInfo:
     info = ProjectInfo()
-    pyproject = repo / "pyproject.toml"
-    if pyproject.is_file():
+    pyproject = _text(repo / "pyproject.toml")
+    if pyproject is not None:
         try:
             import tomllib
 
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8", errors="replace"))
+            data = tomllib.loads(pyproject)
         except Exception:  # noqa: BLE001 - a broken pyproject shows as no declared dependency
             data = {}
         project = data.get("project") if isinstance(data.get("project"), dict) else {}
@@ -108,11 +119,11 @@ def load_project(repo: Path) -> ProjectInfo:
             for name, target in sorted((poetry.get("scripts") or {}).items()):
                 if isinstance(target, str):
                     info.entry_points.append((name, target.strip(), "console script"))
-    setup_cfg = repo / "setup.cfg"
-    if setup_cfg.is_file():
+    setup_cfg = _text(repo / "setup.cfg")
+    if setup_cfg is not None:
         parser = configparser.ConfigParser(interpolation=None)
         try:
-            parser.read_string(setup_cfg.read_text(encoding="utf-8", errors="replace"))
+            parser.read_string(setup_cfg)
         except configparser.Error:
             parser = None
         if parser is not None:
@@ -129,13 +140,13 @@ def load_project(repo: Path) -> ProjectInfo:
                             name, _, target = line.partition("=")
                             info.entry_points.append((name.strip(), target.strip(), label))
     for name in ("requirements.txt", "requirements-dev.txt"):
-        path = repo / name
-        if path.is_file():
-            _requirements(path.read_text(encoding="utf-8", errors="replace").splitlines(), info.declared)
-    package_json = repo / "package.json"
-    if package_json.is_file():
+        text = _text(repo / name)
+        if text is not None:
+            _requirements(text.splitlines(), info.declared)
+    package_json = _text(repo / "package.json")
+    if package_json is not None:
         try:
-            pkg = loads_json(package_json.read_text(encoding="utf-8", errors="replace"))
+            pkg = loads_json(package_json)
         except (json.JSONDecodeError, ValueError):
             pkg = {}
         if isinstance(pkg, dict):

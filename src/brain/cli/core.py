@@ -181,6 +181,8 @@ def cmd_write(args) -> int:
 def cmd_read(args) -> int:
     brain = open_from_args(args)
     doc = brain.read(args.path, layer=None if args.layer == "project" else args.layer)
+    if args.layer == "project":
+        brain.record_use("read", [doc.path])
     emit({"path": doc.path, "hash": doc.hash, "text": doc.text}, args.json, lambda d: d["text"].rstrip("\n"))
     return 0
 

@@ -14,7 +14,7 @@ from .output import emit_error
 __all__ = ["main", "build_parser", "COMMAND_MODULES"]
 
 # each module registers its subcommands; a new command group adds one name here
-COMMAND_MODULES = ["core", "serve", "coord", "cards", "search", "install", "log", "team", "web", "notes"]
+COMMAND_MODULES = ["core", "serve", "coord", "cards", "search", "install", "log", "team", "web", "notes", "demo"]
 
 # command -> the module that registers it, so one command builds one group's parsers, not all
 # fifty (argparse costs ~1 ms a parser at every cold start); a test keeps it equal to the modules
@@ -29,7 +29,8 @@ COMMAND_INDEX = {
     **dict.fromkeys(["log", "handoff", "record-turn", "import-turns", "stats", "hook", "uninstall"], "log"),
     **dict.fromkeys(["token", "sync", "team"], "team"),
     "ui": "web",
-    **dict.fromkeys(["notes", "rm", "mv"], "notes"),
+    **dict.fromkeys(["notes", "rm", "mv", "edit", "remember"], "notes"),
+    "demo": "demo",
 }
 
 

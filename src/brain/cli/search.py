@@ -43,6 +43,7 @@ def register(sub) -> None:
 def cmd_search(args) -> int:
     brain = open_from_args(args)
     hits = brain.search(" ".join(args.query), kind=args.kind, limit=args.limit)
+    brain.record_use("search", [h["path"] for h in hits if h.get("kind") != "code"])
 
     def render(items):
         if not items:

@@ -284,6 +284,13 @@ class AsksMixin:
                               "ORDER BY created, ticket", (session,))
         return [{"ticket": r[0], "from": r[1], "question": r[2], "deadline": r[3]} for r in rows]
 
+    def pending_asks(self, session: str) -> list[dict]:
+        """``inbox`` without its writes (no sweep, no heartbeat): one read, for a watcher that polls it."""
+        with self.backend.transaction(write=False) as tx:
+            rows = tx.execute("SELECT ticket, asker, question, deadline FROM asks WHERE target = ? AND state = 'pending' "
+                              "ORDER BY created, ticket", (session,))
+        return [{"ticket": r[0], "from": r[1], "question": r[2], "deadline": r[3]} for r in rows]
+
     def sweep(self) -> list[tuple[str, str]]:
         """Resolve tickets nobody resolved: past their deadline (timeout), target silent (stalled),
         asker gone (abandoned). Safe to call from anywhere, any time."""

@@ -68,6 +68,13 @@ class ToolDef:
     idempotent: bool = False
     inline: bool = False  # a sync tool run on the event loop rather than a worker thread
     access: dict[str, Any] = field(default_factory=dict)  # argument -> what it names (brain.mcp.access)
+    output: type | None = None  # the TypedDict of its structured content (brain.mcp.outputs)
+
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema listed as the tool's ``outputSchema``."""
+        from .outputs import schema_of
+
+        return schema_of(self.output) if self.output is not None else None
 
     @property
     def is_async(self) -> bool:
@@ -92,7 +99,8 @@ class ToolRegistry:
     close_hooks: list[CloseHook] = field(default_factory=list)
 
     def tool(self, name: str | None = None, *, title: str | None = None, description: str | None = None,
-             read_only: bool = False, destructive: bool = False, idempotent: bool = False, inline: bool = False):
+             read_only: bool = False, destructive: bool = False, idempotent: bool = False, inline: bool = False,
+             output: type | None = None):
         """Decorator: declare ``fn(brain, ...)`` as an MCP tool (its docstring is the description).
 
         The description is what an agent reads to decide when to call the tool:
@@ -102,6 +110,9 @@ class ToolRegistry:
         loop instead, saving the thread hop (about half a millisecond of a stdio
         call): only for calls that finish in well under a millisecond and never
         wait, such as reading one memory file.
+
+        ``output`` is the ``TypedDict`` of the tool's structured content (``brain.mcp.outputs``):
+        every tool declares one, listed as its ``outputSchema``.
         """
 
         def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -122,11 +133,14 @@ class ToolRegistry:
                 access = declarations(fn)  # what each argument names: checked once per call by the dispatch
             except TypeError as exc:
                 raise TypeError(f"MCP tool {tool_name!r}: {exc}") from None
+            if output is None:
+                raise TypeError(f"MCP tool {tool_name!r} must declare its result's shape: output=<a TypedDict of "
+                                "brain.mcp.outputs>")
             text = inspect.cleandoc(description or fn.__doc__ or "")
             if not text:
                 raise ValueError(f"MCP tool {tool_name!r} needs a description (a docstring)")
             self.tools[tool_name] = ToolDef(tool_name, fn, text, title, read_only, destructive, idempotent, inline,
-                                           access)
+                                           access, output)
             return fn
 
         return decorator

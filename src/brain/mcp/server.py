@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from ..errors import BrainError
 from .access import authorize
+from .callers import request_identity as _request_identity
 from .registry import ClientHello, ToolDef, ToolOutput, ToolRegistry
 
 __all__ = ["build_server", "build_unbound_server", "error_result", "to_result", "INSTRUCTIONS"]
@@ -41,6 +42,10 @@ INSTRUCTIONS = (
     "brain is this project's memory. Call brain_boot at the start of a session and after a context "
     "compaction: it starts with now.md, what is happening now. Fetch anything it lists as left out with "
     "brain_read. Before you stop, update now.md with brain_write so the next session resumes where you are."
+)
+HTTP_INSTRUCTIONS = (
+    " Over HTTP, unless a bearer token is your identity, call brain_session_start first and pass its handle "
+    "on every request (Brain-Session header, brain/session in _meta, or the session argument)."
 )
 
 
@@ -122,36 +127,64 @@ def _bind(tool: ToolDef, brain) -> Callable[..., Any]:
     return call
 
 
+class _DeclaredTool(Tool):
+    """An SDK tool whose ``outputSchema`` is the one its group declared (``brain.mcp.outputs``), not derived
+    from the bound function (which returns a ready ``CallToolResult``, so the SDK would derive none)."""
+
+    declared_output: dict[str, Any] | None = None
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:  # type: ignore[override]
+        return self.declared_output
+
+
 def _sdk_tool(tool: ToolDef, brain) -> Tool:
-    sdk = Tool.from_function(
+    sdk = _DeclaredTool.from_function(
         _bind(tool, brain), name=tool.name, title=tool.title, description=tool.description,
         annotations=ToolAnnotations(title=tool.title, read_only_hint=tool.read_only,
                                     destructive_hint=None if tool.read_only else tool.destructive,
                                     idempotent_hint=tool.idempotent, open_world_hint=False),
     )
     sdk.parameters["additionalProperties"] = False  # tell clients what call_tool enforces
+    sdk.declared_output = tool.output_schema()
     return sdk
 
 
 class _BrainMCPServer(MCPServer):
     """MCPServer that refuses unknown arguments and words argument errors for an agent."""
 
-    def __init__(self, registry: ToolRegistry, *, unbound: BrainError | None = None, **kwargs: Any) -> None:
+    def __init__(self, registry: ToolRegistry, *, unbound: BrainError | None = None, brain=None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._brain = brain
         self._accepted = {name: tool.argument_names() for name, tool in registry.tools.items()}
         self._unbound = unbound  # no brain here: every known tool answers this, whatever its arguments
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
-        from ..team.identity import PRINCIPAL, principal_of_scope
+        rctx = getattr(context, "_request_context", None)
+        async with _request_identity(self._brain if self._unbound is None else None, rctx,
+                                     arguments if name in self._accepted else None) as identity:
+            if identity.refused is not None:
+                return brain_error_result(identity.refused)
+            return await self._call_tool(name, identity.arguments, context)
 
-        # team server: the token's principal follows the call (the session and role it acts as)
-        request = getattr(getattr(context, "_request_context", None), "request", None)
-        bound = PRINCIPAL.set(principal_of_scope(request)) if request is not None else None
-        try:
-            return await self._call_tool(name, arguments, context)
-        finally:
-            if bound is not None:
-                PRINCIPAL.reset(bound)
+    async def read_resource(self, uri, context=None):
+        async with _request_identity(self._brain if self._unbound is None else None,
+                                     getattr(context, "_request_context", None)) as identity:
+            if identity.refused is not None:
+                from .prompts import _error
+
+                raise _error(identity.refused)
+            return await super().read_resource(uri, context)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context=None):
+        async with _request_identity(self._brain if self._unbound is None else None,
+                                     getattr(context, "_request_context", None)) as identity:
+            if identity.refused is not None:
+                from .prompts import _error
+
+                raise _error(identity.refused)
+            return await super().get_prompt(name, arguments, context)
 
     async def _call_tool(self, name: str, arguments: dict[str, Any], context=None):
         accepted = self._accepted.get(name)
@@ -205,13 +238,25 @@ def _opens_connection(method: str, params: dict[str, Any], transport: str, greet
     return isinstance(meta, dict) and CLIENT_INFO_META_KEY in meta
 
 
+def _carries_handle(params: dict[str, Any], request) -> bool:
+    from . import handles
+
+    meta = params.get("_meta")
+    arguments = params.get("arguments")
+    return bool((isinstance(meta, dict) and handles.META_KEY in meta)
+                or (request is not None and handles.HEADER in getattr(request, "headers", {}))
+                or (isinstance(arguments, dict) and handles.is_handle(arguments.get("session"))))
+
+
 def _hello_middleware(brain, registry: ToolRegistry, transport: str):
     greeted = False
 
     async def middleware(ctx, call_next):
         nonlocal greeted
         params = dict(ctx.params or {})
-        if ctx.method == "tools/call":  # the connection did something: its session is kept when it closes
+        log.debug("request %s (protocol %s)", ctx.method, ctx.protocol_version)
+        if ctx.method == "tools/call" and not _carries_handle(params, ctx.request):
+            # the connection did something as its own session: that session is kept when it closes
             brain._mcp_tool_calls = getattr(brain, "_mcp_tool_calls", 0) + 1
         opening = registry.initialize_hooks and _opens_connection(ctx.method, params, transport, greeted)
         if opening and ctx.method not in ("initialize", "server/discover"):
@@ -221,6 +266,8 @@ def _hello_middleware(brain, registry: ToolRegistry, transport: str):
         if opening and ctx.method in ("initialize", "server/discover"):
             await _run_hello_hooks(brain, registry, ctx, params, transport)
             greeted = True
+            if transport == "stdio":
+                _watch_asks_if_elicited(brain, ctx.session, params)
         return result
 
     return middleware
@@ -252,11 +299,31 @@ async def _run_hello_hooks(brain, registry: ToolRegistry, ctx, params: dict[str,
     await anyio.to_thread.run_sync(run)
 
 
+def _watch_asks_if_elicited(brain, session, params: dict[str, Any]) -> None:
+    """Deliver the asks made of this connection's session as elicitations, when its client can show them
+    (brain.mcp.elicit); otherwise nothing changes: the asks wait in the inbox."""
+    from .elicit import declared_elicitation, watch_asks
+
+    tasks, sid = getattr(brain, "_mcp_tasks", None), getattr(brain, "_mcp_session", None)
+    if tasks is None or not sid or getattr(brain, "_mcp_watching", False) or not declared_elicitation(params):
+        return
+    brain._mcp_watching = True
+    tasks.start_soon(watch_asks, brain, session, sid)
+
+
 def _lifespan(brain, registry: ToolRegistry):
     @asynccontextmanager
     async def lifespan(_server):
+        import anyio
+
         try:
-            yield {}
+            async with anyio.create_task_group() as tasks:  # the connection's background work (the ask watcher)
+                brain._mcp_tasks = tasks
+                try:
+                    yield {}
+                finally:
+                    brain._mcp_tasks = None
+                    tasks.cancel_scope.cancel()
         finally:
             for hook in registry.close_hooks:
                 try:
@@ -276,15 +343,19 @@ def build_server(brain, registry: ToolRegistry | None = None, *, transport: str 
     registry = collect() if registry is None else registry
     server = _BrainMCPServer(
         registry,
+        brain=brain,
         name="brain",
         title=f"brain: {brain.name}",
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=INSTRUCTIONS + (HTTP_INSTRUCTIONS if transport == "http" else ""),
         tools=[_sdk_tool(tool, brain) for tool in registry.tools.values()],
         log_level="DEBUG" if logging.getLogger("brain").isEnabledFor(logging.DEBUG) else "WARNING",
         lifespan=_lifespan(brain, registry),
     )
     server.middleware.append(_hello_middleware(brain, registry, transport))
+    from .prompts import register_resources_and_prompts
+
+    register_resources_and_prompts(server, brain)  # brain://boot, brain://now, brain://focus; boot, remember...
     return server
 
 
@@ -316,11 +387,16 @@ def build_unbound_server(error: BrainError, registry: ToolRegistry | None = None
     registry = collect() if registry is None else registry
     tools = []
     for tool in registry.tools.values():
-        sdk = Tool.from_function(_unavailable(tool, error), name=tool.name, title=tool.title,
-                                 description=tool.description,
-                                 annotations=ToolAnnotations(title=tool.title, read_only_hint=tool.read_only))
+        sdk = _DeclaredTool.from_function(_unavailable(tool, error), name=tool.name, title=tool.title,
+                                          description=tool.description,
+                                          annotations=ToolAnnotations(title=tool.title, read_only_hint=tool.read_only))
         sdk.parameters["additionalProperties"] = False
+        sdk.declared_output = tool.output_schema()  # the same tools as where a brain is: every call is an error
         tools.append(sdk)
-    return _BrainMCPServer(registry, unbound=error, name="brain", title="brain: no brain here", version=__version__,
-                           instructions=f"{error.message}. {error.hint or ''}".strip(), tools=tools,
-                           log_level="WARNING")
+    server = _BrainMCPServer(registry, unbound=error, name="brain", title="brain: no brain here", version=__version__,
+                             instructions=f"{error.message}. {error.hint or ''}".strip(), tools=tools,
+                             log_level="WARNING")
+    from .prompts import register_unavailable
+
+    register_unavailable(server, error)
+    return server

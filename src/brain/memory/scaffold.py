@@ -65,7 +65,12 @@ def ensure_gitignore(brain_dir: Path) -> list[str]:
     path = brain_dir / ".gitignore"
     if path.is_symlink() or not path.is_file():
         return []
-    text = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    from ..inputs import read_repository_file
+
+    raw = read_repository_file(path, what=str(path))
+    if raw is None:
+        return []
+    text = raw.decode("utf-8", errors="surrogateescape")
     present = {line.strip() for line in text.splitlines()}
     missing = [line for line in GITIGNORE_LINES if line not in present]
     if missing:
@@ -75,12 +80,27 @@ def ensure_gitignore(brain_dir: Path) -> list[str]:
     return missing
 
 
+def _check_pointer_file(agents_md: Path) -> None:
+    """Refuse, before anything is created, an AGENTS.md that is a link or not a regular file: brain
+    appends one line to it and never writes through a link a clone carried."""
+    from ..errors import PathRefused
+
+    if agents_md.is_symlink():
+        raise PathRefused(agents_md.name, "symlink", f"{agents_md} is a symbolic link; brain appends its pointer "
+                                                     "line only to a regular file (replace the link by a copy)")
+    if agents_md.exists() and not agents_md.is_file():
+        raise PathRefused(agents_md.name, "special", f"{agents_md} is not a regular file")
+
+
 def add_pointer_line(agents_md: Path, title: str = "Agents") -> bool:
     """Append the pointer line unless a line with its marker is there. Returns True if added.
 
     A file created here starts with ``# <title>`` (AGENTS.md: Agents; CLAUDE.md: Claude)."""
     if agents_md.exists():
-        raw = agents_md.read_bytes()
+        from ..inputs import read_repository_file
+
+        _check_pointer_file(agents_md)
+        raw = read_repository_file(agents_md, what=str(agents_md)) or b""  # a clone's file: bounded
         text = raw.decode("utf-8", errors="surrogateescape")
         if POINTER_MARKER in text:
             return False
@@ -97,6 +117,7 @@ def scaffold(repo: Path) -> list[str]:
     root = repo
     brain_dir = repo / ".brain"
     created: list[str] = []
+    _check_pointer_file(repo / "AGENTS.md")  # refused before `.brain/` is made, so nothing is half-done
     brain_dir.mkdir(parents=True, exist_ok=True)
     for folder in FOLDERS:
         sub = brain_dir / folder

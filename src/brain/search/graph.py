@@ -24,7 +24,7 @@ import re
 from collections import defaultdict
 
 __all__ = ["GRAPH_SCHEMA", "rebuild_graph", "update_graph", "related", "resolve_node", "wiki_links", "resolve_link",
-           "link_key"]
+           "link_key", "retarget_links"]
 
 GRAPH_SCHEMA = """
 CREATE TABLE IF NOT EXISTS nodes(id TEXT PRIMARY KEY, kind TEXT, label TEXT, path TEXT);
@@ -100,6 +100,38 @@ def resolve_link(target: str, paths: set[str], by_stem: dict[str, list[str]]) ->
             return candidate
     stems = by_stem.get(link_key(t), [])
     return stems[0] if stems else None
+
+
+def retarget_links(text: str, old: str, new: str, paths: set[str]) -> tuple[str, int]:
+    """``text`` with each ``[[link]]`` that resolves to memory path ``old`` (among ``paths``, the memory
+    files before a rename) pointed at ``new`` instead, its label or heading kept; and how many changed.
+
+    A link written as a path stays a path (``[[notes/old]]`` -> ``[[notes/new]]``); one written as a
+    name gets the new name when no other file goes by that name after the rename, else the path."""
+    by_stem = _by_stem(paths)
+    after = (paths - {old}) | {new}
+    after_stems = _by_stem(after)
+    changed = 0
+
+    def swap(match: re.Match) -> str:
+        nonlocal changed
+        target = match.group(1)
+        if resolve_link(target, paths, by_stem) != old:
+            return match.group(0)
+        written = target.strip()
+        if "/" in written:
+            replacement = new if written.endswith(".md") else new.removesuffix(".md")
+        else:
+            name = new.rsplit("/", 1)[-1].removesuffix(".md")
+            alone = after_stems.get(link_key(name), []) == [new]  # a name two files share would be a guess
+            replacement = name if alone else new.removesuffix(".md")
+        changed += 1
+        start, end = match.span(1)
+        whole = match.group(0)
+        base = match.start(0)
+        return whole[:start - base] + replacement + whole[end - base:]
+
+    return _WIKI.sub(swap, text), changed
 
 
 def _module_of(path: str) -> str:

@@ -49,6 +49,8 @@ STORES: tuple[Store, ...] = (
            "conversations/*/handoff.json", *(f"conversations/{t}" for t in _TEMP)), "redacted",
           "log.store.ConversationLog.redacted / append, log.handoff"),
     Store("boot records", "runtime", ("boots.jsonl", "boots.jsonl.1"), "redacted", "boot.record.record_boot"),
+    Store("memory uses", "runtime", ("uses.jsonl", "uses.jsonl.1"), "no text",
+          "memory.usage.record_use (memory paths, which the path rule keeps free of secret shapes, and times)"),
     Store("reports", "runtime", ("reports.jsonl",), "redacted", "cards.report_done"),
     Store("hook states", "runtime", ("hooks/claude-*.json", "hook-locks/claude-*.lock", *(f"hooks/{t}" for t in _TEMP)), "redacted",
           "hooks.claude._save_state"),

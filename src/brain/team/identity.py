@@ -71,13 +71,13 @@ def writer_role(brain) -> str:
     tools). Never None: before the connection has a session (or a client name) the write is
     checked as the default role (``brain.security.territories.surface_role``), never unchecked.
     """
-    from ..mcp.tools.coord import connection_role
+    from ..mcp.tools.coord import connection_role, own_session
     from ..security.territories import surface_role
 
     principal = current_principal()
     if principal is not None:
         return principal.session_role
-    session = getattr(brain, "_mcp_session", None)
+    session = own_session(brain)  # a session handle's (brain.mcp.handles), else the connection's
     return surface_role(role_of_session(session), connection_role(brain))
 
 

@@ -89,7 +89,7 @@ class TeamAuthMiddleware:
         principal, reason = self._principal(scope) if guarded else (None, "")
         if principal is None and guarded:
             if self.cookie and scope.get("method") == "GET":  # a browser: show the token form
-                return await _html(send, 401, _LOGIN_FORM)
+                return await _html(send, 401, _login_page(self.store))
             log.info("401 %s %s: %s", scope.get("method"), scope.get("path"), reason)
             return await _respond(send, 401, "unauthorized", f"authentication required: {reason}",
                                   [(b"www-authenticate", f'Bearer realm="{self.realm}"'.encode("ascii"))])
@@ -139,7 +139,7 @@ class TeamAuthMiddleware:
     async def _login(self, scope, receive, send):
         """GET: the token form; POST token=...: set the HttpOnly cookie if the token is valid."""
         if scope.get("method") != "POST":
-            return await _html(send, 200, _LOGIN_FORM)
+            return await _html(send, 200, _login_page(self.store))
         body = bytearray()
         while True:
             message = await receive()
@@ -162,8 +162,25 @@ class TeamAuthMiddleware:
         return None
 
 
+def _login_page(store) -> str:
+    """The token form, or, when no active token is left, how to leave team mode or make a token: a form
+    no token can pass would be a dead end."""
+    try:
+        left = any(r.active for r in store.list())
+    except Exception:  # noqa: BLE001 - a damaged store: the form (and the refusal) as always
+        left = True
+    return _LOGIN_FORM if left else _NO_TOKEN_LEFT
+
+
 COOKIE = "brain_token"
 LOGIN_PATH = "/login"
+_NO_TOKEN_LEFT = ("<!doctype html><meta charset=utf-8><title>brain: team mode without tokens</title>"
+                  "<h1>No token is left</h1><p>This brain is in team mode (tokens were created for it), and every "
+                  "token was revoked or deleted, so no one can sign in.</p><ul>"
+                  "<li>Back to local mode: run <code>brain team leave --yes</code> in the project, then restart "
+                  "<code>brain ui</code> on 127.0.0.1.</li>"
+                  "<li>Or stay in team mode: <code>brain token create NAME --role human</code> prints a token to "
+                  "sign in with, then reload this page.</li></ul>")
 _LOGIN_FORM = ("<!doctype html><meta charset=utf-8><title>brain: sign in</title>"
                "<form method=post action=/login><p>Paste your brain token (<code>brain token create NAME</code>)</p>"
                "<!--error--><input name=token type=password autocomplete=off size=60> <button>sign in</button></form>")

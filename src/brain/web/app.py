@@ -3,8 +3,8 @@
 ``create_app(brain, middleware=..., auth=...)`` is the factory: ``middleware`` is a list
 of ``starlette.middleware.Middleware`` placed outermost (team mode adds its bearer-token
 layer there), ``auth(request) -> bool`` (sync or async) refuses a request with 401 when
-it returns false. Reads go through ``views``; the three write actions (overlap decision,
-signal, nothing else) are POSTs checked by ``security`` (CSRF token + Origin + Host).
+it returns false. Reads go through ``views``; the write actions (overlap decision, signal, a
+memory file's edit) are POSTs checked by ``security`` (CSRF token + Origin + Host).
 Library calls block (SQLite, PostgreSQL, files), so they run in the thread pool.
 """
 
@@ -122,6 +122,20 @@ class _Guard:
             await send(message)
 
         return await self.app(scope, receive, send_with_headers)
+
+
+EDITABLE_FOLDERS = ("notes/", "workflows/", "agents/")  # cards, decisions and handoffs have their own commands
+
+
+def _editable(path: str) -> str:
+    """``path`` when the UI edits it (now.md, focus.md, notes, workflows, agent profiles), else InvalidInput:
+    the write path then normalizes and checks it like any other."""
+    rel = (path or "").strip().lstrip("/")
+    if rel in ("now.md", "focus.md") or (rel.endswith(".md") and rel.startswith(EDITABLE_FOLDERS)):
+        return rel
+    raise InvalidInput(f"{rel or 'that path'} is not edited in the web UI", field="path",
+                       hint="the UI edits now.md, focus.md and notes; cards come from `brain map`, decisions "
+                            "from `brain decision`")
 
 
 def _env() -> Environment:
@@ -296,7 +310,44 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
     async def document(request):
         path = request.path_params["path"]
         doc = await run_in_threadpool(brain.read, path)
-        return render(request, "doc.html", section="memory", path=doc.path, text=doc.text)
+        try:
+            editable = bool(_editable(doc.path))
+        except InvalidInput:
+            editable = False
+        saved = (request.query_params.get("saved") or "")[:12]
+        return render(request, "doc.html", section="memory", path=doc.path, text=doc.text, editable=editable,
+                      saved=saved if saved.isalnum() else "")
+
+    async def edit_form(request):
+        doc = await run_in_threadpool(brain.read, _editable(request.path_params["path"]))
+        return render(request, "edit.html", section="memory", path=doc.path, text=doc.text, hash=doc.hash)
+
+    async def save_document(request):
+        """Write the edited text over the version the form was opened on (its hash): a file that changed
+        meanwhile is not overwritten; the page comes back with both texts, so nothing typed is lost."""
+        from ..errors import Conflict
+        from ..team.identity import principal_of_scope
+
+        form, refused = await check_post(request)
+        if refused:
+            return refused
+        path = _editable(request.path_params["path"])
+        text = (form.get("text") or "").replace("\r\n", "\n")
+        expected = form.get("hash") or ""
+        if not expected:
+            raise InvalidInput("the form lost the version it was opened on; open the page again", field="hash")
+        principal = principal_of_scope(request)
+        role = principal.session_role if principal is not None else None  # a local person: as the CLI, unchecked
+        try:
+            doc = await run_in_threadpool(lambda: brain.write(path, text, expected_hash=expected, role=role,
+                                                              reason="edited in the web UI"))
+        except Conflict:
+            current = await run_in_threadpool(brain.read, path)
+            return render(request, "edit.html", status=409, section="memory", path=current.path, text=text,
+                          hash=current.hash, theirs=current.text,
+                          flash="This file changed since you opened it. Your text is below; the current "
+                                "version is beside it. Merge them and save again.")
+        return RedirectResponse(f"/memory/doc/{quote(doc.path, safe='/')}?saved={doc.hash[:12]}", status_code=303)
 
     async def raw_document(request):
         """A memory file as plain text: where a big note's rendering stops, the rest is read here."""
@@ -345,6 +396,8 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         Route("/threads", threads), Route("/threads/pair", pair), Route("/threads/{thread}", thread),
         Route("/memory", memory), Route("/memory/card/{module:path}", card), Route("/memory/doc/{path:path}", document),
         Route("/memory/raw/{path:path}", raw_document),
+        Route("/memory/edit/{path:path}", edit_form, methods=["GET"]),
+        Route("/memory/edit/{path:path}", save_document, methods=["POST"]),
         Route("/memory/decisions", decisions), Route("/search", search),
         Route("/usage", usage_page), Route("/usage/chart.svg", usage_chart),
         Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),

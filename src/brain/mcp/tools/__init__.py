@@ -13,7 +13,7 @@ from ..registry import ToolRegistry
 __all__ = ["TOOL_MODULES", "collect"]
 
 # each module registers its tools; a new tool group adds one name here
-TOOL_MODULES = ["core", "coord", "cards", "search"]
+TOOL_MODULES = ["core", "coord", "sessions", "cards", "search"]
 
 
 def collect(modules: list[str] | None = None) -> ToolRegistry:

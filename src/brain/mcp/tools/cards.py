@@ -9,13 +9,14 @@ from typing import Annotated
 
 from pydantic import Field
 
+from .. import outputs
 from ..registry import ToolOutput, ToolRegistry
 
 __all__ = ["register"]
 
 
 def register(tools: ToolRegistry) -> None:
-    @tools.tool(title="Report a task done", destructive=True, idempotent=True)
+    @tools.tool(title="Report a task done", destructive=True, idempotent=True, output=outputs.CardReport)
     def brain_report_done(
         brain,
         module: Annotated[str, Field(description="The module your task changed, as its folder path (the name the "
@@ -32,8 +33,9 @@ def register(tools: ToolRegistry) -> None:
         how_to_use it replaces only the card's human 'How to use' section. Nothing else in the card is yours
         to edit. Returns the card path; commit it with your code."""
         from ...team.identity import current_principal, writer_role
+        from .coord import own_session
 
-        session = getattr(brain, "_mcp_session", None) if current_principal() is None else None
+        session = own_session(brain) if current_principal() is None else None
         role = writer_role(brain)
         result = brain.report_done(module, how_to_use=how_to_use, summary=summary, writer=session or role, role=role)
         text = f"{'refreshed' if result['refreshed'] else 'checked (already up to date)'} {result['card']}"

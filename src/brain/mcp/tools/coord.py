@@ -23,9 +23,10 @@ from pydantic import Field
 
 from ...errors import InvalidInput
 from ..access import ASK_MADE, ASK_RECEIVED, CLAIM, LIVE_KEY, SESSION, ActsAs, Addresses, ReadsBoard
+from .. import outputs
 from ..registry import ClientHello, ToolOutput, ToolRegistry
 
-__all__ = ["register", "connection_session", "start_connection_session", "connection_role"]
+__all__ = ["register", "connection_session", "start_connection_session", "connection_role", "own_session"]
 
 _lock = threading.Lock()
 
@@ -77,7 +78,17 @@ def connection_session(brain, session: str | None = None) -> str:
         return bound_session(brain, principal, session)
     if session:
         return session
-    return getattr(brain, "_mcp_session", None) or start_connection_session(brain)
+    from ..handles import caller_session
+
+    return caller_session() or getattr(brain, "_mcp_session", None) or start_connection_session(brain)
+
+
+def own_session(brain) -> str | None:
+    """The session this call acts as without starting one: its handle's (brain.mcp.handles), else the
+    connection's, else None."""
+    from ..handles import caller_session
+
+    return caller_session() or getattr(brain, "_mcp_session", None)
 
 
 def register(tools: ToolRegistry) -> None:
@@ -107,7 +118,7 @@ def register(tools: ToolRegistry) -> None:
         else:  # a health check: nothing to keep (unless someone else joined it or asked it something)
             brain.coord.discard_session(sid)
 
-    @tools.tool(title="Sessions", read_only=True)
+    @tools.tool(title="Sessions", read_only=True, output=outputs.Sessions)
     def brain_sessions(brain, include_gone: Annotated[bool, Field(description="Also list gone and ended sessions.")]
                        = False) -> ToolOutput:
         """List coordination sessions with their liveness (alive / stalled / gone) and which one is you.
@@ -120,7 +131,7 @@ def register(tools: ToolRegistry) -> None:
                          for s in items)  # every worktree of the repository shares the sessions: say where each is
         return ToolOutput(text or "no sessions", {"you": me, "sessions": items})
 
-    @tools.tool(title="Claim a path or item")
+    @tools.tool(title="Claim a path or item", output=outputs.Grant)
     def brain_claim(
         brain,
         item: Annotated[str, Field(description="A repository path, a glob (src/auth/**/*.py), or name:ITEM for a "
@@ -142,7 +153,7 @@ def register(tools: ToolRegistry) -> None:
             text += "\noverlaps: " + "; ".join(f"{o.item} held by {o.session}" for o in grant.overlaps)
         return ToolOutput(text, data)
 
-    @tools.tool(title="Release claims", destructive=False, idempotent=True)
+    @tools.tool(title="Release claims", destructive=False, idempotent=True, output=outputs.Released)
     def brain_release(
         brain,
         claim: Annotated[int | None, Field(description="The claim id to release."), ActsAs(CLAIM)] = None,
@@ -155,7 +166,7 @@ def register(tools: ToolRegistry) -> None:
         return {"released": brain.coord.release(connection_session(brain, session), claim, item=item,
                                                 all_claims=all_claims)}
 
-    @tools.tool(title="Send a signal")
+    @tools.tool(title="Send a signal", output=outputs.Sent)
     def brain_signal(
         brain,
         target: Annotated[str, Field(description="A session id, or <brain>@<machine> to broadcast to every live "
@@ -168,7 +179,7 @@ def register(tools: ToolRegistry) -> None:
         (use ask_agent for that). Structured content: {signals: [ids], recipients: [session ids]}."""
         return brain.coord.signal(connection_session(brain, session), target, text, kind=kind)
 
-    @tools.tool(title="Read your signals")
+    @tools.tool(title="Read your signals", output=outputs.Signals)
     def brain_signals(
         brain,
         ack: Annotated[bool, Field(description="Mark the returned signals as read (moves your cursor).")] = True,
@@ -182,7 +193,7 @@ def register(tools: ToolRegistry) -> None:
                                     ack=ack)
         return {"items": [s.to_dict() for s in items]}
 
-    @tools.tool(title="Checkpoint")
+    @tools.tool(title="Checkpoint", output=outputs.CheckpointOut)
     def brain_checkpoint(
         brain,
         step: Annotated[str | None, Field(description="Your current step, to snapshot now. Leave empty to read your "
@@ -203,7 +214,7 @@ def register(tools: ToolRegistry) -> None:
 
         return ToolOutput(render(cp), cp.to_dict())
 
-    @tools.tool(title="Ask another agent and wait")
+    @tools.tool(title="Ask another agent and wait", output=outputs.AskOutcome)
     async def ask_agent(
         brain,
         target: Annotated[str | None, Field(description="The session id to ask (see brain_sessions), or a role "
@@ -256,7 +267,7 @@ def register(tools: ToolRegistry) -> None:
                 "pending": f"still waiting: call ask_agent with ticket={armed} to keep waiting"}[result.outcome]
         return ToolOutput(f"[{result.outcome}] {text}", result.to_dict())
 
-    @tools.tool(title="Reply to an ask")
+    @tools.tool(title="Reply to an ask", output=outputs.Replied)
     def reply(
         brain,
         ticket: Annotated[str, Field(description="The ticket from inbox."), ActsAs(ASK_RECEIVED)],
@@ -271,14 +282,14 @@ def register(tools: ToolRegistry) -> None:
         ask_changed()  # the asker's wait, if it runs in this process, returns now rather than at its next read
         return {"ticket": result.ticket, "replied": True}
 
-    @tools.tool(title="Asks waiting on you", read_only=True)
+    @tools.tool(title="Asks waiting on you", read_only=True, output=outputs.Inbox)
     def inbox(brain, session: Session = None) -> dict:
         """The questions other sessions are waiting on you to answer, oldest first; answer each with reply.
         Structured content: {items: [{ticket, from, question}]}."""
         items = brain.coord.inbox(connection_session(brain, session))
         return {"items": [{"ticket": i["ticket"], "from": i["from"], "question": i["question"]} for i in items]}
 
-    @tools.tool(title="Read live state", read_only=True)
+    @tools.tool(title="Read live state", read_only=True, output=outputs.LiveItems)
     def workstate_read(brain, key: Annotated[str | None, Field(description="Only this key."), ReadsBoard()] = None
                        ) -> ToolOutput:
         """The lean project state: per key (a session, a role, a workstream) its intent, progress, last
@@ -291,7 +302,7 @@ def register(tools: ToolRegistry) -> None:
         return ToolOutput(render_lean(entries, brain.coord.clock(), limit=50) or "no live state",
                           {"items": [e.to_dict() for e in entries]})
 
-    @tools.tool(title="Set live state")
+    @tools.tool(title="Set live state", output=outputs.LiveEntry)
     def workstate_set(
         brain,
         key: Annotated[str | None, Field(description="The key; default: your session id."), ActsAs(LIVE_KEY)] = None,

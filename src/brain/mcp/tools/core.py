@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ..access import LAYER_READ, LAYER_WRITE, MEMORY_PATH, SESSION, ActsAs
+from .. import outputs
 from ..registry import ToolOutput, ToolRegistry
 
 __all__ = ["register"]
@@ -44,7 +45,7 @@ def _boot_session(brain, session: str | None) -> str | None:
 
 
 def register(tools: ToolRegistry) -> None:
-    @tools.tool(title="Boot context", read_only=True)
+    @tools.tool(title="Boot context", read_only=True, output=outputs.Boot)
     def brain_boot(
         brain,
         task: Annotated[str | None, Field(description="What you are about to do, in your own words or pasted "
@@ -70,7 +71,7 @@ def register(tools: ToolRegistry) -> None:
         result = brain.boot(task, module=module, role=role, session=session, budget=budget)
         return ToolOutput(result.text, result.to_dict())
 
-    @tools.tool(title="Read a memory file", read_only=True, inline=True)
+    @tools.tool(title="Read a memory file", read_only=True, inline=True, output=outputs.MemoryFile)
     def brain_read(
         brain,
         path: Annotated[str, Field(description="Path relative to .brain/, e.g. now.md, focus.md, notes/setup.md, "
@@ -87,7 +88,7 @@ def register(tools: ToolRegistry) -> None:
         return ToolOutput(doc.text, {"path": doc.path, "hash": doc.hash, "text": doc.text},
                           _hash_note(doc.path, doc.hash))
 
-    @tools.tool(title="Write a memory file", destructive=True, idempotent=True)
+    @tools.tool(title="Write a memory file", destructive=True, idempotent=True, output=outputs.Written)
     def brain_write(
         brain,
         path: Annotated[str, Field(description="Path relative to .brain/: now.md (what is happening now, "
@@ -117,7 +118,7 @@ def register(tools: ToolRegistry) -> None:
                 if doc.redacted else None)
         return ToolOutput(f"wrote {doc.path} ({doc.size} bytes, sha256 {doc.hash[:16]})", data, note)
 
-    @tools.tool(title="List memory files", read_only=True)
+    @tools.tool(title="List memory files", read_only=True, output=outputs.Notes)
     def brain_notes(
         brain,
         everything: Annotated[bool, Field(description="Also list the module cards and the local thread "
@@ -132,7 +133,7 @@ def register(tools: ToolRegistry) -> None:
         text = "\n".join(f"{n['path']} ({n['bytes']} bytes): {n['title']}" for n in notes)
         return ToolOutput(text or "no memory files", {"notes": notes})
 
-    @tools.tool(title="Delete a memory file", destructive=True)
+    @tools.tool(title="Delete a memory file", destructive=True, output=outputs.Removed)
     def brain_delete(
         brain,
         path: Annotated[str, Field(description="Path relative to .brain/, e.g. notes/old-setup.md. now.md and "
@@ -149,7 +150,7 @@ def register(tools: ToolRegistry) -> None:
 
         return brain.remove(path, expected_hash=expected_hash, role=writer_role(brain), reason=reason)
 
-    @tools.tool(title="Rename a memory file", destructive=True)
+    @tools.tool(title="Rename a memory file", destructive=True, output=outputs.Moved)
     def brain_move(
         brain,
         path: Annotated[str, Field(description="The memory file to rename, relative to .brain/."),
@@ -168,14 +169,14 @@ def register(tools: ToolRegistry) -> None:
 
         return brain.move(path, to, expected_hash=expected_hash, role=writer_role(brain), reason=reason)
 
-    @tools.tool(title="Focus", read_only=True, inline=True)
+    @tools.tool(title="Focus", read_only=True, inline=True, output=outputs.MemoryFile)
     def brain_focus(brain) -> ToolOutput:
         """Read focus.md: what the humans running this project say matters now (priorities, what not to touch).
         It is part of brain_boot already; call this to re-read it alone, e.g. before choosing what to do next."""
         doc = brain.read("focus.md")
         return ToolOutput(doc.text, {"path": doc.path, "hash": doc.hash, "text": doc.text})
 
-    @tools.tool(title="Workflows", read_only=True, inline=True)
+    @tools.tool(title="Workflows", read_only=True, inline=True, output=outputs.Workflows)
     def brain_workflows(
         brain,
         name: Annotated[str | None, Field(description="A workflow name as listed (e.g. release): returns its "
@@ -190,7 +191,7 @@ def register(tools: ToolRegistry) -> None:
         text = "\n".join(f"- {n}" for n in names) if names else "No workflow is recorded yet (.brain/workflows/)."
         return ToolOutput(text, {"workflows": names})
 
-    @tools.tool(title="Decisions", read_only=True)
+    @tools.tool(title="Decisions", read_only=True, output=outputs.Decisions)
     def brain_decisions(
         brain,
         query: Annotated[str | None, Field(description="Words the decision must mention (all of them), e.g. "
@@ -208,7 +209,7 @@ def register(tools: ToolRegistry) -> None:
                               {"decisions": []})
         return ToolOutput("\n".join(r["line"] for r in records), {"decisions": records})
 
-    @tools.tool(title="Environment state", read_only=True)
+    @tools.tool(title="Environment state", read_only=True, output=outputs.State)
     def brain_state(brain) -> ToolOutput:
         """The environment right now, computed at call time: git branch and head, number of changed files,
         recent commit subjects, and whether each declared service listens on its port. Use it to check where

@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from .. import outputs
 from ..registry import ToolOutput, ToolRegistry
 
 __all__ = ["register"]
@@ -19,7 +20,7 @@ Kind = Literal["now", "focus", "note", "workflow", "card", "decision", "handoff"
 
 
 def register(tools: ToolRegistry) -> None:
-    @tools.tool(title="Search the memory and code symbols", read_only=True)
+    @tools.tool(title="Search the memory and code symbols", read_only=True, output=outputs.Hits)
     def brain_search(
         brain,
         query: Annotated[str, Field(description="Words, identifiers (camelCase, snake_case, dotted.paths are "
