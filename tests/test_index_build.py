@@ -245,3 +245,16 @@ def test_a_refresh_meanwhile_is_kept_and_nothing_is_written_twice(project, tmp_p
     reference = fresh_db()
     reference_build(reference, project.repo)
     assert dump(ours) == dump(reference)
+
+
+def test_a_damaged_index_never_costs_the_map_its_cards(project):
+    assert project.map().index["changed"] > 0
+    for path in project.runtime.glob("index.db*"):
+        path.unlink()
+    (project.runtime / "index.db").write_bytes(b"SQLite format 3\x00" + b"\xff" * 4080)  # a header over garbage
+    project._index = None
+    report = project.map(force=True)
+    assert report.written and not report.errors
+    assert "damaged" in report.index["error"] and "next search or task boot" in report.index["error"]
+    found = project.locate("place_order retries Order.add")  # the next task boot heals the index
+    assert any(f.path == "app0/models.py" for f in found.files)

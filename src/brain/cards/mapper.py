@@ -276,13 +276,16 @@ class Mapper(Resolution, Hashing):
         if code_index is not None:
             from ..search.build import plan_code
 
-            plan = plan_code(code_index.db, self.repo)
+            plan = self._guarded(report, lambda: plan_code(code_index.db, self.repo))
+            code_index = code_index if plan is not None else None
         reads = plan.reads() if plan is not None else []
         rows = None
         if (len(pending) > 1 and len(files) >= PARALLEL_MIN_FILES) or len(reads) >= PARALLEL_MIN_FILES:
             rows = self._read_pass(files if len(pending) > 1 and len(files) >= PARALLEL_MIN_FILES else [], plan, progress)
         if code_index is not None:  # the read pass draws the bar when it runs; else the index build does
-            report.index = self._refresh_index(code_index, plan, rows or iter(()), None if rows else progress)
+            report.index = self._guarded(report, lambda: self._refresh_index(code_index, plan, rows or iter(()),
+                                                                            None if rows else progress))
+            code_index = code_index if report.index is not None and "error" not in report.index else None
         rows = rows or iter(())
         for _rest in rows:  # no index: the pass only reads for the cards
             pass
@@ -295,7 +298,7 @@ class Mapper(Resolution, Hashing):
             self._orphans(module, check, report)
         report.unread = {name: items for name, items in sorted(self._unread_seen.items()) if items}
         if code_index is not None:
-            self._finish_index(code_index, report)
+            self._guarded(report, lambda: self._finish_index(code_index, report))
         self.save_caches()
         report.seconds = round(time.perf_counter() - started, 3)
         return report
@@ -354,6 +357,24 @@ class Mapper(Resolution, Hashing):
         if not self.brain.settings.get("search.enabled"):
             return None
         return self.brain.index
+
+    @staticmethod
+    def _guarded(report: MapReport, step):
+        """``step()``, or None with the reason in ``report.index`` when index.db cannot be used (damaged, or
+        held by another writer past its busy timeout): the index is derived, the cards are what a map is
+        for, and the next search or boot heals or refreshes the index itself."""
+        import sqlite3
+
+        from ..search.index import is_corruption
+
+        try:
+            return step()
+        except sqlite3.Error as exc:
+            why = "damaged" if is_corruption(exc) else "busy"
+            log.warning("the code index was not built (%s: %s)", why, exc)
+            report.index = {"error": f"the search index is {why} ({exc}); the next search or task boot "
+                                     "brings it up to date"}
+            return None
 
     def _refresh_index(self, index, plan, rows, progress: Progress | None) -> dict:
         """The code and function tables brought up to date: from ``rows`` the read pass made, the rest read here."""
