@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from brain.cards.discovery import FileInfo, discover, glob_to_regex, python_names, scan
+from brain.cards.discovery import FileInfo, scan
+from brain.cards.grouping import discover, glob_to_regex, python_names
 
 
 def listing(spec: dict[str, int]) -> list[FileInfo]:

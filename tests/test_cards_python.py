@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from brain.cards.extract import extract_file
-from brain.cards.python import extract, resolve_relative
+from brain.cards.languages.python import extract_ast as extract, resolve_relative
 
 
 def facts(src: str, dotted="pkg.mod", is_package=False, path="pkg/mod.py"):

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("tree_sitter_typescript")
 
-from brain.cards.typescript import extract  # noqa: E402
+from brain.cards.languages.ts_reader import extract  # noqa: E402
 
 
 def write(repo, rel, text):

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import brain as brainlib
-from brain.cards.discovery import glob_to_regex
+from brain.cards.grouping import glob_to_regex
 from brain.errors import SettingsError, TerritoryRefused
 from brain.security.globs import MAX_GLOB_CHARS, compile_glob
 from brain.security.territories import Territories, glob_regex

@@ -111,8 +111,9 @@ def _looks_cpp(raw: bytes) -> bool:
     return any(mark in head for mark in _CPP_MARKS)
 
 
-def extract_file(path: str, raw: bytes, *, dotted: str | None, max_bytes: int) -> dict:
-    """Facts of one file (see the module docstring)."""
+def extract_file(path: str, raw: bytes, *, dotted: str | None, max_bytes: int, tree=None) -> dict:
+    """Facts of one file (see the module docstring); ``tree``: a Python file's ``ast.parse`` of ``raw``, when
+    the caller has it (the map's read pass parses a file once for its card and the code index)."""
     name = path.rpartition("/")[2]
     if len(raw) > max_bytes:
         return {"status": "unread", "reason": f"too large ({len(raw)} bytes)"}
@@ -139,11 +140,11 @@ def extract_file(path: str, raw: bytes, *, dotted: str | None, max_bytes: int) -
             lang = "cpp"
         return extract_with(lang, raw, path)
     if suffix in (".py", ".pyi"):
-        from .python import extract
+        from .languages.python import extract_ast as extract
 
         if dotted is None:
             dotted = name.rsplit(".", 1)[0]
-        return extract(raw, dotted=dotted, is_package=name.startswith("__init__."), path=path)
+        return extract(raw, dotted=dotted, is_package=name.startswith("__init__."), path=path, tree=tree)
     if suffix in (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"):
         from .languages.base import extract_with
 

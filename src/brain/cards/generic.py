@@ -3,7 +3,7 @@
 Language-independent: everything here reads the facts keys documented in
 ``languages/base.py`` (``exports``, ``unit``, ``group``, ``public``, ``hides``, ``main``,
 ``manifest``, ``imports``, ``test``) and never a language name. Python and
-TypeScript/Node keep their own richer blocks in render.py.
+TypeScript/Node keep their own richer blocks in exposes.py.
 """
 
 from __future__ import annotations

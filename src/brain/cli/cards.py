@@ -129,6 +129,12 @@ def _render_report(d: dict) -> str:
         lines.append(f"  kept orphaned card of {name} (it has a How to use section): move or delete it by hand")
     for name, why in d.get("errors", {}).items():
         lines.append(f"  could not write the card of {name}: {why}")
+    index = d.get("index")
+    if index and "error" in index:
+        lines.append(f"  code index not built: {index['error']}")
+    elif index and (index["changed"] or index["removed"]):
+        lines.append(f"  code index: {index['changed']} changed and {index['removed']} removed of {index['files']} source "
+                     f"files, {index.get('functions', 0)} file(s) in the function index, {index['seconds']} s")
     unread = sum(len(v) for v in d["unread"].values())
     if unread:
         lines.append(f"  {unread} file(s) not read (listed in their cards)")

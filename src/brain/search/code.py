@@ -19,10 +19,9 @@ from pathlib import Path
 
 from ..trees import walk as walk_tree
 from .definitions import LANGUAGES, scan_definitions
-from .tokenize import token_text
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
-           "CODE_SCHEMA", "refresh_code", "module_name_for",
+           "CODE_SCHEMA", "refresh_code", "module_name_for", "parse_python", "record_modules", "code_diff",
            "is_nonproduct_path", "looks_generated", "vendored_folders", "copyright_holder", "nested_modules"]
 
 @contextlib.contextmanager
@@ -281,6 +280,14 @@ def looks_generated(text: str) -> bool:
     return False
 
 
+def _storable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def scan_files(repo: Path) -> dict[str, tuple[int, int]]:
     """Every source file under ``repo`` -> (mtime_ns, size), skipping hidden and build folders."""
     found: dict[str, tuple[int, int]] = {}
@@ -301,6 +308,8 @@ def scan_files(repo: Path) -> dict[str, tuple[int, int]]:
             if st.st_size > MAX_FILE_BYTES:
                 continue
             rel = f"{rel_folder}/{name}".replace(os.sep, "/") if rel_folder else name
+            if not rel.isascii() and not _storable(rel):
+                continue  # a name that is not UTF-8 (a surrogate escape) cannot be a row of index.db
             found[rel] = (st.st_mtime_ns, st.st_size)
     return found
 
@@ -336,11 +345,19 @@ def _resolve_relative(module: str, is_package: bool, level: int, target: str | N
     return ".".join([*base, target] if target else base)
 
 
-def _python_facts(text: str, module: str, is_package: bool) -> FileFacts:
-    facts = FileFacts()
+def parse_python(text: str) -> ast.Module | None:
+    """``ast.parse`` of a source text, None when it does not parse (the index then reads it by regex)."""
     try:
-        tree = ast.parse(text)
+        return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _python_facts(text: str, module: str, is_package: bool, tree: ast.Module | None = None) -> FileFacts:
+    facts = FileFacts()
+    if tree is None:
+        tree = parse_python(text)
+    if tree is None:
         return _regex_facts(text, "python")
     facts.doc = (ast.get_docstring(tree) or "").strip().split("\n\n")[0][:300]
 
@@ -405,10 +422,11 @@ def _regex_facts(text: str, lang: str) -> FileFacts:
     return facts
 
 
-def extract(text: str, lang: str, module: str = "", is_package: bool = False) -> FileFacts:
-    """Symbols and imports of one file's text (pure)."""
+def extract(text: str, lang: str, module: str = "", is_package: bool = False, *,
+            tree: ast.Module | None = None) -> FileFacts:
+    """Symbols and imports of one file's text (pure); ``tree``: its ``parse_python``, when already parsed."""
     if lang == "python":
-        return _python_facts(text, module, is_package)
+        return _python_facts(text, module, is_package, tree)
     return _regex_facts(text, lang)
 
 
@@ -429,14 +447,14 @@ CREATE VIRTUAL TABLE IF NOT EXISTS code_fts USING fts5(names, body, tokenize = "
 """
 
 
-def _record_modules(db: sqlite3.Connection, nested: dict[str, list[str]]) -> None:
+def record_modules(db: sqlite3.Connection, nested: dict[str, list[str]]) -> None:
     """The inner modules of the repository, after a row for the root that marks them as looked for."""
     db.execute("DELETE FROM code_modules")
     db.executemany("INSERT INTO code_modules(folder, names) VALUES (?, ?)",
                    [("", ""), *((folder, " ".join(names)) for folder, names in sorted(nested.items()))])
 
 
-def _code_diff(db: sqlite3.Connection, current: dict[str, tuple[int, int]]):
+def code_diff(db: sqlite3.Connection, current: dict[str, tuple[int, int]]):
     """(known stamps, removed paths, changed paths) of the code tables against the files on disk."""
     known = {row[0]: (row[1], row[2]) for row in db.execute("SELECT path, mtime_ns, size FROM code_files")}
     removed = [p for p in known if p not in current]
@@ -444,51 +462,9 @@ def _code_diff(db: sqlite3.Connection, current: dict[str, tuple[int, int]]):
     return known, removed, changed
 
 
-def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
-    """Bring the code tables up to date with the files under ``repo``; return counts."""
-    current = scan_files(repo)
-    known, removed, changed = _code_diff(db, current)
-    package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in current if p.endswith("/__init__.py") or p == "__init__.py"}
-    if not removed and not changed:
-        if (repo / "go.mod").is_file() and db.execute("SELECT 1 FROM code_modules LIMIT 1").fetchone() is None:
-            with transaction(db):  # an index built before inner modules were recorded
-                _record_modules(db, nested_modules(repo))
-        return {"files": len(current), "changed": 0, "removed": 0}
-    vendored = vendored_folders(repo, current)
-    nested = nested_modules(repo)
-    with transaction(db):
-        known, removed, changed = _code_diff(db, current)  # again under the write lock: another thread or
-        _record_modules(db, nested)                        # process may have indexed these files meanwhile
-        for path in removed + [p for p in changed if p in known]:
-            row = db.execute("SELECT id FROM code_files WHERE path = ?", (path,)).fetchone()
-            if row:
-                db.execute("DELETE FROM code_fts WHERE rowid = ?", (row[0],))
-            db.execute("DELETE FROM code_files WHERE path = ?", (path,))
-            db.execute("DELETE FROM code_symbols WHERE path = ?", (path,))
-            db.execute("DELETE FROM code_imports WHERE path = ?", (path,))
-        for path in changed:
-            mtime, size = current[path]
-            lang = CODE_EXTENSIONS[os.path.splitext(path)[1]]
-            test = is_test_path(path)
-            module = module_name_for(path, package_dirs) if lang == "python" else path.rsplit(".", 1)[0]
-            facts, text = FileFacts(), None
-            if not test:
-                try:
-                    text = (repo / path).read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                facts = extract(text, lang, module, path.endswith("__init__.py"))
-            foreign = text is not None and (looks_generated(text) or any(
-                path.startswith(folder + "/") for folder in vendored))
-            cur = db.execute("INSERT INTO code_files(path, mtime_ns, size, module, lang, is_test, doc, generated) "
-                             "VALUES (?,?,?,?,?,?,?,?)", (path, mtime, size, module, lang, int(test), facts.doc, int(foreign)))
-            if text is None:
-                continue
-            names = " ".join([path, module, " ".join(sorted({s[0] for s in facts.symbols if s[1] != "inner"}))])
-            db.execute("INSERT INTO code_fts(rowid, names, body) VALUES (?, ?, ?)",
-                       (cur.lastrowid, token_text(names), token_text(text)))
-            db.executemany("INSERT INTO code_symbols(path, name, lname, kind, qual, line) VALUES (?,?,?,?,?,?)",
-                           [(path, n, n.lower(), k, q, ln) for n, k, q, ln in facts.symbols])
-            db.executemany("INSERT INTO code_imports(path, target) VALUES (?, ?)",
-                           [(path, t) for t in dict.fromkeys(facts.imports)])
-    return {"files": len(current), "changed": len(changed), "removed": len(removed)}
+def refresh_code(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None, plan=None) -> dict[str, int]:
+    """Bring the code tables (and the function tables with them) up to date with the files under ``repo``;
+    return counts. A changed file is read once (see ``build.refresh``, which this is)."""
+    from .build import refresh
+
+    return refresh(db, repo, progress=progress, indexed=indexed, plan=plan)

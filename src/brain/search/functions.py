@@ -33,7 +33,7 @@ from typing import Callable, Iterable
 from .tokenize import token_text
 
 __all__ = ["FunctionDef", "Call", "FUNCTIONS_SCHEMA", "extract_functions", "python_functions", "from_symbols",
-           "register_extractor", "refresh_functions", "FunctionView", "KINDS"]
+           "register_extractor", "refresh_functions", "FunctionView", "KINDS", "has_extractor"]
 
 KINDS = ("function", "method", "class")
 MAX_CALLS = 400  # per definition: a generated table of calls is not a call graph
@@ -86,29 +86,57 @@ def _callee(node: ast.Call) -> tuple[str, str] | None:
     return None
 
 
+# nodes that hold no call: never pushed on the walk (a Name's Load context would be its only child), and
+# the plain values of the other fields; compared by exact type, which is what makes the walk cheap
+_LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias,
+                     str, int, float, bool, type(None)}
+                    | {cls for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+                       for cls in base.__subclasses__()})
+_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _children(node: ast.AST, out: list) -> None:
+    """``ast.iter_child_nodes`` onto ``out``, leaving out the nodes that cannot hold a call."""
+    cls = node.__class__
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = cls._fields
+    for name in fields:
+        value = getattr(node, name, None)
+        kind = value.__class__
+        if kind is list:
+            out.extend(item for item in value if item.__class__ not in _LEAVES and isinstance(item, ast.AST))
+        elif kind not in _LEAVES and isinstance(value, ast.AST):
+            out.append(value)
+
+
 def _own_calls(node: ast.AST) -> tuple[Call, ...]:
     """Calls in ``node``'s body, not descending into nested functions or classes (they have their own)."""
     found: list[Call] = []
-    stack = list(ast.iter_child_nodes(node))
+    stack: list = []
+    _children(node, stack)
+    call, attribute, load = ast.Call, ast.Attribute, ast.Load
     while stack and len(found) < MAX_CALLS:
         child = stack.pop()
-        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        kind = child.__class__
+        if kind in _DEFS:
             stack.extend(child.decorator_list)  # a decorator runs in the enclosing scope
             continue
-        if isinstance(child, ast.Call):
+        if kind is call:
             got = _callee(child)
             if got:
                 found.append(Call(got[0], child.lineno, got[1]))
-            if isinstance(child.func, ast.Attribute):
+            if child.func.__class__ is attribute:
                 # the callee's own attribute node is counted above: walk only its receiver and the arguments
                 stack.append(child.func.value)
                 stack.extend(child.args)
                 stack.extend(child.keywords)
                 continue
-        elif (isinstance(child, ast.Attribute) and isinstance(child.ctx, ast.Load) and isinstance(child.value, ast.Name)
+        elif (kind is attribute and child.ctx.__class__ is load and child.value.__class__ is ast.Name
               and child.value.id in ("self", "cls")):
             found.append(Call(child.attr, child.lineno, "self"))  # `self.identity`: a property is a call too
-        stack.extend(ast.iter_child_nodes(child))
+        _children(child, stack)
     return tuple(sorted(set(found), key=lambda c: (c.line, c.name, c.via)))
 
 
@@ -119,12 +147,14 @@ def _signature(lines: list[str], node, body_start: int) -> str:
     return text[:300]
 
 
-def python_functions(text: str) -> list[FunctionDef]:
-    """Functions, methods and classes of one Python source text, in line order (pure)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
+def python_functions(text: str, tree: ast.Module | None = None) -> list[FunctionDef]:
+    """Functions, methods and classes of one Python source text, in line order (pure); ``tree`` is the
+    text's ``ast.parse`` when the caller has it already (the index build parses a file once)."""
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return []
     lines = text.splitlines()
     out: list[FunctionDef] = []
 
@@ -328,6 +358,11 @@ for _lang in CARD_LANGUAGES:
 def register_extractor(lang: str, extractor: Extractor) -> None:
     """Plug a language in: ``extractor(text, path)`` returns its definitions (``from_symbols`` helps)."""
     _EXTRACTORS[lang] = extractor
+
+
+def has_extractor(lang: str) -> bool:
+    """Whether files of ``lang`` have definitions in the function index (fn_files lists only those)."""
+    return lang in _EXTRACTORS
 
 
 def extract_functions(text: str, lang: str, path: str = "") -> list[FunctionDef]:

@@ -74,13 +74,17 @@ def _forget_located() -> None:
 
 def ensure_index(brain, *, code: bool = True):
     """The brain's index, built when missing; memory (and code, when asked) brought up to date."""
+    from .progress import DelayedProgress
+
     index = brain.index
+    # on stderr when the code index takes more than a second (a first boot before `brain map`, a big pull)
+    progress = DelayedProgress("updating the code index (`brain map` builds it ahead)") if code else None
     if not index.exists:
-        index.refresh(code=code)
+        index.refresh(code=code, progress=progress)
         return index
     index.refresh_memory(quick=True)
     if code:
-        index.refresh_code()
+        index.refresh_code(progress=progress)
     from .graph import update_graph
 
     update_graph(index)  # what the refreshes changed, and what a killed refresh left pending; else nothing

@@ -11,7 +11,7 @@ with the extra to install, never a crash.
 name, for Python only) returns plain, picklable facts (cached per
 content hash by the mapper). ``status`` is "ok" or "unread" (+ ``reason``). The keys an
 "ok" result may carry, all optional, are the ones the language-independent renderer
-reads (src/brain/cards/render.py):
+reads (src/brain/cards/render.py, exposes.py and generic.py):
 
 * ``exports``: ``[{"kind", "name", "sig", "doc", "members": [{"kind", "name", "sig", "doc"}]}]``
   the public API by the language's own rule (Go capitalised names, Rust ``pub``, Java

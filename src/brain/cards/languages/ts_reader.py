@@ -6,7 +6,8 @@ re-exports; CommonJS `module.exports`/`exports.x`; imported specifiers (ES impor
 `export ... from`, `require()`, dynamic `import()`); Express-style routes
 (`app.get("/path", ...)`, `router.post(...)`, `app.route("/p").get(...)`).
 Importing this module fails with ImportError when tree-sitter is absent; the caller
-then lists the file as not read.
+(``languages.typescript`` and ``languages.javascript``, behind the extractor interface) then lists
+the file as not read. Its symbols, with line ranges, are the code index's (``symbols_of``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,10 @@ from __future__ import annotations
 import tree_sitter
 import tree_sitter_typescript
 
-__all__ = ["extract"]
+from . import _treesitter as ts
+from .base import Symbol
+
+__all__ = ["extract", "symbols_of"]
 
 _LANGS: dict[str, tree_sitter.Language] = {}
 _PARSERS: dict[str, tree_sitter.Parser] = {}
@@ -170,9 +174,7 @@ def extract(text: str, *, path: str = "<file>", dialect: str | None = None) -> d
     src = text.encode("utf-8")
     dialect = dialect or ("tsx" if path.endswith((".tsx", ".jsx")) else "ts")
     try:
-        from .languages._treesitter import bounded_parse
-
-        tree = bounded_parse(_parser(dialect), src)
+        tree = ts.bounded_parse(_parser(dialect), src)
     except TimeoutError as exc:
         return {"status": "unread", "reason": f"{exc} (a pathological file)"}
     except Exception as exc:  # noqa: BLE001 - tree-sitter errors become a file not read
@@ -278,9 +280,60 @@ def extract(text: str, *, path: str = "<file>", dialect: str | None = None) -> d
             seen.add(key)
             unique.append(e)
     facts = {"status": "ok", "exports": unique, "imports": sorted(set(imports)), "routes": routes}
-    from .languages.typescript import symbols_of  # the code index's shape (languages/base.py Symbol)
-
-    facts["symbols"] = symbols_of(src, root, {e["name"] for e in unique})
+    facts["symbols"] = symbols_of(src, root, {e["name"] for e in unique})  # the code index's shape (base.Symbol)
     if root.has_error:
         facts["partial"] = True
     return facts
+
+
+_KINDS = {"function_declaration": "function", "generator_function_declaration": "function", "class_declaration": "class",
+          "abstract_class_declaration": "class", "interface_declaration": "interface", "type_alias_declaration": "type",
+          "enum_declaration": "enum", "function_signature": "function"}
+
+
+def _first_line(src: bytes, node) -> str:
+    body = node.child_by_field_name("body")
+    end = body.start_byte if body is not None else node.end_byte
+    return ts.squash(src[node.start_byte:end].decode("utf-8", errors="replace"))
+
+
+def symbols_of(src: bytes, root, exported_names: set[str]) -> list[Symbol]:
+    """Top-level declarations (and class methods) of a TS/JS tree, with 1-based line ranges."""
+    out: list[Symbol] = []
+    for top in root.named_children:
+        exported = top.type == "export_statement"
+        node = top.child_by_field_name("declaration") if exported else top
+        if exported and node is None:
+            node = top.child_by_field_name("value")
+        if node is None:
+            continue
+        kind = _KINDS.get(node.type)
+        start, end = ts.lines(top)
+        if kind:
+            name = ts.text(src, node.child_by_field_name("name")) or "default"
+            out.append(Symbol(name, kind, start, end, exported or name in exported_names, _first_line(src, node)))
+            body = node.child_by_field_name("body")
+            if kind == "class" and body is not None:
+                for member in body.named_children:
+                    if member.type in ("method_definition", "method_signature", "abstract_method_signature"):
+                        mname = ts.text(src, member.child_by_field_name("name"))
+                        private = mname.startswith("#") or any(
+                            ts.text(src, c) in ("private", "protected") for c in member.children if c.type == "accessibility_modifier")
+                        m_start, m_end = ts.lines(member)
+                        out.append(Symbol(f"{name}.{mname}", "method", m_start, m_end,
+                                          (exported or name in exported_names) and not private, _first_line(src, member)))
+        elif node.type in ("lexical_declaration", "variable_declaration"):
+            for decl in node.named_children:
+                if decl.type != "variable_declarator":
+                    continue
+                name_node = decl.child_by_field_name("name")
+                if name_node is None or name_node.type != "identifier":
+                    continue
+                name = ts.text(src, name_node)
+                value = decl.child_by_field_name("value")
+                is_fn = value is not None and value.type in ("arrow_function", "function_expression", "function")
+                d_start, d_end = ts.lines(decl)
+                out.append(Symbol(name, "function" if is_fn else ("const" if ts.text(src, node).startswith("const") else "var"),
+                                  d_start if len(node.named_children) > 1 else start, d_end if len(node.named_children) > 1 else end,
+                                  exported or name in exported_names, ts.squash(ts.text(src, decl).split("=>")[0], 120)))
+    return out
