@@ -198,3 +198,14 @@ def test_cochange_lends_to_files_changing_with_the_best_candidate(shop):
     hit = next(h for h in found.files if h.path == "shop/ledger_sync.py")
     assert any(r.startswith("changes together with `shop/tax.py` (5 of its 5 commits)") for r in hit.reasons)
     assert "shop/catalog.py" not in found.paths  # one shared commit (the initial import) is chance
+
+
+def test_a_repository_whose_config_brain_refuses_costs_the_history_only(shop):
+    marker = shop.parent / "ran"
+    git(shop, "config", "hook.evil.event", "pre-commit")
+    git(shop, "config", "hook.evil.command", f"touch {marker}")
+    b = brainlib.init(shop)
+    b.reindex()  # the code index is built; the history is not read under a configuration that names a hook
+    assert b.index.db.execute("SELECT COUNT(*) FROM code_files").fetchone()[0] > 0
+    assert b.index.db.execute("SELECT COUNT(*) FROM hist_commits").fetchone()[0] == 0
+    assert not marker.exists()

@@ -134,15 +134,13 @@ def parse_log(items, limit: int = MAX_COMMITS) -> list[Commit]:
 
 def _read_log(git, revisions: str, limit: int) -> list[Commit] | None:
     """The commits of ``revisions`` (newest first), or None when git fails or runs past ``LOG_TIMEOUT``."""
-    from ..errors import SyncError
-
     args = ["log", "-z", "--raw", "--no-abbrev", "--no-renames", "--no-merges", "--no-color", f"-n{limit}",
             "--format=%H %ct%x00%B"]
     if FIRST_PARENT:
         args.append("--first-parent")
     try:
         proc = git.stream(*args, revisions, "--")
-    except (SyncError, ValueError):
+    except ValueError:
         return None
     timer = threading.Timer(LOG_TIMEOUT, proc.kill)
     timer.daemon = True
@@ -205,8 +203,11 @@ def refresh_history(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
         return {"commits": 0, "added": 0}
     if head == known:
         return {"commits": -1, "added": 0}  # -1: unchanged, not counted (a no-op refresh reads nothing)
-    base = known if known and git.is_ancestor(known, head) else None
-    commits = _read_log(git, f"{base}..{head}" if base else head, MAX_COMMITS)
+    try:
+        base = known if known and git.is_ancestor(known, head) else None
+        commits = _read_log(git, f"{base}..{head}" if base else head, MAX_COMMITS)
+    except (SyncError, UntrustedRepository):  # a timeout, or a configuration brain will not run git under
+        commits = None
     if commits is None:
         return {"commits": -1, "added": 0}  # git failed: keep what is indexed, try again next refresh
     existing = {path for (path,) in db.execute("SELECT path FROM code_files WHERE is_test = 0")}
