@@ -195,10 +195,16 @@ def main(argv=None) -> int:
     ap.add_argument("--per-repo", type=int, default=10)
     ap.add_argument("--reserved", type=Path, default=reserved.DEFAULT_RESERVED)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "history.json")
+    ap.add_argument("--first-parent", action="store_true", help="index only HEAD's first-parent line "
+                    "(history_store.FIRST_PARENT), to compare with all parents")
     ap.add_argument("--cost", metavar="OWNER/NAME", help="only measure history indexing at this mirror's HEAD "
                     "(from empty tables) and the no-op refresh, then stop")
     args = ap.parse_args(argv)
     os.environ.setdefault("BRAIN_HOME", str(HERE / ".cache" / "brain-home"))
+    if args.first_parent:
+        from brain.search import history_store
+
+        history_store.FIRST_PARENT = True
     if args.cost:
         gd = locbench.git_dir(args.mirrors, args.cost, "bench_history")
         print(json.dumps(measure_cost(gd, args.trees, args.cost)))
@@ -243,6 +249,7 @@ def main(argv=None) -> int:
     report["wall_seconds"] = round(time.perf_counter() - started, 1)
     report["cpu_seconds"] = round(cpu() - cpu0, 1)
     report["load"] = [round(load0, 1), round(os.getloadavg()[0], 1)]
+    report["first_parent"] = args.first_parent
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"summary": report, "rows": rows}, indent=1) + "\n")
     print(json.dumps({k: v for k, v in report.items() if not k.endswith("_ids")}, indent=1))
