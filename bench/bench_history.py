@@ -67,7 +67,7 @@ def corpus_slice(tasks: list[dict], repos: int, per_repo: int, available) -> lis
     return out
 
 
-def run_repo(gd: Path, trees: Path, repo: str, tasks: list[dict]) -> tuple[list[dict], dict]:
+def run_repo(gd: Path, trees: Path, repo: str, tasks: list[dict], sweep=()) -> tuple[list[dict], dict]:
     import brain as brainlib
     from brain.search import history as hist
     from brain.search.code import refresh_code
@@ -85,8 +85,11 @@ def run_repo(gd: Path, trees: Path, repo: str, tasks: list[dict]) -> tuple[list[
     b = brainlib.init(folder)
     rows, cost = [], defaultdict(float)
     for task in tasks:
-        subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-C", str(folder), "checkout", "-q", "-f", "--detach",
-                        task["base_commit"]], check=True, capture_output=True)
+        moved = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-C", str(folder), "checkout", "-q", "-f",
+                                "--detach", task["base_commit"]], capture_output=True)
+        if moved.returncode != 0:  # a snapshot without some large blob: the tree cannot be had whole
+            cost["skipped"] += 1
+            continue
         db = b.index.db
         refresh_code(db, b.repo)
         refresh_functions(db, b.repo)
@@ -99,23 +102,29 @@ def run_repo(gd: Path, trees: Path, repo: str, tasks: list[dict]) -> tuple[list[
         cost["noop_refresh_cpu"] += cpu() - start
         view = b.index.code_view()
         text = task["problem_statement"]
-        start = cpu()
-        with_h = [h.path for h in locate(view, text, limit=20).files]
-        cost["with_cpu"] += cpu() - start
         saved = hist.W_HISTORY, hist.W_COCHANGE
-        hist.W_HISTORY = hist.W_COCHANGE = 0.0
-        try:
-            start = cpu()
-            without = [h.path for h in locate(view, text, limit=20).files]
-            cost["without_cpu"] += cpu() - start
-        finally:
-            hist.W_HISTORY, hist.W_COCHANGE = saved
+
+        def ranked(weights: tuple[float, float] | None) -> list[str]:
+            hist.W_HISTORY, hist.W_COCHANGE = weights or saved
+            try:
+                return [h.path for h in locate(view, text, limit=20).files]
+            finally:
+                hist.W_HISTORY, hist.W_COCHANGE = saved
+
+        ranked((0.0, 0.0))  # warm the view's lazy tables, so neither timed call pays for them
+        start = cpu()
+        with_h = ranked(None)
+        cost["with_cpu"] += cpu() - start
+        start = cpu()
+        without = ranked((0.0, 0.0))
+        cost["without_cpu"] += cpu() - start
+        swept = {f"h{wh:g}c{wc:g}": ranked((wh, wc))[:10] for wh, wc in sweep}
         alone: dict[str, float] = defaultdict(float)
         hist.history_evidence(view, extract_signals(text).words, lambda p, w, r: alone.__setitem__(p, alone[p] + w))
         history_only = sorted(alone, key=lambda p: (-alone[p], p))[:20]
         rows.append({"id": task["instance_id"], "repo": repo, "lang": task["language"], "gold": task["gold_files"],
                      "with": with_h[:10], "without": without[:10], "history": history_only[:10],
-                     "bm25": locbench.bm25_files(view, text, 10)})
+                     "bm25": locbench.bm25_files(view, text, 10), **swept})
         cost["tasks"] += 1
     cost["commits_indexed"] = b.index.db.execute("SELECT COUNT(*) FROM hist_commits").fetchone()[0]
     return rows, dict(cost)
@@ -166,18 +175,19 @@ def hit(row: dict, key: str, mode: str) -> bool:
 RANKINGS = ("with", "without", "history", "bm25")
 
 
-def summary(rows: list[dict]) -> dict:
+def summary(rows: list[dict], extra: tuple[str, ...] = ()) -> dict:
     by_lang: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_lang[row["lang"]].append(row)
     per_lang = {}
     for lang, rs in sorted(by_lang.items()):
         per_lang[lang] = {"tasks": len(rs), **{f"{k}_{m}@{K}": round(sum(hit(r, k, m) for r in rs) / len(rs), 3)
-                                               for k in RANKINGS for m in ("all", "any")}}
+                                               for k in (*RANKINGS, *extra) for m in ("all", "any")}}
     keys = [k for k in next(iter(per_lang.values())) if k != "tasks"] if per_lang else []
     macro = {k: round(sum(v[k] for v in per_lang.values()) / len(per_lang), 3) for k in keys}
-    moved = {m: {"gained": [r["id"] for r in rows if hit(r, "with", m) and not hit(r, "without", m)],
-                 "lost": [r["id"] for r in rows if hit(r, "without", m) and not hit(r, "with", m)]} for m in ("all", "any")}
+    moved = {f"{key}:{m}": {"gained": [r["id"] for r in rows if hit(r, key, m) and not hit(r, "without", m)],
+                            "lost": [r["id"] for r in rows if hit(r, "without", m) and not hit(r, key, m)]}
+             for key in ("with", *extra) for m in ("all", "any")}
     complementary = [r["id"] for r in rows if hit(r, "history", "any") and not hit(r, "without", "any")
                      and not hit(r, "bm25", "any")]
     return {"tasks": len(rows), "macro": macro, "per_lang": per_lang,
@@ -195,12 +205,20 @@ def main(argv=None) -> int:
     ap.add_argument("--per-repo", type=int, default=10)
     ap.add_argument("--reserved", type=Path, default=reserved.DEFAULT_RESERVED)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "history.json")
+    ap.add_argument("--sweep", help="more weight pairs scored in the same pass, W_HISTORY:W_COCHANGE,... "
+                    "(each beside `without`)")
     ap.add_argument("--first-parent", action="store_true", help="index only HEAD's first-parent line "
                     "(history_store.FIRST_PARENT), to compare with all parents")
     ap.add_argument("--cost", metavar="OWNER/NAME", help="only measure history indexing at this mirror's HEAD "
                     "(from empty tables) and the no-op refresh, then stop")
     args = ap.parse_args(argv)
     os.environ.setdefault("BRAIN_HOME", str(HERE / ".cache" / "brain-home"))
+    try:
+        sweep = [tuple(float(x) for x in pair.split(":")) for pair in args.sweep.split(",")] if args.sweep else []
+    except ValueError:
+        ap.error("--sweep takes W_HISTORY:W_COCHANGE pairs separated by commas, e.g. 1.5:0.1,3:0")
+    if any(len(pair) != 2 for pair in sweep):
+        ap.error("--sweep takes W_HISTORY:W_COCHANGE pairs, e.g. 1.5:0.1,3:0")
     if args.first_parent:
         from brain.search import history_store
 
@@ -232,13 +250,14 @@ def main(argv=None) -> int:
     rows, costs = [], {}
     for repo, ts in sorted(by_repo.items()):
         gd = locbench.git_dir(args.mirrors, repo, "bench_history")
-        got, cost = run_repo(gd, args.trees, repo, ts)
+        got, cost = run_repo(gd, args.trees, repo, ts, sweep)
         rows += got
         costs[repo] = cost
         print(f"{repo}: {len(got)} tasks, {cost['commits_indexed']} commits, history index "
               f"{cost['history_index_cpu']:.2f} s CPU", flush=True)
-    report = summary(rows)
+    report = summary(rows, tuple(f"h{wh:g}c{wc:g}" for wh, wc in sweep))
     n = max(1, sum(c["tasks"] for c in costs.values()))
+    report["skipped_tasks"] = int(sum(c.get("skipped", 0) for c in costs.values()))
     report["cost"] = {
         "history_index_cpu_per_repo": {r: round(c["history_index_cpu"], 2) for r, c in costs.items()},
         "commits_indexed": {r: c["commits_indexed"] for r, c in costs.items()},
