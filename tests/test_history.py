@@ -209,3 +209,24 @@ def test_a_repository_whose_config_brain_refuses_costs_the_history_only(shop):
     assert b.index.db.execute("SELECT COUNT(*) FROM code_files").fetchone()[0] > 0
     assert b.index.db.execute("SELECT COUNT(*) FROM hist_commits").fetchone()[0] == 0
     assert not marker.exists()
+
+
+def test_a_benchmark_tree_at_a_base_commit_has_its_past_only(shop, tmp_path):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import locbench
+
+    base = commit(shop, "Catalog paging", {"shop/catalog.py": "def list_products(page=0):\n    return []\n"})
+    commit(shop, "The fix itself", {"shop/catalog.py": "def list_products(page=1):\n    return []\n"})
+    bare = tmp_path / "mirror.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(shop), str(bare)], check=True)
+    tree = locbench.tree_at(bare, base, tmp_path / "trees" / "shop@base", True)
+    assert tree.name == "shop@base+history"
+    b = brainlib.init(tree)
+    b.reindex()
+    assert "Catalog paging" in messages(b) and "The fix itself" not in messages(b)
+    plain = locbench.tree_at(bare, base, tmp_path / "trees" / "shop@base", False)  # git archive: no history
+    p = brainlib.init(plain)
+    p.reindex()
+    assert not (plain / ".git").exists() and messages(p) == set()
