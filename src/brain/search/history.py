@@ -42,6 +42,7 @@ MAX_SEED_COMMITS = 400  # the newest commits of a candidate read for co-change (
 MAX_COCHANGED = 8  # files a candidate lends to, best first
 HISTORY_REASON = "changed by a past commit like this task"
 COCHANGE_REASON = "changes together with"
+SUBJECT_SHOWN = 48  # characters of a commit subject in a reason: the boot has a token budget
 _SHOWN = re.compile(r"[^\w .,:;()#'/+\-=<>\[\]]")
 
 
@@ -49,7 +50,7 @@ def _shown(subject: str) -> str:
     """A commit subject as the boot shows it: untrusted text, so short, one line, plain characters."""
     text = _SHOWN.sub(" ", subject.replace("`", "'"))
     text = " ".join(text.split())
-    return text if len(text) <= 60 else text[:59].rstrip() + "…"
+    return text if len(text) <= SUBJECT_SHOWN else text[:SUBJECT_SHOWN - 1].rstrip() + "…"
 
 
 def _similar_commits(db: sqlite3.Connection, words: list[str]) -> list[tuple[int, float]]:
