@@ -30,6 +30,7 @@ import argparse
 import json
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 import time
@@ -72,7 +73,8 @@ def run_repo(gd: Path, trees: Path, repo: str, tasks: list[dict], sweep=()) -> t
     from brain.search import history as hist
     from brain.search.code import refresh_code
     from brain.search.functions import refresh_functions
-    from brain.search.history_store import refresh_history
+    from brain.search.code import transaction
+    from brain.search.history_store import HISTORY_SCHEMA, clear_history, refresh_history
     from brain.search.locate import extract_signals, locate
 
     def commit_time(sha: str) -> int:
@@ -83,6 +85,9 @@ def run_repo(gd: Path, trees: Path, repo: str, tasks: list[dict], sweep=()) -> t
     tasks = sorted(tasks, key=lambda t: (commit_time(t["base_commit"]), t["instance_id"]))
     folder = locbench.checkout_tree(gd, tasks[0]["base_commit"], trees / repo.replace("/", "+"), "bench_history")
     b = brainlib.init(folder)
+    b.index.db.executescript(HISTORY_SCHEMA)
+    with transaction(b.index.db):  # a tree left by an earlier run starts from empty history tables
+        clear_history(b.index.db)
     rows, cost = [], defaultdict(float)
     for task in tasks:
         moved = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-C", str(folder), "checkout", "-q", "-f",
@@ -126,7 +131,10 @@ def run_repo(gd: Path, trees: Path, repo: str, tasks: list[dict], sweep=()) -> t
                      "with": with_h[:10], "without": without[:10], "history": history_only[:10],
                      "bm25": locbench.bm25_files(view, text, 10), **swept})
         cost["tasks"] += 1
-    cost["commits_indexed"] = b.index.db.execute("SELECT COUNT(*) FROM hist_commits").fetchone()[0]
+    try:
+        cost["commits_indexed"] = b.index.db.execute("SELECT COUNT(*) FROM hist_commits").fetchone()[0]
+    except sqlite3.OperationalError:  # every task skipped: nothing was indexed
+        cost["commits_indexed"] = 0
     return rows, dict(cost)
 
 
@@ -254,16 +262,18 @@ def main(argv=None) -> int:
         rows += got
         costs[repo] = cost
         print(f"{repo}: {len(got)} tasks, {cost['commits_indexed']} commits, history index "
-              f"{cost['history_index_cpu']:.2f} s CPU", flush=True)
+              f"{cost.get('history_index_cpu', 0.0):.2f} s CPU, {int(cost.get('skipped', 0))} skipped", flush=True)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"partial": True, "rows": rows, "costs": costs}) + "\n")  # a crash keeps these
     report = summary(rows, tuple(f"h{wh:g}c{wc:g}" for wh, wc in sweep))
-    n = max(1, sum(c["tasks"] for c in costs.values()))
+    n = max(1, sum(c.get("tasks", 0) for c in costs.values()))
     report["skipped_tasks"] = int(sum(c.get("skipped", 0) for c in costs.values()))
     report["cost"] = {
-        "history_index_cpu_per_repo": {r: round(c["history_index_cpu"], 2) for r, c in costs.items()},
+        "history_index_cpu_per_repo": {r: round(c.get("history_index_cpu", 0.0), 2) for r, c in costs.items()},
         "commits_indexed": {r: c["commits_indexed"] for r, c in costs.items()},
-        "noop_refresh_cpu_ms": round(1000 * sum(c["noop_refresh_cpu"] for c in costs.values()) / n, 2),
-        "locate_cpu_ms_with": round(1000 * sum(c["with_cpu"] for c in costs.values()) / n, 2),
-        "locate_cpu_ms_without": round(1000 * sum(c["without_cpu"] for c in costs.values()) / n, 2),
+        "noop_refresh_cpu_ms": round(1000 * sum(c.get("noop_refresh_cpu", 0.0) for c in costs.values()) / n, 2),
+        "locate_cpu_ms_with": round(1000 * sum(c.get("with_cpu", 0.0) for c in costs.values()) / n, 2),
+        "locate_cpu_ms_without": round(1000 * sum(c.get("without_cpu", 0.0) for c in costs.values()) / n, 2),
     }
     report["wall_seconds"] = round(time.perf_counter() - started, 1)
     report["cpu_seconds"] = round(cpu() - cpu0, 1)
