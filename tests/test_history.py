@@ -230,3 +230,34 @@ def test_a_benchmark_tree_at_a_base_commit_has_its_past_only(shop, tmp_path):
     p = brainlib.init(plain)
     p.reindex()
     assert not (plain / ".git").exists() and messages(p) == set()
+
+
+def test_the_newest_commits_are_kept_past_the_bound(shop, monkeypatch):
+    monkeypatch.setattr("brain.search.history_store.MAX_COMMITS", 3)
+    b = brainlib.init(shop)
+    for n in range(3):
+        commit(shop, f"Tax change {n}", {"shop/tax.py": f"def vat(amount):\n    return amount * {n}\n"})
+    b.reindex()
+    assert messages(b) == {"Tax change 0", "Tax change 1", "Tax change 2"}  # the initial import is past the bound
+    for n in range(3, 5):
+        commit(shop, f"Tax change {n}", {"shop/tax.py": f"def vat(amount):\n    return amount + {n}\n"})
+    b.index.refresh_code()  # incremental: two more, the two oldest dropped with their files and words
+    assert messages(b) == {"Tax change 2", "Tax change 3", "Tax change 4"}
+    db = b.index.db
+    assert db.execute("SELECT COUNT(*) FROM hist_fts").fetchone()[0] == 3
+    assert db.execute("SELECT COUNT(DISTINCT commit_id) FROM hist_files").fetchone()[0] == 3
+
+
+def test_a_noop_refresh_takes_no_write_lock(shop):
+    import sqlite3
+
+    b = brainlib.init(shop)
+    b.reindex()
+    other = sqlite3.connect(b.index.path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process writing the index
+    try:
+        b.index.db.execute("PRAGMA busy_timeout = 50")
+        assert refresh_history(b.index.db, b.repo) == {"commits": -1, "added": 0}
+    finally:
+        other.execute("ROLLBACK")
+        other.close()

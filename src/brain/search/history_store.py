@@ -187,7 +187,8 @@ def refresh_history(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     from ..errors import SyncError, UntrustedRepository
     from ..gitsafe import project_repo
 
-    db.executescript(HISTORY_SCHEMA)
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'hist_commits'").fetchone() is None:
+        db.executescript(HISTORY_SCHEMA)  # once per index file: a no-op refresh takes no write lock
     known = _known_head(db)
     git = project_repo(repo, timeout=30, here_only=True)
     head = None
