@@ -261,3 +261,11 @@ def test_a_noop_refresh_takes_no_write_lock(shop):
     finally:
         other.execute("ROLLBACK")
         other.close()
+
+
+def test_the_streaming_runner_refuses_network_commands(shop):
+    from brain.gitsafe import GitRepo
+
+    for command in ("fetch", "clone", "push"):
+        with pytest.raises(ValueError):
+            GitRepo(shop).stream(command, "origin")
