@@ -111,8 +111,11 @@ def select_tasks(gd: Path, repo: str, lang: str, per_repo: int, scan: int = 600)
     return tasks
 
 
+HISTORY = False  # --history: trees are git checkouts at the parent commit (brain reads their past commits)
+
+
 def tree_for(trees: Path, gd: Path, repo: str, commit: str) -> Path:
-    return locbench.extract_tree(gd, commit, trees / f"{repo.replace('/', '+')}@{commit}", "bench_heldout")
+    return locbench.tree_at(gd, commit, trees / f"{repo.replace('/', '+')}@{commit}", HISTORY, "bench_heldout")
 
 
 def run_task(trees: Path, gd: Path, task: dict) -> dict:
@@ -159,6 +162,8 @@ def main(argv=None) -> int:
     ap.add_argument("--per-repo", type=int, default=40)
     ap.add_argument("--out", type=Path, help="results JSON (rows appended/replaced by id)")
     ap.add_argument("--tasks-only", action="store_true", help="print the selected tasks and stop")
+    ap.add_argument("--history", action="store_true", help="trees as git checkouts at the parent commit, so brain "
+                    "has the project's history up to it (never the commit itself); default: `git archive`")
     ap.add_argument("--reserved", type=Path, default=reserved.DEFAULT_RESERVED,
                     help="reserved owner/name list: a run naming one of them is refused")
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"),
@@ -173,6 +178,8 @@ def main(argv=None) -> int:
     if not args.mirrors or not args.trees:
         ap.error("--mirrors and --trees are needed to run tasks")
 
+    global HISTORY
+    HISTORY = args.history
     repos = args.repo or list(REPOS)
     try:
         reserved.refuse_reserved(repos, reserved.read_reserved(args.reserved))

@@ -45,10 +45,13 @@ def git_dir(mirrors: Path, repo: str) -> Path:
     return locbench.git_dir(mirrors, repo, "bench_multilang")
 
 
+HISTORY = False  # --history: trees are git checkouts at the base commit (brain reads their past commits)
+
+
 def tree_for(mirrors: Path, repo: str, commit: str) -> Path:
-    """The source tree of ``repo`` at ``commit``, extracted once and cached."""
-    return locbench.extract_tree(git_dir(mirrors, repo), commit, TREES / f"{repo.replace('/', '+')}@{commit}",
-                                 "bench_multilang")
+    """The source tree of ``repo`` at ``commit``, extracted (or, with --history, checked out) once and cached."""
+    return locbench.tree_at(git_dir(mirrors, repo), commit, TREES / f"{repo.replace('/', '+')}@{commit}", HISTORY,
+                            "bench_multilang")
 
 
 def gold_ranks(gold: list[str], files: list[str]) -> list[int | None]:
@@ -130,15 +133,18 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="trees prepared and run in parallel")
     ap.add_argument("--cli", action="store_true", help="boot through the `brain` command instead of the library")
     ap.add_argument("--reindex", action="store_true", help="rebuild each tree's code index from scratch")
+    ap.add_argument("--history", action="store_true", help="trees as git checkouts at the base commit (`git clone "
+                    "--shared` of the mirror), so brain has the project's history up to it; default: `git archive`")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold files are not all in the top 5")
     ap.add_argument("--out", default=str(HERE / "results" / "multilang.json"))
     args = ap.parse_args(argv)
     if not args.mirrors:
         ap.error("give the mirror folder with --mirrors or BRAIN_BENCH_MIRRORS")
     mirrors = Path(args.mirrors).expanduser().resolve()
+    global TREES, HISTORY
     if args.trees:
-        global TREES
         TREES = Path(args.trees).expanduser().resolve()
+    HISTORY = args.history
 
     os.environ.setdefault("BRAIN_HOME", str(CACHE / "brain-home"))
     tasks = load_tasks(args.tasks)
@@ -184,6 +190,7 @@ def main(argv=None) -> int:
     secs = [r["seconds"] for r in rows]
     report = {
         "tasks": len(rows), "trees": len(jobs), "mode": "cli" if args.cli else "library", "budget": BUDGET,
+        "history": args.history,
         "languages": languages,
         "macro": {"tasks": len(rows), "brain": macro({k: v["brain"] for k, v in languages.items()}),
                   "bm25": macro({k: v["bm25"] for k, v in languages.items()})},

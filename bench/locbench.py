@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 __all__ = ["BUDGET", "prepare", "boot", "rank_of", "bm25_files", "load_tasks", "pick_tasks", "percentile", "shared_tasks",
-           "write_results"]
+           "write_results", "git_dir", "extract_tree", "checkout_tree", "tree_at"]
 
 BUDGET = 8000
 
@@ -132,3 +132,39 @@ def extract_tree(git_dir_: Path, commit: str, dest: Path, who: str = "bench") ->
     except OSError:  # another run extracted it meanwhile
         shutil.rmtree(tmp, ignore_errors=True)
     return dest
+
+
+# git run on mirrors by the benchmarks: no hooks, no repository-named filters' surprises, no pager
+_BENCH_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "--no-pager")
+
+
+def checkout_tree(git_dir_: Path, commit: str, dest: Path, who: str = "bench") -> Path:
+    """``dest`` as a git checkout detached at ``commit`` (``git clone --shared --no-checkout`` of the mirror, then
+    ``checkout --detach``): brain sees the repository's real history up to ``commit``, never after (it reads only
+    HEAD's log). Built in a temporary folder renamed into place; reused after."""
+    if dest.is_dir():
+        return dest
+    tmp = dest.with_name(dest.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        subprocess.run(["git", *_BENCH_GIT, "clone", "-q", "--shared", "--no-checkout", str(git_dir_), str(tmp)],
+                       check=True, capture_output=True)
+        subprocess.run(["git", *_BENCH_GIT, "-C", str(tmp), "checkout", "-q", "--detach", commit], check=True,
+                       capture_output=True)
+    except subprocess.CalledProcessError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise SystemExit(f"{who}: cannot check out {commit} of {git_dir_}: {exc.stderr.decode(errors='replace')}")
+    try:
+        tmp.rename(dest)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def tree_at(git_dir_: Path, commit: str, dest: Path, history: bool, who: str = "bench") -> Path:
+    """The tree of ``commit``: a git checkout with its history (``history``, in ``dest`` with a ``+history`` suffix:
+    a tree of its own) or the files alone (``git archive``)."""
+    if history:
+        return checkout_tree(git_dir_, commit, dest.with_name(dest.name + "+history"), who)
+    return extract_tree(git_dir_, commit, dest, who)

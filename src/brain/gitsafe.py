@@ -313,6 +313,23 @@ class GitRepo:
             return None
         return out.stdout if out.returncode == 0 else None
 
+    def stream(self, *args: str) -> subprocess.Popen:
+        """``git ARGS`` started with its standard output as a binary pipe (stderr dropped), for a reader
+        that bounds what it takes from a long output (the history index reads ``git log`` this way): the
+        caller reads, then kills and waits. ``SyncError`` when git cannot be started."""
+        if not args:
+            raise ValueError("no git subcommand")
+        if args[0] in _NETWORK:
+            raise ValueError(f"git {args[0]} talks to a remote: use GitRepo.fetch / GitRepo.push")
+        overrides = () if args[0] in _INERT else self.overrides()
+        cmd = [git_binary(), "--no-pager", *neutral_args(), *self._with_flags(args)]
+        env = safe_env(self.root, overrides=overrides, index_file=self.index_file)
+        try:
+            return subprocess.Popen(cmd, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    stdin=subprocess.DEVNULL, env=env, umask=self.umask)
+        except OSError as exc:
+            raise SyncError(str(self.root), " ".join(args), str(exc)) from None
+
     @staticmethod
     def _with_flags(args: tuple[str, ...]) -> list[str]:
         if args[0] in _DIFF_PRINTING:

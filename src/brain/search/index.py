@@ -538,6 +538,9 @@ class SearchIndex:
 
         stats = refresh_code(self.db, self.repo, progress=progress, indexed=indexed, plan=plan)
         refresh_functions(self.db, self.repo)  # the function index follows the code tables (search.functions)
+        from .history_store import refresh_history
+
+        refresh_history(self.db, self.repo)  # past commits of HEAD and their files (search.history_store)
         return stats
 
     def rebuild(self) -> dict:

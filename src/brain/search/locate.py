@@ -35,6 +35,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from .code import CODE_EXTENSIONS, is_nonproduct_path
+from .history import COCHANGE_REASON, HISTORY_REASON, cochange_evidence, history_evidence
 from .quotes import phrase_windows, quoted_candidates
 from .tokenize import STOPWORDS, tokens
 from .traces import trace_frames
@@ -173,7 +174,7 @@ _DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")  # TypeScript declarations of 
 _DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
 _LENT_REASONS = ("imports or is imported by", "header/source twin of", "also defines", "declaration twin of",
                  "entry point importing", "like `")
-_WEAK_REASONS = ("full-text match", "changed in the working tree", *_LENT_REASONS)
+_WEAK_REASONS = ("full-text match", "changed in the working tree", HISTORY_REASON, COCHANGE_REASON, *_LENT_REASONS)
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
 # folders that hold sources without naming a module: `src/main/java/com/x/Y.java` is module com.x.Y,
@@ -832,6 +833,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
 
     # 4b. quoted text (a pasted message, a usage line) found verbatim in a few files
     _quoted_evidence(view, sig.quoted, add)
+    history_evidence(view, sig.words, add)  # 4c. files past commits like this task changed (search.history)
 
     # the command line: its options, exit codes and environment are read by the program's `main`
     if sig.cli:
@@ -853,6 +855,7 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
             if path.startswith(prefix):
                 add(path, 2.0, f"in module `{module}`")
 
+    cochange_evidence(view, [(p, score[p]) for p in _seeds(view, score)], add)  # files changing with the best
     _lend_to_neighbours(view, score, add)
     code_named = {w: v for w, v in sig.idents.items() if w in sig.code_like}  # never a capitalised prose word
     _lend_to_overriders(view, score, code_named, defs, add)

@@ -1,0 +1,138 @@
+"""The project's history as evidence for the file ranking: past commits like the task, and co-change.
+
+Two features, read from the history tables of the index (see ``history_store``):
+
+- ``history``: BM25 of the task's words over past commit messages; the files of the best
+  ``TOP_COMMITS`` commits get each commit's similarity (relative to the best one, as the other
+  BM25 features), shared among the commit's files, and the sum per file is normalised by the
+  best file's: ``W_HISTORY`` for the file most past commits like this task changed. A fix
+  spreads over files the text never names, and the commits that fixed the same kind of
+  problem before name them ("fix timeout in retry" -> the files retries live in).
+- ``cochange``: for the best few candidate files, the files that changed together with them
+  in past commits, by a confidence rather than raw counts: ``n(a, b) / sqrt(n(a) n(b))``
+  (commits touching both, over how often each changes), at least ``COCHANGE_MIN`` commits
+  together; each gets ``W_COCHANGE x confidence`` of the candidate's score, like the
+  neighbours of ``locate._lend_to_neighbours``.
+
+A repository without history has empty tables: both features add nothing and cost one query.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections import Counter, defaultdict
+
+__all__ = ["W_HISTORY", "W_COCHANGE", "TOP_COMMITS", "COCHANGE_MIN", "history_evidence", "cochange_evidence",
+           "HISTORY_REASON", "COCHANGE_REASON"]
+
+# Weights are modest on purpose: the evidence is complementary (history alone put a fixed file in the top
+# 5 for 20 of 180 corpus tasks where neither the ranking without it nor BM25 did) but a repository's history
+# also holds much unrelated work, and a strong weight reshuffles the edge of the top 5 (3.0 / 0.25 lost 0.016
+# all@5 on the six-language set while gaining 0.025 on the corpus slice). 1.5 / 0.1 gained on both
+# (bench/bench_history.py --sweep: six languages 0.737 -> 0.759, corpus slice 0.485 -> 0.500), well below the
+# full-text weight (8.0): history reorders plausible files rather than overruling what the text names.
+# W_COCHANGE is a share of the candidate's score, as W_TWIN (0.3) and W_IMPORT (0.12) are. To be fitted.
+W_HISTORY = 1.5
+W_COCHANGE = 0.1
+TOP_COMMITS = 25  # commits whose files share the history feature
+MAX_TERMS = 200
+COCHANGE_SEEDS = 3
+COCHANGE_MIN = 2  # commits together before a pair counts: one shared commit is chance
+MAX_SEED_COMMITS = 400  # the newest commits of a candidate read for co-change (a hot file has thousands)
+MAX_COCHANGED = 8  # files a candidate lends to, best first
+HISTORY_REASON = "changed by a past commit like this task"
+COCHANGE_REASON = "changes together with"
+SUBJECT_SHOWN = 48  # characters of a commit subject in a reason: the boot has a token budget
+_SHOWN = re.compile(r"[^\w .,:;()#'/+\-=<>\[\]]")
+
+
+def _shown(subject: str) -> str:
+    """A commit subject as the boot shows it: untrusted text, so short, one line, plain characters."""
+    text = _SHOWN.sub(" ", subject.replace("`", "'"))
+    text = " ".join(text.split())
+    return text if len(text) <= SUBJECT_SHOWN else text[:SUBJECT_SHOWN - 1].rstrip() + "…"
+
+
+def _similar_commits(db: sqlite3.Connection, words: list[str]) -> list[tuple[int, float]]:
+    terms = [w for w in dict.fromkeys(words) if len(w) > 1][:MAX_TERMS]
+    if not terms:
+        return []
+    query = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    try:
+        rows = db.execute("SELECT rowid, bm25(hist_fts) AS s FROM hist_fts WHERE hist_fts MATCH ? ORDER BY s LIMIT ?",
+                          (query, TOP_COMMITS)).fetchall()
+    except sqlite3.OperationalError:  # no history tables (an index built before them, or no refresh yet)
+        return []
+    return [(rowid, -s) for rowid, s in rows if s < 0]
+
+
+def history_evidence(view, words: list[str], add) -> None:
+    """``add(path, weight, reason)`` for the files past commits similar to the task changed."""
+    if not W_HISTORY:
+        return
+    commits = _similar_commits(view.db, words)
+    if not commits:
+        return
+    top = commits[0][1] or 1.0
+    similarity = {rowid: s / top for rowid, s in commits}
+    marks = ",".join("?" * len(similarity))
+    files: dict[int, list[str]] = defaultdict(list)
+    for commit_id, path in view.db.execute(
+            f"SELECT commit_id, path FROM hist_files WHERE commit_id IN ({marks})", list(similarity)):
+        if path in view.files and not view.is_test(path):
+            files[commit_id].append(path)
+    subjects = dict((rowid, (sha, subject)) for rowid, sha, subject in view.db.execute(
+        f"SELECT id, sha, subject FROM hist_commits WHERE id IN ({marks})", list(similarity)))
+    score: dict[str, float] = defaultdict(float)
+    best: dict[str, tuple[float, int]] = {}
+    for commit_id, paths in files.items():
+        share = similarity[commit_id] / math.sqrt(len(paths))  # a commit changing many files says less of each
+        for path in paths:
+            score[path] += share
+            if share > best.get(path, (0.0, 0))[0]:
+                best[path] = (share, commit_id)
+    if not score:
+        return
+    peak = max(score.values())
+    for path, value in score.items():
+        sha, subject = subjects.get(best[path][1], ("", ""))
+        add(path, W_HISTORY * value / peak, f"{HISTORY_REASON} ({sha[:7]}: {_shown(subject)})")
+
+
+def cochange_evidence(view, seeds: list[tuple[str, float]], add) -> None:
+    """``add(path, weight, reason)`` for files that changed together with the best candidates ``seeds``
+    (path, score), weighted by the pair's confidence and the candidate's score."""
+    if not W_COCHANGE or not seeds:
+        return
+    db = view.db
+    lent: dict[str, tuple[float, str]] = {}
+    changes: dict[str, int] = {}
+    for seed, seed_score in seeds[:COCHANGE_SEEDS]:
+        try:
+            ids = [r[0] for r in db.execute("SELECT commit_id FROM hist_files WHERE path = ? ORDER BY commit_id DESC "
+                                            "LIMIT ?", (seed, MAX_SEED_COMMITS))]
+        except sqlite3.OperationalError:
+            return
+        if len(ids) < COCHANGE_MIN:
+            continue
+        marks = ",".join("?" * len(ids))
+        together = Counter(path for (path,) in db.execute(
+            f"SELECT path FROM hist_files WHERE commit_id IN ({marks})", ids) if path != seed)
+        pairs = {p: n for p, n in together.items() if n >= COCHANGE_MIN and p in view.files and not view.is_test(p)}
+        if not pairs:
+            continue
+        unknown = [p for p in pairs if p not in changes]
+        for i in range(0, len(unknown), 500):
+            chunk = unknown[i:i + 500]
+            changes.update(db.execute(f"SELECT path, COUNT(*) FROM hist_files WHERE path IN "
+                                      f"({','.join('?' * len(chunk))}) GROUP BY path", chunk).fetchall())
+        ranked = sorted(((n / math.sqrt(len(ids) * max(changes.get(p, n), n)), p, n) for p, n in pairs.items()),
+                        key=lambda t: (-t[0], t[1]))[:MAX_COCHANGED]
+        for confidence, path, n in ranked:
+            weight = W_COCHANGE * confidence * seed_score
+            if weight > lent.get(path, (0.0, ""))[0]:
+                lent[path] = (weight, f"{COCHANGE_REASON} `{seed}` ({n} of its {len(ids)} commits)")
+    for path, (weight, reason) in lent.items():
+        add(path, weight, reason)
