@@ -303,6 +303,82 @@ def library_claims(root: Path, clients: int, loops: int, backend: str | None) ->
             "cpu_ms_per_claim": round(cpu / count * 1000, 3)}
 
 
+def layers(root: Path, count: int, backend: str | None) -> dict:
+    """CPU per claim of each layer, one caller, in this process: the library; the team app as ASGI without
+    HTTP (tokens, Host check, depth guard, the MCP dispatch: through the lane, then through the SDK's own
+    per-request session); the whole server over loopback HTTP comes from the one-client run."""
+    import anyio
+
+    from brain.mcp import lane
+    from brain.team.server import team_app
+    from brain.workspace import open_brain
+
+    repo, env, tokens = setup(root, 1, backend)
+    brain = open_brain(repo, env=env)
+    sid = brain.coord.start_session("layers").id
+    cpu = time.process_time()
+    for n in range(count):
+        brain.coord.claim(sid, f"lib/f{n}.py", ttl=600)
+    out = {"library_ms": (time.process_time() - cpu) / count * 1000}
+    app = team_app(brain)
+    headers = [(b"host", b"127.0.0.1:8765"), (b"authorization", f"Bearer {tokens[0]}".encode()),
+               (b"content-type", b"application/json"), (b"accept", b"application/json, text/event-stream"),
+               (b"mcp-protocol-version", b"2025-06-18")]
+
+    async def post(message: dict) -> bytes:
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "scheme": "http", "headers": headers,
+                 "server": ("127.0.0.1", 8765), "client": ("127.0.0.1", 5000), "root_path": "", "query_string": b"",
+                 "http_version": "1.1"}
+        sent, done = [], False
+
+        async def receive():
+            nonlocal done
+            if done:
+                await anyio.sleep_forever()
+            done = True
+            return {"type": "http.request", "body": json.dumps(message).encode(), "more_body": False}
+
+        async def send(event):
+            sent.append(event)
+
+        await app(scope, receive, send)
+        return b"".join(e.get("body", b"") for e in sent if e["type"] == "http.response.body")
+
+    async def main() -> None:
+        startup, stop = anyio.Event(), anyio.Event()
+
+        async def lifespan_receive():
+            if not startup.is_set():
+                return {"type": "lifespan.startup"}
+            await stop.wait()
+            return {"type": "lifespan.shutdown"}
+
+        async def lifespan_send(event):
+            if event["type"] == "lifespan.startup.complete":
+                startup.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(app, {"type": "lifespan", "asgi": {"version": "3.0"}}, lifespan_receive, lifespan_send)
+            await startup.wait()
+            await post({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                   "clientInfo": {"name": "layers", "version": "1"}}})
+            for label, meta in (("lane_ms", {}), ("sdk_session_ms", {"_meta": {}})):  # _meta: the SDK's path
+                cpu = time.process_time()
+                for n in range(count):
+                    answer = await post({"jsonrpc": "2.0", "id": n + 1, "method": "tools/call",
+                                         "params": {"name": "brain_claim", "arguments": {
+                                             "item": f"{label}/f{n}.py", "ttl": 600}, **meta}})
+                    if b'"isError":false' not in answer:
+                        raise RuntimeError(f"claim failed: {answer[:300]!r}")
+                out[label] = (time.process_time() - cpu) / count * 1000
+            stop.set()
+
+    assert lane.ToolCallLane  # the app above has the lane in front of the SDK's
+    anyio.run(main)
+    return {k: round(v, 3) for k, v in out.items()}
+
+
 def serve_and_run(args, n: int, backend: str | None, loops: int, calls) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         repo, env, tokens = setup(Path(tmp), n, backend)
@@ -331,7 +407,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--loops", type=int, default=10, help="loops of boot, claim and signal per client (mix run)")
     parser.add_argument("--claims", type=int, default=50, help="claims per client in the claims-only run")
-    parser.add_argument("--only", choices=("mix", "claims"), help="run one of the two runs only")
+    parser.add_argument("--only", choices=("mix", "claims", "layers"), help="run one of the runs only")
     parser.add_argument("--postgres", metavar="URL", help="run the coordination on PostgreSQL (fresh schema)")
     parser.add_argument("--sdk", action="store_true", help="use the MCP SDK client instead of the thin one")
     parser.add_argument("--workers", type=int, default=1, help="server processes (`brain serve --http --workers N`)")
@@ -367,6 +443,9 @@ def main() -> None:
         if "claims" in results:
             with tempfile.TemporaryDirectory() as tmp:
                 results["claims"]["library"] = library_claims(Path(tmp), args.clients, args.claims, fresh_backend())
+        if args.only in (None, "layers"):
+            with tempfile.TemporaryDirectory() as tmp:
+                results["layers"] = layers(Path(tmp), 1000, fresh_backend())
     finally:
         if schema is not None:
             schema.__exit__(None, None, None)
@@ -406,6 +485,11 @@ def report(results: dict, args) -> None:
         lib = c["library"]
         print(f"{'library, in process':<22}{lib['claims_per_s']:>10}{'':>9}{'':>9}{lib['wall_s']:>8}"
               f"{lib['cpu_ms_per_claim']:>21}")
+    if "layers" in results:
+        layer = results["layers"]
+        print(f"CPU ms per claim, one caller, 1,000 claims: library {layer['library_ms']}; team app in process "
+              f"(no HTTP) through the lane {layer['lane_ms']}, through the SDK's per-request session "
+              f"{layer['sdk_session_ms']}")
 
 
 if __name__ == "__main__":
