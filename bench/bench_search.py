@@ -10,6 +10,14 @@ Indexes N short generated documents (a title and ~25 words drawn Zipf-like from 
 same documents inserted raw into a plain FTS5 table (default tokenizer, no
 identifier splitting, no snippets), so the ratio shows what the identifier-aware
 layer costs. Targets: >= 20,000 documents/s, query p95 <= 10 ms.
+
+    .venv/bin/python bench/bench_search.py --scale 5000,50000 [--queries 500]
+
+Scaling (issue 21): the same notes at each size, queried with words drawn from the notes'
+own Zipf-shaped use (common words included: what makes FTS5 rank thousands of matches), CPU
+time per query through `SearchIndex.search`, and the same expressions on the plain FTS5 table
+(`ORDER BY bm25 LIMIT 10`, every match ranked). Target: brain's p95 at the largest size within
+2x of the smallest. Writes bench/results/search-scale.json.
 """
 
 from __future__ import annotations
@@ -67,11 +75,81 @@ def pct(values, p):
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
+def typed_queries(n: int, seed: int = 13) -> list[str]:
+    """One to three words drawn as the notes use them (Zipf): common words come up as often as in the notes."""
+    vocab, cum = corpus()
+    rng = random.Random(seed)
+    return [" ".join(rng.choices(vocab[:20_000], cum_weights=cum[:20_000], k=rng.choice((1, 2, 3))))
+            for _ in range(n)]
+
+
+def scale(sizes: list[int], queries: int) -> int:
+    """p50/p95/p99 CPU ms per query at each size, brain and plain FTS5, and the ratios of the largest to the smallest."""
+    import json
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    from brain.search.index import CANDIDATES, SearchIndex
+
+    asked = typed_queries(queries)
+    load_start = os.getloadavg()[0]
+    rows = []
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / ".brain").mkdir()
+            docs = list(make_docs(n))
+            index = SearchIndex(tmp / ".brain", tmp, tmp / ".brain" / "runtime")
+            index.add_documents(docs)
+            base = sqlite3.connect(tmp / "baseline.db", isolation_level=None)
+            base.execute("CREATE VIRTUAL TABLE d USING fts5(path UNINDEXED, body)")
+            base.execute("BEGIN")
+            base.executemany("INSERT INTO d(path, body) VALUES (?, ?)", [(p, t) for p, _, t in docs])
+            base.execute("COMMIT")
+            ours, plain = [], []
+            for q in asked[:50]:  # warm-up
+                index.search(q, limit=10)
+            for q in asked:
+                c = time.process_time()
+                index.search(q, limit=10)
+                ours.append((time.process_time() - c) * 1000)
+                expr = " ".join('"' + w.replace('"', '""') + '"' for w in q.split())
+                c = time.process_time()
+                base.execute("SELECT path FROM d WHERE d MATCH ? ORDER BY bm25(d) LIMIT 10", (expr,)).fetchall()
+                plain.append((time.process_time() - c) * 1000)
+            index.close()
+            base.close()
+        rows.append({"notes": n, **{f"brain_p{p}_ms": round(pct(ours, p), 2) for p in (50, 95, 99)},
+                     **{f"fts5_p{p}_ms": round(pct(plain, p), 2) for p in (50, 95, 99)}})
+    first, last = rows[0], rows[-1]
+    result = {"queries": queries, "candidates": CANDIDATES, "rows": rows,
+              "brain_p95_ratio": round(last["brain_p95_ms"] / first["brain_p95_ms"], 2),
+              "fts5_p95_ratio": round(last["fts5_p95_ms"] / first["fts5_p95_ms"], 2),
+              "load_start": round(load_start, 2), "load_end": round(os.getloadavg()[0], 2), "cpus": os.cpu_count()}
+    print(f"{queries} typed queries (Zipf-drawn words, common ones included), CPU ms per query; "
+          f"brain ranks at most {CANDIDATES} matches")
+    print("| notes | brain p50 / p95 / p99 | plain FTS5 p50 / p95 / p99 | p95 brain / FTS5 |")
+    print("|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['notes']:,} | {r['brain_p50_ms']} / {r['brain_p95_ms']} / {r['brain_p99_ms']} | "
+              f"{r['fts5_p50_ms']} / {r['fts5_p95_ms']} / {r['fts5_p99_ms']} | "
+              f"{r['brain_p95_ms'] / r['fts5_p95_ms']:.2f} |")
+    print(f"p95 {last['notes']:,} / {first['notes']:,} notes: brain {result['brain_p95_ratio']} (target <= 2), "
+          f"plain FTS5 {result['fts5_p95_ratio']}; load average {result['load_start']} at start, "
+          f"{result['load_end']} at end on {result['cpus']} CPUs")
+    out = Path(__file__).resolve().parent / "results" / "search-scale.json"
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {out.relative_to(out.parents[2])}")
+    return 0 if result["brain_p95_ratio"] <= 2 else 1
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=1000)
+    ap.add_argument("--scale", metavar="N,N", help="the scaling run: note counts, smallest first (5000,50000)")
     args = ap.parse_args(argv)
+    if args.scale:
+        return scale([int(x) for x in args.scale.split(",")], args.queries)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
     from brain.search.index import SearchIndex
 

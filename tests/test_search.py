@@ -271,3 +271,37 @@ def test_nested_module_cards_keep_their_full_name(project):
     found = project.related("card:shop/api")
     assert {"node": "module:shop/api", "via": "card:shop/api"} in found["related"]["describes"]
     assert project.search("list orders", kind="code")[0]["path"] == "shop/api/routes.py"
+
+
+def _plain_fts5(index, expression: str, floor: int | None = None) -> list[str]:
+    """The ranking FTS5 gives by itself (every match ranked), over rowids >= ``floor`` if given."""
+    rows = index.db.execute(
+        "SELECT docs.path FROM docs_fts JOIN docs ON docs.id = docs_fts.rowid WHERE docs_fts MATCH ? "
+        "AND docs_fts.rowid >= ? ORDER BY bm25(docs_fts, 3.0, 1.0, 1.0) LIMIT 10",
+        (expression, -(2 ** 63) if floor is None else floor)).fetchall()
+    return [r[0] for r in rows]
+
+
+def test_a_common_word_ranks_the_newest_candidates_only(tmp_path, monkeypatch):
+    """At most CANDIDATES matches are ranked (the most recently indexed; a rewritten note is new again):
+    below the cap the order is FTS5's own, above it the same ranking over the newest matches."""
+    from brain.search import index as index_module
+    from brain.search.index import SearchIndex
+
+    monkeypatch.setattr(index_module, "CANDIDATES", 40)
+    (tmp_path / ".brain").mkdir()
+    index = SearchIndex(tmp_path / ".brain", tmp_path, tmp_path / ".brain" / "runtime")
+    best = ("notes/best.md", "note", "# best\n\nplover plover plover\n")  # the strongest match, indexed first
+    index.add_documents([best] + [(f"notes/n{i:03d}.md", "note", f"# n{i}\n\nplover and {i} other words of "
+                                   f"filler text{' lapwing' if i % 3 == 0 else ''}\n") for i in range(30)])
+    assert [h.path for h in index.search("plover")] == _plain_fts5(index, '"plover"')
+    assert index.search("plover")[0].path == "notes/best.md"  # 31 matches: all ranked
+    assert [h.path for h in index.search("plover lapwing")] == _plain_fts5(index, '"plover" AND "lapwing"')
+    index.add_documents([(f"notes/m{i:03d}.md", "note", f"# m{i}\n\nplover in a longer note {i} about "
+                          "something else entirely\n") for i in range(60)])
+    found = [h.path for h in index.search("plover")]  # 91 matches: the newest 40 ranked
+    floor = index.db.execute("SELECT MIN(id) FROM (SELECT id FROM docs ORDER BY id DESC LIMIT 40)").fetchone()[0]
+    assert found == _plain_fts5(index, '"plover"', floor) and "notes/best.md" not in found
+    index.add_documents([best[:2] + (best[2] + "rewritten\n",)])  # written again: new, so ranked again
+    assert index.search("plover")[0].path == "notes/best.md"
+    index.close()

@@ -80,30 +80,26 @@ class Coordinator(AsksMixin):
         """Whether a session's recorded working tree, on this machine, no longer exists."""
         return bool(worktree_path) and machine == self.machine and not os.path.isdir(worktree_path)
 
-    def _removed_worktree_sessions(self, tx) -> list[str]:
-        """Sessions of this machine, not ended, whose working tree folder is gone (`git worktree remove`).
+    def _gone_sessions(self, tx) -> tuple[list[str], list[str]]:
+        """Sessions of this machine, not ended, that are gone for sure: ``(removed, dead)``.
 
-        One read of the few distinct folders and a stat of each: the cost every claim pays, kept off the
-        claims table (which holds hundreds of rows when the sessions hold only tens of folders)."""
-        paths = [r[0] for r in tx.execute("SELECT DISTINCT worktree_path FROM sessions WHERE ended IS NULL "
-                                          "AND machine = ? AND worktree_path IS NOT NULL", (self.machine,))]
-        removed = [p for p in paths if not os.path.isdir(p)]
-        out: list[str] = []
-        for path in removed:
-            out += [r[0] for r in tx.execute("SELECT id FROM sessions WHERE ended IS NULL AND machine = ? "
-                                             "AND worktree_path = ?", (self.machine, path))]
-        return out
-
-    def _dead_process_sessions(self, tx) -> list[str]:
-        """Sessions of this machine, not ended, holding a claim, whose registered process no longer exists
-        (an MCP server killed with SIGKILL): gone for sure, so their claims stop counting at once instead of
-        at the end of their lease. One read of the few live sessions of this machine, one signal-0 probe each."""
-        rows = tx.execute("SELECT id, pid FROM sessions WHERE ended IS NULL AND machine = ? AND pid IS NOT NULL",
-                          (self.machine,))
-        dead = [sid for sid, pid in rows if not pid_alive(int(pid))]
+        ``removed``: their working tree folder no longer exists (`git worktree remove`). ``dead``: the others
+        holding a claim whose registered process no longer exists (an MCP server killed with SIGKILL), so
+        their claims stop counting at once instead of at the end of their lease. One read of the live sessions
+        of this machine that gave a pid or a folder (one round trip: every claim pays it, and on PostgreSQL
+        a round trip is what serialized writers wait on), a stat of each distinct folder, a signal-0 probe
+        of each pid; kept off the claims table (hundreds of rows when the sessions hold tens of folders)."""
+        rows = tx.execute("SELECT id, pid, worktree_path FROM sessions WHERE ended IS NULL AND machine = ? "
+                          "AND (pid IS NOT NULL OR worktree_path IS NOT NULL)", (self.machine,))
+        if not rows:
+            return [], []
+        folders = {path for _, _, path in rows if path}
+        missing = {path for path in folders if not os.path.isdir(path)}
+        removed = [sid for sid, _, path in rows if path in missing]
+        dead = [sid for sid, pid, path in rows if pid is not None and path not in missing and not pid_alive(int(pid))]
         # then whether each dead one holds a claim, by (session, state): never a join over every held claim
-        return [sid for sid in dead if tx.execute("SELECT 1 FROM claims WHERE session = ? AND state = 'held' LIMIT 1",
-                                                  (sid,))]
+        return removed, [sid for sid in dead if tx.execute("SELECT 1 FROM claims WHERE session = ? AND "
+                                                           "state = 'held' LIMIT 1", (sid,))]
 
     @property
     def broadcast_address(self) -> str:
@@ -298,12 +294,13 @@ class Coordinator(AsksMixin):
         for cid, session, item in rows:
             tx.execute("UPDATE claims SET state = 'expired', ended = ? WHERE id = ?", (now, cid))
             self._audit(tx, session, "expire", f"claim:{cid}", item=item)
-        for session in self._removed_worktree_sessions(tx):  # `git worktree remove`: its claims stop counting
+        removed, dead = self._gone_sessions(tx)
+        for session in removed:  # `git worktree remove`: its claims stop counting
             self._release_in(tx, session, None, None, reason="worktree_removed", expire=False)
             tx.execute("UPDATE sessions SET ended = ? WHERE id = ?", (now, session))
             self._audit(tx, session, "session_end", session, reason="worktree_removed")
             tx.notify("brain_ask")
-        for session in self._dead_process_sessions(tx):  # killed: its claims expire now, not at lease end
+        for session in dead:  # killed: its claims expire now, not at lease end
             for cid, item in tx.execute("SELECT id, item FROM claims WHERE session = ? AND state = 'held'",
                                         (session,)):
                 tx.execute("UPDATE claims SET state = 'expired', ended = ? WHERE id = ?", (now, cid))
@@ -313,7 +310,7 @@ class Coordinator(AsksMixin):
 
     def _live_claims(self, tx, now: float) -> list[ClaimInfo]:
         rows = tx.execute(f"SELECT {_CLAIM_COLS} FROM claims WHERE state = 'held' AND expires > ? ORDER BY id", (now,))
-        removed = set(self._removed_worktree_sessions(tx) + self._dead_process_sessions(tx)) if rows else set()
+        removed = set(sum(self._gone_sessions(tx), [])) if rows else set()
         return [ClaimInfo(*r) for r in rows if r[1] not in removed]
 
     def _overlapping(self, tx, now: float, session: str, item: str) -> list[Overlap]:

@@ -15,6 +15,12 @@ Now:
 
 Without a token (stdio, a loopback server before the first token) there is no limit: the
 caller is the machine's own user.
+
+Sync tool calls run on at most ``TOOL_THREADS`` threads at once (a limiter of their own, FIFO),
+not on all 40 of anyio's: a tool holds the GIL for nearly all its time and coordination writes
+queue on one writer lock, so more threads buy no throughput, only thread switches — with 64
+HTTP clients, 40 threads cost 0.3-0.4 ms more CPU per claim than 8 (``bench/bench_team.py``).
+The limiter is FIFO, so a token with calls queued never overtakes another token's earlier call.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import asyncio
 import functools
 import threading
 import time
+import weakref
 from contextlib import asynccontextmanager
 from typing import Any, Callable
 
@@ -31,9 +38,10 @@ import anyio.to_thread
 
 from ..errors import Busy
 
-__all__ = ["admitted", "in_thread", "wait_for_ask", "ask_changed", "TOKEN_CALLS_MAX"]
+__all__ = ["admitted", "in_thread", "wait_for_ask", "ask_changed", "TOKEN_CALLS_MAX", "TOOL_THREADS"]
 
 TOKEN_CALLS_MAX = 256
+TOOL_THREADS = 16  # threads running sync tool calls at once, per event loop: twice a token's default call limit
 POLL_FIRST = 0.01  # seconds between two reads of a waited ask, doubling up to POLL_MOST
 POLL_MOST = 0.25
 
@@ -65,9 +73,22 @@ async def admitted(brain):
             del _running[key]
 
 
+_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter]" = weakref.WeakKeyDictionary()
+
+
+def _tool_limiter() -> anyio.CapacityLimiter:
+    """The running loop's limiter of tool threads (made on first use: a limiter belongs to one loop)."""
+    loop = asyncio.get_running_loop()
+    limiter = _limiters.get(loop)
+    if limiter is None:
+        limiter = _limiters[loop] = anyio.CapacityLimiter(TOOL_THREADS)
+    return limiter
+
+
 async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` on a worker thread (the context, and so the caller's principal, follows it)."""
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args))
+    """``fn(*args)`` on a worker thread, at most ``TOOL_THREADS`` at once (the context, and so the caller's
+    principal, follows it)."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=_tool_limiter())
 
 
 # -- waiting on an ask -------------------------------------------------------------

@@ -34,7 +34,8 @@ from .access import authorize
 from .callers import request_identity as _request_identity
 from .registry import ClientHello, ToolDef, ToolOutput, ToolRegistry
 
-__all__ = ["build_server", "build_unbound_server", "error_result", "to_result", "INSTRUCTIONS"]
+__all__ = ["build_server", "build_unbound_server", "error_result", "to_result", "count_tool_call",
+           "INSTRUCTIONS"]
 
 log = logging.getLogger("brain.mcp")
 
@@ -186,6 +187,26 @@ class _BrainMCPServer(MCPServer):
                 raise _error(identity.refused)
             return await super().get_prompt(name, arguments, context)
 
+    async def answer_tool_call(self, name: str, arguments: dict[str, Any], scope) -> CallToolResult:
+        """A ``tools/call`` answered outside the SDK's dispatcher (``brain.mcp.lane``), as ``call_tool`` under
+        the SDK's ``_handle_call_tool`` answers it: the same request identity (the principal the team
+        middleware left in ``scope``, a ``Brain-Session`` handle header), and a ``ToolError`` left over
+        becomes a tool error result."""
+        from types import SimpleNamespace
+
+        from starlette.requests import Request
+
+        rctx = SimpleNamespace(request=Request(scope), meta=None)  # the lane never takes a request with _meta
+        try:
+            async with _request_identity(self._brain if self._unbound is None else None, rctx,
+                                         arguments if name in self._accepted else None) as identity:
+                if identity.refused is not None:
+                    return brain_error_result(identity.refused)
+                return await self._call_tool(name, identity.arguments, None)
+        except ToolError as exc:
+            log.info("Tool %r failed: %r", name, str(exc))
+            return CallToolResult(content=_text(str(exc)), is_error=True)
+
     async def _call_tool(self, name: str, arguments: dict[str, Any], context=None):
         accepted = self._accepted.get(name)
         if accepted is not None and self._unbound is not None:
@@ -248,6 +269,13 @@ def _carries_handle(params: dict[str, Any], request) -> bool:
                 or (isinstance(arguments, dict) and handles.is_handle(arguments.get("session"))))
 
 
+def count_tool_call(brain, params: dict[str, Any], request) -> None:
+    """One more tool call on this server, unless it names its session by a handle: the connection did
+    something as its own session, so that session is kept when it closes."""
+    if not _carries_handle(params, request):
+        brain._mcp_tool_calls = getattr(brain, "_mcp_tool_calls", 0) + 1
+
+
 def _hello_middleware(brain, registry: ToolRegistry, transport: str):
     greeted = False
 
@@ -255,9 +283,8 @@ def _hello_middleware(brain, registry: ToolRegistry, transport: str):
         nonlocal greeted
         params = dict(ctx.params or {})
         log.debug("request %s (protocol %s)", ctx.method, ctx.protocol_version)
-        if ctx.method == "tools/call" and not _carries_handle(params, ctx.request):
-            # the connection did something as its own session: that session is kept when it closes
-            brain._mcp_tool_calls = getattr(brain, "_mcp_tool_calls", 0) + 1
+        if ctx.method == "tools/call":
+            count_tool_call(brain, params, ctx.request)
         opening = registry.initialize_hooks and _opens_connection(ctx.method, params, transport, greeted)
         if opening and ctx.method not in ("initialize", "server/discover"):
             await _run_hello_hooks(brain, registry, ctx, params, transport)  # before the call that needs it

@@ -139,6 +139,7 @@ def _serve_socket(brain, sock: socket.socket, host: str, path: str) -> None:
     from ..team.server import team_app
 
     app = team_app(brain, path=path, host=host, port=sock.getsockname()[1])
+    _quiet_collector()
     debug = logging.getLogger("brain").isEnabledFor(logging.DEBUG)
     # h11 with request deadlines and a bound per client address (brain.team.connections), whatever
     # else is installed: uvicorn's "auto" would pick httptools when present, which has neither
@@ -147,3 +148,16 @@ def _serve_socket(brain, sock: socket.socket, host: str, path: str) -> None:
                             lifespan="on", http=guarded_protocol(limits), backlog=limits.backlog,
                             ws="none")  # no websockets are served: an upgrade stays a plain (guarded) request
     anyio.run(uvicorn.Server(config).serve, [sock])
+
+
+def _quiet_collector() -> None:
+    """Move what start-up built (modules, the app, its schemas: a few hundred thousand objects) out of the
+    collector's sight, and collect the youngest generation 10x less often: a request allocates thousands of
+    short-lived objects, and each collection walked them all again (about 5% of a server's CPU under 64
+    clients, ``perf``). Freed memory is unaffected; only cycles wait longer to be collected."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    first, second, third = gc.get_threshold()
+    gc.set_threshold(max(first, 7000), second, third)

@@ -55,6 +55,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS docs_vocab USING fts5vocab(docs_fts, 'row');
 CREATE VIRTUAL TABLE IF NOT EXISTS code_vocab USING fts5vocab(code_fts, 'row');
 """
 UNION_DOCS = 3000  # a fallback union ranks at most about this many documents
+# a query ranks at most this many matches, the most recently indexed (highest rowid: a rewritten note is
+# re-inserted, so it counts as new): FTS5 computes BM25 for every match before LIMIT, so a common word made
+# a search's cost grow with the number of notes (docs/search.md, "Ranking a bounded candidate set")
+CANDIDATES = UNION_DOCS
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -606,26 +610,42 @@ class SearchIndex:
         no document has are dropped and the rest intersected; when the words exist but never
         together, the union of the rarest ones (up to about UNION_DOCS documents) is ranked.
         Ranking a union of common words is what would cost, and those rank last in BM25 anyway.
+        Each of these ranks at most CANDIDATES matches, the newest: FTS5 computes BM25 for every
+        match before LIMIT, so without the bound one common word made a search cost O(notes).
         """
         quoted = {w: '"' + w.replace('"', '""') + '"' for w in words}
         sql = (f"SELECT {table}.rowid, bm25({table}, {weights}) AS s FROM {table} {join} "
                f"WHERE {table} MATCH ? {where} ORDER BY s LIMIT ?")
+        # the rowid of the CANDIDATES-th newest match (no ranking: FTS5 walks its rowid order and stops there)
+        newest = (f"SELECT {table}.rowid FROM {table} {join} WHERE {table} MATCH ? {where} "
+                  f"ORDER BY {table}.rowid DESC LIMIT 1 OFFSET ?")
+        capped = (f"SELECT {table}.rowid, bm25({table}, {weights}) AS s FROM {table} {join} "
+                  f"WHERE {table} MATCH ? {where} AND {table}.rowid >= ? ORDER BY s LIMIT ?")
 
         def run(terms: list[str], op: str):
+            expression = op.join(quoted[t] for t in terms)
             try:
-                return self.db.execute(sql, (op.join(quoted[t] for t in terms), *params, limit)).fetchall()
+                floor = self.db.execute(newest, (expression, *params, CANDIDATES - 1)).fetchone()
+                if floor is None:  # at most CANDIDATES matches: rank them all, as FTS5 does
+                    return self.db.execute(sql, (expression, *params, limit)).fetchall()
+                return self.db.execute(capped, (expression, *params, floor[0], limit)).fetchall()
             except sqlite3.OperationalError:
                 return []
 
         rows = run(words, " AND ")
         if rows or len(words) == 1:
             return rows
-        vocab = table.replace("_fts", "_vocab")
+        # documents holding each word, counted up to just above UNION_DOCS (a walk of the word's rowids
+        # that stops there: fts5vocab's count reads a common word's whole posting list, 2.6 ms at 50,000 notes)
+        bounded = f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?)"
         counts = {}
         for w in words:
-            row = self.db.execute(f"SELECT doc FROM {vocab} WHERE term = ?", (w,)).fetchone()
-            if row and row[0]:
-                counts[w] = row[0]
+            try:
+                found = self.db.execute(bounded, (quoted[w], UNION_DOCS + 1)).fetchone()[0]
+            except sqlite3.OperationalError:
+                found = 0
+            if found:
+                counts[w] = found
         present = sorted(counts, key=lambda w: (counts[w], w))
         if not present:
             return []

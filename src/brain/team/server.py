@@ -58,6 +58,7 @@ def team_app(brain, *, path: str = "/mcp", host: str = "127.0.0.1", port: int = 
     from mcp.server.transport_security import TransportSecuritySettings
 
     from ..mcp.framing import DepthGuard
+    from ..mcp.lane import ToolCallLane
     from ..mcp.server import build_server
     from .hosts import HostCheck
     from .middleware import protect
@@ -73,8 +74,9 @@ def team_app(brain, *, path: str = "/mcp", host: str = "127.0.0.1", port: int = 
     if require_auth is None and not is_loopback(host):
         require_auth = True  # beyond this machine a token is always needed, even if the tokens are deleted later
     # DepthGuard: a body nested deeper than the SDK's parser goes is answered with the JSON-RPC error (its id);
-    # PostOnly: no stream is ever held open for a GET
-    return HostCheck(protect(PostOnly(DepthGuard(app)), brain, require_auth=require_auth),
+    # PostOnly: no stream is ever held open for a GET; ToolCallLane: an ordinary tools/call skips the SDK's
+    # per-request session (the same tool, checks and result shape; anything else goes to the SDK)
+    return HostCheck(protect(PostOnly(DepthGuard(ToolCallLane(app, server, path))), brain, require_auth=require_auth),
                      host_allow_list(brain, host, port), check_origin=True)
 
 
