@@ -114,7 +114,8 @@ def test_a_token_naming_anything_of_another_token_is_refused_uniformly(team):
             own = {"brain_claim": {"item": "src/a.py"}, "brain_signal": {"target": seed, "text": "hi"},
                    "reply": {"ticket": asked_of_a, "answer": "mine"}, "brain_read": {"path": "now.md"},
                    "brain_write": {"path": "notes/a.md", "text": "a"}, "brain_delete": {"path": "notes/a.md"},
-                   "brain_move": {"path": "now.md", "to": "notes/moved.md"}}
+                   "brain_move": {"path": "now.md", "to": "notes/moved.md"},
+                   "brain_edit": {"path": "notes/a.md", "operation": "append", "text": "a"}}
             before = store_rows(b)
             results = {}
             for name, tool in registry.tools.items():
