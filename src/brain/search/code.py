@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..trees import walk as walk_tree
+from . import traps
 from .definitions import LANGUAGES, scan_definitions
 from .tokenize import token_text
 
@@ -273,7 +274,8 @@ def nested_modules(repo: Path) -> dict[str, list[str]]:
 
 def looks_generated(text: str) -> bool:
     """A file a tool wrote (`// Code generated ... DO NOT EDIT.`, Bison/flex output): a comment in its
-    first lines says so, or it opens with a `#line` directive."""
+    first lines says so, or it opens with a `#line` directive. (``traps.generated_banner`` reads more
+    banners, further down; what it adds is stored and weighed by ``traps``.)"""
     for line in text[:2000].split("\n")[:6]:
         line = line.strip()
         if line.startswith("#line ") or (line.startswith(_COMMENT_START) and _GENERATED_MARK.search(line)):
@@ -426,6 +428,7 @@ CREATE INDEX IF NOT EXISTS code_imports_path ON code_imports(path);
 CREATE INDEX IF NOT EXISTS code_imports_target ON code_imports(target);
 CREATE TABLE IF NOT EXISTS code_modules(folder TEXT PRIMARY KEY, names TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS code_fts USING fts5(names, body, tokenize = "{CODE_TOKENIZE}");
+{traps.TRAPS_SCHEMA}
 """
 
 
@@ -456,6 +459,7 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
         return {"files": len(current), "changed": 0, "removed": 0}
     vendored = vendored_folders(repo, current)
     nested = nested_modules(repo)
+    read: dict[str, list[tuple[str, str]]] = {}  # files read now -> their trap facts (banner, forward declarations)
     with transaction(db):
         known, removed, changed = _code_diff(db, current)  # again under the write lock: another thread or
         _record_modules(db, nested)                        # process may have indexed these files meanwhile
@@ -484,6 +488,7 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
                              "VALUES (?,?,?,?,?,?,?,?)", (path, mtime, size, module, lang, int(test), facts.doc, int(foreign)))
             if text is None:
                 continue
+            read[path] = traps.read_facts(path, text)
             names = " ".join([path, module, " ".join(sorted({s[0] for s in facts.symbols if s[1] != "inner"}))])
             db.execute("INSERT INTO code_fts(rowid, names, body) VALUES (?, ?, ?)",
                        (cur.lastrowid, token_text(names), token_text(text)))
@@ -491,4 +496,5 @@ def refresh_code(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
                            [(path, n, n.lower(), k, q, ln) for n, k, q, ln in facts.symbols])
             db.executemany("INSERT INTO code_imports(path, target) VALUES (?, ?)",
                            [(path, t) for t in dict.fromkeys(facts.imports)])
+        traps.record(db, read, removed + changed, repo)  # copies and tool scripts: judged on the whole index
     return {"files": len(current), "changed": len(changed), "removed": len(removed)}
