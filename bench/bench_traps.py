@@ -9,7 +9,7 @@ too, the tasks these rules were not designed on. The ranking is ``locate()`` on 
 (`brain init` + reindex per tree, no cards): the same ranking the task boot lists.
 
     .venv/bin/python bench/bench_traps.py --mirrors DIR --corpus FILE --trees DIR [--per-repo 6]
-        [--repo owner/name ...] [--dev] [--dev-limit N] [--polluters] [--reindex] [--jobs N]
+        [--repo owner/name ...] [--dev] [--dev-limit N] [--polluters] [--reindex] [--retrap] [--jobs N]
 
 Scores: all@5 (every gold file in the top 5), any@5 (one at least), per repository and as a macro
 average over repositories. ``--polluters`` lists the non-gold files met most often in the top 5
@@ -57,7 +57,7 @@ def ranks(gold: list[str], files: list[str]) -> list[int | None]:
 
 def run_tree(job: tuple) -> list[dict]:
     """Index one tree and rank its tasks with the traps off and on."""
-    mirrors, trees, repo, commit, tasks, reindex = job
+    mirrors, trees, repo, commit, tasks, reindex, retrap = job
     import brain as brainlib
     from brain.search import traps
     from brain.search.locate import locate
@@ -69,6 +69,11 @@ def run_tree(job: tuple) -> list[dict]:
     b = brainlib.init(folder)
     started = time.perf_counter()
     b.reindex()
+    if retrap:  # the traps judged anew on the stored index (after a change to traps.py's whole-index rules)
+        from brain.search.code import transaction
+
+        with transaction(b.index.db) as db:
+            traps.record(db, {}, [], folder)
     index_seconds = time.perf_counter() - started
     view = b.index.code_view()
     rows = []
@@ -142,6 +147,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dev-limit", type=int, help="only the first N development tasks of each language")
     ap.add_argument("--polluters", action="store_true", help="list the non-gold files most often in the top 5")
     ap.add_argument("--reindex", action="store_true", help="rebuild each tree's code index from scratch")
+    ap.add_argument("--retrap", action="store_true", help="judge the whole-index traps anew on each stored index")
     ap.add_argument("--jobs", type=int, default=1, help="trees indexed and ranked in parallel")
     ap.add_argument("--out", default=str(HERE / "results" / "traps.json"))
     args = ap.parse_args(argv)
@@ -182,7 +188,7 @@ def main(argv=None) -> int:
         by_tree: dict[tuple[str, str], list[dict]] = defaultdict(list)
         for task in tasks:
             by_tree[(task["repo"], task["base_commit"])].append(task)
-        jobs = [(mirrors, trees, repo, commit, ts, args.reindex) for (repo, commit), ts in sorted(by_tree.items())]
+        jobs = [(mirrors, trees, repo, commit, ts, args.reindex, args.retrap) for (repo, commit), ts in sorted(by_tree.items())]
         if args.jobs > 1:
             import multiprocessing
 

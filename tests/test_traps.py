@@ -111,8 +111,11 @@ def test_an_amalgamated_header_ranks_below_its_parts_and_just_after_them(brain):
     finally:
         traps.ENABLED = True
     found = locate(brain.index.code_view(), text)
-    assert set(found.paths[:2]) == {"include/lib/reader.hpp", "include/lib/writer.hpp"} and found.paths[2] == "lib.hpp"
-    assert any(r.startswith("copy holding") for r in found.files[2].reasons)
+    # a part first, the copy just below its best part (never above it), both parts and the copy in the top three
+    assert found.paths[0] in ("include/lib/reader.hpp", "include/lib/writer.hpp")
+    assert set(found.paths[:3]) == {"include/lib/reader.hpp", "include/lib/writer.hpp", "lib.hpp"}
+    copy = found.files[found.paths.index("lib.hpp")]
+    assert any(r.startswith("copy holding") for r in copy.reasons) and copy.score < found.files[0].score
 
 
 def test_a_single_include_copy_is_amalgamated_by_its_folder(brain):
@@ -180,7 +183,10 @@ def test_a_vendored_folder_ranks_below_the_product(brain):
 def test_a_forward_declaration_header_is_reached_as_a_neighbour(brain):
     repo = brain.repo
     _write(repo, "include/ui/widget.hpp", "#pragma once\nnamespace ui {\nclass Widget {\n public:\n  int resize(int w);\n};\n}\n")
-    _write(repo, "include/ui/fwd.hpp", "#pragma once\nnamespace ui {\nclass Widget;\nclass Window;\n}\n")
+    _write(repo, "include/ui/fwd.hpp", "#pragma once\nnamespace ui {\nclass Widget;\nclass Window;\nclass Button;\n"
+                                       "class Label;\n}\n")
+    # a header declaring one type ahead uses it, it does not serve it: no share
+    _write(repo, "include/ui/LayoutFwd.hpp", "#pragma once\nnamespace ui {\nclass Widget;\nint layout(Widget *w);\n}\n")
     _write(repo, "include/ui/window.hpp", "#pragma once\nnamespace ui {\nclass Window {\n};\n}\n")
     brain.reindex()
     text = "Widget::resize ignores the width\nWidget resize"
@@ -197,6 +203,7 @@ def test_a_forward_declaration_header_is_reached_as_a_neighbour(brain):
     assert found.paths[0] == "include/ui/widget.hpp"
     assert any(r.startswith("forward declarations of") for r in reasons["include/ui/fwd.hpp"])
     assert "include/ui/window.hpp" not in found.paths  # declared in the same header, not a neighbour of Widget
+    assert not any(r.startswith("forward declarations of") for r in reasons.get("include/ui/LayoutFwd.hpp", []))
 
 
 def test_a_crate_build_script_is_reached_as_a_neighbour(brain):

@@ -47,10 +47,15 @@ AMALGAMATED_FACTOR = 0.15
 TOOL_FACTOR = 0.3
 # a file whose name or folder says it is generated: like a banner's (locate.GENERATED_FACTOR)
 GENERATED_NAME_FACTOR = 0.3
-# share of a best file's score lent to the amalgamated copy holding it: ranks the copy just below its part
-W_COPY = 0.5
-# share lent to the forward-declaration header declaring a best file's types (as a header/source twin)
-W_FWD = 0.3
+# share of its best-ranked part's score lent to an amalgamated copy, never lifting it above that part
+# (COPY_CAP of it): the copy ranks just below its part (0.6 left toml++'s regenerated copy at rank 7 in a
+# flat ranking; a repository that regenerates the copy with each fix changes both)
+W_COPY = 0.75
+COPY_CAP = 0.95
+# share lent to the forward-declaration header declaring a best file's types: reachable in the top ten, rarely
+# above the sources (at 0.3 it took top-five places from gold files in toml++ and CLI11)
+W_FWD = 0.15
+MIN_FORWARD_TYPES = 4  # a header declaring fewer types ahead (`class App;` in `ConfigFwd.hpp`) uses them, not serves
 # share lent to the build script of a best file's crate: reachable, below the sources it builds
 W_BUILD = 0.15
 NEIGHBOUR_SEEDS = 3
@@ -196,8 +201,12 @@ def amalgamations(names: dict[str, set[str]], sizes: dict[str, int], holds=None)
     return found
 
 
+_NOT_CODE = ("//", "/*", "*", "#", "--")  # comments and preprocessor lines: an assembling script drops or rewrites them
+
+
 def _code_lines(text: str) -> list[str]:
-    return [line.strip() for line in text.split("\n") if len(line.strip()) >= MIN_LINE]
+    lines = (line.strip() for line in text.split("\n"))
+    return [line for line in lines if len(line) >= MIN_LINE and not line.startswith(_NOT_CODE)]
 
 
 def holds_text(copy: str, part: str) -> bool:
@@ -305,7 +314,7 @@ class _Traps:
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.kinds: dict[str, set[str]] = defaultdict(set)
-        self.copies_of: dict[str, list[str]] = defaultdict(list)  # part -> the copies holding it
+        self.parts_of: dict[str, list[str]] = {}  # amalgamated copy -> its parts
         self.declares: dict[str, set[str]] = {}  # forward header -> lower-case type names
         self.tool_lang: dict[str, str] = {}
         self.project = ""
@@ -319,9 +328,7 @@ class _Traps:
                 continue
             self.kinds[path].add(kind)
             if kind == "amalgamated":
-                for part in (extra or "").split("\n"):
-                    if part:
-                        self.copies_of[part].append(path)
+                self.parts_of[path] = [p for p in (extra or "").split("\n") if p]
             elif kind == "forward":
                 self.declares[path] = {w.lower() for w in (extra or "").split()}
             elif kind == "tool":
@@ -359,7 +366,9 @@ def demotions(view, sig, named: set[str]):
             words = _text_words(sig)
         parts = path.lower().split("/")
         stem = parts[-1].rsplit(".", 1)[0]
-        return stem in words or any(p in words for p in parts[:-1]) or bool(LANG_WORDS.get(lang, set()) & words)
+        pieces = [w for w in re.split(r"[_\-.]+", stem) if len(w) > 2]
+        return (stem in words or any(p in words for p in parts[:-1]) or bool(LANG_WORDS.get(lang, set()) & words)
+                or (len(pieces) >= 2 and sum(w in words for w in pieces) >= 2))  # `single header` of generate_single_header
 
     def factor(path: str) -> float:
         kinds = traps.kinds.get(path)
@@ -391,9 +400,10 @@ def _crate_build_script(view, path: str) -> str | None:
 
 
 def lend(view, seeds: list[str], score: dict[str, float], add) -> None:
-    """The best few files lend a share of their score to the files serving them: the amalgamated copy
-    holding them, the forward-declaration header declaring their types (or that they include), their
-    crate's build script. Called after the demotions, so a copy ranks just below the part it holds."""
+    """Files serving the best-ranked ones get a share of their score: an amalgamated copy a share of its
+    best-ranked part's, the forward-declaration header declaring the best files' types (or that they
+    include) and their crate's build script a share of theirs. Called after the demotions, so a copy
+    ranks just below the part it holds."""
     if not ENABLED or not seeds:
         return
     traps = _traps(view)
@@ -404,13 +414,17 @@ def lend(view, seeds: list[str], score: dict[str, float], add) -> None:
         if path in view.files and not view.is_test(path) and weight > lent.get(path, (0.0, ""))[0]:
             lent[path] = (weight, reason)
 
-    headers = sorted(traps.declares)
+    for copy, parts in traps.parts_of.items():  # each copy: a share of its best-ranked part's score
+        held = [p for p in parts if score.get(p, 0.0) > 0]
+        if held:
+            best = max(held, key=lambda p: (score[p], p))
+            share = min(W_COPY * score[best], COPY_CAP * score[best] - score.get(copy, 0.0))
+            give(copy, share, f"copy holding `{best}`")
+    headers = sorted(h for h, types in traps.declares.items() if len(types) >= MIN_FORWARD_TYPES)
     for seed in seeds[:NEIGHBOUR_SEEDS]:
         base = score.get(seed, 0.0)
         if base <= 0 or "amalgamated" in traps.kinds.get(seed, ()):
             continue
-        for copy in traps.copies_of.get(seed, ()):
-            give(copy, W_COPY * base, f"copy holding `{seed}`")
         if seed.endswith(_C_FAMILY) and headers:
             types = {n.lower() for (n,) in view.db.execute(
                 "SELECT DISTINCT name FROM code_symbols WHERE path = ? AND kind = 'class'", (seed,))}
