@@ -169,7 +169,7 @@ def main(argv=None) -> int:
         for task in load_tasks(args.corpus):
             if task["repo"] in wanted:
                 by_repo[task["repo"]].append(task)
-        sets["corpus (trap repositories)"] = [t for repo in sorted(by_repo) for t in sample(by_repo[repo], args.per_repo)]
+        sets["corpus (chosen repositories)" if args.repo else "corpus (trap repositories)"] = [t for repo in sorted(by_repo) for t in sample(by_repo[repo], args.per_repo)]
     if args.dev:
         dev = load_tasks(shared_tasks("multilang-dev.jsonl"))
         if args.dev_limit:

@@ -169,6 +169,8 @@ def test_a_python_script_in_a_c_project_ranks_below_the_c_sources_unless_the_tex
     # a text about the Python script (its language, its name): not demoted
     assert _ranked(brain, "The python lint rejects a header line starting with a colon")[0] == "tools/header_lint.py"
     assert _ranked(brain, "header_lint: a header line starting with a colon is rejected")[0] == "tools/header_lint.py"
+    # two words of its name (`header lint` of `header_lint.py`): about it too
+    assert _ranked(brain, "The header lint rejects a header line starting with a colon")[0] == "tools/header_lint.py"
 
 
 def test_a_vendored_folder_ranks_below_the_product(brain):

@@ -17,9 +17,9 @@ are generic (no repository names, no per-project lists); a file the task names, 
 language the task writes, is not demoted. Detection runs at index time (``record``, stored in
 ``code_traps``) so the boot reads one small table (``demotions``).
 
-The other half: files that serve the best-ranked ones are reachable as their neighbours (``lend``): the
-amalgamated copy holding a top file (a repository that regenerates its single header with each change
-changes it too), the forward-declaration header declaring a top file's types (``*_fwd.h``,
+The other half: files that serve the best-ranked ones are reachable as their neighbours (``lend``): an
+amalgamated copy takes a share of its best-ranked part's score and ranks just below it (a repository that
+regenerates its single header with each change changes it too), the forward-declaration header declaring a top file's types (``*_fwd.h``,
 ``FormatterFwd.hpp``), and the build script of a top file's crate (``build.rs``; ``CMakeLists.txt``,
 ``Makefile`` and ``meson.build`` are not in the code index). ``ENABLED = False`` turns it all off (the
 benchmark's before/after on one index).
@@ -32,7 +32,7 @@ import re
 import sqlite3
 from collections import defaultdict
 
-__all__ = ["ENABLED", "AMALGAMATED_FACTOR", "TOOL_FACTOR", "GENERATED_NAME_FACTOR", "W_COPY", "W_FWD", "W_BUILD",
+__all__ = ["ENABLED", "AMALGAMATED_FACTOR", "TOOL_FACTOR", "GENERATED_NAME_FACTOR", "W_COPY", "COPY_CAP", "W_FWD", "W_BUILD",
            "LENT_REASONS", "TRAPS_SCHEMA", "generated_banner", "generated_name", "is_forward_header",
            "forward_declared", "project_language", "is_tool_script", "amalgamations", "holds_text", "read_facts", "record",
            "demotions", "lend"]
