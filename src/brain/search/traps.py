@@ -64,7 +64,7 @@ NEIGHBOUR_SEEDS = 3
 BANNER_LINES = 15  # a generated-file banner sits in the first lines (after a license header at most)
 AMALGAM_MIN_NAMES = 20  # size floor: a file defining fewer names is not judged a copy
 AMALGAM_SHARE = 0.6  # this share of its names defined by its parts
-PART_SHARE = 0.6  # a part: a file this share of whose names (at least PART_MIN_NAMES) the copy defines too
+PART_SHARE = 0.6  # a part: a file this share of whose rare names (at least PART_MIN_NAMES) the copy defines too
 PART_MIN_NAMES = 3
 MIN_PARTS = 2
 SIZE_SHARE = 0.5  # the copy is at least this share of its parts' size: it holds their bodies, not declarations
@@ -80,7 +80,7 @@ LENT_REASONS = ("copy holding", "forward declarations of", "build script of")
 TRAPS_SCHEMA = ("CREATE TABLE IF NOT EXISTS code_traps(path TEXT, kind TEXT, extra TEXT);\n"
                 "CREATE INDEX IF NOT EXISTS code_traps_path ON code_traps(path);")
 
-_COMMENT_START = ("//", "#", "/*", "*", "--", "<!--", ";", "!", "%", "'")
+_COMMENT_START = ("//", "#", "/*", "*", "--", "<!--", ";", "%")
 # linear: one alternation of fixed phrases, no nested repetition
 _BANNER = re.compile(
     r"@generated\b|\bcode generated\b|\bgenerated (?:by|from|with|using)\b|\bauto-?generated\b"
