@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
@@ -62,8 +63,12 @@ def run_tree(job: tuple) -> list[dict]:
     from brain.search import traps
     from brain.search.locate import locate
 
-    folder = locbench.extract_tree(locbench.git_dir(mirrors, repo, "bench_traps"), commit,
-                                   trees / f"{repo.replace('/', '+')}@{commit}", "bench_traps")
+    try:
+        folder = locbench.extract_tree(locbench.git_dir(mirrors, repo, "bench_traps"), commit,
+                                       trees / f"{repo.replace('/', '+')}@{commit}", "bench_traps")
+    except (SystemExit, subprocess.CalledProcessError) as exc:  # a mirror missing objects (a partial snapshot): its tasks are left out, said so
+        print(f"left out {len(tasks)} task(s) of {repo}@{commit[:12]}: {exc}", file=sys.stderr)
+        return []
     if reindex:
         (folder / ".brain" / "runtime" / "index.db").unlink(missing_ok=True)
     b = brainlib.init(folder)
