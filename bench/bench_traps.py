@@ -74,11 +74,15 @@ def run_tree(job: tuple) -> list[dict]:
     b = brainlib.init(folder)
     started = time.perf_counter()
     b.reindex()
-    if retrap:  # the traps judged anew on the stored index (after a change to traps.py's whole-index rules)
+    if retrap:  # the traps judged anew on the stored index, after a change to traps.py's rules
         from brain.search.code import transaction
 
-        with transaction(b.index.db) as db:
-            traps.record(db, {}, [], folder)
+        db = b.index.db
+        paths = [p for (p,) in db.execute("SELECT path FROM code_files WHERE is_test = 0")]
+        read = {p: traps.read_facts(p, (folder / p).read_text(encoding="utf-8", errors="replace")) for p in paths
+                if (folder / p).is_file()}
+        with transaction(db):
+            traps.record(db, read, paths, folder)
     index_seconds = time.perf_counter() - started
     view = b.index.code_view()
     rows = []
@@ -152,7 +156,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dev-limit", type=int, help="only the first N development tasks of each language")
     ap.add_argument("--polluters", action="store_true", help="list the non-gold files most often in the top 5")
     ap.add_argument("--reindex", action="store_true", help="rebuild each tree's code index from scratch")
-    ap.add_argument("--retrap", action="store_true", help="judge the whole-index traps anew on each stored index")
+    ap.add_argument("--retrap", action="store_true", help="judge the traps anew on each stored index (each file's banner and forward declarations read again)")
     ap.add_argument("--jobs", type=int, default=1, help="trees indexed and ranked in parallel")
     ap.add_argument("--out", default=str(HERE / "results" / "traps.json"))
     args = ap.parse_args(argv)
