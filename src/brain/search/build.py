@@ -16,6 +16,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import traps
 from .code import (CODE_EXTENSIONS, code_diff, extract, is_test_path, looks_generated, module_name_for, nested_modules,
                    parse_python, record_modules, scan_files, transaction, vendored_folders)
 from .functions import MAX_CARD_FILE, extract_functions, from_symbols, has_extractor, python_functions
@@ -253,6 +254,7 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
         _drop_rows(db, removed + [p for p in changed if p in known], functions)
     total = len(changed)
     written = read = 0
+    trap_facts: dict[str, list[tuple[str, str]]] = {}  # files read now -> their trap facts (banner, forward declarations)
     # one short write transaction per chunk of files: a big build never holds the write lock for long, so a
     # boot or a write meanwhile waits for one chunk, not for the whole build
     for start in range(0, total, FLUSH_FILES):
@@ -261,7 +263,7 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
         chunk = []
         for path in changed[start: start + FLUSH_FILES]:
             lang, test, module = plan.describe(path)
-            item = None
+            item = text = None
             if not test:
                 while ahead is _UNREAD or ahead is not None and ahead[0] < path:
                     ahead = next(source, None)
@@ -276,15 +278,32 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
                 if not functions:
                     item = (*item[:6], None)
             foreign = item is not None and (item[3] or any(path.startswith(folder + "/") for folder in vendored))
+            if item is not None:
+                trap_facts[path] = traps.read_facts(path, text if text is not None else _head(repo, path))
             read += item is not None
             chunk.append((path, module, lang, test, item, foreign))
         with transaction(db):
             written += _write_chunk(db, chunk, current, functions)
+    with transaction(db):
+        traps.record(db, trap_facts, removed + changed, repo)  # copies and tool scripts: judged on the whole index
     if progress is not None:
         progress(total, total, "indexing the code")
     for _rest in source:  # what the caller computed beyond the last changed file (its side effects are its own)
         pass
     return {"files": len(current), "changed": len(changed), "removed": len(removed), "read": read, "functions": written}
+
+
+def _head(repo: Path, path: str) -> str:
+    """The first TRAP_HEAD bytes of a file `brain map`'s workers indexed (they keep no text): enough for a
+    generated banner and a forward-declaration header's declarations."""
+    try:
+        with open(repo / path, "rb") as handle:
+            return decode_source(handle.read(TRAP_HEAD))
+    except OSError:
+        return ""
+
+
+TRAP_HEAD = 256 * 1024
 
 
 def _write_chunk(db: sqlite3.Connection, chunk: list, current: dict, functions: bool) -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..trees import walk as walk_tree
+from . import traps
 from .definitions import LANGUAGES, scan_definitions
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
@@ -272,7 +273,8 @@ def nested_modules(repo: Path) -> dict[str, list[str]]:
 
 def looks_generated(text: str) -> bool:
     """A file a tool wrote (`// Code generated ... DO NOT EDIT.`, Bison/flex output): a comment in its
-    first lines says so, or it opens with a `#line` directive."""
+    first lines says so, or it opens with a `#line` directive. (``traps.generated_banner`` reads more
+    banners, further down; what it adds is stored and weighed by ``traps``.)"""
     for line in text[:2000].split("\n")[:6]:
         line = line.strip()
         if line.startswith("#line ") or (line.startswith(_COMMENT_START) and _GENERATED_MARK.search(line)):
@@ -444,6 +446,7 @@ CREATE INDEX IF NOT EXISTS code_imports_path ON code_imports(path);
 CREATE INDEX IF NOT EXISTS code_imports_target ON code_imports(target);
 CREATE TABLE IF NOT EXISTS code_modules(folder TEXT PRIMARY KEY, names TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS code_fts USING fts5(names, body, tokenize = "{CODE_TOKENIZE}");
+{traps.TRAPS_SCHEMA}
 """
 
 

@@ -36,7 +36,7 @@ __all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", 
            "sqlite_file_problem"]  # the last two re-exported from brain.backends.sqlite
 
 INDEX_FILE = "index.db"
-SCHEMA_VERSION = "11"  # bump when tokens or tables change: an older index is rebuilt
+SCHEMA_VERSION = "12"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 SNIPPET_CHARS = 240
 

@@ -34,6 +34,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from . import traps
 from .code import CODE_EXTENSIONS, is_nonproduct_path
 from .history import COCHANGE_REASON, HISTORY_REASON, cochange_evidence, history_evidence
 from .quotes import phrase_windows, quoted_candidates
@@ -173,7 +174,7 @@ MIN_METHOD_CODENESS = 1.0  # only code-like names (`getNumberType`, `clear()`), 
 _DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")  # TypeScript declarations of a JavaScript module
 _DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
 _LENT_REASONS = ("imports or is imported by", "header/source twin of", "also defines", "declaration twin of",
-                 "entry point importing", "like `")
+                 "entry point importing", "like `", *traps.LENT_REASONS)
 _WEAK_REASONS = ("full-text match", "changed in the working tree", HISTORY_REASON, COCHANGE_REASON, *_LENT_REASONS)
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
@@ -864,15 +865,20 @@ def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed
     _lend_to_siblings(view, score, code_named, add)
 
     aside = _unnamed_modules(view, sig)
+    trap_factor = traps.demotions(view, sig, named)
     for path in list(score):
         if view.is_test(path):
             score[path] *= TEST_FACTOR
+        elif (trapped := trap_factor(path)) < 1.0:
+            # amalgamated copies, generated names, tool scripts in another language (and among examples or docs)
+            score[path] *= trapped * (NONPRODUCT_FACTOR if is_nonproduct_path(path) else 1.0)
         elif (_GENERATED.search(path) or path in view.generated) and path not in named:
             score[path] *= GENERATED_FACTOR  # numbered migrations and the like: data, rarely the fix
         elif path not in named and is_nonproduct_path(path):
             score[path] *= NONPRODUCT_FACTOR  # examples, docs, benchmarks, build configuration
         elif aside and path not in named and any(path.startswith(folder + "/") for folder in aside):
             score[path] *= NESTED_FACTOR  # a tool or contrib module beside the product, and the text is not about it
+    traps.lend(view, _seeds(view, score), score, add)  # to the copy, forward header, build script serving them
     order = sorted(score, key=lambda p: (-score[p], p))[:limit]
     hits = []
     for path in order:
