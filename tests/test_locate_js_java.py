@@ -4,8 +4,7 @@ opens below, `extends` links and overrides, declaration twins, links to a runnin
 from __future__ import annotations
 
 from brain.search.definitions import base_types, scan_definitions
-from brain.search.evidence.gather import Context
-from brain.search.evidence.links import _overrides, _siblings, declaration_twins, entry_importers
+from brain.search.evidence.neighbours import Context, _overrides, _siblings, declaration_twins, entry_importers
 from brain.search.locate import extract_signals, url_routes
 from brain.search.ranking import Evidence, Links, _lend_to_entry_points, _lend_to_overriders, _lend_to_siblings
 from brain.search.weights import shipped_weights

@@ -13,8 +13,8 @@ from brain.search.code import is_nonproduct_path, is_test_path, looks_generated
 from brain.search.definitions import scan_definitions
 from brain.search.locate import extract_signals
 from brain.search.ranking import combine, gather
-from brain.search.weights import shipped_weights
 from brain.search.traces import trace_frames
+from brain.search.weights import shipped_weights
 
 
 def _defs(text: str, lang: str) -> set[tuple[str, str]]:

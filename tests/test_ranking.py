@@ -64,7 +64,8 @@ def _source(*names: str) -> str:
     return "\n".join((SEARCH / n).read_text(encoding="utf-8") for n in names)
 
 
-FILE_CODE = ("ranking.py", "locate.py", "evidence/gather.py", "evidence/links.py")
+FILE_CODE = ("ranking.py", "locate.py", "signals.py", "codeview.py",
+             *(f"evidence/{p.name}" for p in sorted((SEARCH / "evidence").glob("*.py"))))
 
 
 def test_every_weight_the_code_reads_is_in_the_file_and_every_entry_is_read(view):
@@ -74,7 +75,9 @@ def test_every_weight_the_code_reads_is_in_the_file_and_every_entry_is_read(view
     read |= set(re.findall(r"\badd\(\w+, \"(\w+)\"", code))  # features as gathered
     read |= set(re.findall(r"\(sig\.\w+, \"(\w+)\",", code))  # the full-text passes' features
     read |= set(re.findall(r"\b(?:shares|params|p)\[\"(\w+)\"\]", code))
-    read |= set(re.findall(r"flags\.append\(\"(\w+)\"\)", code))  # a factor applies to the files with its flag
+    from brain.search.evidence import FLAGS
+
+    read |= set(FLAGS) | set(re.findall(r"flags\.append\(\"(\w+)\"\)", code))  # a factor applies to files with its flag
     for pair in re.findall(r"feature = \"(\w+)\" if \w+ else \"(\w+)\"", code):
         read |= set(pair)
     assert read == set(weights.names("files")), (read ^ set(weights.names("files")))

@@ -27,13 +27,36 @@ from dataclasses import dataclass, field
 from ..errors import InvalidInput
 from .weights import Weights, shipped_weights
 
-__all__ = ["Evidence", "FileEvidence", "Links", "gather", "combine", "BOOST_FEATURES", "EVIDENCE_SCHEMA"]
+__all__ = ["Evidence", "FileEvidence", "Links", "FileHit", "Localization", "gather", "combine", "module_of",
+           "BOOST_FEATURES", "EVIDENCE_SCHEMA"]
 
 EVIDENCE_SCHEMA = 1
 # features that count only on a file that has other evidence (a module's files are not all candidates)
 BOOST_FEATURES = frozenset({"in_module"})
 _NO_SEED = frozenset({"test", "nonproduct"})  # files that never lend: demoted after the lending
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
+
+
+@dataclass
+class FileHit:
+    path: str
+    score: float
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Localization:
+    files: list[FileHit]
+    modules: list[tuple[str, float]]
+
+    @property
+    def paths(self) -> list[str]:
+        return [h.path for h in self.files]
+
+
+def module_of(path: str) -> str:
+    """The folder a file's score counts toward in the ranking's modules (``.`` at the top)."""
+    return path.rsplit("/", 1)[0] if "/" in path else "."
 
 
 @dataclass
@@ -190,10 +213,8 @@ def gather(view, text: str | None, *, changed=(), claimed=(), module: str | None
     return evidence
 
 
-def combine(evidence: Evidence, weights: Weights | None = None, limit: int = 20):
-    """The ranked files (a ``Localization``) for ``evidence`` under ``weights`` (default: the shipped ones). Pure."""
-    from .locate import FileHit, Localization, module_of
-
+def combine(evidence: Evidence, weights: Weights | None = None, limit: int = 20) -> Localization:
+    """The ranked files for ``evidence`` under ``weights`` (default: the shipped ones). Pure."""
     weights = weights or shipped_weights()
     score, why = _rank(evidence, weights, None)
     order = sorted(score, key=lambda p: (-score[p], p))[:limit]

@@ -1,4 +1,4 @@
-"""What the neighbour-lending passes need, read from the repository for the files that may be the best.
+"""Evidence of neighbours: what the lending passes need, read from the repository for the files that may be the best.
 
 ``ranking.combine`` lends a share of the best few files' scores to their neighbours; which
 files are the best depends on the weights, so the neighbours are read here for every
@@ -11,19 +11,33 @@ are the best: those ``combine`` applies.
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass, field
 
 from ..code import is_nonproduct_path
 from ..ranking import Evidence, Links
 from ..weights import Weights
-from .gather import Context, flags_of
+from .task import flags_of
 
-__all__ = ["collect_links", "declaration_twins", "entry_importers", "extends", "type_name", "C_FAMILY", "JS_EXTS"]
+__all__ = ["Context", "collect_links", "declaration_twins", "entry_importers", "extends", "type_name", "C_FAMILY", "JS_EXTS"]
 
 JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
 _DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")  # TypeScript declarations of a JavaScript module
 _DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
 _CALLABLE = ("function", "method", "decl")
+
+
+@dataclass
+class Context:
+    """What the link reading needs from the text besides the files: the code-like names it writes
+    (with their weight in the text), their definitions, and the inner modules it does not name."""
+
+    code_named: dict[str, float] = field(default_factory=dict)
+    defs: dict = field(default_factory=dict)
+    aside: list[str] = field(default_factory=list)
+    flagged: set[str] = field(default_factory=set)  # files whose flags are read
+    definers: dict[str, list[str]] | None = None  # file -> named callables it defines (see ``_overrides``)
+    callables: dict[str, set[str]] = field(default_factory=dict)  # named callable -> its few definers
 
 
 def declaration_twins(files, path: str) -> list[str]:
