@@ -206,3 +206,30 @@ def test_the_lending_needs_no_repository_and_reads_the_links_of_the_best_files()
     assert found["include/a.h"] == (pytest.approx(8.0 * 0.3, abs=1e-4), ["header/source twin of `src/a.c`"])
     assert found["src/b.c"][0] == pytest.approx(0.8 + 8.0 * 0.12, abs=1e-4)
     assert "src/hub.c" in found and len(found) == 4  # a hub lends nothing
+
+
+def test_the_ranking_says_how_strong_the_best_files_evidence_is(view):
+    kinds = {text: locate(view, text).evidence for text in TASKS}
+    assert kinds[TASKS[0]] == {"kind": "frame", "path": "app/models/fields.py",
+                               "text": "a traceback frame names `app/models/fields.py`"}
+    assert kinds[TASKS[6]]["kind"] == "name"  # `import "example.com/app/core/discov"`
+    assert kinds[TASKS[8]]["kind"] == "text" and "explore" in kinds[TASKS[8]]["text"]  # words only
+    assert kinds[TASKS[-2]] is None  # nothing ranked
+    # a share lent by a neighbour is not the file's own evidence
+    lent = Evidence({"a.c": FileEvidence({"bm25": 1.0}, [("bm25", 1.0, "full-text match")], [], [],
+                                         Links(twins=["a.h"]))})
+    assert combine(lent).evidence["kind"] == "text"
+
+
+def test_the_boot_shows_the_evidence_line_and_its_json_carries_it(brain):
+    from card_helpers import commit_files
+
+    commit_files(brain, {"pkg/parser.py": "def parse(text):\n    raise ValueError('bad token')\n",
+                         "pkg/other.py": "def unrelated():\n    return 1\n"}, now="# Now\n\nFix the bugs.\n")
+    text = ('parse fails\n\nTraceback (most recent call last):\n  File "/srv/pkg/parser.py", line 2, in parse\n'
+            "ValueError: bad token")
+    result = brain.boot(text, record=False)
+    assert "Evidence: a traceback frame names `pkg/parser.py`." in result.text
+    assert result.to_dict()["evidence"] == {"kind": "frame", "path": "pkg/parser.py",
+                                            "text": "a traceback frame names `pkg/parser.py`"}
+    assert brain.boot(record=False).to_dict()["evidence"] is None  # no task, no ranking

@@ -28,7 +28,7 @@ from ..errors import InvalidInput
 from .weights import Weights, shipped_weights
 
 __all__ = ["Evidence", "FileEvidence", "Links", "FileHit", "Localization", "gather", "combine", "module_of",
-           "BOOST_FEATURES", "EVIDENCE_SCHEMA"]
+           "strength", "STRENGTH", "BOOST_FEATURES", "EVIDENCE_SCHEMA"]
 
 EVIDENCE_SCHEMA = 1
 # features that count only on a file that has other evidence (a module's files are not all candidates)
@@ -48,10 +48,37 @@ class FileHit:
 class Localization:
     files: list[FileHit]
     modules: list[tuple[str, float]]
+    evidence: dict | None = None  # how strong the best file's evidence is (see ``strength``)
 
     @property
     def paths(self) -> list[str]:
         return [h.path for h in self.files]
+
+
+# the kinds of evidence, strongest first: the strongest the best file has says how far an agent can trust the
+# ranking (a named traceback frame: read that file; a text match only: explore). A feature not listed is text.
+STRENGTH = (
+    ("frame", ("frame_last", "frame"), "a traceback frame names `{path}`"),
+    ("path", ("path",), "the task writes the path `{path}`"),
+    ("name", ("module", "qual", "route"), "the task names `{path}` (its module, a `Class.member` in it, or its route)"),
+    ("symbol", ("symbol", "stem"), "names the task writes are defined in `{path}`"),
+    ("quote", ("quote",), "text the task quotes is in `{path}`"),
+    ("entry", ("entry",), "the title is about the command line and `{path}` is the program's entry point"),
+)
+_TEXT_ONLY = "text match only: no path, frame or name of the task points at a file; explore before trusting the order"
+
+
+def strength(evidence: "Evidence", weights: Weights, path: str | None) -> dict | None:
+    """``{"kind", "path", "text"}``: the strongest kind of evidence of its own ``path`` has (``STRENGTH``), or
+    ``"text"`` when only word overlap, the working state or a neighbour's share put it there."""
+    if path is None:
+        return None
+    found = evidence.files.get(path)
+    have = {f for f, v, _ in found.reasons if weights.features.get(f, 0.0) * v > 0} if found else set()
+    for kind, features, text in STRENGTH:
+        if have.intersection(features):
+            return {"kind": kind, "path": path, "text": text.format(path=path)}
+    return {"kind": "text", "path": path, "text": _TEXT_ONLY}
 
 
 def module_of(path: str) -> str:
@@ -228,7 +255,8 @@ def combine(evidence: Evidence, weights: Weights | None = None, limit: int = 20)
     modules: dict[str, float] = defaultdict(float)
     for hit in hits:
         modules[module_of(hit.path)] += hit.score
-    return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
+    return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])),
+                        strength(evidence, weights, hits[0].path if hits else None))
 
 
 def _rank(evidence: Evidence, weights: Weights, missing: set[str] | None):
