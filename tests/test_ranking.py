@@ -87,7 +87,7 @@ def test_every_weight_the_code_reads_is_in_the_file_and_every_entry_is_read(view
     assert seen <= set(weights.features) and len(seen) >= 12
     assert flags <= set(weights.factors) and {"test", "generated", "nonproduct"} <= flags
     functions = _source("rank_functions.py")
-    assert set(re.findall(r"_F\[\"(\w+)\"\]", functions)) == set(weights.names("functions"))
+    assert set(re.findall(r"\bF\[\"(\w+)\"\]", functions)) == set(weights.names("functions"))
 
 
 def test_the_weights_file_is_package_data():
