@@ -175,4 +175,9 @@ if __name__ == "__main__":
         made = build(Path(tmp) / "project")
         data = rankings(made.index.code_view())
     Path(sys.argv[1]).parent.mkdir(parents=True, exist_ok=True)
-    Path(sys.argv[1]).write_text(json.dumps(data, indent=1) + "\n")
+    lines = []
+    for i, task in enumerate(data):  # one line per ranked file: a change shows as the lines it moves
+        files = ",\n".join("  " + json.dumps(f) for f in task["files"])
+        lines.append(' {"files": [\n' + files + '\n ], "modules": ' + json.dumps(task["modules"]) + "}"
+                     + ("," if i < len(data) - 1 else ""))
+    Path(sys.argv[1]).write_text("[\n" + "\n".join(lines) + "\n]\n")

@@ -20,13 +20,13 @@ __all__ = ["KINDS", "Task", "Context", "FLAGS", "gather_direct", "collect_links"
 KINDS = (paths, names, text, context)
 
 
-def gather_direct(view, text_: str | None, *, changed=(), claimed=(), module: str | None = None,
+def gather_direct(view, task_text: str | None, *, changed=(), claimed=(), module: str | None = None,
                   weights) -> tuple:
     """(Evidence, Context): what the text (and the working state) gives each file, before any file lends to another."""
     from ..signals import extract_signals
 
     params = weights.params
-    sig = extract_signals(text_, strip_urls=params["strip_urls"])
+    sig = extract_signals(task_text, strip_urls=params["strip_urls"])
     task = Task(view, sig, params, changed=tuple(changed), claimed=tuple(claimed), module=module)
     for kind in KINDS:
         kind.collect(task)
