@@ -7,7 +7,7 @@ the index is refreshed (code, functions, then history: HEAD's log only, so the r
 fix or anything after it), and on the same index four rankings are scored:
 
 - ``with``: `locate()` as shipped (history and co-change features on);
-- ``without``: `locate()` with ``W_HISTORY = W_COCHANGE = 0`` (the same run, the same index);
+- ``without``: `locate()` with the `history` and `cochange` weights at 0 (the same run, the same index);
 - ``history``: the history feature alone (files of past commits like the task);
 - ``bm25``: identifier-aware BM25 over the source files.
 
@@ -76,6 +76,7 @@ def run_repo(gd: Path, trees: Path, repo: str, tasks: list[dict], sweep=()) -> t
     from brain.search.code import transaction
     from brain.search.history_store import HISTORY_SCHEMA, clear_history, refresh_history
     from brain.search.locate import extract_signals, locate
+    from brain.search.weights import shipped_weights
 
     def commit_time(sha: str) -> int:
         out = subprocess.run(["git", "--git-dir", str(gd), "log", "-1", "--format=%ct", sha], capture_output=True,
@@ -107,14 +108,9 @@ def run_repo(gd: Path, trees: Path, repo: str, tasks: list[dict], sweep=()) -> t
         cost["noop_refresh_cpu"] += cpu() - start
         view = b.index.code_view()
         text = task["problem_statement"]
-        saved = hist.W_HISTORY, hist.W_COCHANGE
-
         def ranked(weights: tuple[float, float] | None) -> list[str]:
-            hist.W_HISTORY, hist.W_COCHANGE = weights or saved
-            try:
-                return [h.path for h in locate(view, text, limit=20).files]
-            finally:
-                hist.W_HISTORY, hist.W_COCHANGE = saved
+            chosen = None if weights is None else shipped_weights().replace({"history": weights[0], "cochange": weights[1]})
+            return [h.path for h in locate(view, text, limit=20, weights=chosen).files]
 
         ranked((0.0, 0.0))  # warm the view's lazy tables, so neither timed call pays for them
         start = cpu()

@@ -46,7 +46,7 @@ def test_now_comes_first_and_whole(brain):
 def test_json_has_exactly_the_design_fields(brain):
     fill(brain)
     data = brain.boot().to_dict()
-    assert set(data) == {"text", "tokens", "budget", "sections", "files", "omitted", "functions"}
+    assert set(data) == {"text", "tokens", "budget", "sections", "files", "omitted", "functions", "evidence"}
     assert data["functions"] == []  # ranked definitions come with a task (issue 15)
     assert all(set(s) == {"slot", "source", "tokens"} for s in data["sections"])
     assert data["tokens"] == estimate_tokens(data["text"]) <= data["budget"] == 8000

@@ -204,10 +204,10 @@ def test_boot_never_shows_code_through_a_symlink_out_of_the_repository(shop, tmp
 # -- the ranking --------------------------------------------------------------------
 
 
-def _ranked(brain, text: str) -> list[str]:
+def _ranked(brain, text: str, weights=None) -> list[str]:
     from brain.search.rank_functions import locate_functions
 
-    _, hits = locate_functions(brain, text, limit=20)
+    _, hits = locate_functions(brain, text, limit=20, weights=weights)
     return [h.key for h in hits]
 
 
@@ -221,7 +221,7 @@ def test_a_traceback_frame_names_the_function(shop):
     assert ranked.index("shop/orders.py::Order.total") < ranked.index("shop/orders.py::Order.lines")
 
 
-def test_a_public_function_named_ranks_the_callee_that_holds_the_fix(shop, monkeypatch):
+def test_a_public_function_named_ranks_the_callee_that_holds_the_fix(shop):
     text = "render() drops the brackets of lists in lists\n\nCalling `render([1, [2, 3]])` gives '1, 2, 3'."
     ranked = _ranked(shop, text)
     assert ranked[0] == "shop/api.py::render"
@@ -229,10 +229,7 @@ def test_a_public_function_named_ranks_the_callee_that_holds_the_fix(shop, monke
     assert "shop/printing.py::_Printer.doprint" in ranked[:5]
     assert "shop/printing.py::_Printer._print_node" in ranked[:5]
     assert "shop/printing.py::unrelated_formatting" not in ranked[:5]
-    from brain.search import rank_functions
-
-    monkeypatch.setattr(rank_functions, "W_CALL", 0.0)
-    assert "shop/printing.py::_Printer._print_node" not in _ranked(shop, text)[:5]
+    assert "shop/printing.py::_Printer._print_node" not in _ranked(shop, text, _without("call"))[:5]
 
 
 def test_ranking_is_deterministic_and_empty_without_evidence(shop):
@@ -392,63 +389,55 @@ def kinds(brain):
     return brain
 
 
-def _hits(brain, text: str) -> dict:
+def _without(name: str):
+    """The shipped weights with one function-ranking weight at zero."""
+    from brain.search.weights import shipped_weights
+
+    return shipped_weights().replace(functions={name: 0.0})
+
+
+def _hits(brain, text: str, weights=None) -> dict:
     from brain.search.rank_functions import locate_functions
 
-    _, hits = locate_functions(brain, text, limit=20)
+    _, hits = locate_functions(brain, text, limit=20, weights=weights)
     return {h.key: h for h in hits}
 
 
-def test_the_caller_of_a_named_function_ranks(kinds, monkeypatch):
-    from brain.search import rank_functions
-
+def test_the_caller_of_a_named_function_ranks(kinds):
     text = "squash_spaces() is applied twice to a label with tabs"
     hits = _hits(kinds, text)
     assert "calls `squash_spaces`" in hits["kit/text.py::clean_label"].reasons
     assert hits["kit/text.py::clean_label"].score > hits["kit/text.py::shout"].score
-    monkeypatch.setattr(rank_functions, "W_CALLER", 0.0)
-    without = _hits(kinds, text)
+    without = _hits(kinds, text, _without("caller"))
     assert without["kit/text.py::clean_label"].score < hits["kit/text.py::clean_label"].score
 
 
-def test_a_base_class_two_named_subclasses_share_ranks_with_its_methods(kinds, monkeypatch):
-    from brain.search import rank_functions
-
+def test_a_base_class_two_named_subclasses_share_ranks_with_its_methods(kinds):
     text = "TextChoice and NumberChoice members print as the enum name instead of the value"
     hits = _hits(kinds, text)
     assert hits["kit/enums.py::Choice.__str__"].score > hits["kit/enums.py::Palette.mix"].score
-    monkeypatch.setattr(rank_functions, "W_BASE", 0.0)
-    without = _hits(kinds, text)
+    without = _hits(kinds, text, _without("base"))
     assert without["kit/enums.py::Choice.__str__"].score < hits["kit/enums.py::Choice.__str__"].score
 
 
-def test_the_sync_twin_of_a_named_async_method_ranks(kinds, monkeypatch):
-    from brain.search import rank_functions
-
+def test_the_sync_twin_of_a_named_async_method_ranks(kinds):
     text = "StaticMixin.fetch_page_async returns a coroutine where a response is expected"
     hits = _hits(kinds, text)
     twin = "kit/handlers.py::StaticMixin.fetch_page"
     assert hits[twin].score > hits["kit/handlers.py::StaticMixin.base_url"].score
-    monkeypatch.setattr(rank_functions, "W_TWIN", 0.0)
-    assert _hits(kinds, text)[twin].score < hits[twin].score
+    assert _hits(kinds, text, _without("twin"))[twin].score < hits[twin].score
 
 
-def test_the_comparison_methods_of_a_top_ranked_one_rank_with_it(kinds, monkeypatch):
-    from brain.search import rank_functions
-
+def test_the_comparison_methods_of_a_top_ranked_one_rank_with_it(kinds):
     text = "Amount.__lt__ ordering is wrong for negative values"
     hits = _hits(kinds, text)
     assert hits["kit/money.py::Amount.__hash__"].score > hits["kit/money.py::Amount.label"].score
-    monkeypatch.setattr(rank_functions, "W_TWIN", 0.0)
-    assert _hits(kinds, text)["kit/money.py::Amount.__hash__"].score < hits["kit/money.py::Amount.__hash__"].score
+    assert _hits(kinds, text, _without("twin"))["kit/money.py::Amount.__hash__"].score < hits["kit/money.py::Amount.__hash__"].score
 
 
-def test_a_method_calling_a_top_ranked_method_through_self_ranks(kinds, monkeypatch):
-    from brain.search import rank_functions
-
+def test_a_method_calling_a_top_ranked_method_through_self_ranks(kinds):
     text = "Amount._rounded rounds half to even instead of up"
     hits = _hits(kinds, text)
     assert hits["kit/money.py::Amount.total"].score > hits["kit/money.py::Amount.label"].score
     assert hits["kit/money.py::Amount.total"].score < hits["kit/money.py::Amount._rounded"].score
-    monkeypatch.setattr(rank_functions, "W_SELF_CALLER", 0.0)
-    assert _hits(kinds, text)["kit/money.py::Amount.total"].score < hits["kit/money.py::Amount.total"].score
+    assert _hits(kinds, text, _without("self_caller"))["kit/money.py::Amount.total"].score < hits["kit/money.py::Amount.total"].score

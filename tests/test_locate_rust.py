@@ -100,7 +100,7 @@ def test_read_next_follows_rust_imports(brain):
 
 
 def test_a_module_file_declares_the_files_below_its_folder():
-    from brain.search.locate import _rust_declares
+    from brain.search.codeview import _rust_declares
 
     assert _rust_declares("src/net/mod.rs", "src/net/unix/stream.rs")
     assert _rust_declares("src/lib.rs", "src/util.rs")

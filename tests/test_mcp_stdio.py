@@ -66,7 +66,7 @@ def test_every_core_tool_answers(served, brain):
     for key, result in results.items():
         assert not result.is_error, (key, text_of(result))
     boot = results["boot"]
-    assert set(boot.structured_content) == {"text", "tokens", "budget", "sections", "files", "omitted", "functions"}
+    assert set(boot.structured_content) == {"text", "tokens", "budget", "sections", "files", "omitted", "functions", "evidence"}
     assert boot.structured_content["budget"] == 2000
     assert boot.structured_content["sections"][0]["slot"] == "now"
     assert "Shipping the MCP server." in text_of(boot)

@@ -285,10 +285,10 @@ def _plain_fts5(index, expression: str, floor: int | None = None) -> list[str]:
 def test_a_common_word_ranks_the_newest_candidates_only(tmp_path, monkeypatch):
     """At most CANDIDATES matches are ranked (the most recently indexed; a rewritten note is new again):
     below the cap the order is FTS5's own, above it the same ranking over the newest matches."""
-    from brain.search import index as index_module
+    from brain.search import index_query
     from brain.search.index import SearchIndex
 
-    monkeypatch.setattr(index_module, "CANDIDATES", 40)
+    monkeypatch.setattr(index_query, "CANDIDATES", 40)
     (tmp_path / ".brain").mkdir()
     index = SearchIndex(tmp_path / ".brain", tmp_path, tmp_path / ".brain" / "runtime")
     best = ("notes/best.md", "note", "# best\n\nplover plover plover\n")  # the strongest match, indexed first

@@ -19,7 +19,7 @@ def test_init_then_boot_starts_with_now(repo):
     out = run_brain(repo, "boot", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert set(data) == {"text", "tokens", "budget", "sections", "files", "omitted", "functions"}
+    assert set(data) == {"text", "tokens", "budget", "sections", "files", "omitted", "functions", "evidence"}
     assert data["sections"][0]["slot"] == "now"
     body = data["text"].split("\n", 2)[2]
     assert body.startswith("## Now (.brain/now.md)\n\n# Now\n\nShipping the parser.")

@@ -43,4 +43,5 @@ def assemble(brain, request: BootRequest, slots=None) -> BootResult:
             from .slots.code import functions_json
 
             result.functions = functions_json(call.memo, result)
+        result.evidence = call.memo.get("evidence")
         return result

@@ -71,6 +71,7 @@ class BootResult:
     files: list[str] = field(default_factory=list)
     omitted: list[Omitted] = field(default_factory=list)
     functions: list[dict] = field(default_factory=list)  # ranked definitions of a task boot (boot.slots.code)
+    evidence: dict | None = None  # how strong the task's best file's evidence is (search.ranking.strength)
 
     def to_dict(self) -> dict:
         """The `brain boot --json` object, exactly as DESIGN §6 names it."""
@@ -83,4 +84,5 @@ class BootResult:
             "omitted": [{"source": o.source, "tokens": o.tokens, "fetch": o.fetch, "reason": o.reason,
                          **({"detail": o.detail} if o.detail else {})} for o in self.omitted],
             "functions": [dict(f) for f in self.functions],
+            "evidence": dict(self.evidence) if self.evidence else None,
         }

@@ -19,7 +19,7 @@ from pathlib import Path
 from . import traps
 from .code import (CODE_EXTENSIONS, code_diff, extract, is_test_path, looks_generated, module_name_for, nested_modules,
                    parse_python, record_modules, scan_files, transaction, vendored_folders)
-from .functions import MAX_CARD_FILE, extract_functions, from_symbols, has_extractor, python_functions
+from .function_defs import MAX_CARD_FILE, extract_functions, from_symbols, has_extractor, python_functions
 from .tokenize import token_text
 
 __all__ = ["index_file", "decode_source", "read_source", "IndexWriter", "Indexed", "FLUSH_FILES", "CodePlan", "plan_code",

@@ -5,14 +5,14 @@ Two features, read from the history tables of the index (see ``history_store``):
 - ``history``: BM25 of the task's words over past commit messages; the files of the best
   ``TOP_COMMITS`` commits get each commit's similarity (relative to the best one, as the other
   BM25 features), shared among the commit's files, and the sum per file is normalised by the
-  best file's: ``W_HISTORY`` for the file most past commits like this task changed. A fix
+  best file's: the ``history`` weight for the file most past commits like this task changed. A fix
   spreads over files the text never names, and the commits that fixed the same kind of
   problem before name them ("fix timeout in retry" -> the files retries live in).
 - ``cochange``: for the best few candidate files, the files that changed together with them
   in past commits, by a confidence rather than raw counts: ``n(a, b) / sqrt(n(a) n(b))``
   (commits touching both, over how often each changes), at least ``COCHANGE_MIN`` commits
-  together; each gets ``W_COCHANGE x confidence`` of the candidate's score, like the
-  neighbours of ``locate._lend_to_neighbours``.
+  together; each gets the ``cochange`` share x confidence of the candidate's score, like the
+  neighbours of ``ranking._lend_to_neighbours``.
 
 A repository without history has empty tables: both features add nothing and cost one query.
 """
@@ -24,18 +24,17 @@ import re
 import sqlite3
 from collections import Counter, defaultdict
 
-__all__ = ["W_HISTORY", "W_COCHANGE", "TOP_COMMITS", "COCHANGE_MIN", "history_evidence", "cochange_evidence",
-           "HISTORY_REASON", "COCHANGE_REASON"]
+__all__ = ["TOP_COMMITS", "COCHANGE_MIN", "MAX_COCHANGED", "history_evidence", "cochanged", "HISTORY_REASON",
+           "COCHANGE_REASON"]
 
-# Weights are modest on purpose: the evidence is complementary (history alone put a fixed file in the top
+# The weights (weights.json: features.history 1.5, shares.cochange 0.1) are modest on purpose: the evidence is complementary (history alone put a fixed file in the top
 # 5 for 20 of 180 corpus tasks where neither the ranking without it nor BM25 did) but a repository's history
 # also holds much unrelated work, and a strong weight reshuffles the edge of the top 5 (3.0 / 0.25 lost 0.016
 # all@5 on the six-language set while gaining 0.025 on the corpus slice). 1.5 / 0.1 gained on both
 # (bench/bench_history.py --sweep: six languages 0.737 -> 0.759, corpus slice 0.485 -> 0.500), well below the
 # full-text weight (8.0): history reorders plausible files rather than overruling what the text names.
-# W_COCHANGE is a share of the candidate's score, as W_TWIN (0.3) and W_IMPORT (0.12) are. To be fitted.
-W_HISTORY = 1.5
-W_COCHANGE = 0.1
+# The co-change weight is a share of the candidate's score, as the twin (0.3) and import (0.12) shares are.
+# Both live in weights.json (`history`, `cochange`), to be fitted.
 TOP_COMMITS = 25  # commits whose files share the history feature
 MAX_TERMS = 200
 COCHANGE_SEEDS = 3
@@ -69,9 +68,8 @@ def _similar_commits(db: sqlite3.Connection, words: list[str]) -> list[tuple[int
 
 
 def history_evidence(view, words: list[str], add) -> None:
-    """``add(path, weight, reason)`` for the files past commits similar to the task changed."""
-    if not W_HISTORY:
-        return
+    """``add(path, value, reason)`` for the files past commits similar to the task changed, at unit weight
+    (1.0 for the file those commits point at most; the ``history`` weight of ``weights.json`` scales it)."""
     commits = _similar_commits(view.db, words)
     if not commits:
         return
@@ -98,41 +96,34 @@ def history_evidence(view, words: list[str], add) -> None:
     peak = max(score.values())
     for path, value in score.items():
         sha, subject = subjects.get(best[path][1], ("", ""))
-        add(path, W_HISTORY * value / peak, f"{HISTORY_REASON} ({sha[:7]}: {_shown(subject)})")
+        add(path, value / peak, f"{HISTORY_REASON} ({sha[:7]}: {_shown(subject)})")
 
 
-def cochange_evidence(view, seeds: list[tuple[str, float]], add) -> None:
-    """``add(path, weight, reason)`` for files that changed together with the best candidates ``seeds``
-    (path, score), weighted by the pair's confidence and the candidate's score."""
-    if not W_COCHANGE or not seeds:
-        return
+def cochanged(view, seed: str, changes: dict[str, int]) -> list[tuple[str, float, str]]:
+    """(file, confidence, reason) for the files that changed together with ``seed`` in past commits, best
+    first (at most ``MAX_COCHANGED``); ``changes`` caches how often each file changed, across seeds. The
+    ranking lends each the ``cochange`` share times the confidence of the seed's score, when ``seed`` is
+    one of the best files (``ranking.combine``)."""
     db = view.db
-    lent: dict[str, tuple[float, str]] = {}
-    changes: dict[str, int] = {}
-    for seed, seed_score in seeds[:COCHANGE_SEEDS]:
-        try:
-            ids = [r[0] for r in db.execute("SELECT commit_id FROM hist_files WHERE path = ? ORDER BY commit_id DESC "
-                                            "LIMIT ?", (seed, MAX_SEED_COMMITS))]
-        except sqlite3.OperationalError:
-            return
-        if len(ids) < COCHANGE_MIN:
-            continue
-        marks = ",".join("?" * len(ids))
-        together = Counter(path for (path,) in db.execute(
-            f"SELECT path FROM hist_files WHERE commit_id IN ({marks})", ids) if path != seed)
-        pairs = {p: n for p, n in together.items() if n >= COCHANGE_MIN and p in view.files and not view.is_test(p)}
-        if not pairs:
-            continue
-        unknown = [p for p in pairs if p not in changes]
-        for i in range(0, len(unknown), 500):
-            chunk = unknown[i:i + 500]
-            changes.update(db.execute(f"SELECT path, COUNT(*) FROM hist_files WHERE path IN "
-                                      f"({','.join('?' * len(chunk))}) GROUP BY path", chunk).fetchall())
-        ranked = sorted(((n / math.sqrt(len(ids) * max(changes.get(p, n), n)), p, n) for p, n in pairs.items()),
-                        key=lambda t: (-t[0], t[1]))[:MAX_COCHANGED]
-        for confidence, path, n in ranked:
-            weight = W_COCHANGE * confidence * seed_score
-            if weight > lent.get(path, (0.0, ""))[0]:
-                lent[path] = (weight, f"{COCHANGE_REASON} `{seed}` ({n} of its {len(ids)} commits)")
-    for path, (weight, reason) in lent.items():
-        add(path, weight, reason)
+    try:
+        ids = [r[0] for r in db.execute("SELECT commit_id FROM hist_files WHERE path = ? ORDER BY commit_id DESC "
+                                        "LIMIT ?", (seed, MAX_SEED_COMMITS))]
+    except sqlite3.OperationalError:  # no history tables
+        return []
+    if len(ids) < COCHANGE_MIN:
+        return []
+    marks = ",".join("?" * len(ids))
+    together = Counter(path for (path,) in db.execute(
+        f"SELECT path FROM hist_files WHERE commit_id IN ({marks})", ids) if path != seed)
+    pairs = {p: n for p, n in together.items() if n >= COCHANGE_MIN and p in view.files and not view.is_test(p)}
+    if not pairs:
+        return []
+    unknown = [p for p in pairs if p not in changes]
+    for i in range(0, len(unknown), 500):
+        chunk = unknown[i:i + 500]
+        changes.update(db.execute(f"SELECT path, COUNT(*) FROM hist_files WHERE path IN "
+                                  f"({','.join('?' * len(chunk))}) GROUP BY path", chunk).fetchall())
+    ranked = sorted(((n / math.sqrt(len(ids) * max(changes.get(p, n), n)), p, n) for p, n in pairs.items()),
+                    key=lambda t: (-t[0], t[1]))[:MAX_COCHANGED]
+    return [(path, confidence, f"{COCHANGE_REASON} `{seed}` ({n} of its {len(ids)} commits)")
+            for confidence, path, n in ranked]

@@ -7,38 +7,34 @@ graph (see ``graph``). Nothing in it is canonical: deleting ``runtime/`` loses
 nothing, ``refresh`` brings it up to date incrementally (memory by content hash,
 code by size and modification time) and ``rebuild`` starts from an empty file.
 Tokens are computed in Python (``tokenize``) because this SQLite cannot load a
-custom tokenizer; the FTS5 tables only split on spaces.
+custom tokenizer; the FTS5 tables only split on spaces. This module holds the file's life
+(open, lock, swap, heal, refresh); the memory documents are ``index_docs`` and the queries
+``index_query``, mixed into ``SearchIndex``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
-import re
 import sqlite3
-import stat
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from ..backends.sqlite import is_corruption, sqlite_file_problem
-from ..memory.files import pid_alive, read_memory_file, read_regular_file
-from ..trees import walk as walk_tree
-from ..memory.paths import has_link_between, is_plain_memory_name
+from ..memory.files import pid_alive
 from ..memory.private import ensure_private_dir, precreate_private
 from .code import CODE_SCHEMA, refresh_code
-from .tokenize import FTS_TOKENIZE, index_extra, query_terms, tokens
+from .index_docs import MemoryDocs, kind_of
+from .index_query import SNIPPET_CHARS, Queries, SearchHit, snippet
+from .tokenize import FTS_TOKENIZE
 
-__all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet", "is_corruption",
-           "sqlite_file_problem"]  # the last two re-exported from brain.backends.sqlite
+__all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet", "SNIPPET_CHARS",
+           "is_corruption", "sqlite_file_problem"]  # the last two re-exported from brain.backends.sqlite
 
 INDEX_FILE = "index.db"
 SCHEMA_VERSION = "12"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
-SNIPPET_CHARS = 240
 
 DOCS_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -54,11 +50,6 @@ VOCAB_SCHEMA = """
 CREATE VIRTUAL TABLE IF NOT EXISTS docs_vocab USING fts5vocab(docs_fts, 'row');
 CREATE VIRTUAL TABLE IF NOT EXISTS code_vocab USING fts5vocab(code_fts, 'row');
 """
-UNION_DOCS = 3000  # a fallback union ranks at most about this many documents
-# a query ranks at most this many matches, the most recently indexed (highest rowid: a rewritten note is
-# re-inserted, so it counts as new): FTS5 computes BM25 for every match before LIMIT, so a common word made
-# a search's cost grow with the number of notes (docs/search.md, "Ranking a bounded candidate set")
-CANDIDATES = UNION_DOCS
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:
@@ -109,61 +100,7 @@ def _inode(path: Path) -> int | None:
     return stamp[0] if stamp else None
 
 
-def kind_of(path: str) -> str:
-    """The memory kind of a path relative to .brain/ (decision records may live elsewhere)."""
-    top = path.split("/", 1)[0]
-    return {
-        "now.md": "now", "focus.md": "focus", "notes": "note", "workflows": "workflow", "modules": "card",
-        "decisions": "decision", "decisions.md": "decision", "handoffs": "handoff", "contracts": "contract",
-        "agents": "profile", "@decisions": "decision",
-    }.get(top, "memory")
-
-
-def _title(path: str, text: str) -> str:
-    """The first markdown heading within the first 20 lines, else the path."""
-    if text.startswith("#"):
-        line = text.split("\n", 1)[0]
-        return line.lstrip("#").strip()[:120] or path
-    for line in text.split("\n", 20)[:20]:
-        if line.startswith("#"):
-            return line.lstrip("#").strip()[:120]
-    return path
-
-
-def snippet(text: str, query: set[str], width: int = SNIPPET_CHARS) -> str:
-    """The most query-dense line of ``text`` with what follows, at most ``width`` characters."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        return ""
-    best, best_score = 0, 0
-    for i, line in enumerate(lines[:2000]):
-        low = line.lower()
-        got = sum(1 for q in query if q in low)  # substring test: cheap, and good enough to pick a line
-        if got > best_score:
-            best, best_score = i, got
-    out = lines[best]
-    j = best + 1
-    while len(out) < width and j < len(lines):
-        out += " / " + lines[j]
-        j += 1
-    out = re.sub(r"\s+", " ", out)
-    return out if len(out) <= width else out[: width - 1].rstrip() + "…"
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    path: str
-    kind: str
-    title: str
-    snippet: str
-    score: float
-
-    def to_dict(self) -> dict:
-        return {"path": self.path, "kind": self.kind, "title": self.title, "snippet": self.snippet,
-                "score": round(self.score, 4)}
-
-
-class SearchIndex:
+class SearchIndex(MemoryDocs, Queries):
     """The index of one brain. Opened lazily; every method is safe on a missing file."""
 
     def __init__(self, brain_dir: Path, repo: Path, runtime: Path, decisions_dir: str | None = None) -> None:
@@ -298,232 +235,6 @@ class SearchIndex:
         builder.close()  # the last connection: its WAL and shared memory are removed
         return builder.path, stats
 
-    # -- memory documents ----------------------------------------------------------
-    def _memory_roots(self) -> list[tuple[str, Path]]:
-        roots = [("", self.brain_dir)]
-        if self.decisions_dir:
-            folder = Path(os.path.normpath(self.repo / self.decisions_dir))  # lexical: links are not followed
-            if (folder.is_dir() and folder != self.brain_dir / "decisions"
-                    and not has_link_between(self.repo, folder)):
-                roots.append(("@decisions/", folder))
-        return roots
-
-    def _walk_memory(self) -> tuple[dict[str, tuple[str, int, int]], list[str]]:
-        """Every markdown store (relative path -> its path, size and mtime) and the folders holding them
-        (for the cheap change check). One lstat a file, which also tells a link: a no-op `brain index`
-        at 50,000 notes is this walk."""
-        found: dict[str, tuple[str, int, int]] = {}
-        folders: list[str] = []
-        for prefix, root in self._memory_roots():
-            if os.path.islink(root):
-                continue  # a linked decisions folder is never read (a cloned repository may carry one)
-            for folder, dirs, names in walk_tree(root):  # never descends into linked folders (nor too deep)
-                rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
-                rel_dir = "" if rel_dir == "." else rel_dir + "/"
-                dirs[:] = [] if prefix else sorted(  # the decisions folder is read flat
-                    d for d in dirs if is_plain_memory_name(d) and not os.path.islink(os.path.join(folder, d))
-                    and not (rel_dir == "" and d.casefold() == "runtime"))
-                folders.append(folder)
-                contracts = prefix == "" and rel_dir == "contracts/"
-                for name in names:
-                    if not (name.endswith(".md") or (contracts and name.endswith(".yml"))):
-                        continue  # brain.local.yml and every other setting file included: never indexed
-                    if not is_plain_memory_name(name):
-                        continue
-                    path = os.path.join(folder, name)
-                    try:
-                        st = os.lstat(path)
-                    except OSError:
-                        continue  # removed while listed
-                    if not stat.S_ISLNK(st.st_mode):  # a link is never followed nor read
-                        found[prefix + rel_dir + name] = (path, st.st_size, st.st_mtime_ns)
-        return found, folders
-
-    def memory_files(self) -> dict[str, Path]:
-        """Every markdown store: .brain/**/*.md (runtime excluded), contracts, and the decision records folder."""
-        return {rel: Path(path) for rel, (path, _, _) in sorted(self._walk_memory()[0].items())}
-
-    def _fingerprint(self, folders: list[str]) -> str:
-        """Folder mtimes (a file added, removed or atomically replaced changes them) and top-level file stamps."""
-        parts = []
-        for folder in folders:
-            try:
-                parts.append(f"{folder}:{os.stat(folder).st_mtime_ns}")
-            except OSError:
-                parts.append(f"{folder}:-")
-        for name in ("now.md", "focus.md", "decisions.md"):
-            try:
-                st = os.stat(self.brain_dir / name)
-                parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
-            except OSError:
-                pass
-        return "\n".join(parts)
-
-    def _memory_unchanged(self) -> bool:
-        row = self.db.execute("SELECT value FROM meta WHERE key='memory_folders'").fetchone()
-        if not row:
-            return False
-        folders = row[0].split("\n") if row[0] else []
-        known = self.db.execute("SELECT value FROM meta WHERE key='memory_fingerprint'").fetchone()
-        return bool(known) and known[0] == self._fingerprint(folders)
-
-    def _fingerprint_is(self, folders: list[str]) -> bool:
-        """Whether the cheap change check already holds these folders and their current stamps."""
-        rows = dict(self.db.execute(
-            "SELECT key, value FROM meta WHERE key IN ('memory_folders', 'memory_fingerprint')"))
-        return (rows.get("memory_folders") == "\n".join(folders)
-                and rows.get("memory_fingerprint") == self._fingerprint(folders))
-
-    def _remember_fingerprint(self, folders: list[str]) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('memory_folders', ?)", ("\n".join(folders),))
-        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('memory_fingerprint', ?)",
-                        (self._fingerprint(folders),))
-
-    def _put_doc(self, rel: str, text: str) -> bool:
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        row = self.db.execute("SELECT hash FROM docs WHERE path = ?", (rel,)).fetchone()
-        if row and row[0] == digest:
-            return False
-        self._drop_doc(rel)
-        kind, title = kind_of(rel), _title(rel, text)
-        cur = self.db.execute("INSERT INTO docs(path, kind, title, hash) VALUES (?,?,?,?)", (rel, kind, title, digest))
-        head = f"{title} {rel}"
-        self.db.execute("INSERT INTO docs_fts(rowid, title, body, extra) VALUES (?,?,?,?)",
-                        (cur.lastrowid, head, text, index_extra(head + "\n" + text)))
-        return True
-
-    def _drop_doc(self, rel: str) -> None:
-        row = self.db.execute("SELECT id FROM docs WHERE path = ?", (rel,)).fetchone()
-        if row:
-            self.db.execute("DELETE FROM docs_fts WHERE rowid = ?", (row[0],))
-            self.db.execute("DELETE FROM docs WHERE id = ?", (row[0],))
-
-    def update_memory(self, rel: str) -> None:
-        """Re-index one memory path after a write (the Brain.on_write listener)."""
-        path = self.brain_dir / rel
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            data = read_memory_file(self.brain_dir, rel)
-            if data is not None:
-                text = data.decode("utf-8", errors="replace")
-                self._put_doc(rel, text)
-                st = path.stat()
-                db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)",
-                           (rel, st.st_size, st.st_mtime_ns))
-            else:
-                self._drop_doc(rel)
-                db.execute("DELETE FROM doc_stamps WHERE path = ?", (rel,))
-            row = db.execute("SELECT value FROM meta WHERE key='memory_folders'").fetchone()
-            if row:  # this write moved its folder's mtime: keep the cheap check valid
-                folders = row[0].split("\n") if row[0] else []
-                if str(path.parent) in folders or not path.exists():
-                    self._remember_fingerprint(folders)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        if getattr(self._local, "graph_deferred", False):
-            return  # noted in graph_pending: the caller brings the graph up to date once, at its end
-        from .graph import update_graph  # its own links and the links naming it (a card: the whole graph)
-
-        update_graph(self)
-
-    @contextlib.contextmanager
-    def graph_deferred(self):
-        """Memory writes in this block (this thread's) leave the graph to one ``update_graph`` after it:
-        `brain map` writing 60 cards rebuilds the graph once, not 60 times."""
-        before = getattr(self._local, "graph_deferred", False)
-        self._local.graph_deferred = True
-        try:
-            yield self
-        finally:
-            self._local.graph_deferred = before
-
-    def _memory_diff(self, files: dict[str, tuple[str, int, int]]) -> tuple[list[str], list[str]]:
-        """(indexed paths whose file is gone, files new or changed since they were indexed), by size and mtime."""
-        stamps = {path: (size, mtime) for path, size, mtime in self.db.execute(
-            "SELECT docs.path, doc_stamps.size, doc_stamps.mtime_ns FROM docs LEFT JOIN doc_stamps USING (path)")}
-        return (sorted(stamps.keys() - files.keys()),
-                sorted(rel for rel, (_, size, mtime) in files.items() if stamps.get(rel, ()) != (size, mtime)))
-
-    def memory_changes(self) -> tuple[list[str], list[str]]:
-        """What `brain index` would do to the memory documents now: (removed, changed) paths, nothing written.
-
-        `brain doctor` asks this rather than comparing the file's mtime with the newest memory file: writes go
-        to the WAL (the database file's mtime moves at a checkpoint, which waits while any other process holds
-        the index open), a no-op refresh writes nothing, and a file dated in the future stays newer; none of
-        those means the index is behind, and `brain index` could clear none of them."""
-        return self._memory_diff(self._walk_memory()[0])
-
-    def refresh_memory(self, *, quick: bool = False) -> dict[str, int]:
-        """Bring the memory documents up to date, reading only files whose size or mtime changed.
-
-        ``quick`` (the boot's refresh) first checks the folders' mtimes and the top-level
-        files, and reads nothing when none changed. An in-place edit that keeps its
-        folder's mtime is then caught by the next `brain index` (post-merge/checkout hooks)."""
-        db = self.db
-        if quick and self._memory_unchanged():
-            count = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
-            return {"documents": count, "changed": 0, "removed": 0}
-        files, folders = self._walk_memory()
-        removed, changed = self._memory_diff(files)
-        if not removed and not changed and self._fingerprint_is(folders):
-            return {"documents": len(files), "changed": 0, "removed": 0}  # nothing to write: no write lock
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            removed, changed = self._memory_diff(files)  # again under the write lock: another process may have done it
-            for rel in removed:
-                self._drop_doc(rel)
-                db.execute("DELETE FROM doc_stamps WHERE path = ?", (rel,))
-            written = 0
-            for rel in changed:
-                path, size, mtime = files[rel]
-                try:
-                    data = read_regular_file(Path(path))
-                except OSError:
-                    continue
-                if data is None:
-                    continue
-                text = data.decode("utf-8", errors="replace")
-                written += self._put_doc(rel, text)
-                db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)", (rel, size, mtime))
-            self._remember_fingerprint(folders)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        return {"documents": len(files), "changed": written, "removed": len(removed)}
-
-    def add_documents(self, docs: Iterable[tuple[str, str, str]]) -> int:
-        """Bulk-index (path, kind, text) documents in one transaction (imports, benchmarks)."""
-        db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            rows, fts = [], []
-            next_id = (db.execute("SELECT MAX(id) FROM docs").fetchone()[0] or 0) + 1
-            seen: set[str] = set()
-            empty = next_id == 1
-            sha = hashlib.sha256
-            for rel, kind, text in docs:
-                if rel in seen:
-                    raise ValueError(f"duplicate document path {rel!r}")
-                seen.add(rel)
-                if not empty:
-                    self._drop_doc(rel)
-                title = _title(rel, text)
-                head = title + " " + rel
-                rows.append((next_id, rel, kind, title, sha(text.encode("utf-8")).hexdigest()))
-                fts.append((next_id, head, text, index_extra(head + "\n" + text)))
-                next_id += 1
-            db.executemany("INSERT INTO docs(id, path, kind, title, hash) VALUES (?,?,?,?,?)", rows)
-            db.executemany("INSERT INTO docs_fts(rowid, title, body, extra) VALUES (?,?,?,?)", fts)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        return len(rows)
-
     # -- everything ----------------------------------------------------------------
     def refresh(self, *, code: bool = True, progress=None) -> dict:
         """Bring memory, code and graph up to date; return what changed (nothing changed: no graph work).
@@ -586,121 +297,6 @@ class SearchIndex:
             self._swap_in(built)
             self._generation += 1
             return True
-
-    # -- queries -----------------------------------------------------------------
-    def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[SearchHit]:
-        """Memory documents and code files matching ``query``, best first, with bounded snippets."""
-        words = (query_terms(query) or query_terms(query, stop=False))[:32]
-        if not words or limit <= 0:
-            return []
-        hits: list[SearchHit] = []
-        if kind != "code":
-            hits += self._search_docs(words, kind, limit)
-        if kind in (None, "code"):
-            hits += self._search_code(query, limit)
-        if kind is None:
-            hits.sort(key=lambda h: (-h.score, h.path))
-        return hits[:limit]
-
-    def _match(self, table: str, words: list[str], limit: int, weights: str, join: str = "", where: str = "",
-               params: tuple = ()):
-        """rowids and scores of the best matches.
-
-        Every word first (an intersection: cheap in FTS5). When nothing has them all, the words
-        no document has are dropped and the rest intersected; when the words exist but never
-        together, the union of the rarest ones (up to about UNION_DOCS documents) is ranked.
-        Ranking a union of common words is what would cost, and those rank last in BM25 anyway.
-        Each of these ranks at most CANDIDATES matches, the newest: FTS5 computes BM25 for every
-        match before LIMIT, so without the bound one common word made a search cost O(notes).
-        """
-        quoted = {w: '"' + w.replace('"', '""') + '"' for w in words}
-        sql = (f"SELECT {table}.rowid, bm25({table}, {weights}) AS s FROM {table} {join} "
-               f"WHERE {table} MATCH ? {where} ORDER BY s LIMIT ?")
-        # the rowid of the CANDIDATES-th newest match (no ranking: FTS5 walks its rowid order and stops there)
-        newest = (f"SELECT {table}.rowid FROM {table} {join} WHERE {table} MATCH ? {where} "
-                  f"ORDER BY {table}.rowid DESC LIMIT 1 OFFSET ?")
-        capped = (f"SELECT {table}.rowid, bm25({table}, {weights}) AS s FROM {table} {join} "
-                  f"WHERE {table} MATCH ? {where} AND {table}.rowid >= ? ORDER BY s LIMIT ?")
-
-        def run(terms: list[str], op: str):
-            expression = op.join(quoted[t] for t in terms)
-            try:
-                floor = self.db.execute(newest, (expression, *params, CANDIDATES - 1)).fetchone()
-                if floor is None:  # at most CANDIDATES matches: rank them all, as FTS5 does
-                    return self.db.execute(sql, (expression, *params, limit)).fetchall()
-                return self.db.execute(capped, (expression, *params, floor[0], limit)).fetchall()
-            except sqlite3.OperationalError:
-                return []
-
-        rows = run(words, " AND ")
-        if rows or len(words) == 1:
-            return rows
-        # documents holding each word, counted up to just above UNION_DOCS (a walk of the word's rowids
-        # that stops there: fts5vocab's count reads a common word's whole posting list, 2.6 ms at 50,000 notes)
-        bounded = f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?)"
-        counts = {}
-        for w in words:
-            try:
-                found = self.db.execute(bounded, (quoted[w], UNION_DOCS + 1)).fetchone()[0]
-            except sqlite3.OperationalError:
-                found = 0
-            if found:
-                counts[w] = found
-        present = sorted(counts, key=lambda w: (counts[w], w))
-        if not present:
-            return []
-        if len(present) < len(words):
-            rows = run(present, " AND ")
-            if rows or len(present) == 1:
-                return rows
-        chosen, total = [], 0
-        for w in present:
-            if chosen and total + counts[w] > UNION_DOCS:
-                break
-            chosen.append(w)
-            total += counts[w]
-        return run(chosen, " OR ")
-
-    def _search_docs(self, words: list[str], kind: str | None, limit: int) -> list[SearchHit]:
-        join, where, params = ("JOIN docs ON docs.id = docs_fts.rowid", "AND docs.kind = ?", (kind,)) if kind else ("", "", ())
-        rows = self._match("docs_fts", words, limit, "3.0, 1.0, 1.0", join, where, params)
-        if not rows:
-            return []
-        top = -rows[0][1] or 1.0
-        wanted = set(words)
-        marks = ",".join("?" * len(rows))
-        docs = {r[0]: r[1:] for r in self.db.execute(
-            f"SELECT docs.id, docs.path, docs.kind, docs.title, docs_fts.body FROM docs "
-            f"JOIN docs_fts ON docs_fts.rowid = docs.id WHERE docs.id IN ({marks})", [r[0] for r in rows])}
-        hits = []
-        for rowid, s in rows:
-            doc = docs.get(rowid)
-            if doc:
-                path = doc[0] if not doc[0].startswith("@decisions/") else f"{self.decisions_dir}/{doc[0][11:]}"
-                hits.append(SearchHit(path, doc[1], doc[2], snippet(doc[3], wanted), -s / top))
-        return hits
-
-    def _search_code(self, query: str, limit: int) -> list[SearchHit]:
-        if self.db.execute("SELECT 1 FROM code_fts LIMIT 1").fetchone() is None:
-            return []  # no source files indexed (or only tests)
-        words = list(dict.fromkeys(tokens(query, stop=True) or tokens(query)))[:32]
-        rows = self._match("code_fts", words, limit, "3.0, 1.0")
-        if not rows:
-            return []
-        top = -rows[0][1] or 1.0
-        wanted = set(words)
-        hits = []
-        for rowid, s in rows:
-            module = self.db.execute("SELECT path, module, doc FROM code_files WHERE id = ?", (rowid,)).fetchone()
-            if not module:
-                continue
-            path = module[0]
-            syms = [f"{q} (line {ln})" for q, ln in self.db.execute(
-                "SELECT qual, line FROM code_symbols WHERE path = ? ORDER BY line", (path,))
-                if wanted & set(query_terms(q, stop=False))][:6]
-            text = ("defines " + ", ".join(syms)) if syms else (module[2] or "")
-            hits.append(SearchHit(path, "code", module[1], text[:SNIPPET_CHARS], 0.9 * -s / top))
-        return hits
 
     def code_view(self):
         from .locate import CodeView

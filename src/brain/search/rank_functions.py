@@ -25,40 +25,13 @@ from dataclasses import dataclass, field
 
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
+from .weights import Weights, shipped_weights
 
 __all__ = ["FunctionHit", "rank_functions", "locate_functions", "imported_files", "FRAME"]
 
 FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 
-PRIOR_POWER = 1.0
-PRIOR_RANK = 0.3
-PRIOR_ALONE = 0.5
-W_FILE = 4.0          # the file prior, times the file's score relative to the best file
-W_FRAME = 1.5
-W_FRAME_LAST = 6.0
-W_QUAL = 6.0          # `Class.method` or `module.func` written in the text
-W_NAME = 3.0          # an identifier equal to the definition's name
-W_MEMBER = 0.8        # a method of a class the text names
-W_CALL = 4.0          # called by a definition the text names
-W_BODY = 4.0          # BM25 over the body, relative to the best body
-W_BODY_TITLE = 2.0
-HOP_DECAY = 0.7
-CALL_HOPS = 2          # callees followed this many hops down
-FANOUT_POWER = 0.5  # a caller's evidence is shared among the functions it calls
-W_CALLER = 1.0        # calls a definition the text names (the fix is often in the caller of what a report names)
-CALLER_SEEDS = 8      # the definitions with the most named evidence whose callers are followed
-MAX_CALLERS = 8       # a function called from more places than this says little about any one caller
-CO_TOP = 5
-W_CO = 0.5
-W_SELF_CALLER = 0.4   # a method calling a top-ranked method of its own class through `self`
-SELF_CALLER_CAP = 0.9  # never lifted past this share of the method it calls
-W_BASE = 0.5          # a base class two top-ranked classes share (the behaviour they inherit lives there)
-W_TWIN = 0.5          # a top-ranked method's twin: sync/async (`get`, `get_async`, `async_get`), or another of
-                      # the comparison methods (`__eq__`, `__lt__`, `__hash__`...)
-MAX_SEEDS = 8
-FILES_CONSIDERED = 20
-KIND_FACTOR = {"function": 1.0, "method": 0.9, "class": 0.6}
-CLASS_BODY_FACTOR = 0.5  # a class's body holds its methods' text: its BM25 says less about the class itself
+# the weights and thresholds are data: ``functions`` of ``weights.json`` (each with its why there), read as ``F``
 
 
 @dataclass
@@ -112,23 +85,25 @@ def _innermost(rows: list[DefRow], line: int) -> DefRow | None:
 
 
 def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, localization: Localization, *,
-                   limit: int = 20) -> list[FunctionHit]:
-    """The definitions a task text is about, most likely first."""
+                   limit: int = 20, weights: Weights | None = None) -> list[FunctionHit]:
+    """The definitions a task text is about, most likely first (under ``weights``' function weights; default:
+    the shipped ones)."""
     if not text or not text.strip():
         return []
+    F = (weights or shipped_weights()).functions
     sig = extract_signals(text)
     s = _Scores()
 
     # 5. the file prior
-    files = localization.files[:FILES_CONSIDERED]
+    files = localization.files[:F["files_considered"]]
     prior: dict[str, float] = {}
     if files and files[0].score > 0:
         top = files[0].score
         for rank, hit in enumerate(files):
-            prior[hit.path] = (max(hit.score, 0.0) / top) ** PRIOR_POWER / (1 + rank) ** PRIOR_RANK
+            prior[hit.path] = (max(hit.score, 0.0) / top) ** F["prior_power"] / (1 + rank) ** F["prior_rank"]
     for path, p in prior.items():
         for row in fview.in_file(path):
-            s.add(row, W_FILE * p * KIND_FACTOR.get(row.kind, 1.0), "in a ranked file")
+            s.add(row, F["file"] * p * F["kind_factor"].get(row.kind, 1.0), "in a ranked file")
 
     # 1. traceback frames
     frames = []
@@ -138,7 +113,7 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
             frames.append((hits, int(match.group(2)), match.group(3) or ""))
     for i, (hits, line, fn) in enumerate(frames):
         last = i == len(frames) - 1
-        weight = W_FRAME_LAST if last else W_FRAME * (0.5 + 0.5 * (i + 1) / len(frames))
+        weight = F["frame_last"] if last else F["frame"] * (0.5 + 0.5 * (i + 1) / len(frames))
         for path in hits:
             rows = fview.in_file(path)
             row = _innermost(rows, line)
@@ -170,36 +145,36 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
                     cview.files.get(r.path, ("", False))[0].rsplit(".", 1)[-1] == a)]
             if rows and len(rows) <= 6:
                 for row in rows:
-                    s.add(row, W_QUAL / len(rows) ** 0.5, f"`{a}.{b}` in the task", named=True)
+                    s.add(row, F["qual"] / len(rows) ** 0.5, f"`{a}.{b}` in the task", named=True)
     for word, weight in sorted(words.items()):
         rows = [r for r in by_name.get(word.lower(), []) if r.name == word]
         if not rows or len(rows) > 60:
             continue
         specificity = 1.0 / len(rows) ** 0.6
         for row in rows:
-            s.add(row, W_NAME * min(weight, 2.0) * specificity * KIND_FACTOR.get(row.kind, 1.0),
+            s.add(row, F["name"] * min(weight, 2.0) * specificity * F["kind_factor"].get(row.kind, 1.0),
                   f"named `{word}`", named=True)
             if row.kind == "class":
                 members = [m for m in fview.in_file(row.path) if m.parent == row.qual]
                 for m in members:
-                    s.add(m, W_MEMBER * min(weight, 2.0) * specificity / max(len(members), 1) ** 0.5,
+                    s.add(m, F["member"] * min(weight, 2.0) * specificity / max(len(members), 1) ** 0.5,
                           f"method of `{word}`")
 
     # 3. the call graph, from the definitions the evidence names
-    seeds = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:MAX_SEEDS]
+    seeds = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:F["max_seeds"]]
     if seeds:
         best = s.evidence[seeds[0]]
         frontier = [(s.rows[i], s.evidence[i] / best) for i in seeds]
         visited = set(seeds)
-        for hop in range(CALL_HOPS):
+        for hop in range(F["call_hops"]):
             calls = fview.calls_of(row.id for row, _ in frontier)
             nxt: dict[int, tuple[DefRow, float]] = {}
             for caller, strength in frontier:
                 targets = _resolve_calls(fview, cview, caller, calls.get(caller.id, []))
                 if not targets:
                     continue
-                reach = strength * (HOP_DECAY ** hop) / len(targets) ** FANOUT_POWER
-                share = W_CALL * reach
+                reach = strength * (F["hop_decay"] ** hop) / len(targets) ** F["fanout_power"]
+                share = F["call"] * reach
                 for target, line in targets:
                     if target.id == caller.id:
                         continue
@@ -209,17 +184,17 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
                         got = nxt.get(target.id)
                         nxt[target.id] = (target, max(reach, got[1] if got else 0.0))
             visited.update(nxt)
-            frontier = sorted(nxt.values(), key=lambda t: (-t[1], t[0].id))[:MAX_SEEDS]
+            frontier = sorted(nxt.values(), key=lambda t: (-t[1], t[0].id))[:F["max_seeds"]]
             if not frontier:
                 break
 
     # 3b. callers of what the text names, one hop up
-    named = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:CALLER_SEEDS]
+    named = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:F["caller_seeds"]]
     if named:
-        _add_callers(fview, s, [(s.rows[i], s.evidence[i] / s.evidence[named[0]]) for i in named])
+        _add_callers(fview, s, [(s.rows[i], s.evidence[i] / s.evidence[named[0]]) for i in named], F)
 
     # 4. full text over bodies: the whole text, and the title alone
-    for terms, weight in ((sig.words, W_BODY), (sig.title_words, W_BODY_TITLE)):
+    for terms, weight in ((sig.words, F["body"]), (sig.title_words, F["body_title"])):
         ranked = fview.bm25(terms, 300)
         if not ranked:
             continue
@@ -229,16 +204,16 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
             row = rows.get(def_id)
             if row is None or cview.is_test(row.path):
                 continue
-            factor = CLASS_BODY_FACTOR if row.kind == "class" else 1.0
+            factor = F["class_body_factor"] if row.kind == "class" else 1.0
             s.add(row, weight * factor * score / top, "full-text match")
 
     # being in a ranked file is a prior, not evidence: alone it weighs less
     for def_id, reasons in s.why.items():
         if all(reason == "in a ranked file" for _, reason in reasons):
-            s.score[def_id] *= PRIOR_ALONE
+            s.score[def_id] *= F["prior_alone"]
 
     # two or more methods of one class at the very top: the class itself is what changes (a member added)
-    leaders = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start))[:CO_TOP]
+    leaders = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start))[:F["co_top"]]
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for def_id in leaders:
         row = s.rows[def_id]
@@ -247,11 +222,11 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
     for (path, parent), ids in sorted(groups.items()):
         owner = next((r for r in fview.in_file(path) if r.qual == parent and r.kind == "class"), None)
         if len(ids) >= 2 and owner is not None and owner.id not in leaders:
-            s.add(owner, W_CO * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top")
+            s.add(owner, F["co"] * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top")
 
-    _lift_self_callers(fview, s, leaders)
-    _lift_shared_bases(fview, s, leaders)
-    _lift_twins(fview, s, leaders)
+    _lift_self_callers(fview, s, leaders, F)
+    _lift_shared_bases(fview, s, leaders, F)
+    _lift_twins(fview, s, leaders, F)
 
     order = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))[:limit]
     hits = []
@@ -266,7 +241,7 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
     return hits
 
 
-def _add_callers(fview: FunctionView, s: _Scores, seeds: list[tuple[DefRow, float]]) -> None:
+def _add_callers(fview: FunctionView, s: _Scores, seeds: list[tuple[DefRow, float]], F: dict) -> None:
     """The definitions that call a seed (resolved as a reader would: `self.f()` in the seed's class, `f()` in its
     file or a file importing it, `obj.f()` only when the name is rare), shared among them."""
     names = {row.name for row, _ in seeds if row.kind != "class" and not row.name.startswith("__")}
@@ -291,17 +266,17 @@ def _add_callers(fview: FunctionView, s: _Scores, seeds: list[tuple[DefRow, floa
                 ok = rare
             if ok:
                 found.setdefault(row.id, call.line)
-        if not found or len(found) > MAX_CALLERS:
+        if not found or len(found) > F["max_callers"]:
             continue
-        share = W_CALLER * strength / len(found) ** FANOUT_POWER
+        share = F["caller"] * strength / len(found) ** F["fanout_power"]
         for def_id, line in sorted(found.items()):
             s.add(callers[def_id], share, f"calls `{seed.qual}`", line=line)
 
 
-def _lift_self_callers(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
+def _lift_self_callers(fview: FunctionView, s: _Scores, leaders: list[int], F: dict) -> None:
     """Methods that call a top-ranked method of their own class through `self`: the class's behaviour is
     often split between the method a report reaches and the ones leaning on it."""
-    if W_SELF_CALLER <= 0:
+    if F["self_caller"] <= 0:
         return
     before = {def_id: s.score[def_id] for def_id in leaders}
     methods = [s.rows[i] for i in leaders if s.rows[i].kind == "method"]
@@ -311,15 +286,15 @@ def _lift_self_callers(fview: FunctionView, s: _Scores, leaders: list[int]) -> N
     for method in methods:
         siblings = {r.id: r for r in fview.in_file(method.path) if r.parent == method.parent and r.id != method.id}
         found = {def_id: call.line for def_id, call in sites.get(method.name, []) if def_id in siblings and call.via == "self"}
-        if not found or len(found) > MAX_CALLERS:
+        if not found or len(found) > F["max_callers"]:
             continue
-        share = W_SELF_CALLER * before[method.id] / len(found) ** FANOUT_POWER
+        share = F["self_caller"] * before[method.id] / len(found) ** F["fanout_power"]
         for def_id, line in sorted(found.items()):
-            lift = min(share, SELF_CALLER_CAP * before[method.id] - s.score.get(def_id, 0.0))
+            lift = min(share, F["self_caller_cap"] * before[method.id] - s.score.get(def_id, 0.0))
             s.add(siblings[def_id], lift, f"calls `self.{method.name}`", line=line)
 
 
-def _lift_shared_bases(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
+def _lift_shared_bases(fview: FunctionView, s: _Scores, leaders: list[int], F: dict) -> None:
     """Two top-ranked classes of one file sharing a base class of that file: the base (and its methods) lifted."""
     counts: dict[tuple[str, str], list[float]] = defaultdict(list)
     for def_id in leaders:
@@ -334,11 +309,11 @@ def _lift_shared_bases(fview: FunctionView, s: _Scores, leaders: list[int]) -> N
         owner = next((r for r in rows if r.kind == "class" and r.qual == base), None)
         if owner is None:
             continue
-        lift = W_BASE * min(scores)
+        lift = F["base"] * min(scores)
         s.add(owner, lift, f"base of {len(scores)} top-ranked classes")
         members = [r for r in rows if r.parent == owner.qual and r.kind == "method"]
         for m in members:
-            s.add(m, lift / max(len(members), 1) ** FANOUT_POWER, f"method of `{base}`, a base of top-ranked classes")
+            s.add(m, lift / max(len(members), 1) ** F["fanout_power"], f"method of `{base}`, a base of top-ranked classes")
 
 
 _COMPARISON = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"})
@@ -354,7 +329,7 @@ def _twin_key(name: str) -> str:
     return name
 
 
-def _lift_twins(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
+def _lift_twins(fview: FunctionView, s: _Scores, leaders: list[int], F: dict) -> None:
     """A top-ranked method's twin in the same class (`x` and `x_async`/`async_x`; `__eq__`, `__lt__` and `__hash__`):
     one changes with the other."""
     before = {def_id: s.score[def_id] for def_id in leaders}
@@ -367,7 +342,7 @@ def _lift_twins(fview: FunctionView, s: _Scores, leaders: list[int]) -> None:
             if (other.parent == row.parent and other.kind == "method" and other.id != row.id
                     and _twin_key(other.name) == key):
                 # lifted toward the named twin, never past it
-                lift = min(W_TWIN * before[def_id], 0.99 * before[def_id] - s.score.get(other.id, 0.0))
+                lift = min(F["twin"] * before[def_id], 0.99 * before[def_id] - s.score.get(other.id, 0.0))
                 s.add(other, lift, f"twin of `{row.qual}`")
 
 
@@ -456,8 +431,8 @@ def imported_files(cview: CodeView, paths, *, hops: int = 2, limit: int = 10, ex
 
 
 def locate_functions(brain, task: str | None, *, module: str | None = None, session: str | None = None,
-                     limit: int = 20, files: int | None = None, view: CodeView | None = None
-                     ) -> tuple[Localization, list[FunctionHit]]:
+                     limit: int = 20, files: int | None = None, view: CodeView | None = None,
+                     weights: Weights | None = None) -> tuple[Localization, list[FunctionHit]]:
     """The file ranking (``Brain.locate``, memoized for the boot) and the definitions ranked on it.
 
     The function index is built on first need when an older index has none."""
@@ -471,4 +446,4 @@ def locate_functions(brain, task: str | None, *, module: str | None = None, sess
     fview = FunctionView(index.db)
     if fview.empty:
         refresh_functions(index.db, index.repo)
-    return found, rank_functions(fview, view or index.code_view(), task, found, limit=limit)
+    return found, rank_functions(fview, view or index.code_view(), task, found, limit=limit, weights=weights)

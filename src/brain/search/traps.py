@@ -15,9 +15,11 @@ A repository ships beside its product's own sources files that repeat them or se
 Vendored third-party code is found by ``code.vendored_folders`` (stored as ``generated``). These rules
 are generic (no repository names, no per-project lists); a file the task names, or whose name, folder or
 language the task writes, is not demoted. Detection runs at index time (``record``, stored in
-``code_traps``) so the boot reads one small table (``demotions``).
+``code_traps``) so the boot reads one small table: ``trap_flag`` gives each file its flag for the task
+(``amalgamated``, ``generated_trap``, ``tool``), which ``ranking.combine`` demotes by the factor of that name.
 
-The other half: files that serve the best-ranked ones are reachable as their neighbours (``lend``): an
+The other half: files that serve the best-ranked ones are reachable as their neighbours (``copies``,
+``served_by``; ``ranking.combine`` lends after the demotions): an
 amalgamated copy takes a share of its best-ranked part's score and ranks just below it (a repository that
 regenerates its single header with each change changes it too), the forward-declaration header declaring a top file's types (``*_fwd.h``,
 ``FormatterFwd.hpp``), and the build script of a top file's crate (``build.rs``; ``CMakeLists.txt``,
@@ -32,33 +34,18 @@ import re
 import sqlite3
 from collections import defaultdict
 
-__all__ = ["ENABLED", "AMALGAMATED_FACTOR", "TOOL_FACTOR", "GENERATED_NAME_FACTOR", "W_COPY", "COPY_CAP", "W_FWD", "W_BUILD",
+__all__ = ["trap_flag", "copies", "served_by", "ENABLED", "MIN_FORWARD_TYPES",
            "LENT_REASONS", "TRAPS_SCHEMA", "generated_banner", "generated_name", "is_forward_header",
-           "forward_declared", "project_language", "is_tool_script", "amalgamations", "holds_text", "read_facts", "record",
-           "demotions", "lend"]
+           "forward_declared", "project_language", "is_tool_script", "amalgamations", "holds_text", "read_facts", "record"]
 
 ENABLED = True
 
-# -- weights (named here so they can move into the ranking's data file; each chosen on the trap repositories of
-#    bench/bench_traps.py and kept only where the six-language development set did not lose) --
-# an amalgamated copy holds every word of every part: demoted hard, it comes back through its parts (W_COPY)
-AMALGAMATED_FACTOR = 0.15
-# a tool script in another language than the project's: rarely the fix, unless the text is about it
-TOOL_FACTOR = 0.3
-# a file whose name or folder says it is generated: like a banner's (locate.GENERATED_FACTOR)
-GENERATED_NAME_FACTOR = 0.3
-# share of its best-ranked part's score lent to an amalgamated copy, never lifting it above that part
-# (COPY_CAP of it): the copy ranks just below its part (0.6 left toml++'s regenerated copy at rank 7 in a
-# flat ranking; a repository that regenerates the copy with each fix changes both)
-W_COPY = 0.75
-COPY_CAP = 0.95
-# share lent to the forward-declaration header declaring a best file's types: reachable in the top ten, rarely
-# above the sources (at 0.3 it took top-five places from gold files in toml++ and CLI11)
-W_FWD = 0.15
+# -- weights: in the ranking's data file (weights.json: factors amalgamated 0.15, generated_trap 0.3, tool 0.3;
+#    shares copy 0.75 (capped at copy_cap 0.95 of the part), forward 0.15, build 0.15; trap_seeds 3), each chosen on
+#    the trap repositories of bench/bench_traps.py and kept only where the six-language development set did not
+#    lose: at a copy share of 0.6 toml++'s regenerated copy stayed at rank 7; at a forward share of 0.3 forward
+#    headers took top-five places from gold files in toml++ and CLI11 --
 MIN_FORWARD_TYPES = 4  # a header declaring fewer types ahead (`class App;` in `ConfigFwd.hpp`) uses them, not serves
-# share lent to the build script of a best file's crate: reachable, below the sources it builds
-W_BUILD = 0.15
-NEIGHBOUR_SEEDS = 3
 
 # -- detection thresholds --
 BANNER_LINES = 15  # a generated-file banner sits in the first lines (after a license header at most)
@@ -374,14 +361,15 @@ def _text_words(sig) -> set[str]:
     return words
 
 
-def demotions(view, sig, named: set[str]):
-    """path -> the factor its score is multiplied by (1.0 for the product's own sources): amalgamated
-    copies, generated names and tool scripts the text neither names nor is about."""
+def trap_flag(view, sig):
+    """path -> the trap flag a file has for this task (``amalgamated``, ``generated_trap``, ``tool``) or None:
+    what the ranking demotes, as a flag of the evidence (``ranking.combine`` applies the factor of that name,
+    and not to a file the text names)."""
     if not ENABLED:
-        return lambda path: 1.0
+        return lambda path: None
     traps = _traps(view)
     if not traps.kinds:
-        return lambda path: 1.0
+        return lambda path: None
     words: set[str] | None = None
 
     def about(path: str, lang: str) -> bool:
@@ -394,19 +382,52 @@ def demotions(view, sig, named: set[str]):
         return (stem in words or any(p in words for p in parts[:-1]) or bool(LANG_WORDS.get(lang, set()) & words)
                 or (len(pieces) >= 2 and sum(w in words for w in pieces) >= 2))  # `single header` of generate_single_header
 
-    def factor(path: str) -> float:
+    def flag(path: str) -> str | None:
         kinds = traps.kinds.get(path)
-        if not kinds or path in named:
-            return 1.0
+        if not kinds:
+            return None
         if "amalgamated" in kinds:
-            return AMALGAMATED_FACTOR
+            return "amalgamated"
         if "generated" in kinds or ("banner" in kinds and path not in view.generated):
-            return GENERATED_NAME_FACTOR  # (a banner the older check read is weighed by locate's GENERATED_FACTOR)
+            return "generated_trap"  # (a banner the older check read is weighed by the `generated` factor)
         if "tool" in kinds and not about(path, traps.tool_lang.get(path, "")):
-            return TOOL_FACTOR
-        return 1.0
+            return "tool"
+        return None
 
-    return factor
+    return flag
+
+
+def copies(view) -> dict[str, list[str]]:
+    """Each amalgamated copy of the repository (a product file) -> its parts: ``ranking.combine`` lends a copy
+    a share of its best-ranked part's score, after the demotions."""
+    if not ENABLED:
+        return {}
+    return {copy: list(parts) for copy, parts in _traps(view).parts_of.items()
+            if copy in view.files and not view.is_test(copy)}
+
+
+def served_by(view, seed: str) -> tuple[list[str], str | None]:
+    """(forward-declaration headers, crate build script) serving ``seed``: the files ``combine`` lends a share
+    of ``seed``'s score to when it is one of the best (after the demotions)."""
+    if not ENABLED:
+        return [], None
+    traps = _traps(view)
+    headers: list[str] = []
+    if seed.endswith(_C_FAMILY):
+        serving = sorted(h for h, types in traps.declares.items() if len(types) >= MIN_FORWARD_TYPES)
+        if serving:
+            forward, _ = view.import_graph()
+            types = {n.lower() for (n,) in view.db.execute(
+                "SELECT DISTINCT name FROM code_symbols WHERE path = ? AND kind = 'class'", (seed,))}
+            included = forward.get(seed, set())
+            headers = [h for h in serving if h != seed and (h in included or types & traps.declares.get(h, set()))
+                       and h in view.files and not view.is_test(h)]
+    script = None
+    if seed.endswith(".rs"):
+        found = _crate_build_script(view, seed)
+        if found and found != seed and found in view.files and not view.is_test(found):
+            script = found
+    return headers, script
 
 
 def _crate_build_script(view, path: str) -> str | None:
@@ -423,42 +444,3 @@ def _crate_build_script(view, path: str) -> str | None:
     return None
 
 
-def lend(view, seeds: list[str], score: dict[str, float], add) -> None:
-    """Files serving the best-ranked ones get a share of their score: an amalgamated copy a share of its
-    best-ranked part's, the forward-declaration header declaring the best files' types (or that they
-    include) and their crate's build script a share of theirs. Called after the demotions, so a copy
-    ranks just below the part it holds."""
-    if not ENABLED or not seeds:
-        return
-    traps = _traps(view)
-    forward, _ = view.import_graph()
-    lent: dict[str, tuple[float, str]] = {}
-
-    def give(path: str, weight: float, reason: str) -> None:
-        if path in view.files and not view.is_test(path) and weight > lent.get(path, (0.0, ""))[0]:
-            lent[path] = (weight, reason)
-
-    for copy, parts in traps.parts_of.items():  # each copy: a share of its best-ranked part's score
-        held = [p for p in parts if score.get(p, 0.0) > 0]
-        if held:
-            best = max(held, key=lambda p: (score[p], p))
-            share = min(W_COPY * score[best], COPY_CAP * score[best] - score.get(copy, 0.0))
-            give(copy, share, f"copy holding `{best}`")
-    headers = sorted(h for h, types in traps.declares.items() if len(types) >= MIN_FORWARD_TYPES)
-    for seed in seeds[:NEIGHBOUR_SEEDS]:
-        base = score.get(seed, 0.0)
-        if base <= 0 or "amalgamated" in traps.kinds.get(seed, ()):
-            continue
-        if seed.endswith(_C_FAMILY) and headers:
-            types = {n.lower() for (n,) in view.db.execute(
-                "SELECT DISTINCT name FROM code_symbols WHERE path = ? AND kind = 'class'", (seed,))}
-            included = forward.get(seed, set())
-            for header in headers:
-                if header != seed and (header in included or types & traps.declares.get(header, set())):
-                    give(header, W_FWD * base, f"forward declarations of `{seed}`")
-        if seed.endswith(".rs"):
-            script = _crate_build_script(view, seed)
-            if script and script != seed:
-                give(script, W_BUILD * base, f"build script of `{seed}`'s crate")
-    for path, (weight, reason) in lent.items():
-        add(path, weight, reason)

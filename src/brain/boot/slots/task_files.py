@@ -3,7 +3,8 @@
 Placed right after now.md so these files lead the boot's `files` list (the packer
 collects each included part's files in order). The section stays small: one line
 per file with why it ranks (symbols it defines, traceback frames, paths named) for the
-first few, then the rest of the ranking as bare paths on one line: a fix often touches
+first few, under a line saying how strong the best file's evidence is (a named traceback
+frame, a written path, a name, or a text match only: then the agent explores), then the rest of the ranking as bare paths on one line: a fix often touches
 more files than the first few, and a named path costs a few tokens where a reason costs
 a line.
 """
@@ -19,6 +20,9 @@ DETAILED_FILES = 10  # files listed with their reasons; the rest of the ranking 
 
 def render(localization, *, module: str | None = None) -> str:
     lines = []
+    evidence = getattr(localization, "evidence", None)
+    if evidence:
+        lines.append(f"Evidence: {evidence['text']}.")
     for i, hit in enumerate(localization.files[:DETAILED_FILES], 1):
         why = "; ".join(hit.reasons)
         lines.append(f"{i}. `{hit.path}`" + (f" ({why})" if why else ""))
@@ -46,5 +50,10 @@ def collect(brain, request) -> list[Part]:
         return []
     if not found.files:
         return []
+    from ..call import current_call
+
+    call = current_call()
+    if call is not None and found.evidence:
+        call.memo["evidence"] = dict(found.evidence)  # the JSON boot's `evidence` (boot.assemble)
     return [Part("task_files", "task files", "Files for this task (ranked)", render(found, module=module),
                  "brain search TERMS --kind code", files=tuple(found.paths))]
