@@ -4,12 +4,15 @@ opens below, `extends` links and overrides, declaration twins, links to a runnin
 from __future__ import annotations
 
 from brain.search.definitions import base_types, scan_definitions
-from brain.search.locate import (W_ENTRY_SHARE, W_OVERRIDE, W_SIBLING, _lend_to_entry_points, _lend_to_overriders,
-                                 _lend_to_siblings, declaration_twins,
-                                 extract_signals, url_routes)
+from brain.search.evidence.gather import Context
+from brain.search.evidence.links import _overrides, _siblings, declaration_twins, entry_importers
+from brain.search.locate import extract_signals, url_routes
+from brain.search.ranking import Evidence, Links, _lend_to_entry_points, _lend_to_overriders, _lend_to_siblings
+from brain.search.weights import shipped_weights
 from card_helpers import commit_files
 
 NOW = "# Now\n\nFix the bugs.\n"  # a brain with its now.md, as a session leaves it
+W = shipped_weights().shares
 
 
 def _reasons(brain, text: str) -> dict[str, list[str]]:
@@ -94,7 +97,7 @@ def test_a_class_header_links_a_subclass_to_its_base_in_another_package(brain):
 
 
 class _View:
-    """The few CodeView lookups the lending reads."""
+    """The few CodeView lookups the link reading uses."""
 
     def __init__(self, imports: dict[str, list[str]], links: dict[str, set[str]]):
         self._imports, self._links = imports, links
@@ -113,21 +116,37 @@ class _View:
         return self._links, backward
 
 
+def _lent(lend, evidence: Evidence, score: dict[str, float]) -> dict[str, tuple[float, str]]:
+    """What one lending pass of ``combine`` gives, file -> (share, reason)."""
+    got: dict[str, tuple[float, str]] = {}
+    lend(evidence, shipped_weights(), dict(score), lambda p, w, r: got.setdefault(p, (w, r)), None)
+    return got
+
+
+def _evidence(links: dict[str, Links]) -> Evidence:
+    evidence = Evidence()
+    for path, found in links.items():
+        evidence.file(path).links = found
+    return evidence
+
+
 def test_a_subclass_defining_the_method_the_text_names_borrows_from_its_base():
     base, sub, user, other = "core/JsonParser.java", "util/JsonParserDelegate.java", "core/Factory.java", "x/Other.java"
     view = _View({sub: ["core.JsonParser", "JsonParser"], user: ["core.JsonParser"]},
                  {sub: {base}, user: {base}})
     defs = {"getNumberType": [(base, "decl", "JsonParser.getNumberType"), (sub, "method", "JsonParserDelegate.getNumberType"),
                               (user, "method", "Factory.getNumberType"), (other, "method", "Other.getNumberType")]}
+    params = shipped_weights().params
+    overrides = _overrides(view, base, {sub, user}, Context({"getNumberType": 2.0, "value": 0.2}, defs), params)
+    assert overrides == [("getNumberType", sub)]  # `user` only imports it; `value` is not code-like enough
     score = {base: 20.0, "a.java": 10.0, "b.java": 9.0, sub: 2.0, user: 2.0}
-    got: dict[str, tuple[float, str]] = {}
-    _lend_to_overriders(view, score, {"getNumberType": 2.0, "value": 0.2}, defs, lambda p, w, r: got.setdefault(p, (w, r)))
-    assert got == {sub: (W_OVERRIDE * 20.0, f"also defines `getNumberType` of `{base}`")}  # `user` only imports it
+    got = _lent(_lend_to_overriders, _evidence({base: Links(overrides=overrides)}), score)
+    assert got == {sub: (W["override"] * 20.0, f"also defines `getNumberType` of `{base}`")}
     # a method defined all over is no sign of an override; nor is an English word
     crowded = {"getNumberType": defs["getNumberType"] + [(f"f{i}.java", "method", "F.getNumberType") for i in range(5)]}
-    got.clear()
-    _lend_to_overriders(view, score, {"getNumberType": 2.0}, crowded, lambda p, w, r: got.setdefault(p, (w, r)))
-    assert got == {}
+    assert _overrides(view, base, {sub, user}, Context({"getNumberType": 2.0}, crowded), params) == []
+    # and one of the best files borrows nothing from another
+    assert _lent(_lend_to_overriders, _evidence({base: Links(overrides=overrides)}), {**score, sub: 15.0}) == {}
 
 
 def test_a_capitalised_word_names_only_the_file_spelled_the_same(brain):
@@ -187,11 +206,14 @@ def test_entry_points_importing_the_best_files_borrow_from_each():
     card, fetcher, other = "src/cards/langs-card.js", "src/fetchers/langs.js", "src/common/colors.js"
     entry, used, script = "api/langs.js", "src/index.js", "scripts/doc.js"
     view = _View({}, {entry: {card, fetcher}, used: {card}, "src/app.js": {used}, script: {card}, "api/other.js": {other}})
-    score = {card: 20.0, fetcher: 10.0, "src/x.js": 9.0, entry: 1.0}
-    got: dict[str, tuple[float, str]] = {}
-    _lend_to_entry_points(view, score, lambda p, w, r: got.setdefault(p, (w, r)))
-    # the handler nothing imports gets a share of each; a module imported elsewhere, a script, others do not
-    assert got == {entry: (W_ENTRY_SHARE * 30.0, "entry point importing the best files")}
+    _, backward = view.import_graph()
+    params = shipped_weights().params
+    # the handler nothing imports; a module imported elsewhere, a script, others are not entry points
+    assert entry_importers(view, card, backward, params) == [entry]
+    assert entry_importers(view, fetcher, backward, params) == [entry]
+    links = {card: Links(entries=[entry]), fetcher: Links(entries=[entry]), "src/x.js": Links()}
+    got = _lent(_lend_to_entry_points, _evidence(links), {card: 20.0, fetcher: 10.0, "src/x.js": 9.0, entry: 1.0})
+    assert got == {entry: (W["entry_share"] * 30.0, "entry point importing the best files")}  # a share of each
 
 
 class _WritingView(_View):
@@ -208,11 +230,13 @@ def test_sibling_subclasses_writing_the_named_method_borrow_from_the_best_one():
     imports = {seed: ["ParserBase"], sib: ["ParserBase"], quiet: ["ParserBase"], user: ["a.b.ParserBase"]}
     links = {seed: {base}, sib: {base}, quiet: {base}, user: {base}}
     view = _WritingView(imports, links, {"usesPadding": [seed, sib, user, "Base64Variant.java"]})
+    forward, backward = view.import_graph()
+    siblings = _siblings(view, seed, forward, backward, ["usesPadding"], {}, shipped_weights().params)
+    # both subclasses of the base are siblings (a file only importing it is not); only one writes the name
+    assert siblings == [("ParserBase", [quiet, sib], [("usesPadding", [sib])])]
     score = {seed: 20.0, "a.java": 10.0, "b.java": 9.0, sib: 3.0}
-    got: dict[str, tuple[float, str]] = {}
-    _lend_to_siblings(view, score, {"usesPadding": 2.0, "padding": 0.2}, lambda p, w, r: got.setdefault(p, (w, r)))
-    # the sibling that writes the name borrows; one that does not, and a file only importing the base, do not
-    assert got == {sib: (W_SIBLING * 20.0, f"like `{seed}` extends `ParserBase` and writes `usesPadding`")}
+    got = _lent(_lend_to_siblings, _evidence({seed: Links(siblings=siblings)}), score)
+    assert got == {sib: (W["sibling"] * 20.0, f"like `{seed}` extends `ParserBase` and writes `usesPadding`")}
 
 
 def test_only_code_shaped_names_reach_the_override_and_sibling_shares():

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from brain.search.code import is_nonproduct_path, is_test_path, looks_generated
 from brain.search.definitions import scan_definitions
 from brain.search.locate import extract_signals
+from brain.search.ranking import combine, gather
+from brain.search.weights import shipped_weights
 from brain.search.traces import trace_frames
 
 
@@ -336,16 +338,15 @@ def test_test_files_of_every_language_never_rank_above_source(polyglot):
     assert polyglot.locate("match is wrong").paths[0] == "lib/router/layer.js"  # not the config file defining `match`
 
 
-def test_inflected_words_of_the_text_reach_their_stems(polyglot, monkeypatch):
+def test_inflected_words_of_the_text_reach_their_stems(polyglot):
     from brain.search import locate as locate_module
 
     polyglot.reindex()
     view = polyglot.index.code_view()
     text = "Values are colorized in a dark foreground\n\nThe colorizing makes them invisible on dark terminals."
     assert locate_module.locate(view, text).paths[0] == "src/jv_print.c"
-    monkeypatch.setattr(locate_module, "STEM_PREFIXES", False)
-    monkeypatch.setattr(locate_module, "W_BM25_TITLE_STEM", 0.0)
-    assert "src/jv_print.c" not in locate_module.locate(view, text).paths
+    unstemmed = shipped_weights().replace({"stem_prefixes": False, "bm25_title_stem": 0.0})
+    assert "src/jv_print.c" not in combine(gather(view, text, weights=unstemmed), unstemmed).paths
 
 
 def test_links_to_repository_files_keep_their_path_and_other_addresses_drop():
@@ -381,7 +382,7 @@ def test_prose_words_are_not_full_text_terms():
     assert not {"how", "what", "now", "thanks", "hope"} & set(sig.words) and "helps" in sig.words
 
 
-def test_a_separate_inner_go_module_ranks_below_the_product_unless_named(brain, monkeypatch):
+def test_a_separate_inner_go_module_ranks_below_the_product_unless_named(brain):
     from brain.search.code import nested_modules
 
     repo = brain.repo
@@ -402,8 +403,8 @@ def test_a_separate_inner_go_module_ranks_below_the_product_unless_named(brain, 
     assert locate(view, text).paths[0] == "rest/server.go"
     # the same words, and the text names the tool: its file is back on top
     assert locate(view, "apictl: print each route\nprint routes of the spec").paths[0] == "tools/ctl/route/show.go"
-    monkeypatch.setattr("brain.search.locate.NESTED_FACTOR", 1.0)
-    assert locate(view, text).paths[0] == "tools/ctl/route/show.go"  # what the words alone would rank first
+    flat = shipped_weights().replace({"nested": 1.0})
+    assert combine(gather(view, text), flat).paths[0] == "tools/ctl/route/show.go"  # what the words alone would rank first
 
 
 def test_an_index_built_before_inner_modules_were_recorded_learns_them(brain):

@@ -55,8 +55,10 @@ def test_a_wheel_built_by_pip_carries_the_license_expression_and_no_deprecation(
     with zipfile.ZipFile(wheel) as archive:
         name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         metadata = HeaderParser().parsestr(archive.read(name).decode("utf-8"))
+        names = archive.namelist()
     assert metadata["License-Expression"] == "MIT"
     assert metadata["License"] is None  # the deprecated free-text field is gone
+    assert "brain/search/weights.json" in names  # the ranking's weights are package data
 
 
 def test_the_test_command_names_the_reason_of_every_skip(tmp_path):

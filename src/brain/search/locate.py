@@ -22,7 +22,9 @@ No model, only evidence a reader would use, each kind weighed by how specific it
    header/source twin, get a small share of their score (a fix often spans them).
 
 Test files are never the answer: they are demoted below every other file. The
-signal extraction is pure (``extract_signals``); scoring reads a ``CodeView``.
+signal extraction is pure (``extract_signals``); scoring reads a ``CodeView``. The
+ranking itself is ``ranking.gather`` (the evidence at unit weight) then
+``ranking.combine`` (the weights of ``weights.json``); ``locate`` is the two in a row.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ from .tokenize import STOPWORDS, tokens
 from .traces import trace_frames
 
 __all__ = ["Signals", "extract_signals", "CodeView", "FileHit", "Localization", "locate", "MAX_TASK_CHARS",
-           "is_text_evidence"]
+           "is_text_evidence", "module_of", "files_named", "unnamed_modules", "quoted_evidence", "resolve_route",
+           "resolve_module_path", "resolve_words", "follow_reexports", "GENERATED_NAME"]
 
 MAX_TASK_CHARS = 60_000  # a huge task text is read at its head and tail (tracebacks end texts)
 
@@ -57,7 +60,6 @@ _IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w{2,}(?![\w])|(?<=\.)[A-Za-z_]\w{2,}(?
 # address (images, other sites, issue links) is not about this code and its words only add noise
 _URL = re.compile(r"\bhttps?://[^\s()<>\[\]\"'`]{1,2000}")
 _BLOB = re.compile(r"/(?:blob|tree|raw)/[^/\s]+/([^\s#?]+)")
-STRIP_URLS = True
 
 
 def _url_path(match: re.Match) -> str:
@@ -66,7 +68,6 @@ def _url_path(match: re.Match) -> str:
 
 
 _ROUTE_WORD = re.compile(r"[A-Za-z_][\w\-]{0,60}")
-W_ROUTE = 3.0  # a link's path that is a module of the repository: a serverless or file-routed handler
 
 
 def url_routes(text: str) -> list[str]:
@@ -121,56 +122,13 @@ _BACKTICK = re.compile(r"`([^`\n]{1,120})`")
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
 _CJK_EDGE = re.compile(f"(?<=[A-Za-z0-9_])(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9_])")
 
-W_PATH = 8.0
-W_FRAME = 4.0
-W_FRAME_LAST = 7.0
-W_MODULE = 5.0
-W_QUAL = 5.0
-W_SYMBOL = 1.5
-W_STEM = 2.5
-W_BM25 = 8.0
-W_BM25_TITLE = 10.0
-STEM_PREFIXES = True
-W_BM25_TITLE_STEM = 5.0  # the title's inflected words that no file writes as they are, by their stems
-W_CHANGED = 1.5
 # a title about the program's command line (an option such as `-e` or `--jsonargs`, its exit code, an
 # environment variable it reads) points at the program's entry point: the file whose `main` reads them
-W_ENTRY = 4.0
-MAX_ENTRY_FILES = 3
 _TITLE_OPTION = re.compile(r"(?:^|(?<=[\s'\"`(\[]))(?:--?[A-Za-z][\w\-]*|--)(?=[\s'\"`)\],.:;!?]|$)")
 _TITLE_CLI = re.compile(r"\b(?:exit (?:code|status)|return code|env|environment variables?|env vars?|command[\s-]line)\b",
                         re.I)
-# text the report quotes found verbatim in a few files (a pasted message, a usage line): see ``quotes``
-W_QUOTE = 6.0
-# evidence (sum over matched phrases of 1 / files holding them) worth the full weight; the weight is linear
-# below it: one three-word phrase in one file is a quarter (common phrases meet by chance), a whole message all
-QUOTE_FULL = 4.0
-QUOTE_OPTION = 2.0  # a long option (`--sort-keys`) found counts as this many phrases
-QUOTE_MAX_FILES = 8  # a phrase in more files than this is common code, not evidence
-QUOTE_MAX_QUERIES = 60  # phrase look-ups per task (each one FTS5 phrase query)
-W_CLAIMED = 2.0
-TEST_FACTOR = 0.02
-GENERATED_FACTOR = 0.3
-_GENERATED = re.compile(r"(?:^|/)\d{3,}_\w*\.\w+$")
-SYMBOL_DECAY = 0.6
-NAMES_WEIGHT = 2.0  # BM25 column weight of a file's path and defined names against its body
-KIND_FACTOR = {"class": 1.0, "function": 1.0, "macro": 1.0, "var": 0.8, "method": 0.7, "decl": 0.6, "attr": 0.45,
-               "inner": 0.3}
-NONPRODUCT_FACTOR = 0.4
-NESTED_FACTOR = 0.4  # a separate module inside the repository (its own go.mod) the text never names
-# neighbours of the best-ranked files: a fix often also touches what the faulty file imports or is
-# imported by (a Go import names a package folder: its files), and its header/source twin
-NEIGHBOUR_SEEDS = 3  # how many of the best files lend their neighbours a share
-W_IMPORT = 0.12  # share of a seed's score for each file it imports or that imports it
-W_TWIN = 0.3  # share for `x.h` <-> `x.c`/`x.cc`/`x.cpp`
-MAX_NEIGHBOURS = 12  # a seed imported by (or importing) more files than this lends nothing: a hub
-# a fix that adds or changes a method the text names in a base class (or interface) changes it where a
-# subclass, a delegate or an implementation linked to it by an import or `extends` defines it too
-W_OVERRIDE = 0.3  # share of the seed's score
-MAX_OVERRIDERS = 4  # a method defined in more other files than this is too common to follow
-MIN_METHOD_CODENESS = 1.0  # only code-like names (`getNumberType`, `clear()`), not English words
-_DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")  # TypeScript declarations of a JavaScript module
-_DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
+GENERATED_NAME = re.compile(r"(?:^|/)\d{3,}_\w*\.\w+$")  # numbered migrations and the like
+_GENERATED = GENERATED_NAME  # the name benchmarks import
 _LENT_REASONS = ("imports or is imported by", "header/source twin of", "also defines", "declaration twin of",
                  "entry point importing", "like `")
 _WEAK_REASONS = ("full-text match", "changed in the working tree", *_LENT_REASONS)
@@ -223,15 +181,21 @@ def _clip(text: str) -> str:
     return text[:half] + "\n" + text[-half:]
 
 
-def extract_signals(text: str | None) -> Signals:
-    """Paths, traceback frames, dotted names, identifiers and query words of a task text (pure)."""
+def extract_signals(text: str | None, *, strip_urls: bool | None = None) -> Signals:
+    """Paths, traceback frames, dotted names, identifiers and query words of a task text (pure).
+
+    ``strip_urls`` (default: the shipped ``strip_urls`` param) drops the text's addresses."""
     sig = Signals()
     if not text or not text.strip():
         return sig
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
     text = _TEMPLATE.sub(" ", text)  # nor their fixed questions
     text = _CJK_EDGE.sub(" ", text)
-    if STRIP_URLS:
+    if strip_urls is None:
+        from .weights import shipped_weights
+
+        strip_urls = shipped_weights().params["strip_urls"]
+    if strip_urls:
         sig.routes = url_routes(text)
         text = _URL.sub(_url_path, text)
     title = text.strip().split("\n", 1)[0]
@@ -327,6 +291,7 @@ class CodeView:
         self._rust_crates: dict[str, str] | None = None  # crate name -> its source folder
         self._rust_definers: dict[str, list[str]] = {}
         self._rust_roots: dict[str, str | None] = {}  # folder -> source folder of its crate
+        self._imports_of: dict[str, list[str]] = {}
 
     def entry_points(self) -> list[str]:
         """The program's entry files: product files (not tests, examples, generated or copied-in code)
@@ -393,7 +358,12 @@ class CodeView:
         return found
 
     def imports_of(self, path: str) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT target FROM code_imports WHERE path = ?", (path,))]
+        """The import targets ``path`` writes (memoized: the lending passes ask for the same files again)."""
+        found = self._imports_of.get(path)
+        if found is None:
+            found = self._imports_of[path] = [r[0] for r in self.db.execute(
+                "SELECT target FROM code_imports WHERE path = ?", (path,))]
+        return list(found)
 
     def resolve_import(self, path: str, target: str) -> list[str]:
         """Repository files an import line of ``path`` points to (none for outside packages).
@@ -597,7 +567,7 @@ class CodeView:
             return []
 
     def bm25(self, words: list[str], limit: int = 50, *, body_only: bool = False,
-             stems: bool | str = False) -> list[tuple[str, float]]:
+             stems: bool | str = False, names_weight: float | None = None) -> list[tuple[str, float]]:
         """Files ranked by BM25 over their identifier tokens (``tokenize.tokens``; test files are not in the table).
 
         ``stems`` also matches each inflected query word's stem as a prefix (`colorized` finds `color`);
@@ -618,7 +588,11 @@ class CodeView:
             if not quoted:
                 return []
         query = " OR ".join(quoted)
-        weights = "0.0, 1.0" if body_only else f"{NAMES_WEIGHT}, 1.0"
+        if names_weight is None:
+            from .weights import shipped_weights
+
+            names_weight = shipped_weights().params["names_weight"]
+        weights = "0.0, 1.0" if body_only else f"{float(names_weight)}, 1.0"
         try:
             rows = self.db.execute(f"SELECT code_files.path, bm25(code_fts, {weights}) AS s FROM code_fts "
                                    f"JOIN code_files ON code_files.id = code_fts.rowid WHERE code_fts MATCH ? "
@@ -671,7 +645,7 @@ def _stem(word: str) -> str | None:
     return None
 
 
-def _files_named(view: CodeView, word: str, in_traces_only: set[str] = frozenset()) -> list[str]:
+def files_named(view: CodeView, word: str, in_traces_only: set[str] = frozenset()) -> list[str]:
     """Files whose name (without extension) is ``word``: a lower-case word matches any case of the
     name, a word with capitals only the name spelled the same (`RecyclerPool` -> `RecyclerPool.java`,
     `renderRepoCard` -> `renderRepoCard.js`; a capitalised English word does not reach `card.js`),
@@ -708,190 +682,24 @@ def _rust_declares(module_file: str, path: str) -> bool:
     return not folder or path.startswith(folder + "/")
 
 
-def _module_of(view: CodeView, path: str) -> str:
+def module_of(path: str) -> str:
+    """The folder a file's score counts toward in the ranking's modules (``.`` at the top)."""
     return path.rsplit("/", 1)[0] if "/" in path else "."
+
+
+def _module_of(view, path: str) -> str:  # the name benchmarks import
+    return module_of(path)
 
 
 def locate(view: CodeView, text: str | None, *, changed: list[str] = (), claimed: list[str] = (),
            module: str | None = None, limit: int = 20) -> Localization:
-    """Rank the repository's files for a task text; most likely first."""
-    sig = extract_signals(text)
-    score: dict[str, float] = defaultdict(float)
-    why: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    """Rank the repository's files for a task text; most likely first (``ranking.gather`` then ``combine``)."""
+    from .ranking import combine, gather
 
-    named: set[str] = set()  # files the text names outright (path, module, file name)
-
-    def add(path: str, weight: float, reason: str, *, name: bool = False) -> None:
-        if weight <= 0:
-            return
-        score[path] += weight
-        why[path].append((weight, reason))
-        if name:
-            named.add(path)
-
-    # 1. traceback frames and written paths
-    inside = [(f, fn, view.resolve_path(f)) for f, fn in sig.frames]
-    inside = [(f, fn, hits) for f, fn, hits in inside if hits]
-    frame_best: dict[str, float] = {}
-    for i, (_, fn, hits) in enumerate(inside):
-        last = i == len(inside) - 1
-        depth = (i + 1) / len(inside)  # later frames are closer to the fault
-        weight = W_FRAME_LAST if last else W_FRAME * (0.5 + 0.5 * depth)
-        for path in hits:
-            # one file met in many frames counts once (plus a little), not once per frame
-            extra = 0.15 * weight if path in frame_best else weight
-            frame_best[path] = frame_best.get(path, 0.0) + extra
-            why[path].append((extra, f"traceback frame{f' in {fn}' if fn else ''}"))
-    for path, weight in frame_best.items():
-        score[path] += weight
-    for written, weight in sig.paths:
-        hits = view.resolve_path(written)
-        for path in hits:
-            add(path, W_PATH * weight / 2 / len(hits), f"path `{written}` in the task", name=True)
-    for written in dict.fromkeys(sig.module_paths):
-        _resolve_module_path(view, written, add)
-    for route in sig.routes:
-        _resolve_route(view, route, add)
-
-    # 2. dotted module paths and Class.member pairs
-    names: set[str] = set(sig.idents)
-    for dotted in sig.dotted:
-        names.update(dotted.split("."))
-    defs = view.definitions(sorted(names))
-    class_files: dict[str, set[str]] = defaultdict(set)
-    for name, rows in defs.items():
-        for path, kind, _ in rows:
-            if kind == "class":
-                class_files[name].add(path)
-    quals: dict[str, set[str]] = defaultdict(set)
-    for rows in defs.values():
-        for path, kind, qual in rows:
-            quals[qual].add(path)
-    seen_dotted: set[str] = set()
-    for dotted in sig.dotted:
-        if dotted in seen_dotted:
-            continue
-        seen_dotted.add(dotted)
-        parts = dotted.split(".")
-        resolved = False
-        for k in range(len(parts), 1, -1):
-            path = view.by_module.get(".".join(parts[:k]))
-            if path is None:
-                continue
-            rest = parts[k:]
-            resolved = True
-            if not rest:
-                add(path, W_MODULE * (0.5 if path.endswith("__init__.py") else 1.0), f"module `{dotted}` named", name=True)
-            else:
-                target = _follow(view, path, rest[0], defs)
-                if target:
-                    add(target, W_MODULE, f"`{dotted}` defined here")
-                else:
-                    add(path, W_MODULE * 0.4, f"module of `{dotted}`")
-            break
-        if resolved:
-            continue
-        _resolve_words(view, parts, defs, add, dotted)
-        for a, b in zip(parts, parts[1:]):
-            hits = quals.get(f"{a}.{b}", set()) - {p for p in quals.get(f"{a}.{b}", set()) if view.is_test(p)}
-            if hits and len(hits) <= 5:
-                for path in hits:
-                    add(path, W_QUAL / len(hits) ** 0.5, f"`{a}.{b}` defined here")
-
-    # 3. identifiers matching definitions, and file names
-    symbol_hits: dict[str, list[tuple[float, str]]] = defaultdict(list)
-    for word, weight in sig.idents.items():
-        rows = [r for r in defs.get(word, []) if not view.is_test(r[0])]
-        per_file: dict[str, float] = {}
-        for path, kind, _ in rows:
-            per_file[path] = max(per_file.get(path, 0.0), KIND_FACTOR.get(kind, 0.5))
-        if per_file and len(per_file) <= 40:
-            idf = 1.0 / len(per_file) ** 0.8
-            for path, kind_factor in per_file.items():
-                symbol_hits[path].append((W_SYMBOL * weight * idf * kind_factor, f"defines `{word}`"))
-        stems = _files_named(view, word, sig.in_traces_only)
-        if stems and len(stems) <= 10:
-            for path in stems:
-                add(path, W_STEM * min(weight, 2.0) / len(stems) ** 0.8, f"file named `{word}`", name=len(stems) == 1)
-    for path, found in symbol_hits.items():
-        # each further matched symbol adds less: a big file defining many named things must not win by bulk
-        for i, (weight, reason) in enumerate(sorted(found, key=lambda f: -f[0])):
-            add(path, weight * SYMBOL_DECAY ** i, reason)
-
-    # 4. full text: the whole text, and the title alone (the report's one-line summary)
-    # (inflected words of the whole text reach their stems; the title's few words are taken as written, and those
-    # the code never writes as they are reach their stems in a lighter pass of their own: `coloring` -> color*,
-    # while `formatting`, written in a formatting library, stays itself)
-    for words, weight, stems in ((sig.words, W_BM25, STEM_PREFIXES), (sig.title_words, W_BM25_TITLE, False),
-                                 (sig.title_words, W_BM25_TITLE_STEM, "only-absent")):
-        ranked = view.bm25(words, 60, stems=stems) if weight else []
-        if ranked:
-            top = ranked[0][1] or 1.0
-            for path, s in ranked:
-                add(path, weight * s / top, "full-text match")
-
-    # 4b. quoted text (a pasted message, a usage line) found verbatim in a few files
-    _quoted_evidence(view, sig.quoted, add)
-
-    # the command line: its options, exit codes and environment are read by the program's `main`
-    if sig.cli:
-        entries = view.entry_points()
-        if 0 < len(entries) <= MAX_ENTRY_FILES:
-            for path in entries:
-                add(path, W_ENTRY / len(entries), "the program's entry point (the title is about its command line)")
-
-    # 5. working state
-    for path in changed:
-        if path in view.files and not view.is_test(path):
-            add(path, W_CHANGED, "changed in the working tree")
-    for path in claimed:
-        for hit in view.resolve_path(path) if path in view.files or "/" in path else []:
-            add(hit, W_CLAIMED, "claimed by this session")
-    if module:
-        prefix = module.replace(".", "/").strip("/") + "/"
-        for path in list(score):
-            if path.startswith(prefix):
-                add(path, 2.0, f"in module `{module}`")
-
-    _lend_to_neighbours(view, score, add)
-    code_named = {w: v for w, v in sig.idents.items() if w in sig.code_like}  # never a capitalised prose word
-    _lend_to_overriders(view, score, code_named, defs, add)
-    _lend_to_declarations(view, score, add)
-    _lend_to_entry_points(view, score, add)
-    _lend_to_siblings(view, score, code_named, add)
-
-    aside = _unnamed_modules(view, sig)
-    for path in list(score):
-        if view.is_test(path):
-            score[path] *= TEST_FACTOR
-        elif (_GENERATED.search(path) or path in view.generated) and path not in named:
-            score[path] *= GENERATED_FACTOR  # numbered migrations and the like: data, rarely the fix
-        elif path not in named and is_nonproduct_path(path):
-            score[path] *= NONPRODUCT_FACTOR  # examples, docs, benchmarks, build configuration
-        elif aside and path not in named and any(path.startswith(folder + "/") for folder in aside):
-            score[path] *= NESTED_FACTOR  # a tool or contrib module beside the product, and the text is not about it
-    order = sorted(score, key=lambda p: (-score[p], p))[:limit]
-    hits = []
-    for path in order:
-        reasons = []
-        for _, reason in sorted(why[path], key=lambda r: -r[0]):
-            if reason not in reasons:
-                reasons.append(reason)
-        hits.append(FileHit(path, round(score[path], 4), reasons[:3]))
-    modules: dict[str, float] = defaultdict(float)
-    for hit in hits:
-        modules[_module_of(view, hit.path)] += hit.score
-    return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
+    return combine(gather(view, text, changed=changed, claimed=claimed, module=module, links="best"), limit=limit)
 
 
-def _seeds(view: CodeView, score: dict[str, float]) -> list[str]:
-    """The best few files that lend their neighbours a share: product code only (tests, examples,
-    scripts and docs are demoted after lending, so they must not lend on their raw score)."""
-    ranked = sorted(score, key=lambda p: (-score[p], p))
-    return [p for p in ranked if not view.is_test(p) and not is_nonproduct_path(p)][:NEIGHBOUR_SEEDS]
-
-
-def _unnamed_modules(view: CodeView, sig: Signals) -> list[str]:
+def unnamed_modules(view: CodeView, sig: Signals) -> list[str]:
     """The folders of the repository's separate inner modules that the text does not name: a report
     about the product's code does not mention the tool shipped beside it (`goctl`), one about the tool does."""
     if not view.nested:
@@ -902,12 +710,11 @@ def _unnamed_modules(view: CodeView, sig: Signals) -> list[str]:
     return [folder for folder, names in view.nested.items() if not words & set(names)]
 
 
-def _quoted_evidence(view: CodeView, quoted: list[tuple[str, ...]], add) -> None:
+def quoted_evidence(view: CodeView, quoted: list[tuple[str, ...]], add, params: dict) -> None:
     """Each window of a quoted text's words is looked up as a phrase; a file holding windows that
-    few files hold gets evidence ``sum(1 / files)``, its weight growing linearly to ``W_QUOTE`` at ``QUOTE_FULL``.
+    few files hold gets evidence ``sum(1 / files)``, its value growing linearly to 1 at ``quote_full``.
     The reason shows the longest stretch of a quote the file holds (overlapping matched windows)."""
-    if not W_QUOTE:
-        return
+    most, queries = params["quote_max_files"], params["quote_max_queries"]
     looked: dict[tuple[str, ...], list[str]] = {}
     evidence: dict[str, float] = defaultdict(float)
     held: dict[str, list[tuple[int, int, int]]] = defaultdict(list)  # file -> (quote, start, end) of its windows
@@ -915,13 +722,13 @@ def _quoted_evidence(view: CodeView, quoted: list[tuple[str, ...]], add) -> None
         for start, window in phrase_windows(words):
             again = window in looked  # a window quoted twice counts once
             if not again:
-                if len(looked) >= QUOTE_MAX_QUERIES:
+                if len(looked) >= queries:
                     break
-                looked[window] = view.phrase_files(tokens(" ".join(window)), QUOTE_MAX_FILES + 1)
+                looked[window] = view.phrase_files(tokens(" ".join(window)), most + 1)
             files = looked[window]
-            if not files or len(files) > QUOTE_MAX_FILES:
+            if not files or len(files) > most:
                 continue
-            strength = 0.0 if again else QUOTE_OPTION if window[0].startswith("--") else 1.0
+            strength = 0.0 if again else params["quote_option"] if window[0].startswith("--") else 1.0
             for path in files:
                 evidence[path] += strength / len(files)
                 held[path].append((q, start, start + len(window)))
@@ -932,181 +739,10 @@ def _quoted_evidence(view: CodeView, quoted: list[tuple[str, ...]], add) -> None
             if run[2] - run[1] > best[2] - best[1]:
                 best = run
         shown = " ".join(quoted[best[0]][best[1] : best[2]])[:80]
-        add(path, W_QUOTE * min(found, QUOTE_FULL) / QUOTE_FULL, f"quoted text `{shown}` found here")
+        add(path, "quote", min(found, params["quote_full"]) / params["quote_full"], f"quoted text `{shown}` found here")
 
 
-def _lend_to_neighbours(view: CodeView, score: dict[str, float], add) -> None:
-    """The best few files lend a share of their score to their neighbours: files they import or
-    that import them (a Go import reaches every file of the package), and their header/source twin.
-
-    A fix that changes a function often changes its caller, its declaration or a sibling in the
-    same package; the share stays well below the seed's own score, so a neighbour ranks just under
-    the files the text really points to, ahead of files that only share words with it.
-    """
-    seeds = _seeds(view, score)
-    if not seeds:
-        return
-    forward, backward = view.import_graph()
-    lent: dict[str, tuple[float, str]] = {}
-
-    def lend(path: str, weight: float, reason: str) -> None:
-        if path != seed and path in view.files and not view.is_test(path) and weight > lent.get(path, (0.0, ""))[0]:
-            lent[path] = (weight, reason)
-
-    for seed in seeds:
-        base = score[seed]
-        near = (forward.get(seed, set()) | backward.get(seed, set())) - {seed}
-        if len(near) <= MAX_NEIGHBOURS:
-            for path in near:
-                lend(path, W_IMPORT * base, f"imports or is imported by `{seed}`")
-        stem, ext = posixpath.splitext(seed)
-        if ext in _C_FAMILY:
-            name = posixpath.basename(stem)
-            twins = [p for p in view.by_stem.get(name.lower(), []) if p != seed and p.endswith(_C_FAMILY)
-                     and (p.endswith(".h") or p.endswith(".hpp")) != (ext in (".h", ".hpp", ".hh"))]
-            if 0 < len(twins) <= 2:
-                for path in twins:
-                    lend(path, W_TWIN * base, f"header/source twin of `{seed}`")
-    for path, (weight, reason) in lent.items():
-        add(path, weight, reason)
-
-
-def _lend_to_overriders(view: CodeView, score: dict[str, float], idents: dict[str, float], defs: dict, add) -> None:
-    """Files whose class extends (or implements) the class of one of the best few files, or that it
-    extends, and that define a method the text names which that file defines too, get a share of its
-    score: the subclass, delegate or implementation that must change with it
-    (`JsonParser.getNumberType()` -> `JsonParserDelegate extends JsonParser`). The best files lend
-    nothing to each other."""
-    seeds = _seeds(view, score)
-    if not seeds:
-        return
-    forward, backward = view.import_graph()
-    callable_kinds = ("function", "method", "decl")
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in seeds:
-        near = (forward.get(seed, set()) | backward.get(seed, set())) - {seed} - set(seeds)
-        for word, weight in idents.items():
-            if weight < MIN_METHOD_CODENESS:
-                continue
-            definers = {p for p, kind, _ in defs.get(word, ()) if kind in callable_kinds and not view.is_test(p)}
-            if seed not in definers or len(definers) > MAX_OVERRIDERS + 1:
-                continue  # `size`, `print`: defined all over, no sign of one method and its overrides
-            for path in sorted(definers & near):
-                share = W_OVERRIDE * score[seed]
-                if share > lent.get(path, (0.0, ""))[0] and _extends(view, path, seed):
-                    lent[path] = (share, f"also defines `{word}` of `{seed}`")
-    for path, (weight, reason) in lent.items():
-        add(path, weight, reason)
-
-
-def _type_name(path: str) -> str:
-    return path.rsplit("/", 1)[-1].split(".", 1)[0]
-
-
-def _extends(view: CodeView, a: str, b: str) -> bool:
-    """Whether a class header of one file names the other's type (`extends B`, `implements B`):
-    the bare type names a file's headers record among its imports."""
-    return _type_name(b) in view.imports_of(a) or _type_name(a) in view.imports_of(b)
-
-
-W_SIBLING = 0.3  # share of the seed's score for a sibling subclass using the same named method
-MAX_SIBLINGS = 8  # a base class with more subclasses than this has too many to follow
-MAX_USERS = 8  # a named identifier written in more files than this is too common to follow
-MAX_BASE_IMPORTERS = 100  # a base imported by more files than this is not followed (and not read through)
-
-
-def _lend_to_siblings(view: CodeView, score: dict[str, float], idents: dict[str, float], add) -> None:
-    """Subclasses of the same base as one of the best files (`extends ParserBase` both) whose code also
-    writes a code-like name the text names and that file writes (`usesPadding()`) get a share of its
-    score: a fix to how one parser calls a method is repeated in its sibling parsers."""
-    seeds = _seeds(view, score)
-    if not seeds:
-        return
-    forward, backward = view.import_graph()
-    names = [w for w, weight in idents.items() if weight >= MIN_METHOD_CODENESS]
-    users: dict[str, set[str]] = {}
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in seeds:
-        own = view.imports_of(seed)
-        for base in sorted(forward.get(seed, ())):
-            if _type_name(base) not in own or len(backward.get(base, ())) > MAX_BASE_IMPORTERS:
-                continue  # imported, not extended; or a base imported all over
-            siblings = [p for p in sorted(backward.get(base, ())) if p != seed and p not in seeds
-                        and not view.is_test(p) and _type_name(base) in view.imports_of(p)]
-            if not siblings or len(siblings) > MAX_SIBLINGS:
-                continue
-            for word in names:
-                if word not in users:
-                    users[word] = set(view.files_writing(word, MAX_USERS + 1))
-                found = users[word]
-                if seed not in found or len(found) > MAX_USERS:
-                    continue
-                for path in siblings:
-                    share = W_SIBLING * score[seed]
-                    if path in found and share > lent.get(path, (0.0, ""))[0]:
-                        lent[path] = (share, f"like `{seed}` extends `{_type_name(base)}` and writes `{word}`")
-    for path, (weight, reason) in lent.items():
-        add(path, weight, reason)
-
-
-W_ENTRY_SHARE = 0.12  # share of each best file it imports for a JavaScript entry point (a file nothing imports)
-
-
-def _lend_to_entry_points(view: CodeView, score: dict[str, float], add) -> None:
-    """A JavaScript file that nothing imports is an entry point (a request handler, a command, a page):
-    the best files it imports lend it a further share each, as a feature in a module reaches the
-    user through the entry point that parses the option and passes it on."""
-    seeds = [p for p in _seeds(view, score) if p.endswith(_JS_EXTS)]
-    if not seeds:
-        return
-    forward, backward = view.import_graph()
-    shares: dict[str, float] = defaultdict(float)
-    for seed in seeds:
-        importers = backward.get(seed, set())
-        if len(importers) > MAX_NEIGHBOURS:
-            continue
-        for path in importers:
-            if path.endswith(_JS_EXTS) and not backward.get(path) and not view.is_test(path) \
-                    and not is_nonproduct_path(path) and path not in seeds:
-                shares[path] += W_ENTRY_SHARE * score[seed]
-    for path, weight in shares.items():
-        add(path, weight, "entry point importing the best files")
-
-
-def declaration_twins(files, path: str) -> list[str]:
-    """The files of ``files`` that declare or are declared by ``path``, beside it: `x.js` <-> `x.d.ts`,
-    and one declaration in its other module flavours (`index.d.ts` <-> `index.d.cts`, `index.d.mts`)."""
-    for ext in _DECLARATION_EXTS:
-        if path.endswith(ext):
-            base = path[: -len(ext)]
-            return [base + e for e in (*_DECLARATION_EXTS, *_DECLARED_EXTS) if base + e != path and base + e in files]
-    base, ext = posixpath.splitext(path)
-    if ext in _DECLARED_EXTS:
-        return [base + e for e in _DECLARATION_EXTS if base + e in files]
-    return []
-
-
-def _lend_to_declarations(view: CodeView, score: dict[str, float], add) -> None:
-    """The best few files lend their declaration twins a share, as a C source its header: a change to
-    what a JavaScript module exports changes the `.d.ts` beside it (its twin, or the one of its folder
-    it imports types from), and each flavour of a declaration."""
-    seeds = _seeds(view, score)
-    forward, _ = view.import_graph()
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in seeds:
-        folder = posixpath.dirname(seed)
-        # and the declarations beside it that it takes its types from (`@param {import("./types").Options}`)
-        beside = [p for p in sorted(forward.get(seed, ()))
-                  if p.endswith(_DECLARATION_EXTS) and posixpath.dirname(p) == folder]
-        for path in declaration_twins(view.files, seed) + beside:
-            share = W_TWIN * score[seed]
-            if not view.is_test(path) and share > lent.get(path, (0.0, ""))[0]:
-                lent[path] = (share, f"declaration twin of `{seed}`")
-    for path, (weight, reason) in lent.items():
-        add(path, weight, reason)
-
-
-def _resolve_route(view: CodeView, route: str, add) -> None:
+def resolve_route(view: CodeView, route: str, add) -> None:
     """A link's path that ends in the words of one or two modules names them (`api/pin` -> `api/pin.js`,
     `api/user/index.ts`): how file-routed services (serverless functions, page routers) map a URL to code."""
     modules, _ = view.module_keys()
@@ -1115,11 +751,11 @@ def _resolve_route(view: CodeView, route: str, add) -> None:
         files = [p for p in modules.get("/".join(words[i:]), []) if not view.is_test(p)]
         if files and len(files) <= 2:
             for path in files:
-                add(path, W_ROUTE / len(files), f"route `/{route}` of a link in the task")
+                add(path, "route", 1.0 / len(files), f"route `/{route}` of a link in the task")
             return
 
 
-def _resolve_module_path(view: CodeView, written: str, add) -> None:
+def resolve_module_path(view: CodeView, written: str, add) -> None:
     """A slashed module name without extension: Go's ``github.com/org/app/core/logx`` (a package folder),
     JavaScript's ``./lib/router`` (``lib/router.js`` or ``lib/router/index.js``). The longest tail that
     is a module names that file; else the longest tail that is a folder lends its files a share."""
@@ -1130,16 +766,16 @@ def _resolve_module_path(view: CodeView, written: str, add) -> None:
         files = modules.get(key)
         if files and len(files) <= 3:
             for path in files:
-                add(path, W_MODULE * 0.8 / len(files), f"module `{written}` named", name=len(files) == 1)
+                add(path, "module", 0.8 / len(files), f"module `{written}` named", name=len(files) == 1)
             return
         folder = folders.get(key)
         if folder and len(folder) <= 40:
             for path in folder:
-                add(path, W_MODULE * 0.5 / len(folder) ** 0.5, f"package `{written}` named")
+                add(path, "module", 0.5 / len(folder) ** 0.5, f"package `{written}` named")
             return
 
 
-def _resolve_words(view: CodeView, parts: list[str], defs: dict, add, written: str) -> bool:
+def resolve_words(view: CodeView, parts: list[str], defs: dict, add, written: str) -> bool:
     """A qualified name by its path words: ``com.x.Y``, ``tokio::sync::mpsc::Sender``, Go's ``pkg.Name``.
 
     The longest head of ``parts`` that is a module (file) or folder of the repository wins;
@@ -1160,7 +796,7 @@ def _resolve_words(view: CodeView, parts: list[str], defs: dict, add, written: s
             definers = sorted(p for p in {*files, *folder} if p in defined)
             if definers and len(definers) <= 5:
                 for path in definers:
-                    add(path, W_MODULE / len(definers) ** 0.5, f"`{written}` defined here")
+                    add(path, "module", 1.0 / len(definers) ** 0.5, f"`{written}` defined here")
                 return True
         if rest and k >= 2:
             # the name lives elsewhere and is re-exported here (`pub use`, `export * from`): its few definers
@@ -1168,17 +804,17 @@ def _resolve_words(view: CodeView, parts: list[str], defs: dict, add, written: s
                     and not view.is_test(p) and not p.endswith((".py", ".pyi"))]
             if 0 < len(set(last)) <= 2:
                 for path in sorted(set(last)):
-                    add(path, W_MODULE * 0.8 / len(set(last)), f"`{written}` defined here")
+                    add(path, "module", 0.8 / len(set(last)), f"`{written}` defined here")
         if k >= 2 and files and len(files) <= 3:
             for path in files:
-                add(path, W_MODULE * (0.4 if rest else 0.8) / len(files), f"module `{written}` named", name=not rest)
+                add(path, "module", (0.4 if rest else 0.8) / len(files), f"module `{written}` named", name=not rest)
             return True
         if rest and k >= 2:
             return True
     return False
 
 
-def _follow(view: CodeView, path: str, name: str, defs: dict) -> str | None:
+def follow_reexports(view: CodeView, path: str, name: str, defs: dict) -> str | None:
     """The file defining ``name`` as seen from module file ``path`` (following re-exports)."""
     for _ in range(4):
         rows = defs.get(name)

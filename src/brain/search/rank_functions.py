@@ -25,40 +25,42 @@ from dataclasses import dataclass, field
 
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
+from .weights import shipped_weights
 
 __all__ = ["FunctionHit", "rank_functions", "locate_functions", "imported_files", "FRAME"]
 
 FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 
-PRIOR_POWER = 1.0
-PRIOR_RANK = 0.3
-PRIOR_ALONE = 0.5
-W_FILE = 4.0          # the file prior, times the file's score relative to the best file
-W_FRAME = 1.5
-W_FRAME_LAST = 6.0
-W_QUAL = 6.0          # `Class.method` or `module.func` written in the text
-W_NAME = 3.0          # an identifier equal to the definition's name
-W_MEMBER = 0.8        # a method of a class the text names
-W_CALL = 4.0          # called by a definition the text names
-W_BODY = 4.0          # BM25 over the body, relative to the best body
-W_BODY_TITLE = 2.0
-HOP_DECAY = 0.7
-CALL_HOPS = 2          # callees followed this many hops down
-FANOUT_POWER = 0.5  # a caller's evidence is shared among the functions it calls
-W_CALLER = 1.0        # calls a definition the text names (the fix is often in the caller of what a report names)
-CALLER_SEEDS = 8      # the definitions with the most named evidence whose callers are followed
-MAX_CALLERS = 8       # a function called from more places than this says little about any one caller
-CO_TOP = 5
-W_CO = 0.5
-W_SELF_CALLER = 0.4   # a method calling a top-ranked method of its own class through `self`
-SELF_CALLER_CAP = 0.9  # never lifted past this share of the method it calls
-W_BASE = 0.5          # a base class two top-ranked classes share (the behaviour they inherit lives there)
-W_TWIN = 0.5          # a top-ranked method's twin: sync/async (`get`, `get_async`, `async_get`), or another of
-                      # the comparison methods (`__eq__`, `__lt__`, `__hash__`...)
-MAX_SEEDS = 8
-FILES_CONSIDERED = 20
-KIND_FACTOR = {"function": 1.0, "method": 0.9, "class": 0.6}
-CLASS_BODY_FACTOR = 0.5  # a class's body holds its methods' text: its BM25 says less about the class itself
+# the weights and thresholds are data (``weights.json``, ``functions``): each has its why there
+_F = shipped_weights().functions
+PRIOR_POWER = _F["prior_power"]
+PRIOR_RANK = _F["prior_rank"]
+PRIOR_ALONE = _F["prior_alone"]
+W_FILE = _F["file"]
+W_FRAME = _F["frame"]
+W_FRAME_LAST = _F["frame_last"]
+W_QUAL = _F["qual"]
+W_NAME = _F["name"]
+W_MEMBER = _F["member"]
+W_CALL = _F["call"]
+W_BODY = _F["body"]
+W_BODY_TITLE = _F["body_title"]
+HOP_DECAY = _F["hop_decay"]
+CALL_HOPS = _F["call_hops"]
+FANOUT_POWER = _F["fanout_power"]
+W_CALLER = _F["caller"]
+CALLER_SEEDS = _F["caller_seeds"]
+MAX_CALLERS = _F["max_callers"]
+CO_TOP = _F["co_top"]
+W_CO = _F["co"]
+W_SELF_CALLER = _F["self_caller"]
+SELF_CALLER_CAP = _F["self_caller_cap"]
+W_BASE = _F["base"]
+W_TWIN = _F["twin"]
+MAX_SEEDS = _F["max_seeds"]
+FILES_CONSIDERED = _F["files_considered"]
+KIND_FACTOR = _F["kind_factor"]
+CLASS_BODY_FACTOR = _F["class_body_factor"]
 
 
 @dataclass

@@ -1,0 +1,162 @@
+"""What the neighbour-lending passes need, read from the repository for the files that may be the best.
+
+``ranking.combine`` lends a share of the best few files' scores to their neighbours; which
+files are the best depends on the weights, so the neighbours are read here for every
+candidate (and for the files that became the best under the gathering weights), and
+``combine`` needs no repository. Each rule (what counts as a neighbour, a hub, a twin, an
+override, a sibling, an entry point) is applied here except those that depend on which files
+are the best: those ``combine`` applies.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from ..code import is_nonproduct_path
+from ..ranking import Evidence, Links
+from ..weights import Weights
+from .gather import Context, flags_of
+
+__all__ = ["collect_links", "declaration_twins", "entry_importers", "extends", "type_name", "C_FAMILY", "JS_EXTS"]
+
+JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
+C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
+_DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")  # TypeScript declarations of a JavaScript module
+_DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
+_CALLABLE = ("function", "method", "decl")
+
+
+def declaration_twins(files, path: str) -> list[str]:
+    """The files of ``files`` that declare or are declared by ``path``, beside it: `x.js` <-> `x.d.ts`,
+    and one declaration in its other module flavours (`index.d.ts` <-> `index.d.cts`, `index.d.mts`)."""
+    for ext in _DECLARATION_EXTS:
+        if path.endswith(ext):
+            base = path[: -len(ext)]
+            return [base + e for e in (*_DECLARATION_EXTS, *_DECLARED_EXTS) if base + e != path and base + e in files]
+    base, ext = posixpath.splitext(path)
+    if ext in _DECLARED_EXTS:
+        return [base + e for e in _DECLARATION_EXTS if base + e in files]
+    return []
+
+
+def type_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1].split(".", 1)[0]
+
+
+def extends(view, a: str, b: str) -> bool:
+    """Whether a class header of one file names the other's type (`extends B`, `implements B`):
+    the bare type names a file's headers record among its imports."""
+    return type_name(b) in view.imports_of(a) or type_name(a) in view.imports_of(b)
+
+
+def collect_links(view, evidence: Evidence, paths, context: Context, weights: Weights) -> None:
+    """Read the ``Links`` of each of ``paths`` into ``evidence`` (and the flags of every file they name)."""
+    p = weights.params
+    forward, backward = view.import_graph()
+    users: dict[str, set[str]] = {}
+    names = [w for w, weight in context.code_named.items() if weight >= p["min_method_codeness"]]
+    for seed in paths:
+        found = evidence.file(seed)
+        if found.links is not None:
+            continue
+        if seed not in context.flagged:
+            found.flags = flags_of(view, seed, context.aside)
+            context.flagged.add(seed)
+        links = Links()
+        near_all = (forward.get(seed, set()) | backward.get(seed, set())) - {seed}
+        if len(near_all) <= p["max_neighbours"]:
+            links.near = sorted(q for q in near_all if q in view.files and not view.is_test(q))
+        else:
+            links.near = None
+        stem, ext = posixpath.splitext(seed)
+        if ext in C_FAMILY:
+            name = posixpath.basename(stem)
+            twins = [q for q in view.by_stem.get(name.lower(), []) if q != seed and q.endswith(C_FAMILY)
+                     and (q.endswith(".h") or q.endswith(".hpp")) != (ext in (".h", ".hpp", ".hh"))]
+            if 0 < len(twins) <= 2:
+                links.twins = [q for q in twins if q in view.files and not view.is_test(q)]
+        links.overrides = _overrides(view, seed, near_all, context, p)
+        links.siblings = _siblings(view, seed, forward, backward, names, users, p)
+        folder = posixpath.dirname(seed)
+        # and the declarations beside it that it takes its types from (`@param {import("./types").Options}`)
+        beside = [q for q in sorted(forward.get(seed, ()))
+                  if q.endswith(_DECLARATION_EXTS) and posixpath.dirname(q) == folder]
+        links.declarations = [q for q in declaration_twins(view.files, seed) + beside if not view.is_test(q)]
+        if seed.endswith(JS_EXTS):
+            links.entries = entry_importers(view, seed, backward, p)
+        found.links = links
+        for target in _targets(links):
+            if target not in context.flagged:
+                evidence.file(target).flags = flags_of(view, target, context.aside)
+                context.flagged.add(target)
+
+
+def entry_importers(view, seed: str, backward, p: dict) -> list[str] | None:
+    """The JavaScript entry points importing ``seed``: product files nothing imports (a request handler, a
+    command, a page); None when ``seed`` is imported all over (a hub lends nothing)."""
+    importers = backward.get(seed, set())
+    if len(importers) > p["max_neighbours"]:
+        return None
+    return sorted(q for q in importers if q.endswith(JS_EXTS) and not backward.get(q) and not view.is_test(q)
+                  and not is_nonproduct_path(q))
+
+
+def _targets(links: Links) -> list[str]:
+    out = [*(links.near or ()), *links.twins, *(q for _, q in links.overrides), *links.declarations,
+           *(links.entries or ())]
+    for _, siblings, _ in links.siblings:
+        out.extend(siblings)
+    return out
+
+
+def _callable_definers(view, context: Context, p: dict) -> dict[str, list[str]]:
+    """file -> the code-like names the text writes that it defines as a callable, when few files do
+    (`size`, `print` are defined all over: no sign of one method and its overrides); words in the text's order."""
+    if context.definers is None:
+        found: dict[str, list[str]] = {}
+        for word, weight in context.code_named.items():
+            if weight < p["min_method_codeness"]:
+                continue
+            definers = {q for q, kind, _ in context.defs.get(word, ()) if kind in _CALLABLE and not view.is_test(q)}
+            if len(definers) > p["max_overriders"] + 1:
+                continue
+            for q in definers:
+                found.setdefault(q, []).append(word)
+            context.callables[word] = definers
+        context.definers = found
+    return context.definers
+
+
+def _overrides(view, seed: str, near: set[str], context: Context, p: dict) -> list[tuple[str, str]]:
+    """(method, file) pairs: a file linked to ``seed`` by an import and `extends` that defines a callable the
+    text names which ``seed`` defines too."""
+    out = []
+    for word in _callable_definers(view, context, p).get(seed, ()):
+        for path in sorted(context.callables[word] & near):
+            if extends(view, path, seed):
+                out.append((word, path))
+    return out
+
+
+def _siblings(view, seed: str, forward, backward, names: list[str], users: dict, p: dict) -> list:
+    """(base type, sibling subclasses, [(named word, the siblings writing it)]) for each base ``seed``
+    extends: subclasses of the same base writing a code-like name the text names and ``seed`` writes."""
+    out = []
+    own = view.imports_of(seed)
+    for base in sorted(forward.get(seed, ())):
+        if type_name(base) not in own or len(backward.get(base, ())) > p["max_base_importers"]:
+            continue  # imported, not extended; or a base imported all over
+        siblings = [q for q in sorted(backward.get(base, ())) if q != seed and not view.is_test(q)
+                    and type_name(base) in view.imports_of(q)]
+        if not siblings or len(siblings) > p["max_siblings"] + p["neighbour_seeds"]:
+            continue  # none, or too many even once the best files are left out
+        words = []
+        for word in names:
+            if word not in users:
+                users[word] = set(view.files_writing(word, p["max_users"] + 1))
+            found = users[word]
+            if seed not in found or len(found) > p["max_users"]:
+                continue
+            words.append((word, [q for q in siblings if q in found]))
+        out.append((type_name(base), siblings, words))
+    return out

@@ -1,0 +1,362 @@
+"""The file ranking in two steps: ``gather`` the evidence of a task, then ``combine`` it with weights.
+
+``gather(view, text)`` reads the repository (a ``CodeView``) once and measures every kind of
+evidence at unit weight: per candidate file a dict ``feature -> value`` (a feature's value is
+what the file's score gains per unit of that feature's weight), the reasons in the order they
+were found, flags (test, generated, nonproduct, nested...), the features that name the file
+outright, and what the neighbour-lending passes need (``Links``: import neighbours, twins,
+overriders, siblings, declaration twins, entry points). ``Evidence`` round-trips through
+JSON, so a weight fitter measures a task once and combines it many times.
+
+``combine(evidence, weights)`` needs no repository: the weighted sum of the features, then
+the lending passes (each lends a share of the best few files' scores to their neighbours, the
+best recomputed before each pass), then the demotion factors, then the order. For the weights
+``gather`` was given (the shipped ones by default) it is exactly the ranking ``locate`` gives.
+For other weights it is approximate in one way only: when a file becomes one of the best few
+that none of the gathered files' evidence made a candidate (it only received lent shares and
+was not among the best under the gathering weights), its own neighbours are not known and it
+lends nothing.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ..errors import InvalidInput
+from .weights import Weights, shipped_weights
+
+__all__ = ["Evidence", "FileEvidence", "Links", "gather", "combine", "BOOST_FEATURES", "EVIDENCE_SCHEMA"]
+
+EVIDENCE_SCHEMA = 1
+# features that count only on a file that has other evidence (a module's files are not all candidates)
+BOOST_FEATURES = frozenset({"in_module"})
+_NO_SEED = frozenset({"test", "nonproduct"})  # files that never lend: demoted after the lending
+_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
+
+
+@dataclass
+class Links:
+    """What a file lends to when it is one of the best few, as read from the repository.
+
+    ``near`` is None for a hub (more import neighbours than ``max_neighbours``); ``overrides``
+    are (named method, file) pairs, ``siblings`` (base type, sibling files, [(named word, the
+    siblings writing it)]), ``entries`` the JavaScript entry points importing the file (None:
+    a hub). Files that will be among the best are left in: ``combine`` drops them."""
+
+    near: list[str] | None = field(default_factory=list)
+    twins: list[str] = field(default_factory=list)
+    overrides: list[tuple[str, str]] = field(default_factory=list)
+    siblings: list[tuple[str, list[str], list[tuple[str, list[str]]]]] = field(default_factory=list)
+    declarations: list[str] = field(default_factory=list)
+    entries: list[str] | None = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        out: dict = {}
+        if self.near is None or self.near:
+            out["near"] = self.near
+        for key in ("twins", "declarations"):
+            if getattr(self, key):
+                out[key] = list(getattr(self, key))
+        if self.overrides:
+            out["overrides"] = [list(o) for o in self.overrides]
+        if self.siblings:
+            out["siblings"] = [[base, list(sibs), [[w, list(ps)] for w, ps in words]] for base, sibs, words in self.siblings]
+        if self.entries is None or self.entries:
+            out["entries"] = self.entries
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Links":
+        try:
+            return cls(near=_paths_or_none(data.get("near", [])), twins=_paths(data.get("twins", [])),
+                       overrides=[(str(w), str(p)) for w, p in data.get("overrides", [])],
+                       siblings=[(str(b), _paths(s), [(str(w), _paths(ps)) for w, ps in words])
+                                 for b, s, words in data.get("siblings", [])],
+                       declarations=_paths(data.get("declarations", [])),
+                       entries=_paths_or_none(data.get("entries", [])))
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise InvalidInput(f"evidence links of the wrong shape: {exc}") from None
+
+
+def _paths(value) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+        raise ValueError("a list of paths was expected")
+    return list(value)
+
+
+def _paths_or_none(value) -> list[str] | None:
+    return None if value is None else _paths(value)
+
+
+@dataclass
+class FileEvidence:
+    """Everything the ranking knows about one file, at unit weight."""
+
+    features: dict[str, float] = field(default_factory=dict)
+    reasons: list[tuple[str, float, str]] = field(default_factory=list)  # (feature, unit value, text), as found
+    flags: list[str] = field(default_factory=list)
+    named_by: list[str] = field(default_factory=list)  # features whose evidence names the file outright
+    links: Links | None = None  # None: not read (the file was not a candidate)
+
+    def to_json(self) -> dict:
+        out: dict = {"features": dict(self.features), "reasons": [list(r) for r in self.reasons]}
+        if self.flags:
+            out["flags"] = list(self.flags)
+        if self.named_by:
+            out["named_by"] = list(self.named_by)
+        if self.links is not None:
+            out["links"] = self.links.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FileEvidence":
+        if not isinstance(data, dict):
+            raise InvalidInput("each file's evidence must be an object")
+        try:
+            features = {str(k): float(v) for k, v in data.get("features", {}).items()}
+            reasons = [(str(f), float(v), str(t)) for f, v, t in data.get("reasons", [])]
+            flags = [str(f) for f in data.get("flags", [])]
+            named_by = [str(f) for f in data.get("named_by", [])]
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise InvalidInput(f"file evidence of the wrong shape: {exc}") from None
+        links = data.get("links")
+        if links is not None and not isinstance(links, dict):
+            raise InvalidInput("evidence links must be an object")
+        return cls(features, reasons, flags, named_by, Links.from_json(links) if links is not None else None)
+
+
+@dataclass
+class Evidence:
+    """A task's evidence over the repository's files, independent of the weights (see the module doc)."""
+
+    files: dict[str, FileEvidence] = field(default_factory=dict)
+
+    def file(self, path: str) -> FileEvidence:
+        found = self.files.get(path)
+        if found is None:
+            found = self.files[path] = FileEvidence()
+        return found
+
+    def add(self, path: str, feature: str, value: float, reason: str, *, name: bool = False) -> None:
+        """Record ``value`` (at unit weight) of ``feature`` for ``path``; nothing for a value <= 0."""
+        if value <= 0:
+            return
+        found = self.file(path)
+        found.features[feature] = found.features.get(feature, 0.0) + value
+        found.reasons.append((feature, value, reason))
+        if name and feature not in found.named_by:
+            found.named_by.append(feature)
+
+    @property
+    def candidates(self) -> list[str]:
+        """Files with any evidence of their own (not only lent shares)."""
+        return [p for p, f in self.files.items() if f.reasons]
+
+    def to_json(self) -> dict:
+        return {"schema": EVIDENCE_SCHEMA, "files": {p: f.to_json() for p, f in self.files.items()}}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Evidence":
+        if not isinstance(data, dict) or data.get("schema") != EVIDENCE_SCHEMA or not isinstance(data.get("files"), dict):
+            raise InvalidInput(f"evidence is a JSON object with \"schema\": {EVIDENCE_SCHEMA} and \"files\"")
+        return cls({str(p): FileEvidence.from_json(f) for p, f in data["files"].items()})
+
+
+def gather(view, text: str | None, *, changed=(), claimed=(), module: str | None = None,
+           weights: Weights | None = None, links: str = "all") -> Evidence:
+    """Every kind of evidence ``text`` gives about the repository's files, at unit weight.
+
+    ``weights`` supplies the thresholds of the gathering (``params``) and the weights under
+    which the best files are found (default: the shipped ones). ``links="all"`` reads the
+    neighbours of every candidate (what a fitter combining other weights needs);
+    ``links="best"`` only those of the files that are the best under ``weights`` (what one
+    ranking needs: ``combine`` with ``weights`` is the same, for less reading)."""
+    from .evidence import collect_links, gather_direct
+
+    if links not in ("all", "best"):
+        raise InvalidInput("links must be \"all\" or \"best\"", field="links")
+    weights = weights or shipped_weights()
+    evidence, context = gather_direct(view, text, changed=changed, claimed=claimed, module=module, weights=weights)
+    if links == "all":
+        collect_links(view, evidence, evidence.candidates, context, weights)
+    for _ in range(32):  # the files that are the best (also those that became so only through lent shares)
+        missing: set[str] = set()
+        _rank(evidence, weights, missing)
+        if not missing:
+            break
+        collect_links(view, evidence, sorted(missing), context, weights)
+    return evidence
+
+
+def combine(evidence: Evidence, weights: Weights | None = None, limit: int = 20):
+    """The ranked files (a ``Localization``) for ``evidence`` under ``weights`` (default: the shipped ones). Pure."""
+    from .locate import FileHit, Localization, module_of
+
+    weights = weights or shipped_weights()
+    score, why = _rank(evidence, weights, None)
+    order = sorted(score, key=lambda p: (-score[p], p))[:limit]
+    hits = []
+    for path in order:
+        reasons: list[str] = []
+        for _, reason in sorted(why[path], key=lambda r: -r[0]):
+            if reason not in reasons:
+                reasons.append(reason)
+        hits.append(FileHit(path, round(score[path], 4), reasons[:3]))
+    modules: dict[str, float] = defaultdict(float)
+    for hit in hits:
+        modules[module_of(hit.path)] += hit.score
+    return Localization(hits, sorted(modules.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _rank(evidence: Evidence, weights: Weights, missing: set[str] | None):
+    """(score, reasons) of every file: features weighed, shares lent, factors applied."""
+    feats = weights.features
+    score: dict[str, float] = {}
+    why: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    named: set[str] = set()
+    for path, found in evidence.files.items():
+        total, some = 0.0, False
+        for boost in (False, True):
+            if boost and not some:
+                break
+            for feature, value, reason in found.reasons:
+                if (feature in BOOST_FEATURES) != boost:
+                    continue
+                try:
+                    weight = feats[feature] * value
+                except KeyError:
+                    raise InvalidInput(f"the evidence has a feature `{feature}` the weights do not know",
+                                       hint="gather and combine with the same version of brain") from None
+                if weight <= 0:
+                    continue
+                total += weight
+                some = True
+                why[path].append((weight, reason))
+        if some:
+            score[path] = total
+        if any(feats.get(f, 0.0) > 0 for f in found.named_by):
+            named.add(path)
+
+    def add(path: str, weight: float, reason: str) -> None:
+        if weight <= 0:
+            return
+        score[path] = score.get(path, 0.0) + weight
+        why[path].append((weight, reason))
+
+    for lend in _PASSES:
+        lend(evidence, weights, score, add, missing)
+    factors = weights.factors
+    for path in list(score):
+        flags = evidence.files[path].flags if path in evidence.files else ()
+        for name, factor in factors.items():
+            if name in flags and (name in weights.named_too or path not in named):
+                score[path] *= factor
+                break
+    return score, why
+
+
+def _seeds(evidence: Evidence, weights: Weights, score: dict[str, float]) -> list[str]:
+    """The best few files that lend their neighbours a share: product code only (tests, examples,
+    scripts and docs are demoted after lending, so they must not lend on their raw score)."""
+    files = evidence.files
+    eligible = [p for p in score if p not in files or not _NO_SEED.intersection(files[p].flags)]
+    return heapq.nsmallest(weights.params["neighbour_seeds"], eligible, key=lambda p: (-score[p], p))
+
+
+def _links(evidence: Evidence, path: str, missing: set[str] | None) -> Links:
+    found = evidence.files.get(path)
+    if found is None or found.links is None:
+        if missing is not None:
+            missing.add(path)
+        return Links()
+    return found.links
+
+
+def _give(lent: dict[str, tuple[float, str]], add) -> None:
+    for path, (weight, reason) in lent.items():
+        add(path, weight, reason)
+
+
+def _lend_to_neighbours(evidence, weights, score, add, missing) -> None:
+    """Files the best ones import or are imported by (a Go import reaches every file of the package), and
+    their header/source twin: a fix that changes a function often changes its caller, its declaration or
+    a sibling in the package; the share keeps a neighbour just under the files the text points to."""
+    seeds = _seeds(evidence, weights, score)
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        base = score[seed]
+        links = _links(evidence, seed, missing)
+        for path in links.near or ():
+            share = weights.shares["import"] * base
+            if path != seed and share > lent.get(path, (0.0, ""))[0]:
+                lent[path] = (share, f"imports or is imported by `{seed}`")
+        for path in links.twins:
+            share = weights.shares["twin"] * base
+            if path != seed and share > lent.get(path, (0.0, ""))[0]:
+                lent[path] = (share, f"header/source twin of `{seed}`")
+    _give(lent, add)
+
+
+def _lend_to_overriders(evidence, weights, score, add, missing) -> None:
+    """A subclass, delegate or implementation linked to a best file by `extends` that defines a method the
+    text names which that file defines too (`JsonParser.getNumberType()` -> `JsonParserDelegate`). The best
+    files lend nothing to each other."""
+    seeds = _seeds(evidence, weights, score)
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        for word, path in _links(evidence, seed, missing).overrides:
+            share = weights.shares["override"] * score[seed]
+            if path not in seeds and share > lent.get(path, (0.0, ""))[0]:
+                lent[path] = (share, f"also defines `{word}` of `{seed}`")
+    _give(lent, add)
+
+
+def _lend_to_declarations(evidence, weights, score, add, missing) -> None:
+    """A JavaScript module's declaration twin (`x.d.ts`, and the declarations beside it it takes its types
+    from), as a C source its header: a change to what a module exports changes its declarations."""
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in _seeds(evidence, weights, score):
+        for path in _links(evidence, seed, missing).declarations:
+            share = weights.shares["twin"] * score[seed]
+            if share > lent.get(path, (0.0, ""))[0]:
+                lent[path] = (share, f"declaration twin of `{seed}`")
+    _give(lent, add)
+
+
+def _lend_to_entry_points(evidence, weights, score, add, missing) -> None:
+    """A JavaScript file nothing imports (a request handler, a command, a page) gets a share of each best
+    file it imports: a feature in a module reaches the user through the entry point passing it on."""
+    seeds = [p for p in _seeds(evidence, weights, score) if p.endswith(_JS_EXTS)]
+    shares: dict[str, float] = defaultdict(float)
+    for seed in seeds:
+        entries = _links(evidence, seed, missing).entries
+        for path in entries or ():
+            if path not in seeds:
+                shares[path] += weights.shares["entry_share"] * score[seed]
+    for path, weight in shares.items():
+        add(path, weight, "entry point importing the best files")
+
+
+def _lend_to_siblings(evidence, weights, score, add, missing) -> None:
+    """Subclasses of the same base as a best file whose code also writes a code-like name the text names
+    and that file writes (`usesPadding()`): a fix to how one parser calls a method is repeated in its siblings."""
+    seeds = _seeds(evidence, weights, score)
+    most = weights.params["max_siblings"]
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        for base, siblings, words in _links(evidence, seed, missing).siblings:
+            siblings = [p for p in siblings if p not in seeds]
+            if not siblings or len(siblings) > most:
+                continue
+            for word, writers in words:
+                for path in siblings:
+                    share = weights.shares["sibling"] * score[seed]
+                    if path in writers and share > lent.get(path, (0.0, ""))[0]:
+                        lent[path] = (share, f"like `{seed}` extends `{base}` and writes `{word}`")
+    _give(lent, add)
+
+
+# in this order: each pass finds the best files again, after the shares the one before lent
+_PASSES = (_lend_to_neighbours, _lend_to_overriders, _lend_to_declarations, _lend_to_entry_points, _lend_to_siblings)
