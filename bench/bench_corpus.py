@@ -133,60 +133,20 @@ def _cpu() -> float:
 
 
 def _gather(view, text: str):
-    """The task's evidence as JSON when the ranking splits evidence from weights, else None."""
+    """The task's evidence as JSON (every candidate's neighbours read: what combining other weights needs)
+    when the ranking splits evidence from weights, else None."""
     try:
         from brain.search import ranking
     except ImportError:
         return None
     if not hasattr(ranking, "gather"):
         return None
-    evidence = ranking.gather(view, text)
-    return evidence.to_json() if hasattr(evidence, "to_json") else evidence.to_dict()
-
-
-def parse_grid(spec: str | None) -> list[tuple[str, list[float]]]:
-    """``W_A=0.5,1,2;W_B=0.5,1,2`` -> [(name, multipliers)]: each name a module-level weight of search.locate."""
-    if not spec:
-        return []
-    from brain.search import locate as located
-
-    grid = []
-    for part in spec.split(";"):
-        name, _, values = part.partition("=")
-        name = name.strip()
-        if not name.startswith("W_") or not isinstance(getattr(located, name, None), float):
-            raise SystemExit(f"bench_corpus: --grid names {name!r}, not a W_* weight of brain.search.locate")
-        grid.append((name, [float(v) for v in values.split(",") if v.strip()]))
-    return grid
-
-
-def grid_ranks(view, text: str, gold: list[str], grid: list[tuple[str, list[float]]]) -> dict:
-    """The gold ranks of `locate` under every joint setting of the grid's weights (multipliers of their
-    current values), the constants restored after: the fitter's exact evidence when the ranking has no
-    evidence/weights split (each setting is the product's own ranking, nothing approximated)."""
-    import itertools
-
-    from brain.search import locate as located
-
-    names = [n for n, _ in grid]
-    saved = {n: getattr(located, n) for n in names}
-    settings, ranks = [], []
-    try:
-        for combo in itertools.product(*(values for _, values in grid)):
-            for n, m in zip(names, combo):
-                setattr(located, n, saved[n] * m)
-            files = [h.path for h in located.locate(view, text, limit=40).files]
-            settings.append(list(combo))
-            ranks.append(cs.gold_ranks(gold, files))
-    finally:
-        for n, v in saved.items():
-            setattr(located, n, v)
-    return {"names": names, "base": [saved[n] for n in names], "settings": settings, "ranks": ranks}
+    return ranking.gather(view, text, links="all").to_json()
 
 
 def run_repo(job: tuple) -> dict:
     """All sampled tasks of one repository on its one tree; returns {"rows", "cpu", "wall", "prepare_cpu"}."""
-    repo, tasks, mirrors, trees, fingerprint, fresh, grid = job
+    repo, tasks, mirrors, trees, fingerprint, fresh = job
     name = repo.replace("/", "+")
     rows_file = trees / "rows" / f"{name}.json"
     ids = [t["instance_id"] for t in tasks]
@@ -225,13 +185,9 @@ def run_repo(job: tuple) -> dict:
             view = b.index.code_view()
             bm25 = locbench.bm25_files(view, text, BM25_LIMIT)
             evidence = _gather(view, text)
-            if evidence is not None or grid:
-                item = {"id": task["instance_id"], "repo": repo, "lang": task["language"], "gold": gold}
-                if evidence is not None:
-                    item["evidence"] = evidence
-                if grid:
-                    item["grid"] = grid_ranks(view, text, gold, grid)
-                evidence_out.append(item)
+            if evidence is not None:
+                evidence_out.append({"id": task["instance_id"], "repo": repo, "lang": task["language"],
+                                     "gold": gold, "evidence": evidence})
             rows.append({
                 "id": task["instance_id"], "repo": repo, "lang": task["language"], "base": task["base_commit"],
                 "gold": gold, "brain": cs.gold_ranks(gold, result["files"]),
@@ -288,8 +244,6 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="repositories run in parallel processes")
     ap.add_argument("--trees", type=Path, default=CACHE, help="cache of trees, indexes, rows and evidence")
     ap.add_argument("--fresh", action="store_true", help="re-run repositories whose rows are cached")
-    ap.add_argument("--grid", help="also rank each task under every joint setting of these locate weights, for "
-                    "fit_weights.py --grid (multipliers of the current values): 'W_BM25=0.5,1,2;W_SYMBOL=0.5,1,2'")
     ap.add_argument("--reserved", type=Path, default=reserved.DEFAULT_RESERVED)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "corpus.json")
     ap.add_argument("--json", action="store_true", help="print the summary as JSON instead of the table")
@@ -321,9 +275,8 @@ def main(argv=None) -> int:
     for repo in drawn:
         locbench.git_dir(mirrors, repo, "bench_corpus")  # fail early on a missing mirror
     os.environ.setdefault("BRAIN_HOME", str(args.trees / "brain-home"))
-    grid = parse_grid(args.grid)
-    fingerprint = code_fingerprint() + (":" + hashlib.sha256(args.grid.encode()).hexdigest()[:8] if grid else "")
-    jobs = [(repo, ts, mirrors, args.trees.resolve(), fingerprint, args.fresh, grid) for repo, ts in drawn.items()]
+    fingerprint = code_fingerprint()
+    jobs = [(repo, ts, mirrors, args.trees.resolve(), fingerprint, args.fresh) for repo, ts in drawn.items()]
     started, load0 = time.perf_counter(), os.getloadavg()[0]
     results = []
     if args.jobs > 1:
@@ -344,7 +297,6 @@ def main(argv=None) -> int:
     summary.update({
         "per_repo": args.per_repo, "seed": args.seed, "folds": args.folds, "fold_of": folds,
         "repositories": len(drawn), "tasks": len(rows), "fingerprint": fingerprint, "budget": locbench.BUDGET,
-        "grid": args.grid or None,
         "cpu_seconds": round(sum(res["cpu"] for res in results), 1),
         "cpu_seconds_this_run": round(os.times().children_user + os.times().children_system + time.process_time(), 1),
         "wall_seconds": round(wall, 1), "load": [round(load0, 1), round(os.getloadavg()[0], 1)],

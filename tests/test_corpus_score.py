@@ -93,19 +93,31 @@ def test_per_language_scores_and_a_macro_where_each_language_weighs_the_same():
     assert all(line.count("|") == lines[0].count("|") for line in lines)
 
 
-# --- the grid fitter (bench/fit_weights.py) ------------------------------------------------------------------------
 
-def test_the_grid_fit_keeps_the_hand_set_weights_unless_another_setting_gains_more_than_a_task():
+# --- the fitter (bench/fit_weights.py) on hand-made evidence, through the product's own combine ---------------------
+
+def _evidence_task(fit_weights, tid: str, lang: str):
+    from brain.search.ranking import Evidence
+
+    ev = Evidence()
+    ev.add("src/gold.go", "symbol", 1.0, "defines `x`")  # 1.5 under the shipped weights
+    for i in range(6):  # six files with a weak text match each: 0.25 x 8 = 2.0, all above the gold file
+        ev.add(f"src/other{i}.go", "bm25", 0.25, "full-text match")
+    row = {"id": tid, "repo": f"o/{tid}", "lang": lang, "gold": ["src/gold.go"], "bm25": [None]}
+    return fit_weights.Task(row, ev, {"symbol", "bm25"})
+
+
+def test_the_fit_moves_a_weight_only_for_at_least_the_tasks_it_must_gain():
     import fit_weights
 
-    settings = [[0.5], [1.0], [2.0]]
-
-    def item(i, lang, ranks):
-        return {"id": f"t{i}", "lang": lang, "grid": {"settings": settings, "ranks": ranks}}
-
-    # setting 2 puts one more task's gold in the top 5 than the hand-set setting 1: it wins
-    items = [item(0, "Go", [[9], [9], [1]]), item(1, "Go", [[1], [1], [1]]), item(2, "C", [[1], [1], [2]])]
-    assert fit_weights.grid_fit(items, 1) == 2
-    # a setting that only moves a rank inside the top 5 (MRR) gains no task: the hand-set setting stays
-    items = [item(0, "Go", [[1], [3], [3]]), item(1, "C", [[2], [2], [2]])]
-    assert fit_weights.grid_fit(items, 1) == 1
+    ranker = fit_weights.Ranker()
+    task = _evidence_task(fit_weights, "t1", "Go")
+    assert fit_weights.metrics(ranker, task, ranker.weights(ranker.current))["all@5"] == 0.0  # rank 7
+    names = ["bm25", "symbol"]
+    moved = fit_weights.fit(ranker, [task], ranker.current, names, passes=2, min_gain_tasks=1.0)
+    assert moved != ranker.current
+    assert fit_weights.metrics(ranker, task, ranker.weights(moved))["all@5"] == 1.0
+    assert set(k for k in moved if moved[k] != ranker.current[k]) <= set(names)
+    # asking for two tasks' worth, one task fixed is not enough: nothing moves
+    kept = fit_weights.fit(ranker, [task], ranker.current, names, passes=2, min_gain_tasks=2.0)
+    assert kept == ranker.current
