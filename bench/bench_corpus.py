@@ -46,6 +46,8 @@ import corpus_score as cs  # noqa: E402
 import locbench  # noqa: E402
 import reserved  # noqa: E402
 
+__all__ = ["code_fingerprint", "checkout", "missing_blobs", "leave_out", "run_repo", "summarize", "main"]
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CACHE = HERE / ".cache" / "corpus"

@@ -43,6 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus_score as cs  # noqa: E402
 import reserved  # noqa: E402
 
+__all__ = ["Ranker", "Task", "objective", "metrics", "fit", "report_rows", "main"]
+
 HERE = Path(__file__).resolve().parent
 GRID = (0.0, 0.25, 0.5, 2 ** -0.5, 1.0, 2 ** 0.5, 2.0, 4.0)
 TOP = 5

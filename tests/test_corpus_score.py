@@ -121,3 +121,20 @@ def test_the_fit_moves_a_weight_only_for_at_least_the_tasks_it_must_gain():
     # asking for two tasks' worth, one task fixed is not enough: nothing moves
     kept = fit_weights.fit(ranker, [task], ranker.current, names, passes=2, min_gain_tasks=2.0)
     assert kept == ranker.current
+
+
+def test_the_corpus_benchmark_refuses_a_reserved_repository_before_reading_any_mirror(tmp_path, capsys):
+    import json
+
+    import bench_corpus
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"instance_id": "Some/Repo@1", "repo": "Some/Repo", "language": "Go",
+                                  "base_commit": "0" * 40, "problem_statement": "fix it", "gold_files": ["a.go"]}) + "\n")
+    reserved_list = tmp_path / "reserved.txt"
+    reserved_list.write_text("some/repo\n")
+    out = tmp_path / "out.json"
+    code = bench_corpus.main(["--corpus", str(corpus), "--mirrors", str(tmp_path / "no-mirrors"),
+                              "--reserved", str(reserved_list), "--out", str(out), "--trees", str(tmp_path / "trees")])
+    assert code == 2 and "refusing reserved repositories: Some/Repo" in capsys.readouterr().err
+    assert not out.exists() and not (tmp_path / "trees").exists()
