@@ -1,0 +1,309 @@
+"""Fit the ranking's weights on the corpus, cross-validated by repository, and ship them only if they gain.
+
+Input: the evidence bench_corpus.py wrote in its run (one JSON per sampled task: the unit-weight features
+of every candidate file, `brain.search.ranking.gather`), and that run's fold of each repository
+(bench/results/corpus.json). Nothing is re-indexed: a ranking under any weights is
+`brain.search.ranking.combine(evidence, weights)`, pure and cheap.
+
+The method: coordinate ascent over a log-spaced grid per weight (x0, x1/4, x1/2, x1/sqrt2, x1, xsqrt2, x2,
+x4 of its current value), a few passes in a fixed order, keeping a move only when it raises the objective
+by at least one task's worth (`--min-gain`) on the training tasks; the objective is the macro (mean over
+languages) all@5, with the macro MRR as tie-break. Why this and not a pairwise-logistic fit: the ranking is
+not a linear model (shares lent to neighbours, demotion factors, thresholds), the metric is a top-5
+cut-off, and a grid search optimises that very metric through the product's own combine, needs no
+gradient or smoothing, is deterministic, and never moves a weight on a fraction of a task. Each move is
+evaluated only on the tasks whose evidence holds that weight's feature (the others cannot change), which
+keeps a full fit within minutes.
+
+Cross-validation: for each fold, fit on the other folds' repositories (starting from the hand-set
+weights) and rank the held-out fold's tasks with those weights. Reported per language and macro: the
+hand-set weights, the fitted weights (every task ranked by weights fitted without its repository), BM25
+(the same run's). The final weights are fitted on all folds and written to the package's weights file
+only if the cross-validated macro all@5 beats the hand-set one on the held-out folds (issue 23's rule);
+`--dry-run` never writes.
+
+    .venv/bin/python bench/fit_weights.py [--results bench/results/corpus.json] [--evidence bench/.cache/corpus/evidence]
+        [--passes 3] [--min-gain TASKS] [--only W_A,W_B] [--out bench/results/fit.json] [--dry-run]
+
+Deterministic: no randomness beyond the seeded fold assignment of the corpus run. Refuses reserved and
+development-set repositories (bench/reserved.py) when the results name one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import corpus_score as cs  # noqa: E402
+import reserved  # noqa: E402
+
+__all__ = ["Ranker", "Task", "objective", "metrics", "fit", "report_rows", "main"]
+
+HERE = Path(__file__).resolve().parent
+GRID = (0.0, 0.25, 0.5, 2 ** -0.5, 1.0, 2 ** 0.5, 2.0, 4.0)
+TOP = 5
+
+
+FITTED_SECTIONS = ("features", "shares", "factors")  # params are thresholds of the gathering: fixed here
+_LINK_SHARES = {"import": ("near",), "twin": ("twins", "declarations"), "override": ("overrides",),
+                "sibling": ("siblings",), "entry_share": ("entries",)}
+
+
+class Ranker:
+    """The product's ranking as a pure function of (evidence, weights): brain.search.ranking.combine."""
+
+    def __init__(self) -> None:
+        from brain.search import ranking, weights
+
+        self.ranking, self.weights_mod = ranking, weights
+        self.weights_file = Path(weights.WEIGHTS_FILE)
+        self.shipped = weights.shipped_weights()
+        self.current = {n: v for section in FITTED_SECTIONS for n, v in getattr(self.shipped, section).items()}
+        self.limit = 40  # the files a task boot ranks (setting search.boot_files)
+
+    def evidence(self, data):
+        return self.ranking.Evidence.from_json(data)
+
+    def features(self, evidence) -> set[str]:
+        """The weight names a task's evidence uses (a move of any other weight cannot change its ranking)."""
+        used: set[str] = set()
+        for found in evidence.files.values():
+            used.update(f for f, _, _ in found.reasons)
+            used.update(found.flags)
+            links = found.links
+            if links is not None:
+                for share, kinds in _LINK_SHARES.items():
+                    if any(getattr(links, k) is None or getattr(links, k) for k in kinds):
+                        used.add(share)
+        return used
+
+    def weights(self, values: dict):
+        return self.shipped.replace({n: v for n, v in values.items() if self.current.get(n) != v})
+
+    def rank(self, evidence, weights) -> list[str]:
+        return [h.path for h in self.ranking.combine(evidence, weights, limit=self.limit).files]
+
+    def write(self, values: dict) -> None:
+        """The changed values into the weights file, in place (its layout and `why`s kept), then read back."""
+        import re
+
+        text = self.weights_file.read_text(encoding="utf-8")
+        cut = text.index('"functions"')
+        head, tail = text[:cut], text[cut:]
+        for name, value in values.items():
+            pattern = re.compile(r'("' + re.escape(name) + r'": \{"value": )([-0-9.e]+)')
+            if len(pattern.findall(head)) != 1:
+                raise SystemExit(f"fit_weights: cannot find the one entry `{name}` in {self.weights_file.name}")
+            head = pattern.sub(lambda m: m.group(1) + repr(float(value)), head)
+        tmp = self.weights_file.with_suffix(".tmp")
+        tmp.write_text(head + tail, encoding="utf-8")
+        back = self.weights_mod.load_weights(tmp)  # a file the product cannot read is never put in place
+        wrong = [n for n, v in values.items() if back[n] != v]
+        if wrong:
+            tmp.unlink()
+            raise SystemExit(f"fit_weights: the weights file would not hold {', '.join(wrong)}")
+        tmp.replace(self.weights_file)
+
+
+class Task:
+    __slots__ = ("id", "repo", "lang", "gold", "evidence", "features", "bm25")
+
+    def __init__(self, row: dict, evidence, features: set[str]) -> None:
+        self.id, self.repo, self.lang, self.gold = row["id"], row["repo"], row["lang"], row["gold"]
+        self.bm25 = row["bm25"]
+        self.evidence, self.features = evidence, features
+
+
+def objective(per_task: dict[str, dict], tasks: list[tuple[str, str]]) -> tuple[float, float]:
+    """(macro all@5, macro MRR) over ``tasks`` ((id, language) pairs) from their per-task metrics."""
+    by_lang: dict[str, list[dict]] = defaultdict(list)
+    for tid, lang in tasks:
+        by_lang[lang].append(per_task[tid])
+    if not by_lang:
+        return 0.0, 0.0
+    a = sum(sum(m["all@5"] for m in ms) / len(ms) for ms in by_lang.values()) / len(by_lang)
+    r = sum(sum(m["mrr"] for m in ms) / len(ms) for ms in by_lang.values()) / len(by_lang)
+    return a, r
+
+
+def metrics(ranker: Ranker, task: Task, weights) -> dict:
+    return cs.task_scores(cs.gold_ranks(task.gold, ranker.rank(task.evidence, weights)))
+
+
+def fit(ranker: Ranker, tasks: list[Task], start: dict, names: list[str], passes: int, min_gain_tasks: float,
+        log=None) -> dict:
+    """Coordinate ascent from ``start`` over GRID x the start value of each weight in ``names``."""
+    weights = dict(start)
+    per_task = {t.id: metrics(ranker, t, ranker.weights(weights)) for t in tasks}
+    keys = [(t.id, t.lang) for t in tasks]
+    best = objective(per_task, keys)
+    langs = defaultdict(int)
+    for t in tasks:
+        langs[t.lang] += 1
+    # one task of the biggest language moves the macro by 1 / (languages x its tasks): the smallest real step
+    step = min_gain_tasks / (len(langs) * max(langs.values())) if langs else 0.0
+    users = {name: [t for t in tasks if name in t.features] for name in names}
+    for p in range(passes):
+        moved = False
+        for name in names:
+            if not users[name]:
+                continue
+            base = start[name]
+            values = sorted({round(base * g, 6) for g in GRID} | {weights[name]})
+            if name in ranker.shipped.factors:
+                values = [v for v in values if v <= 1.0]  # a demotion never becomes a promotion
+            chosen, chosen_score, chosen_metrics = weights[name], best, None
+            for value in values:
+                if value == weights[name]:
+                    continue
+                trial = ranker.weights(dict(weights, **{name: value}))
+                changed = {t.id: metrics(ranker, t, trial) for t in users[name]}
+                score = objective({**per_task, **changed}, keys)
+                if score[0] >= chosen_score[0] + step - 1e-12 or (abs(score[0] - chosen_score[0]) <= 1e-12
+                                                         and score[1] > chosen_score[1] + 1e-9):
+                    chosen, chosen_score, chosen_metrics = value, score, changed
+            if chosen_metrics is not None:
+                weights[name] = chosen
+                per_task.update(chosen_metrics)
+                best, moved = chosen_score, True
+                if log:
+                    log(f"  pass {p + 1}: {name} {start[name]} -> {chosen}  all@5 {best[0]:.4f} mrr {best[1]:.4f}")
+        if not moved:
+            break
+    return weights
+
+
+def report_rows(ranker: Ranker, tasks: list[Task], weights_of: dict[str, dict], key: str) -> list[dict]:
+    """Rows for corpus_score: each task's gold ranks under the weights of its fold (or one set for all)."""
+    out, built = [], {}
+    for t in tasks:
+        values = weights_of.get(t.repo, weights_of.get("*"))
+        cache_key = json.dumps(values, sort_keys=True)
+        w = built.get(cache_key) or built.setdefault(cache_key, ranker.weights(values))
+        out.append({"id": t.id, "repo": t.repo, "lang": t.lang, key: cs.gold_ranks(t.gold, ranker.rank(t.evidence, w))})
+    return out
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+_FIT_JOB: tuple | None = None  # what the fold fits share (set before forking: the evidence is not pickled)
+_FIT_TASKS: list | None = None
+
+
+def _fit_one(i: int):
+    ranker, current, names, passes, min_gain = _FIT_JOB
+    train, _ = _FIT_TASKS[i]
+    lines: list[str] = []
+    return fit(ranker, train, current, names, passes, min_gain, log=lines.append), lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--results", type=Path, default=HERE / "results" / "corpus.json", help="bench_corpus.py's results")
+    ap.add_argument("--evidence", type=Path, default=HERE / ".cache" / "corpus" / "evidence")
+    ap.add_argument("--passes", type=int, default=3, help="coordinate-ascent passes at most (stops when none moves)")
+    ap.add_argument("--jobs", type=int, default=1, help="fits (one per fold, and the final) run in parallel processes")
+    ap.add_argument("--min-gain", type=float, default=1.0, help="a move must gain at least this many tasks' worth (of the biggest language)")
+    ap.add_argument("--only", help="comma-separated weight names to fit (default: every weight of the file)")
+    ap.add_argument("--reserved", type=Path, default=reserved.DEFAULT_RESERVED)
+    ap.add_argument("--out", type=Path, default=HERE / "results" / "fit.json")
+    ap.add_argument("--dry-run", action="store_true", help="report, never write the weights file")
+    args = ap.parse_args(argv)
+    if not args.results.is_file():
+        ap.error(f"no corpus results at {args.results}: run bench/bench_corpus.py first")
+    results = json.loads(args.results.read_text())
+    summary, rows = results["summary"], [r for r in results["rows"] if not r.get("error")]
+    try:
+        reserved.refuse_reserved(sorted({r["repo"] for r in rows}), reserved.read_reserved(args.reserved))
+    except reserved.BenchRefusal as exc:
+        print(f"fit_weights: {exc}", file=sys.stderr)
+        return exc.exit_code
+    folds = summary["fold_of"]
+    ranker = Ranker()
+    evidence = {}
+    for path in sorted(args.evidence.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                item = json.loads(line)
+                if "evidence" in item:
+                    evidence[item["id"]] = item["evidence"]
+    tasks = []
+    for row in rows:
+        if row["id"] in evidence:
+            ev = ranker.evidence(evidence[row["id"]])
+            tasks.append(Task(row, ev, ranker.features(ev)))
+    missing = len(rows) - len(tasks)
+    if not tasks:
+        ap.error(f"no evidence for the results' tasks under {args.evidence}: run bench/bench_corpus.py with the ranking API")
+    current = ranker.current
+    names = sorted(current) if not args.only else [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in names if n not in current]
+    if unknown:
+        ap.error(f"not a fitted weight (features, shares, factors) of {ranker.weights_file.name}: {', '.join(unknown)}")
+    started = _cpu()
+    fold_list = sorted(set(folds.values()))
+    jobs = [([t for t in tasks if folds[t.repo] != f], f"fold {f}") for f in fold_list] + [(tasks, "all folds")]
+    global _FIT_JOB, _FIT_TASKS
+    _FIT_JOB, _FIT_TASKS = (ranker, current, names, args.passes, args.min_gain), jobs
+    if args.jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
+            fitted = pool.map(_fit_one, range(len(jobs)), chunksize=1)
+    else:
+        fitted = [_fit_one(i) for i in range(len(jobs))]
+    for (train, label), (w, lines) in zip(jobs, fitted):
+        print(f"{label}: fitted on {len(train)} tasks of {len({t.repo for t in train})} repositories")
+        for line in lines:
+            print(line)
+    fold_weights, fitted_of = {}, {}
+    for f, (w, _) in zip(fold_list, fitted):
+        fold_weights[str(f)] = {n: w[n] for n in names if w[n] != current[n]}
+        for repo, fold in folds.items():
+            if fold == f:
+                fitted_of[repo] = w
+    final = fitted[-1][0]
+    cpu = _cpu() - started
+
+    hand = report_rows(ranker, tasks, {"*": current}, "hand")
+    cv = {r["id"]: r for r in report_rows(ranker, tasks, fitted_of, "fitted")}
+    merged = [{**r, "fitted": cv[r["id"]]["fitted"], "bm25": t.bm25} for r, t in zip(hand, tasks)]
+    boot = {r["id"]: r["brain"] for r in rows}
+    # the hand-set combine must be the boot's own ranking (the boot lists the ranked files first)
+    same = sum(r["hand"] == boot[r["id"]] for r in merged)
+    keys = ("fitted", "hand", "bm25")
+    per_lang = cs.by_language(merged, keys)
+    overall = cs.macro(per_lang, keys)
+    gain = overall["fitted"]["all@5"] - overall["hand"]["all@5"]
+    keep = gain > 0
+    changed = {n: [current[n], final[n]] for n in names if final[n] != current[n]}
+    out = {"summary": {"per_lang": per_lang, "macro": overall, "cv_gain_all@5": round(gain, 4), "kept": keep and not args.dry_run,
+                       "final_changes": changed, "fold_changes": fold_weights, "tasks": len(tasks),
+                       "tasks_without_evidence": missing, "hand_equals_boot": same, "fit_cpu_seconds": round(cpu, 1), "passes": args.passes,
+                       "min_gain_tasks": args.min_gain, "grid": GRID}, "rows": merged}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    print(cs.table(per_lang, overall, {"fitted": "fitted (CV)", "hand": "hand-set", "bm25": "BM25"},
+                   metrics=("all@1", "all@5", "any@5"), context_key=None))
+    print(f"hand-set combine gives the boot's gold ranks on {same} of {len(merged)} tasks")
+    print(f"cross-validated macro all@5: fitted {overall['fitted']['all@5']:.3f} vs hand-set "
+          f"{overall['hand']['all@5']:.3f} ({gain:+.3f}); fit cpu {cpu:.0f} s; changes on all folds: {changed}")
+    if keep and not args.dry_run and changed:
+        ranker.write({n: final[n] for n in changed})
+        print(f"wrote {len(changed)} fitted weights to {ranker.weights_file.name}")
+    elif not keep:
+        print("the fitted weights do not gain on the held-out folds: the weights file is left as it is")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
