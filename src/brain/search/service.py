@@ -141,28 +141,16 @@ def related(brain, target: str, *, limit: int = 30) -> dict:
 
 
 def changed_files(repo) -> list[str]:
-    """Files changed in the working tree (modified, added, untracked), repository-relative."""
-    from ..gitsafe import project_repo
+    """Files changed in the working tree (modified, added, untracked), repository-relative.
 
-    git = project_repo(repo, timeout=5, here_only=True)
-    # the memory is not code: leave .brain/ out of git's walk (it can hold thousands of files)
-    out = git.output("status", "--porcelain", "--untracked-files=all", "-z", "--", ".", ":(exclude).brain") \
-        if git is not None else None
-    if out is None:
+    One ``git status`` (``gitstamp.git_state``, kept for the boot: the code refresh's no-op check
+    reads the same answer); the memory is not code, ``.brain/`` is left out of git's walk."""
+    from .gitstamp import git_state
+
+    state = git_state(repo)
+    if state is None:
         return []
-    paths = []
-    items = out.split("\0")
-    i = 0
-    while i < len(items):
-        item = items[i]
-        if len(item) > 3:
-            status, path = item[:2], item[3:]
-            if "R" in status or "C" in status:
-                i += 1  # the rename's source follows
-            if "D" not in status and not path.startswith(".brain/"):
-                paths.append(path)
-        i += 1
-    return sorted(paths)
+    return sorted(p for p, status in state.paths.items() if "D" not in status and not p.startswith(".brain/"))
 
 
 def _claimed(brain, session: str | None) -> list[str]:
