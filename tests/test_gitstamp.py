@@ -123,7 +123,7 @@ def test_a_boot_runs_git_status_once(shop, monkeypatch):
     b.reindex()
     calls = []
     original = GitRepo.output
-    monkeypatch.setattr(GitRepo, "output", lambda self, *a, **k: calls.append(a[0]) or original(self, *a, **k))
+    monkeypatch.setattr(GitRepo, "output", lambda self, *a, **k: calls.append(a) or original(self, *a, **k))
     result = b.boot("the vat amount is wrong in shop/tax.py", record=False).to_dict()
     assert "shop/tax.py" in result["files"]
-    assert calls.count("status") == 1  # the changed files and the refresh's check share one answer
+    assert sum("status" in a for a in calls) == 1  # the changed files and the refresh's check share one answer

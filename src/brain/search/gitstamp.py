@@ -51,10 +51,13 @@ def git_state(repo: Path) -> GitState | None:
 
 
 def _read_state(repo: Path) -> GitState | None:
+    """One ``git --no-optional-locks status``: git leaves its index file alone (no stat refresh written
+    back, no lock taken beside the user's own git), and `brain map`'s saved layout, which watches that
+    file's mtime, stays valid."""
     from ..gitsafe import project_repo
 
     git = project_repo(repo, timeout=5, here_only=True)
-    out = git.output("status", "--porcelain=v2", "--branch", "--untracked-files=all", "-z", "--", ".",
+    out = git.output("--no-optional-locks", "status", "--porcelain=v2", "--branch", "--untracked-files=all", "-z", "--", ".",
                      ":(exclude).brain") if git is not None else None
     if out is None:
         return None
