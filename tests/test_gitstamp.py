@@ -89,7 +89,7 @@ def test_a_commit_walks_and_the_stamp_follows_head(shop, walks):
     assert walks == []
 
 
-def test_an_indexed_ignored_file_keeps_every_refresh_walking(shop, walks):
+def test_an_indexed_ignored_file_is_followed_by_its_stamp_and_folder(shop, walks):
     (shop / ".gitignore").write_text("generated/\n")
     (shop / "generated").mkdir()
     (shop / "generated" / "api.py").write_text("def call():\n    pass\n")
@@ -98,10 +98,35 @@ def test_an_indexed_ignored_file_keeps_every_refresh_walking(shop, walks):
     b = brainlib.init(shop)
     b.reindex()
     assert ("generated/api.py", "call") in symbols(b)  # git does not list it, the walk does
-    (shop / "generated" / "api.py").write_text("def call_again():\n    pass\n")
     walks.clear()
     b.index.refresh_code()
+    assert walks == []
+    (shop / "generated" / "api.py").write_text("def call_again():\n    pass\n")
+    b.index.refresh_code()
     assert walks and ("generated/api.py", "call_again") in symbols(b)
+    (shop / "generated" / "more.py").write_text("def other():\n    pass\n")  # its folder's mtime changes
+    b.index.refresh_code()
+    assert ("generated/more.py", "other") in symbols(b)
+    walks.clear()
+    b.index.refresh_code()
+    assert walks == []
+
+
+def test_too_many_ignored_files_keep_every_refresh_walking(shop, walks, monkeypatch):
+    from brain.search import gitstamp
+
+    monkeypatch.setattr(gitstamp, "MAX_CANDIDATES", 1)
+    (shop / ".gitignore").write_text("generated/\n")
+    (shop / "generated").mkdir()
+    for name in ("a", "b"):
+        (shop / "generated" / f"{name}.py").write_text(f"def {name}():\n    pass\n")
+    git(shop, "add", ".gitignore")
+    git(shop, "commit", "-q", "-m", "ignore")
+    b = brainlib.init(shop)
+    b.reindex()
+    walks.clear()
+    b.index.refresh_code()
+    assert len(walks) == 1
 
 
 def test_without_git_every_refresh_walks(tmp_path, walks):

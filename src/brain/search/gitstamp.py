@@ -7,9 +7,11 @@ working tree's changed files) answers from it in C. So after each code refresh t
 HEAD and the files git reported as changed or untracked then; a later refresh is a no-op
 without a walk when HEAD is the same and each file git reports now or reported then still has
 the stamp (mtime, size) the code tables hold. A file git neither tracks nor lists (an ignored
-one) cannot be followed this way: when the last refresh indexed any, or the repository has
-submodules, every refresh walks as before. Anything else (no git, a git brain will not run, a
-different HEAD, a changed stamp) answers "walk", never "unchanged".
+one) is followed by its own stamp and its folder's mtime (a new file beside it changes that); an
+ignored file in a folder the last walk saw none in waits for the next walk (`brain index`, `brain
+map`, a new HEAD). With more such files than ``MAX_CANDIDATES``, or submodules, every refresh walks
+as before. Anything else (no git, a git brain will not run, a different HEAD, a changed stamp)
+answers "walk", never "unchanged".
 """
 
 from __future__ import annotations
@@ -127,9 +129,15 @@ def unchanged_since_refresh(db: sqlite3.Connection, repo: Path) -> bool:
     state = git_state(repo)
     if state is None or state.head != noted["head"]:
         return False
-    candidates = sorted(set(noted.get("dirty", ())) | set(state.paths))
+    candidates = sorted(set(noted.get("dirty", ())) | set(noted.get("ignored", ())) | set(state.paths))
     if len(candidates) > MAX_CANDIDATES:
         return False
+    for folder, mtime in (noted.get("folders") or {}).items():
+        try:
+            if os.stat(repo / folder if folder else repo).st_mtime_ns != mtime:
+                return False
+        except OSError:
+            return False
     indexed: dict[str, tuple[int, int]] = {}
     for i in range(0, len(candidates), 500):
         chunk = candidates[i: i + 500]
@@ -140,21 +148,35 @@ def unchanged_since_refresh(db: sqlite3.Connection, repo: Path) -> bool:
 
 
 def record_refresh(db: sqlite3.Connection, repo: Path, current: dict[str, tuple[int, int]],
-                   before: GitState | None) -> None:
-    """Note, after a refresh that walked the tree (``current``: the files it found), what a later
-    ``unchanged_since_refresh`` compares with. ``before`` is git's answer from before the walk; git is
-    asked again now, and a file either answer lists is checked next time."""
+                   before: GitState | None, changed: bool = True) -> None:
+    """Note, after a refresh that walked the tree (``current``: the files it found; ``changed``: it
+    wrote rows), what a later ``unchanged_since_refresh`` compares with. ``before`` is git's answer from
+    before the walk; git is asked again now, and a file either answer lists is checked next time."""
     from .build import transaction
 
+    old = _noted(db)
+    if (before is not None and old is not None and old.get("head") == before.head and not changed
+            and not old.get("folders") and set(before.paths) <= set(old.get("dirty", ()))):
+        return  # nothing changed in the tables and git names no new file: the note stands
     after = _read_state(repo) if before is not None else None
     noted = None
     if before is not None and after is not None and before.head and before.head == after.head:
         dirty = set(before.paths) | set(after.paths)
         tracked = _tracked(repo)
-        # an indexed file git neither tracks nor lists (ignored): only a walk sees it change
-        walk = tracked is None or any(p not in tracked and p not in dirty for p in current)
-        noted = {"head": after.head, "walk": walk, "dirty": sorted(dirty)[: MAX_CANDIDATES + 1]}
-    if noted == _noted(db):
+        # indexed files git neither tracks nor lists (ignored): their stamps and folders are checked
+        ignored = sorted(p for p in current if p not in dirty and (tracked is None or p not in tracked))
+        walk = tracked is None or len(dirty) + len(ignored) > MAX_CANDIDATES
+        folders: dict[str, int] = {}
+        for path in ignored if not walk else ():
+            folder = path.rsplit("/", 1)[0] if "/" in path else ""
+            if folder not in folders:
+                try:
+                    folders[folder] = os.stat(repo / folder if folder else repo).st_mtime_ns
+                except OSError:
+                    walk = True
+        noted = {"head": after.head, "walk": walk, "dirty": [] if walk else sorted(dirty),
+                 "ignored": [] if walk else ignored, "folders": {} if walk else folders}
+    if noted == old:
         return  # nothing new to note: no write lock
     with transaction(db):
         if noted is None:

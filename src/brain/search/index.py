@@ -188,7 +188,8 @@ class SearchIndex(MemoryDocs, Queries):
                 db.close()
                 return None
             db.executescript(DOCS_SCHEMA + CODE_SCHEMA + GRAPH_SCHEMA + VOCAB_SCHEMA + FUNCTIONS_SCHEMA)
-            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            if version is None:  # a new file; an index of this version already says so (no write per open)
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
             return db
         except BaseException:
             db.close()  # a damaged file fails here: keep no handle on it (it is replaced next)
@@ -269,7 +270,7 @@ class SearchIndex(MemoryDocs, Queries):
         stats = refresh_code(self.db, self.repo, progress=progress, indexed=indexed, plan=plan)
         refresh_functions(self.db, self.repo)  # the function index follows the code tables (search.functions)
         refresh_history(self.db, self.repo)  # past commits of HEAD and their files (search.history_store)
-        gitstamp.record_refresh(self.db, self.repo, plan.current, before)
+        gitstamp.record_refresh(self.db, self.repo, plan.current, before, changed=not plan.noop)
         return stats
 
     def rebuild(self) -> dict:
