@@ -156,7 +156,7 @@ def record_refresh(db: sqlite3.Connection, repo: Path, current: dict[str, tuple[
 
     old = _noted(db)
     if (before is not None and old is not None and old.get("head") == before.head and not changed
-            and not old.get("folders") and set(before.paths) <= set(old.get("dirty", ()))):
+            and not old.get("walk") and not old.get("folders") and set(before.paths) <= set(old.get("dirty", ()))):
         return  # nothing changed in the tables and git names no new file: the note stands
     after = _read_state(repo) if before is not None else None
     noted = None
