@@ -64,7 +64,7 @@ class CodeView:
         self.files: dict[str, tuple[str, bool]] = {}
         self.generated: set[str] = set()  # written by a tool or copied from another project
         self.by_module: dict[str, str] = {}
-        self.by_suffix: dict[str, list[str]] = defaultdict(list)
+        self.by_name: dict[str, list[str]] = defaultdict(list)  # file name -> its files, in row order
         self.by_stem: dict[str, list[str]] = defaultdict(list)
         for path, module, is_test, generated in db.execute("SELECT path, module, is_test, generated FROM code_files"):
             self.files[path] = (module, bool(is_test))
@@ -75,9 +75,7 @@ class CodeView:
                 stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
                 if stem != "__init__":
                     self.by_stem[stem.lower()].append(path)
-            parts = path.split("/")
-            for i in range(len(parts)):
-                self.by_suffix["/".join(parts[i:])].append(path)
+            self.by_name[path.rsplit("/", 1)[-1]].append(path)
         # separate modules inside the repository's own (a Go folder with its own go.mod): folder -> names
         try:
             self.nested: dict[str, list[str]] = {folder: names.split() for folder, names in
@@ -128,6 +126,15 @@ class CodeView:
             self._segments = (modules, folders)
         return self._segments
 
+    def suffix_files(self, suffix: str) -> list[str]:
+        """The files whose path is ``suffix`` or ends with ``/suffix`` (whole path components), in row order.
+
+        Found through the file name: a map of every path's every tail cost a task boot 35 ms of CPU
+        to build on a 20,000-file tree, for the handful of paths a task writes."""
+        name = suffix.rsplit("/", 1)[-1]
+        tail = "/" + suffix
+        return [p for p in self.by_name.get(name, ()) if p == suffix or p.endswith(tail)]
+
     def is_test(self, path: str) -> bool:
         return self.files.get(path, ("", False))[1]
 
@@ -135,7 +142,7 @@ class CodeView:
         """Repository files a written path (absolute, relative, or a tail) points to."""
         parts = [p for p in written.split("/") if p not in ("", ".")]
         for i in range(len(parts)):
-            hits = self.by_suffix.get("/".join(parts[i:]))
+            hits = self.suffix_files("/".join(parts[i:]))
             if hits:
                 if len(parts) - i > 1:
                     return hits
@@ -189,7 +196,7 @@ class CodeView:
             near = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
             if near in self.files:
                 return [near]
-            hits = self.by_suffix.get(target, [])
+            hits = self.suffix_files(target)
             return list(hits) if len(hits) <= 2 and ("/" in target or len(hits) == 1) else []
         if path.endswith(".rs"):
             return self._resolve_rust(path, target)
