@@ -123,10 +123,17 @@ def test_too_many_ignored_files_keep_every_refresh_walking(shop, walks, monkeypa
     git(shop, "add", ".gitignore")
     git(shop, "commit", "-q", "-m", "ignore")
     b = brainlib.init(shop)
+    git(shop, "add", "-A")
+    git(shop, "commit", "-q", "-m", "brain")  # a clean tree: git lists nothing
     b.reindex()
     walks.clear()
     b.index.refresh_code()
     assert len(walks) == 1
+    monkeypatch.setattr(gitstamp, "MAX_CANDIDATES", 2000)  # the note "walk" is renewed by the next walk
+    b.index.refresh_code()
+    walks.clear()
+    b.index.refresh_code()
+    assert walks == []
 
 
 def test_without_git_every_refresh_walks(tmp_path, walks):
