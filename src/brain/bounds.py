@@ -17,7 +17,7 @@ import math
 from .errors import InvalidInput
 
 __all__ = ["MAX_ID", "MAX_COUNT", "MAX_PAGE", "MAX_SECONDS", "MAX_ASK_TIMEOUT", "MAX_SETTING_INT", "MAX_BUDGET",
-           "bounded_int", "bounded_seconds", "cli_int", "cli_seconds", "query_int"]
+           "MAX_TURN_BYTES", "bounded_int", "bounded_seconds", "cli_int", "cli_seconds", "query_int"]
 
 MAX_ID = 2**63 - 1  # claim ids, fencing numbers, revisions: a signed 64-bit integer in SQLite and PostgreSQL
 MAX_COUNT = 1_000_000  # limits, sizes, counts of rounds
@@ -26,6 +26,7 @@ MAX_SECONDS = 10 * 366 * 86400.0  # leases and TTLs: ten years
 MAX_ASK_TIMEOUT = 86400.0  # the absolute ask timeout (BRAIN_ASK_TIMEOUT, coord.ask_timeout): one day
 MAX_SETTING_INT = 2**53  # any integer setting: exact in a double, far below 64 bits
 MAX_BUDGET = 10_000_000  # boot token budgets
+MAX_TURN_BYTES = 1024 * 1024  # one log turn line, and a boot's task text (here: the CLI reads it without the log package)
 _DIGITS = 40  # longer text is refused before it is parsed (int() of a huge string is quadratic)
 
 

@@ -38,7 +38,7 @@ SCHEMA: dict[str, Spec] = {
     "boot.budget": Spec("int", 8000, "Hard token budget of `brain boot` when `--budget` is not given."),
     "boot.min_budget": Spec("int", 500, "Smallest budget a caller may ask for."),
     "search.enabled": Spec("bool", True, "Use the derived search index (runtime/index.db) for search, boot files and the graph."),
-    "search.refresh_on_boot": Spec("bool", True, "A boot with a task brings the code index up to date first (stat of every source file)."),
+    "search.refresh_on_boot": Spec("bool", True, "A boot with a task brings the code index up to date first (in git: HEAD and `git status`, else a stat of every source file)."),
     "search.boot_files": Spec("int", 40, "How many ranked files the boot's \"Files for this task\" section lists (the first 10 with their reasons, the rest as paths)."),
     "search.boot_functions": Spec("int", 20, "How many ranked functions, methods and classes `brain boot --json` lists as `functions`."),
     "boot.code_tokens": Spec("int", 4500, "Most tokens a task boot spends on the source of its ranked functions."),

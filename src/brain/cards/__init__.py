@@ -51,7 +51,17 @@ class Card:
 
 
 def _mapper(brain) -> Mapper:
-    return Mapper(brain)
+    """A mapper for this run; inside a boot, the boot's one (its layout is loaded once: a stat of
+    every mapped file and folder), never shared with another boot."""
+    from ..boot.call import current_memo
+
+    memo = current_memo()
+    if memo is None:
+        return Mapper(brain)
+    mapper = memo.get("mapper")
+    if mapper is None or mapper.brain is not brain:
+        mapper = memo["mapper"] = Mapper(brain)
+    return mapper
 
 
 def command_writer(brain, writer: str | None, command: str) -> str:

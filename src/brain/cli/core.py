@@ -189,7 +189,7 @@ def cmd_read(args) -> int:
 
 def cmd_boot(args) -> int:
     from ..errors import InvalidInput
-    from ..log.turns import MAX_TURN_BYTES  # a task is a turn's worth of text
+    from ..bounds import MAX_TURN_BYTES  # a task is a turn's worth of text
 
     brain = open_from_args(args)
     task = args.task

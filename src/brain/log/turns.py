@@ -13,12 +13,12 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from ..bounds import MAX_TURN_BYTES  # one turn line; larger texts are refused, not split
 from ..errors import InvalidInput
 from ..inputs import loads_json
 
 __all__ = ["Turn", "encode_turn", "decode_turn", "check_thread_id", "thread_between", "MAX_TURN_BYTES"]
 
-MAX_TURN_BYTES = 1024 * 1024  # one turn line; larger texts are refused, not split
 _THREAD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}$")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+-]+")
 

@@ -19,7 +19,6 @@ from pathlib import Path
 
 from ..trees import walk as walk_tree
 from . import traps
-from .definitions import LANGUAGES, scan_definitions
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
            "CODE_SCHEMA", "refresh_code", "module_name_for", "parse_python", "record_modules", "code_diff",
@@ -408,6 +407,8 @@ _REGEX_DEFS = re.compile(
 
 
 def _regex_facts(text: str, lang: str) -> FileFacts:
+    from .definitions import LANGUAGES, scan_definitions  # its ~60 patterns: only an indexing run compiles them
+
     if lang in LANGUAGES:
         scan = scan_definitions(text, lang)
         return FileFacts(symbols=scan.symbols, imports=scan.imports)

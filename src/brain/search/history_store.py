@@ -29,7 +29,7 @@ from .code import CODE_TOKENIZE, transaction
 from .tokenize import token_text
 
 __all__ = ["HISTORY_SCHEMA", "MAX_COMMITS", "MAX_FILES_PER_COMMIT", "MAX_MESSAGE_BYTES", "FIRST_PARENT",
-           "Commit", "parse_log", "refresh_history", "clear_history"]
+           "Commit", "parse_log", "refresh_history", "clear_history", "known_head"]
 
 MAX_COMMITS = 10_000  # the newest commits of HEAD kept: older history says less about today's files
 MAX_FILES_PER_COMMIT = 50  # a commit touching more files (a reformat, a rename of everything) is skipped
@@ -171,8 +171,12 @@ def clear_history(db: sqlite3.Connection) -> None:
     db.execute("DELETE FROM meta WHERE key = ?", (_HEAD_KEY,))
 
 
-def _known_head(db: sqlite3.Connection) -> str | None:
-    row = db.execute("SELECT value FROM meta WHERE key = ?", (_HEAD_KEY,)).fetchone()
+def known_head(db: sqlite3.Connection) -> str | None:
+    """The HEAD the history tables were last brought up to (None: not yet, or no repository)."""
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (_HEAD_KEY,)).fetchone()
+    except sqlite3.OperationalError:
+        return None
     return row[0] if row else None
 
 
@@ -189,7 +193,7 @@ def refresh_history(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
 
     if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'hist_commits'").fetchone() is None:
         db.executescript(HISTORY_SCHEMA)  # once per index file: a no-op refresh takes no write lock
-    known = _known_head(db)
+    known = known_head(db)
     git = project_repo(repo, timeout=30, here_only=True)
     head = None
     if git is not None:
@@ -214,7 +218,7 @@ def refresh_history(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     existing = {path for (path,) in db.execute("SELECT path FROM code_files WHERE is_test = 0")}
     added = 0
     with transaction(db):
-        if _known_head(db) != known:  # another refresh moved it meanwhile: its work stands
+        if known_head(db) != known:  # another refresh moved it meanwhile: its work stands
             return {"commits": -1, "added": 0}
         if base is None:
             clear_history(db)

@@ -188,7 +188,8 @@ class SearchIndex(MemoryDocs, Queries):
                 db.close()
                 return None
             db.executescript(DOCS_SCHEMA + CODE_SCHEMA + GRAPH_SCHEMA + VOCAB_SCHEMA + FUNCTIONS_SCHEMA)
-            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            if version is None:  # a new file; an index of this version already says so (no write per open)
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema', ?)", (SCHEMA_VERSION,))
             return db
         except BaseException:
             db.close()  # a damaged file fails here: keep no handle on it (it is replaced next)
@@ -249,13 +250,27 @@ class SearchIndex(MemoryDocs, Queries):
 
     def refresh_code(self, *, progress=None, indexed=None, plan=None) -> dict[str, int]:
         """The code and function tables brought up to date (``code.refresh_code``: a changed file is read once)."""
+        from . import gitstamp
         from .functions import refresh_functions
+        from .history_store import known_head, refresh_history
 
+        old_modules = (self.repo / "go.mod").is_file() and self.db.execute(  # an index from before inner modules
+            "SELECT 1 FROM code_modules LIMIT 1").fetchone() is None              # were recorded: the walk adds them
+        if indexed is None and plan is None and not old_modules and gitstamp.unchanged_since_refresh(self.db, self.repo):
+            # git's stat data and the files it names say nothing changed since the last refresh (no walk)
+            if known_head(self.db) != gitstamp.git_state(self.repo).head:
+                refresh_history(self.db, self.repo)
+            files = self.db.execute("SELECT COUNT(*) FROM code_files").fetchone()[0]
+            return {"files": files, "changed": 0, "removed": 0}
+        before = gitstamp.git_state(self.repo)  # asked before the walk: a file changed during it is checked next time
+        if plan is None:
+            from .build import plan_code
+
+            plan = plan_code(self.db, self.repo)
         stats = refresh_code(self.db, self.repo, progress=progress, indexed=indexed, plan=plan)
         refresh_functions(self.db, self.repo)  # the function index follows the code tables (search.functions)
-        from .history_store import refresh_history
-
         refresh_history(self.db, self.repo)  # past commits of HEAD and their files (search.history_store)
+        gitstamp.record_refresh(self.db, self.repo, plan.current, before, changed=not plan.noop)
         return stats
 
     def rebuild(self) -> dict:

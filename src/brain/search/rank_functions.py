@@ -446,4 +446,6 @@ def locate_functions(brain, task: str | None, *, module: str | None = None, sess
     fview = FunctionView(index.db)
     if fview.empty:
         refresh_functions(index.db, index.repo)
-    return found, rank_functions(fview, view or index.code_view(), task, found, limit=limit, weights=weights)
+    from .service import boot_code_view
+
+    return found, rank_functions(fview, view or boot_code_view(index), task, found, limit=limit, weights=weights)

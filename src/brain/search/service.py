@@ -14,7 +14,7 @@ from ..errors import DamagedStore, InvalidInput
 from .index import MEMORY_KINDS, is_corruption
 from .locate import Localization, locate as rank_files
 
-__all__ = ["search", "related", "locate", "infer_module", "ensure_index", "changed_files", "SEARCH_KINDS", "MAX_LIMIT"]
+__all__ = ["search", "related", "locate", "infer_module", "ensure_index", "changed_files", "boot_code_view", "SEARCH_KINDS", "MAX_LIMIT"]
 
 SEARCH_KINDS = (*MEMORY_KINDS, "code")
 MAX_LIMIT = 100
@@ -70,6 +70,25 @@ def _forget_located() -> None:
     call = current_call()
     if call is not None:
         call.located.clear()
+        call.memo.pop("code_view", None)
+        call.memo.pop("index_fresh", None)
+
+
+def boot_code_view(index):
+    """The current boot's one read-only view of the code tables (``CodeView``), made on first use.
+
+    Building it reads every file row and its lazily built maps (the import graph) are the
+    ranking's largest cost: module inference, the files slot and the function ranking of
+    one boot share it. Outside a boot (a plain ``Brain.locate``) every call gets its own."""
+    from ..boot.call import current_memo
+
+    memo = current_memo()
+    if memo is None:
+        return index.code_view()
+    view = memo.get("code_view")
+    if view is None:
+        view = memo["code_view"] = index.code_view()
+    return view
 
 
 def ensure_index(brain, *, code: bool = True):
@@ -122,28 +141,16 @@ def related(brain, target: str, *, limit: int = 30) -> dict:
 
 
 def changed_files(repo) -> list[str]:
-    """Files changed in the working tree (modified, added, untracked), repository-relative."""
-    from ..gitsafe import project_repo
+    """Files changed in the working tree (modified, added, untracked), repository-relative.
 
-    git = project_repo(repo, timeout=5, here_only=True)
-    # the memory is not code: leave .brain/ out of git's walk (it can hold thousands of files)
-    out = git.output("status", "--porcelain", "--untracked-files=all", "-z", "--", ".", ":(exclude).brain") \
-        if git is not None else None
-    if out is None:
+    One ``git status`` (``gitstamp.git_state``, kept for the boot: the code refresh's no-op check
+    reads the same answer); the memory is not code, ``.brain/`` is left out of git's walk."""
+    from .gitstamp import git_state
+
+    state = git_state(repo)
+    if state is None:
         return []
-    paths = []
-    items = out.split("\0")
-    i = 0
-    while i < len(items):
-        item = items[i]
-        if len(item) > 3:
-            status, path = item[:2], item[3:]
-            if "R" in status or "C" in status:
-                i += 1  # the rename's source follows
-            if "D" not in status and not path.startswith(".brain/"):
-                paths.append(path)
-        i += 1
-    return sorted(paths)
+    return sorted(p for p, status in state.paths.items() if "D" not in status and not p.startswith(".brain/"))
 
 
 def _claimed(brain, session: str | None) -> list[str]:
@@ -174,9 +181,13 @@ def locate(brain, task: str | None, *, module: str | None = None, session: str |
     changed = changed_files(brain.repo)
     claimed = _claimed(brain, session)
     index = brain.index
-    if not index.exists or brain.settings.get("search.refresh_on_boot"):
+    fresh = call is not None and call.memo.get("index_fresh")  # one refresh per boot, before its view
+    if not fresh and (not index.exists or brain.settings.get("search.refresh_on_boot")):
         index = ensure_index(brain)
-    found = rank_files(index.code_view(), task, changed=changed, claimed=claimed, module=module, limit=limit)
+        if call is not None:
+            call.memo.pop("code_view", None)  # a view made before the refresh reads the old rows
+            call.memo["index_fresh"] = True
+    found = rank_files(boot_code_view(index), task, changed=changed, claimed=claimed, module=module, limit=limit)
     if call is not None:
         call.located[key] = found
     return found

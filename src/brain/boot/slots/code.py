@@ -49,9 +49,9 @@ def ranked_for(brain, request):
 
         try:
             module = None if request.module_inferred else request.module
-            view = code_view_for(brain)
+            # the view comes after the file ranking's refresh of the index (shared with it: service.boot_code_view)
             found = locate_functions(brain, request.task, module=module, session=request.session,
-                                     limit=brain.settings.get("search.boot_functions") or 20, view=view)
+                                     limit=brain.settings.get("search.boot_functions") or 20)
         except Exception as exc:  # derived help: a broken index must never cost the agent its boot
             from ...workspace import _debug
 
@@ -65,13 +65,9 @@ def ranked_for(brain, request):
 
 def code_view_for(brain):
     """One read-only view of the code tables per boot (loading it reads every file row)."""
-    memo = current_memo()
-    if memo is not None and memo.get("code_view") is not None:
-        return memo["code_view"]
-    view = brain.index.code_view()
-    if memo is not None:
-        memo["code_view"] = view
-    return view
+    from ...search.service import boot_code_view
+
+    return boot_code_view(brain.index)
 
 
 def _task_words(task: str) -> list[str]:

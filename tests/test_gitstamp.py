@@ -1,0 +1,161 @@
+"""A no-op code refresh answered from git's stat data (search.gitstamp): real git repositories.
+
+The check may only ever say "unchanged" when the code tables match the files: every change a
+walk of the tree would see (an edit, a new untracked file, a deletion, a rename, a revert, a
+commit, an ignored file's edit) must still reach the index; and a clean tree must not be walked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import brain as brainlib
+from brain.search import build
+from brain.search.gitstamp import git_state, unchanged_since_refresh
+from conftest import git
+
+
+@pytest.fixture
+def shop(repo: Path) -> Path:
+    (repo / "shop").mkdir()
+    (repo / "shop" / "gateway.py").write_text("def charge(card):\n    return card\n")
+    (repo / "shop" / "tax.py").write_text("def vat(amount):\n    return amount * 0.2\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "shop")
+    return repo
+
+
+@pytest.fixture
+def walks(monkeypatch) -> list[Path]:
+    """Each walk of the tree a refresh makes (``code.scan_files`` as ``build.plan_code`` calls it)."""
+    seen: list[Path] = []
+    original = build.scan_files
+    monkeypatch.setattr(build, "scan_files", lambda repo: seen.append(repo) or original(repo))
+    return seen
+
+
+def symbols(b) -> set[tuple[str, str]]:
+    return set(b.index.db.execute("SELECT path, name FROM code_symbols"))
+
+
+def test_a_clean_tree_is_not_walked_and_an_edit_is_seen(shop, walks):
+    b = brainlib.init(shop)
+    b.reindex()
+    walks.clear()
+    assert b.index.refresh_code()["changed"] == 0
+    assert walks == []  # HEAD and git's stat data: nothing changed, no walk
+    (shop / "shop" / "tax.py").write_text("def vat(amount):\n    return amount * 0.21\n\ndef levy():\n    pass\n")
+    assert b.index.refresh_code()["changed"] == 1
+    assert ("shop/tax.py", "levy") in symbols(b)
+    walks.clear()
+    assert b.index.refresh_code()["changed"] == 0
+    assert walks == []  # the edited file keeps its indexed stamp: no walk again
+    git(shop, "checkout", "-q", "--", "shop/tax.py")  # reverted: git lists it no more, the index noted it
+    assert not unchanged_since_refresh(b.index.db, shop)
+    b.index.refresh_code()
+    assert ("shop/tax.py", "levy") not in symbols(b)
+
+
+def test_new_deleted_and_renamed_files_reach_the_index(shop):
+    b = brainlib.init(shop)
+    b.reindex()
+    (shop / "shop" / "refund.py").write_text("def refund(order):\n    return order\n")
+    b.index.refresh_code()
+    assert ("shop/refund.py", "refund") in symbols(b)
+    (shop / "shop" / "gateway.py").unlink()
+    b.index.refresh_code()
+    assert not any(path == "shop/gateway.py" for path, _ in symbols(b))
+    git(shop, "checkout", "-q", "--", "shop/gateway.py")
+    b.index.refresh_code()
+    git(shop, "mv", "shop/tax.py", "shop/vat.py")
+    b.index.refresh_code()
+    paths = {path for path, _ in symbols(b)}
+    assert "shop/vat.py" in paths and "shop/tax.py" not in paths
+
+
+def test_a_commit_walks_and_the_stamp_follows_head(shop, walks):
+    b = brainlib.init(shop)
+    b.reindex()
+    (shop / "shop" / "tax.py").write_text("def vat(amount, rate):\n    return amount * rate\n")
+    git(shop, "commit", "-q", "-am", "rate")
+    walks.clear()
+    b.index.refresh_code()
+    assert len(walks) == 1  # another HEAD: the walk decides
+    assert b.index.db.execute("SELECT value FROM meta WHERE key = 'history_head'").fetchone()[0] == git_state(shop).head
+    walks.clear()
+    b.index.refresh_code()
+    assert walks == []
+
+
+def test_an_indexed_ignored_file_is_followed_by_its_stamp_and_folder(shop, walks):
+    (shop / ".gitignore").write_text("generated/\n")
+    (shop / "generated").mkdir()
+    (shop / "generated" / "api.py").write_text("def call():\n    pass\n")
+    git(shop, "add", ".gitignore")
+    git(shop, "commit", "-q", "-m", "ignore")
+    b = brainlib.init(shop)
+    b.reindex()
+    assert ("generated/api.py", "call") in symbols(b)  # git does not list it, the walk does
+    walks.clear()
+    b.index.refresh_code()
+    assert walks == []
+    (shop / "generated" / "api.py").write_text("def call_again():\n    pass\n")
+    b.index.refresh_code()
+    assert walks and ("generated/api.py", "call_again") in symbols(b)
+    (shop / "generated" / "more.py").write_text("def other():\n    pass\n")  # its folder's mtime changes
+    b.index.refresh_code()
+    assert ("generated/more.py", "other") in symbols(b)
+    walks.clear()
+    b.index.refresh_code()
+    assert walks == []
+
+
+def test_too_many_ignored_files_keep_every_refresh_walking(shop, walks, monkeypatch):
+    from brain.search import gitstamp
+
+    monkeypatch.setattr(gitstamp, "MAX_CANDIDATES", 1)
+    (shop / ".gitignore").write_text("generated/\n")
+    (shop / "generated").mkdir()
+    for name in ("a", "b"):
+        (shop / "generated" / f"{name}.py").write_text(f"def {name}():\n    pass\n")
+    git(shop, "add", ".gitignore")
+    git(shop, "commit", "-q", "-m", "ignore")
+    b = brainlib.init(shop)
+    git(shop, "add", "-A")
+    git(shop, "commit", "-q", "-m", "brain")  # a clean tree: git lists nothing
+    b.reindex()
+    walks.clear()
+    b.index.refresh_code()
+    assert len(walks) == 1
+    monkeypatch.setattr(gitstamp, "MAX_CANDIDATES", 2000)  # the note "walk" is renewed by the next walk
+    b.index.refresh_code()
+    walks.clear()
+    b.index.refresh_code()
+    assert walks == []
+
+
+def test_without_git_every_refresh_walks(tmp_path, walks):
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "app.py").write_text("def main():\n    pass\n")
+    b = brainlib.init(folder)
+    b.reindex()
+    walks.clear()
+    b.index.refresh_code()
+    assert len(walks) == 1
+    assert b.index.db.execute("SELECT 1 FROM meta WHERE key = 'code_git'").fetchone() is None
+
+
+def test_a_boot_runs_git_status_once(shop, monkeypatch):
+    from brain.gitsafe import GitRepo
+
+    b = brainlib.init(shop)
+    b.reindex()
+    calls = []
+    original = GitRepo.output
+    monkeypatch.setattr(GitRepo, "output", lambda self, *a, **k: calls.append(a) or original(self, *a, **k))
+    result = b.boot("the vat amount is wrong in shop/tax.py", record=False).to_dict()
+    assert "shop/tax.py" in result["files"]
+    assert sum("status" in a for a in calls) == 1  # the changed files and the refresh's check share one answer
