@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["MAX_DEPTH", "Refusal", "check_message", "request_id", "nesting_exceeds", "DepthGuard", "error_line"]
+__all__ = ["MAX_DEPTH", "Refusal", "check_message", "request_id", "nesting_exceeds", "DepthGuard", "error_line",
+           "read_body", "replaying", "send_json"]
 
 MAX_DEPTH = 64  # far above any MCP message (tool arguments are flat records), far below the parser's limit
 
@@ -96,30 +97,44 @@ class DepthGuard:
     async def __call__(self, scope, receive, send):
         if scope.get("type") != "http" or scope.get("method") != "POST":
             return await self.app(scope, receive, send)
-        chunks = []
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks)
+        body = await read_body(receive)
+        if body is None:
+            return None
         refusal = check_message(body.decode("utf-8", "replace"))
         if refusal is not None:
-            payload = error_line(refusal)
-            await send({"type": "http.response.start", "status": 400,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(payload)).encode("ascii"))]})
-            await send({"type": "http.response.body", "body": payload})
+            return await send_json(send, 400, error_line(refusal))
+        return await self.app(scope, replaying(body, receive), send)
+
+
+async def read_body(receive) -> bytes | None:
+    """A request's whole body (an outer layer already bounded its size), or None when the client left."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
             return None
-        replayed = False
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
 
-        async def replay():
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        return await self.app(scope, replay, send)
+def replaying(body: bytes, receive):
+    """An ASGI ``receive`` that gives the app ``body`` (already read) first, then the client's next messages."""
+    replayed = False
+
+    async def replay():
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def send_json(send, status: int, payload: bytes) -> None:
+    """One whole JSON response."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(payload)).encode("ascii"))]})
+    await send({"type": "http.response.body", "body": payload})

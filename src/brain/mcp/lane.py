@@ -23,6 +23,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from .framing import read_body, replaying, send_json
+
 __all__ = ["ToolCallLane", "LANE_KEYS"]
 
 log = logging.getLogger("brain.mcp")
@@ -83,34 +85,14 @@ class ToolCallLane:
     async def __call__(self, scope, receive, send):
         if scope.get("type") != "http" or scope.get("method") != "POST" or scope.get("path") != self.path:
             return await self.app(scope, receive, send)
-        chunks = []
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body"):
-                break
-        body = b"".join(chunks)
+        body = await read_body(receive)
+        if body is None:
+            return None
         call = self._ordinary(scope, body)
         if call is None:
-            replayed = False
-
-            async def replay():
-                nonlocal replayed
-                if not replayed:
-                    replayed = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()
-
-            return await self.app(scope, replay, send)
+            return await self.app(scope, replaying(body, receive), send)
         version, request_id, params = call
-        payload = await self._answer(scope, version, request_id, params)
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(payload)).encode("ascii"))]})
-        await send({"type": "http.response.body", "body": payload})
-        return None
+        return await send_json(send, 200, await self._answer(scope, version, request_id, params))
 
     def _ordinary(self, scope, body: bytes):
         """``(version, id, typed params)`` when the lane may answer this request, else None (the SDK will)."""

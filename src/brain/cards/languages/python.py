@@ -53,6 +53,16 @@ def _short(node: ast.AST | None, limit: int = MAX_DEFAULT) -> str:
     return text if len(text) <= limit else "…"
 
 
+def _param(arg: ast.arg, default: ast.AST | None) -> str:
+    """One parameter as a signature writes it: `name`, `name: T`, `name=x`, `name: T = x`."""
+    text = arg.arg
+    if arg.annotation is not None:
+        text += f": {_short(arg.annotation, 48)}"
+    if default is not None:
+        text += ("=" if arg.annotation is None else " = ") + _short(default)
+    return text
+
+
 def format_args(args: ast.arguments, *, drop_first: bool = False) -> str:
     """Render an argument list compactly: annotations kept, long defaults elided."""
     parts: list[str] = []
@@ -62,12 +72,7 @@ def format_args(args: ast.arguments, *, drop_first: bool = False) -> str:
     for i, (arg, default) in enumerate(zip(positional, defaults)):
         if i < start:
             continue
-        text = arg.arg
-        if arg.annotation is not None:
-            text += f": {_short(arg.annotation, 48)}"
-        if default is not None:
-            text += ("=" if arg.annotation is None else " = ") + _short(default)
-        parts.append(text)
+        parts.append(_param(arg, default))
         if args.posonlyargs and i == len(args.posonlyargs) - 1:
             parts.append("/")
     if args.vararg is not None:
@@ -75,12 +80,7 @@ def format_args(args: ast.arguments, *, drop_first: bool = False) -> str:
     elif args.kwonlyargs:
         parts.append("*")
     for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        text = arg.arg
-        if arg.annotation is not None:
-            text += f": {_short(arg.annotation, 48)}"
-        if default is not None:
-            text += ("=" if arg.annotation is None else " = ") + _short(default)
-        parts.append(text)
+        parts.append(_param(arg, default))
     if args.kwarg is not None:
         parts.append("**" + args.kwarg.arg + (f": {_short(args.kwarg.annotation, 48)}" if args.kwarg.annotation else ""))
     return ", ".join(parts)
