@@ -9,11 +9,11 @@ index of the checked-out base tree. A hunk that only adds lines, after old line 
 definition holding both N and N+1 (lines added inside a body change it; a method added between two
 others changes their class, as the Django gold names a class a member was added to), or the one
 whose last line is N when the first added line is indented deeper than that definition's first line
-(a statement appended to a Python body; after a closing brace the added line is not deeper). A task none of whose changes falls inside a definition
-has no function gold and is left out of the function figures.
+(a statement appended to a Python body; after a closing brace the added line is not deeper). A task
+none of whose changes falls inside a definition has no function gold and is left out of the function figures.
 
-Pure parsing (``old_lines``) is kept apart from git and the index so the tests check it on real diffs of
-a temporary repository.
+The diff parsing (``old_lines``, ``insertions``) is pure, apart from git and the index, so the tests check
+it on a literal diff, and the whole gold on a real commit of a temporary repository and its index.
 """
 
 from __future__ import annotations
