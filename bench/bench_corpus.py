@@ -9,8 +9,11 @@ oldest first), so HEAD is the task's base commit and `git log HEAD` holds the hi
 after; `brain init` once, then `Brain.reindex()` per task re-reads only the files the checkout changed.
 Each task is booted in process (`Brain.boot(text, budget=8000)`, the call `brain boot` makes) and scored:
 the rank of every gold file in the boot's `files`, in context (every gold file named in the boot text),
-boot tokens; BM25 over the same index (`locbench.bm25_files`) beside it. The corpus has no gold functions:
-only files are scored. Per language and macro (corpus_score): all@1/5/10, any@1/5, MRR.
+boot tokens; BM25 over the same index (`locbench.bm25_files`) beside it. Per language and macro
+(corpus_score): all@1/5/10, any@1/5, MRR. The functions too: each task's gold functions are the definitions
+enclosing the lines the commit changed in its gold files (corpus_functions), scored as function Acc@1/5/10
+(every gold function among the first k of the boot's `functions`) with BM25 over definition bodies beside it,
+over the tasks that have any.
 
 Leave-repositories-out cross-validation (`--folds`, default 5; corpus_score.assign_folds) splits the
 sample by repository, stratified by language; the fold of each repository is in the results, and
@@ -42,11 +45,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # locbench, reserved, corpus_score beside this script
 
+import corpus_functions as cf  # noqa: E402
 import corpus_score as cs  # noqa: E402
 import locbench  # noqa: E402
 import reserved  # noqa: E402
 
-__all__ = ["code_fingerprint", "checkout", "missing_blobs", "leave_out", "run_repo", "summarize", "main"]
+__all__ = ["code_fingerprint", "checkout", "missing_blobs", "leave_out", "run_repo", "summarize", "function_summary",
+           "main"]
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -155,9 +160,11 @@ def run_repo(job: tuple) -> dict:
     if not fresh and rows_file.is_file():
         cached = json.loads(rows_file.read_text())
         if cached.get("fingerprint") == fingerprint and cached.get("ids") == ids and \
-                not any(r.get("error") for r in cached["rows"]):
+                not any(r.get("error") for r in cached["rows"]) and all("fgold" in r for r in cached["rows"]):
             return cached
     import brain as brainlib
+    from brain.search.functions import FunctionView
+    from brain.search.tokenize import tokens
 
     mirror = locbench.git_dir(mirrors, repo, "bench_corpus")
     tree = trees / "trees" / name
@@ -187,6 +194,10 @@ def run_repo(job: tuple) -> dict:
             view = b.index.code_view()
             bm25 = locbench.bm25_files(view, text, BM25_LIMIT)
             evidence = _gather(view, text)
+            fview = FunctionView(b.index.db)
+            fgold = cf.gold_functions(fview, git, tree, task["base_commit"], task["commit"], gold)
+            franks = cf.function_ranks(fgold, [f["id"] for f in result["functions"]], fview,
+                                       tokens(text, stop=True)) if fgold else {}
             if evidence is not None:
                 evidence_out.append({"id": task["instance_id"], "repo": repo, "lang": task["language"],
                                      "gold": gold, "evidence": evidence})
@@ -195,7 +206,9 @@ def run_repo(job: tuple) -> dict:
                 "gold": gold, "brain": cs.gold_ranks(gold, result["files"]),
                 "ctx": all(g in result["text"] for g in gold), "bm25": cs.gold_ranks(gold, bm25),
                 "indexed": [g in view.files and not view.is_test(g) for g in gold], "tokens": result["tokens"],
-                "top": result["files"][:10], "refresh_cpu": round(c1 - c0, 3), "boot_cpu": round(c2 - c1, 3),
+                "top": result["files"][:10], "fgold": fgold, **franks,
+                "ftop": [f["id"] for f in result["functions"][:5]],
+                "refresh_cpu": round(c1 - c0, 3), "boot_cpu": round(c2 - c1, 3),
             })
         except Exception as exc:  # a tree brain cannot check out or index is reported, not fatal
             rows.append({"id": task["instance_id"], "repo": repo, "lang": task["language"], "gold": gold,
@@ -227,9 +240,26 @@ def summarize(rows: list[dict], folds: dict[str, int]) -> dict:
         per_fold[str(f)] = {"repos": sorted({r["repo"] for r in part}), "macro": cs.macro(langs, KEYS)}
     toks = [r["tokens"] for r in good]
     return {"per_lang": per_lang, "macro": cs.macro(per_lang, KEYS), "per_fold": per_fold,
+            "functions": function_summary(good, folds),
             "errors": [r["id"] for r in rows if r.get("error")],
             "gold_not_indexed": sum(not all(r["indexed"]) for r in good),
             "tokens": {"max": max(toks, default=0), "over_budget": sum(t > locbench.BUDGET for t in toks)}}
+
+
+def function_summary(rows: list[dict], folds: dict[str, int]) -> dict:
+    """Function Acc@k (all@k: every gold function in the first k; any@k: one of them) per language, macro
+    and per fold, ours and BM25 over bodies, over the tasks with function gold (corpus_functions)."""
+    part = [r for r in rows if r.get("fgold")]
+    per_lang = cs.by_language(part, cf.FN_KEYS)
+    per_fold = {}
+    for f in sorted(set(folds.values())):
+        langs = cs.by_language([r for r in part if folds[r["repo"]] == f], cf.FN_KEYS)
+        per_fold[str(f)] = {"tasks": sum(v["tasks"] for v in langs.values()), "macro": cs.macro(langs, cf.FN_KEYS)}
+    return {"tasks": len(part), "without_gold": len(rows) - len(part), "per_lang": per_lang,
+            "macro": cs.macro(per_lang, cf.FN_KEYS), "per_fold": per_fold}
+
+
+FN_TABLE = ("all@1", "all@5", "all@10", "any@5")
 
 
 def main(argv=None) -> int:
@@ -311,6 +341,9 @@ def main(argv=None) -> int:
         print(f"{len(rows)} tasks, {len(drawn)} repositories, {args.per_repo} per repository; cpu "
               f"{summary['cpu_seconds']} s (rows' own), wall {wall:.0f} s, load {load0:.1f} -> {os.getloadavg()[0]:.1f}")
         print(cs.table(summary["per_lang"], summary["macro"], {"brain": "ours", "bm25": "BM25"}))
+        fn = summary["functions"]
+        print(f"functions: {fn['tasks']} tasks with function gold ({fn['without_gold']} without); all@k = Acc@k")
+        print(cs.table(fn["per_lang"], fn["macro"], {"fbrain": "function", "fbm25": "BM25 bodies"}, FN_TABLE, None))
         print(f"errors: {len(summary['errors'])}; tasks with a gold file outside the index: "
               f"{summary['gold_not_indexed']}; boot tokens max {summary['tokens']['max']} "
               f"(over budget: {summary['tokens']['over_budget']})")
