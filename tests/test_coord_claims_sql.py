@@ -202,6 +202,14 @@ class CountingBackend:
                         backend.statements.append((sql, tuple(params), len(rows)))
                     return rows
 
+                def batch(self, statements, *, commit=False):
+                    # measuring reads the transaction's statistics after the body: the commit waits for it
+                    results = tx.batch(statements, commit=commit and not measure)
+                    if backend.counting:
+                        backend.statements += [(sql, tuple(params), len(rows))
+                                               for (sql, params), rows in zip(statements, results)]
+                    return results
+
                 def rowcount(self):
                     return tx.rowcount()
 

@@ -443,3 +443,15 @@ def test_mcp_coordination_tools_store_no_secret(brain, repo):
         assert not result.is_error, result
     text = stored_text(brain.backend)
     assert GITHUB not in text and AWS_SECRET not in text and "hunter2" not in text
+
+
+def test_texts_known_clean_are_kept_and_secrets_never_are():
+    # a team server redacts the same keys, ids and items on every claim: a clean short text is kept so the
+    # next call is a lookup; a text that held a secret is never kept, and redacts the same way every time
+    r = Redactor()
+    for text in ("src/auth/login.py", f"token {GITHUB}", f"token {GITHUB}", "src/auth/login.py", "x" * 500):
+        assert r(text) == Redactor()(text)
+    assert "src/auth/login.py" in r._clean and "x" * 500 not in r._clean
+    assert not any(GITHUB in kept for kept in r._clean)
+    off = Redactor(enabled=False)
+    assert off(f"token {GITHUB}") == f"token {GITHUB}" and not off._clean

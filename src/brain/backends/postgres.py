@@ -36,15 +36,61 @@ def _redact(url: str) -> str:
     return mask_dsn(url)
 
 
+_BUG = "this is a bug in brain: report it with the traceback (BRAIN_LOG=debug)"
+
+
 class _Tx:
-    def __init__(self, cur) -> None:
+    """One transaction on one connection. A write opens lazily: its first statement (or batch) carries BEGIN
+    and the writers' lock in the same round trip, and ``batch(commit=True)`` carries COMMIT in its own."""
+
+    def __init__(self, cur, write: bool) -> None:
         self.cur = cur
         self.channels: set[str] = set()
+        self.write = write
+        self.begun = not write  # a read runs in autocommit: nothing to open or to commit
+        self.finished = False
+
+    def _check(self, statements) -> None:
+        if self.finished:
+            raise BackendError("a statement after the transaction's last batch", hint=_BUG)
+        for _, params in statements:
+            refuse_nul(params)  # a clear InvalidInput, identical to SQLite's, instead of a driver DataError
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        refuse_nul(params)  # a clear InvalidInput, identical to SQLite's, instead of a driver DataError
+        self._check([(sql, params)])
+        if not self.begun:
+            self.cur.execute(_BEGIN_LOCKED)
+            self.begun = True
         self.cur.execute(sql.replace("?", "%s"), tuple(params) if params else None)
         return self.cur.fetchall() if self.cur.description else []
+
+    def batch(self, statements: Sequence[tuple[str, Sequence[Any]]], *, commit: bool = False) -> list[list[tuple]]:
+        self._check(statements)
+        if commit and not self.write:
+            raise BackendError("batch(commit=True) in a read transaction", hint=_BUG)
+        conn = self.cur.connection
+        cursors = []
+        try:
+            with conn.pipeline() as pipeline:
+                if not self.begun:
+                    self.begun = True  # BEGIN is sent: whatever fails next, the caller's rollback ends it
+                    self.cur.execute("BEGIN")
+                    self.cur.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
+                for sql, params in statements:
+                    cur = conn.cursor()
+                    cursors.append(cur)
+                    cur.execute(sql.replace("?", "%s"), tuple(params) if params else None)
+                if commit:
+                    for channel in sorted(self.channels):
+                        self.cur.execute(f"SELECT pg_notify('{channel}', '')")
+                    self.cur.execute("COMMIT")
+                pipeline.sync()
+                rows = [cur.fetchall() if cur.description else [] for cur in cursors]
+        finally:
+            for cur in cursors:
+                cur.close()
+        self.finished = commit
+        return rows
 
     def rowcount(self) -> int:
         return self.cur.rowcount
@@ -55,9 +101,9 @@ class _Tx:
         self.channels.add(channel)
 
 
-def _commit_sql(channels: set[str]) -> str:
+def _commit_sql(channels: set[str], commit: bool = True) -> str:
     """The notifications and COMMIT as one round trip (no parameters: the simple query protocol)."""
-    return "".join(f"SELECT pg_notify('{c}', ''); " for c in sorted(channels)) + "COMMIT"
+    return "".join(f"SELECT pg_notify('{c}', ''); " for c in sorted(channels)) + ("COMMIT" if commit else "")
 
 
 class PostgresBackend:
@@ -105,7 +151,7 @@ class PostgresBackend:
             # "transaction" is the same statements in autocommit: two round trips fewer per wait turn
             try:
                 with conn.cursor() as cur:
-                    yield _Tx(cur)
+                    yield _Tx(cur, write=False)
             except psycopg.OperationalError as exc:
                 self._local.conn = None
                 raise BackendError(f"PostgreSQL error: {type(exc).__name__}: {exc}".splitlines()[0]) from None
@@ -120,10 +166,12 @@ class PostgresBackend:
         try:
             with conn.cursor() as cur:
                 try:
-                    cur.execute(_BEGIN_LOCKED)
-                    tx = _Tx(cur)
+                    tx = _Tx(cur, write=True)
                     yield tx
-                    cur.execute(_commit_sql(tx.channels))
+                    if tx.begun and not tx.finished:
+                        cur.execute(_commit_sql(tx.channels))
+                    elif not tx.begun and tx.channels:  # nothing written: the wake-ups alone, in autocommit
+                        cur.execute(_commit_sql(tx.channels, commit=False))
                 except BaseException:
                     self._rollback(conn)
                     raise

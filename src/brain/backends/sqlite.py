@@ -81,8 +81,12 @@ class _Tx:
         self.conn = conn
         self._rowcount = 0
         self.channels: set[str] = set()
+        self.finished = False  # a batch(commit=True) ran: the transaction takes no more statements
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        if self.finished:
+            raise BackendError("a statement after the transaction's last batch",
+                               hint="this is a bug in brain: report it with the traceback (BRAIN_LOG=debug)")
         refuse_nul(params)  # as PostgreSQL does: the same text is refused on both backends
         cur = self.conn.execute(sql, tuple(params))
         rows = cur.fetchall()
@@ -91,6 +95,12 @@ class _Tx:
 
     def rowcount(self) -> int:
         return self._rowcount
+
+    def batch(self, statements: Sequence[tuple[str, Sequence[Any]]], *, commit: bool = False) -> list[list[tuple]]:
+        """The statements in order, each one's rows (the protocol's one-round-trip call; in process here)."""
+        rows = [self.execute(sql, params) for sql, params in statements]
+        self.finished = commit
+        return rows
 
     def notify(self, channel: str) -> None:
         self.channels.add(channel)

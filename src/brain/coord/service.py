@@ -21,6 +21,7 @@ from ..livestate.store import LiveLimits, LiveState
 from ..memory.files import pid_alive  # re-exported: one liveness check
 from ..security.redact import Redactor, redact_fields, refuse_secret_name
 from .asks import AsksMixin
+from .claiming import AUDIT_SQL, GONE_SQL as _GONE_SQL, claim_in_two_batches, no_session
 from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent, Worktree
 from .overlap import (candidate_prefixes, claim_prefix, item_kind, normalize_item,
                       normalized_overlap as items_overlap, overlapping_pairs, relative_to_root)
@@ -34,6 +35,12 @@ def _claim_id(claim) -> int:
     return bounded_int(claim, "claim", low=0, high=MAX_ID)
 
 log = logging.getLogger("brain.coord")
+
+
+def _check_session(session) -> None:
+    if not isinstance(session, str) or not session:
+        raise InvalidInput("a session id is required (`brain session start --role R` gives one)", field="session")
+
 
 _SESSION_COLS = ("id, role, machine, brain, started, last_seen, ended, waiting_ticket, waiting_until, pid, "
                  "worktree, branch, worktree_path")
@@ -89,17 +96,20 @@ class Coordinator(AsksMixin):
         of this machine that gave a pid or a folder (one round trip: every claim pays it, and on PostgreSQL
         a round trip is what serialized writers wait on), a stat of each distinct folder, a signal-0 probe
         of each pid; kept off the claims table (hundreds of rows when the sessions hold tens of folders)."""
-        rows = tx.execute("SELECT id, pid, worktree_path FROM sessions WHERE ended IS NULL AND machine = ? "
-                          "AND (pid IS NOT NULL OR worktree_path IS NOT NULL)", (self.machine,))
+        removed, dead = self._gone_from(tx.execute(_GONE_SQL, (self.machine,)))
+        # then whether each dead one holds a claim, by (session, state): never a join over every held claim
+        return removed, [sid for sid in dead if tx.execute("SELECT 1 FROM claims WHERE session = ? AND "
+                                                           "state = 'held' LIMIT 1", (sid,))]
+
+    def _gone_from(self, rows) -> tuple[list[str], list[str]]:
+        """``(removed, dead)`` from the rows of ``_GONE_SQL``: ``dead`` not yet narrowed to claim holders."""
         if not rows:
             return [], []
         folders = {path for _, _, path in rows if path}
         missing = {path for path in folders if not os.path.isdir(path)}
         removed = [sid for sid, _, path in rows if path in missing]
-        dead = [sid for sid, pid, path in rows if pid is not None and path not in missing and not pid_alive(int(pid))]
-        # then whether each dead one holds a claim, by (session, state): never a join over every held claim
-        return removed, [sid for sid in dead if tx.execute("SELECT 1 FROM claims WHERE session = ? AND "
-                                                           "state = 'held' LIMIT 1", (sid,))]
+        return removed, [sid for sid, pid, path in rows if pid is not None and path not in missing
+                         and not pid_alive(int(pid))]
 
     @property
     def broadcast_address(self) -> str:
@@ -109,9 +119,12 @@ class Coordinator(AsksMixin):
     def _audit(self, tx, session: str | None, action: str, subject: str, **detail) -> None:
         """One audit row; its subject and every field of its detail pass the redactor here, whatever the caller
         cleaned already: the audit is kept longest, so it is the last place a forgotten field may leak."""
+        tx.execute(AUDIT_SQL, self._audit_row(session, action, subject, **detail))
+
+    def _audit_row(self, session: str | None, action: str, subject: str, **detail) -> tuple:
+        """The parameters of ``AUDIT_SQL`` for one audit row (``_audit``'s redaction)."""
         detail = redact_fields(json.loads(json.dumps(detail, default=str)), self.redact)
-        tx.execute("INSERT INTO audit (at, session, action, subject, detail) VALUES (?, ?, ?, ?, ?)",
-                   (self.clock(), session, action, self.redact(subject), json.dumps(detail, sort_keys=True)))
+        return (self.clock(), session, action, self.redact(subject), json.dumps(detail, sort_keys=True))
 
     def history(self, *, limit: int = 100, subject: str | None = None, session: str | None = None,
                 action: str | None = None) -> list[AuditEvent]:
@@ -221,11 +234,10 @@ class Coordinator(AsksMixin):
 
     def _touch(self, tx, session: str) -> None:
         """The heartbeat carried by every call naming a session."""
-        if not isinstance(session, str) or not session:
-            raise InvalidInput("a session id is required (`brain session start --role R` gives one)", field="session")
+        _check_session(session)
         tx.execute("UPDATE sessions SET last_seen = ? WHERE id = ? AND ended IS NULL", (self.clock(), session))
         if tx.rowcount() != 1:
-            raise NotFound(f"live session {session}", hint="start one with `brain session start --role R`")
+            raise no_session(session)
 
     def heartbeat(self, session: str) -> None:
         with self.backend.transaction() as tx:
@@ -319,21 +331,25 @@ class Coordinator(AsksMixin):
         The database narrows them to the candidates through the index on (state, kind, prefix): the claims
         whose literal prefix is an ancestor of ``item``'s (by equality) or a descendant (one range); only
         those take the exact glob test. So a claim reads the few rows near its own path, not the board."""
+        rows = [r for sql, params in self._overlap_statements(item, session, now) for r in tx.execute(sql, params)]
+        return [Overlap(s, i, cid) for cid, s, i, _ in sorted(rows) if items_overlap(i, item)]
+
+    def _overlap_statements(self, item: str, session: str, after: float) -> list[tuple[str, list]]:
+        """The statements ``_overlapping`` runs: ``(id, session, item, expires)`` of the candidate claims of
+        other sessions held with ``expires > after``, one statement unless the path is deep."""
         equal, low, high = candidate_prefixes(item)
         kind = item_kind(item)
         # one search of the index per ancestor (by equality) and one range for the descendants: each an
         # index lookup whatever the planner's statistics say (an OR, or an IN list, is planned as a scan of
         # every held claim by SQLite, and by PostgreSQL on a table it has not analysed yet); `+expires`
         # keeps SQLite off the (state, expires) index, which holds every live claim
-        select = "SELECT id, session, item FROM claims WHERE state = 'held' AND kind = ? AND "
+        select = "SELECT id, session, item, expires FROM claims WHERE state = 'held' AND kind = ? AND "
         live = " AND +expires > ? AND session <> ?"
-        branches = [(select + "prefix > ? AND prefix < ?" + live, (kind, low, high, now, session))]
-        branches += [(select + "prefix = ?" + live, (kind, prefix, now, session)) for prefix in equal]
-        rows: list[tuple] = []
-        for start in range(0, len(branches), _BRANCHES_PER_STATEMENT):  # one statement unless the path is deep
-            chunk = branches[start:start + _BRANCHES_PER_STATEMENT]
-            rows += tx.execute(" UNION ALL ".join(sql for sql, _ in chunk), [v for _, ps in chunk for v in ps])
-        return [Overlap(s, i, cid) for cid, s, i in sorted(rows) if items_overlap(i, item)]
+        branches = [(select + "prefix > ? AND prefix < ?" + live, (kind, low, high, after, session))]
+        branches += [(select + "prefix = ?" + live, (kind, prefix, after, session)) for prefix in equal]
+        chunks = [branches[start:start + _BRANCHES_PER_STATEMENT]
+                  for start in range(0, len(branches), _BRANCHES_PER_STATEMENT)]
+        return [(" UNION ALL ".join(sql for sql, _ in chunk), [v for _, ps in chunk for v in ps]) for chunk in chunks]
 
     def claim(self, session: str, item: str, *, ttl: float | None = None) -> Grant:
         """Grant a claim on a path (glob-aware) or ``name:ITEM``; overlapping claims come back with it."""
@@ -341,7 +357,12 @@ class Coordinator(AsksMixin):
             raise InvalidInput("a claim needs an item: a path, a glob, or name:ITEM", field="item")
         item = self._clean(self._item(item), "item", self.config.item_max)
         lease = self._ttl(ttl)
+        _check_session(session)
         with self.backend.transaction() as tx:
+            grant = claim_in_two_batches(self, tx, session, item, lease)
+            if grant is not None:
+                return grant
+            # the general path (a removed worktree or a killed process to end first, a long wait for the lock)
             self._touch(tx, session)
             now = self.clock()
             self._expire_in(tx, now)

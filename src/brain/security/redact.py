@@ -151,11 +151,18 @@ def _compiled() -> _Compiled:
     return _COMPILED
 
 
+_CLEAN_TEXT_MAX = 200   # characters of a text kept as known clean
+_CLEAN_KEPT_MAX = 4096  # texts kept as known clean
+
+
 class Redactor:
     """Replaces secret shapes in text; built once per brain, patterns compiled on first use."""
 
     def __init__(self, extra: list[str] | tuple[str, ...] = (), *, enabled: bool = True) -> None:
         self.enabled = enabled
+        # short texts found clean, kept so the next one is a lookup: a team server redacts the same audit
+        # keys, session ids and items on every claim. Only clean texts are kept: never a secret
+        self._clean: dict[str, None] = {}
         self._extra = tuple(extra)
         self._extra_compiled: list[tuple[str, re.Pattern]] = []
         for source in self._extra:
@@ -175,8 +182,9 @@ class Redactor:
             self._extra_compiled.append(("custom", compiled))
 
     def redact(self, text: str) -> Redaction:
-        if not self.enabled or not text or not isinstance(text, str):
+        if not self.enabled or not text or not isinstance(text, str) or text in self._clean:
             return Redaction(text)
+        original = text
         found: dict[str, int] = {}
         compiled = _compiled()
         text = _pem(compiled, text, found)
@@ -184,6 +192,10 @@ class Redactor:
             text = _apply(pattern, kind, text, found, _assigned_span if index == _ASSIGNED else None)
         for kind, pattern in self._extra_compiled:
             text = _apply(pattern, kind, text, found)
+        if not found and text == original and len(text) <= _CLEAN_TEXT_MAX:
+            if len(self._clean) >= _CLEAN_KEPT_MAX:
+                self._clean.clear()  # bounded memory; refilled by the texts still in use
+            self._clean[text] = None
         return Redaction(text, found)
 
     def __call__(self, text: str) -> str:

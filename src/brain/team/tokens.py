@@ -23,7 +23,7 @@ import re
 import secrets as _random
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Callable
 
@@ -62,6 +62,17 @@ class TokenRecord:
         data.pop("hash")
         data["active"] = self.active
         return data
+
+
+_FIELDS = tuple(f.name for f in fields(TokenRecord))
+
+
+def _fields_of(record: TokenRecord) -> dict:
+    """A record's fields with its lists copied: ``asdict`` without its deep copy of every value (a bound
+    connection rewrites every token's record, 64 tokens each of 64 handshakes in bench/bench_team.py)."""
+    data = {name: getattr(record, name) for name in _FIELDS}
+    data["sessions"], data["layers"] = list(record.sessions), list(record.layers)
+    return data
 
 
 class TokenStore:
@@ -104,12 +115,12 @@ class TokenStore:
 
         with file_lock(self.path.with_name(self.path.name + ".lock")):  # 0600 in a 0700 folder
             self._stamp = None  # re-read under the lock
-            records = [TokenRecord(**asdict(r)) for r in self._load()]
+            records = [TokenRecord(**_fields_of(r)) for r in self._load()]
             yield records
             self._save(records)
 
     def _save(self, records: list[TokenRecord]) -> None:
-        data = json.dumps({"version": 1, "tokens": [asdict(r) for r in records]}, indent=1, sort_keys=True)
+        data = json.dumps({"version": 1, "tokens": [_fields_of(r) for r in records]}, indent=1, sort_keys=True)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)  # hashes only, still private
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
