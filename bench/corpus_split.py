@@ -52,6 +52,7 @@ def main(argv=None) -> int:
     ap.add_argument("--results", type=Path, required=True, help="bench_corpus.py --out JSON of the run, or its rows cache folder")
     ap.add_argument("--corpus", type=Path, help="the corpus JSONL: its repositories decide the halves (default: the rows')")
     ap.add_argument("--trees", type=Path, default=CACHE, help="the run's cache (its evidence/ folder)")
+    ap.add_argument("--fingerprint", help="with a rows folder: the run's code fingerprint (default: this code's)")
     ap.add_argument("--off", action="append", default=[], help="a weight set to 0 for the `off` column")
     ap.add_argument("--set", action="append", default=[], type=_value, help="NAME=VALUE for the `on` column")
     ap.add_argument("--language", action="append", default=[])
@@ -63,7 +64,7 @@ def main(argv=None) -> int:
     if args.results.is_dir():  # the run's cached rows (bench_corpus.py --trees .../rows) under the current code
         from bench_corpus import code_fingerprint
 
-        mark = code_fingerprint()
+        mark = args.fingerprint or code_fingerprint()
         cached = [json.loads(p.read_text()) for p in sorted(args.results.glob("*.json"))]
         rows = [r for c in cached if c.get("fingerprint") == mark for r in c["rows"]]
     else:

@@ -9,13 +9,18 @@ from brain.search.weights import shipped_weights
 from card_helpers import commit_files
 
 NOW = "# Now\n\nFix the bugs.\n"
+ON = {"folder": 0.15, "namesake": 0.15}  # the shares these tests lend with, whatever value the package ships
 
 
-def _reasons(brain, text: str) -> dict[str, list[str]]:
+def _reasons(brain, text: str, monkeypatch) -> dict[str, list[str]]:
+    from brain.search import ranking
+
+    weights = shipped_weights().replace(ON)
+    monkeypatch.setattr(ranking, "shipped_weights", lambda: weights)
     return {hit.path: hit.reasons for hit in brain.locate(text).files}
 
 
-def test_a_best_file_lifts_the_file_beside_it_that_the_text_also_matches(brain):
+def test_a_best_file_lifts_the_file_beside_it_that_the_text_also_matches(brain, monkeypatch):
     commit_files(brain, {
         "net/http/conn.c": "int conn_flush_buffer(int fd) {\n  return fd; /* flush the pending buffer */\n}\n",
         "net/http/encode.c": "int encode_chunk(int n) {\n  return n; /* the buffer of one chunk */\n}\n",
@@ -23,7 +28,7 @@ def test_a_best_file_lifts_the_file_beside_it_that_the_text_also_matches(brain):
         "core/pool.c": "int pool_grow(int n) {\n  return n; /* grow the chunk buffer pool: the last chunk */\n}\n",
         "core/arena.c": "int arena_grow(int n) {\n  return n; /* the last chunk of the buffer arena */\n}\n",
     }, now=NOW)
-    reasons = _reasons(brain, "conn_flush_buffer() loses the last chunk of the buffer")
+    reasons = _reasons(brain, "conn_flush_buffer() loses the last chunk of the buffer", monkeypatch)
     order = list(reasons)
     assert order[0] == "net/http/conn.c"
     assert any("beside `net/http/conn.c`" in r for r in reasons["net/http/encode.c"])
@@ -31,7 +36,7 @@ def test_a_best_file_lifts_the_file_beside_it_that_the_text_also_matches(brain):
     assert not any("beside" in r for r in reasons["core/pool.c"])
 
 
-def test_a_platform_file_lends_to_its_namesakes_in_sibling_folders(brain):
+def test_a_platform_file_lends_to_its_namesakes_in_sibling_folders(brain, monkeypatch):
     commit_files(brain, {
         "linux/platform.c": "int platform_read_meminfo(void) {\n  return 1;\n}\n",
         "freebsd/platform.c": "int freebsd_sysctl(void) {\n  return 2;\n}\n",
@@ -40,7 +45,7 @@ def test_a_platform_file_lends_to_its_namesakes_in_sibling_folders(brain):
         "swap.c": "int swap_draw(void) {\n  return 5; /* memory used */\n}\n",
         "cpu.c": "int cpu_draw(void) {\n  return 6; /* cached, used */\n}\n",
     }, now=NOW)
-    reasons = _reasons(brain, "platform_read_meminfo() counts cached memory as used")
+    reasons = _reasons(brain, "platform_read_meminfo() counts cached memory as used", monkeypatch)
     assert list(reasons)[0] == "linux/platform.c"
     for other in ("freebsd/platform.c", "darwin/platform.c"):
         assert any("named as `linux/platform.c`" in r for r in reasons[other])
@@ -77,7 +82,7 @@ def test_the_folder_shares_follow_the_weights_and_stay_off_at_zero():
     evidence.file("a/best.go").links = Links(folder=["a/mate.go", "a/silent.go"])
     for path in ("a/mate.go", "b/other.go"):
         evidence.file(path).links = Links()
-    weights = shipped_weights()
+    weights = shipped_weights().replace(ON)
     order = [h.path for h in combine(evidence, weights).files]
     assert order[:2] == ["a/best.go", "a/mate.go"]
     assert "a/silent.go" not in order  # a folder-mate without evidence of its own is not lifted
