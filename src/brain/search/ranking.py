@@ -105,6 +105,8 @@ class Links:
     cochange: list[tuple[str, float, str]] = field(default_factory=list)  # (file, confidence, reason), best first
     forward: list[str] = field(default_factory=list)  # forward-declaration headers serving the file
     build: str | None = None  # its Rust crate's build script
+    folder: list[str] = field(default_factory=list)  # product files of its folder in its language (evidence.folder)
+    namesakes: list[str] = field(default_factory=list)  # files of its name in sibling folders
 
     def to_json(self) -> dict:
         out: dict = {}
@@ -116,7 +118,7 @@ class Links:
             out["build"] = self.build
         if self.near is None or self.near:
             out["near"] = self.near
-        for key in ("twins", "declarations"):
+        for key in ("twins", "declarations", "folder", "namesakes"):
             if getattr(self, key):
                 out[key] = list(getattr(self, key))
         if self.overrides:
@@ -138,7 +140,8 @@ class Links:
                        entries=_paths_or_none(data.get("entries", [])),
                        cochange=[(str(p), float(c), str(r)) for p, c, r in data.get("cochange", [])],
                        forward=_paths(data.get("forward", [])),
-                       build=None if data.get("build") is None else str(data["build"]))
+                       build=None if data.get("build") is None else str(data["build"]),
+                       folder=_paths(data.get("folder", [])), namesakes=_paths(data.get("namesakes", [])))
         except (TypeError, ValueError, AttributeError) as exc:
             raise InvalidInput(f"evidence links of the wrong shape: {exc}") from None
 
@@ -468,5 +471,26 @@ def _lend_to_served(evidence, weights, score, add, missing) -> None:
     _give(lent, add)
 
 
+def _lend_to_folder(evidence, weights, score, add, missing) -> None:
+    """The files beside the best few (``evidence.folder``): a folder-mate that has evidence of its own gets
+    the ``folder`` share of the seed's score, a file of the same name in a sibling folder the ``namesake``
+    share: a fix to one file of a package, or to one platform's copy, often touches its siblings."""
+    shares = weights.shares
+    seeds = _seeds(evidence, weights, score)[: weights.params["folder_seeds"]]
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        links = _links(evidence, seed, missing)
+        for path in links.folder:
+            share = shares["folder"] * score[seed]
+            if path not in seeds and score.get(path, 0.0) > 0 and share > lent.get(path, (0.0, ""))[0]:
+                lent[path] = (share, f"beside `{seed}` in its folder")
+        for path in links.namesakes:
+            share = shares["namesake"] * score[seed]
+            if path not in seeds and share > lent.get(path, (0.0, ""))[0]:
+                lent[path] = (share, f"named as `{seed}` in a sibling folder")
+    _give(lent, add)
+
+
 # in this order: each pass finds the best files again, after the shares the one before lent
-_PASSES = (_lend_to_cochanged, _lend_to_neighbours, _lend_to_overriders, _lend_to_declarations, _lend_to_entry_points, _lend_to_siblings)
+_PASSES = (_lend_to_cochanged, _lend_to_neighbours, _lend_to_overriders, _lend_to_declarations, _lend_to_entry_points,
+           _lend_to_siblings, _lend_to_folder)

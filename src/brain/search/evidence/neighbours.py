@@ -18,6 +18,7 @@ from ..history import cochanged
 from ..traps import served_by
 from ..ranking import Evidence, Links
 from ..weights import Weights
+from .folder import folder_mates, namesakes
 from .task import flags_of
 
 __all__ = ["Context", "collect_links", "declaration_twins", "entry_importers", "extends", "type_name", "C_FAMILY", "JS_EXTS"]
@@ -104,6 +105,9 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
             links.entries = entry_importers(view, seed, backward, p)
         links.cochange = cochanged(view, seed, context.changes)  # files changing with it (HEAD's history)
         links.forward, links.build = served_by(view, seed)  # its forward headers, its crate's build script
+        if weights.shares["folder"] > 0 or weights.shares["namesake"] > 0:  # read only when they lend (0029)
+            links.folder = folder_mates(view, seed, p["max_folder"], C_FAMILY)  # beside it (evidence.folder)
+            links.namesakes = namesakes(view, seed, p["max_namesakes"])
         found.links = links
         for target in _targets(links):
             if target not in context.flagged:
@@ -124,7 +128,7 @@ def entry_importers(view, seed: str, backward, p: dict) -> list[str] | None:
 def _targets(links: Links) -> list[str]:
     out = [*(links.near or ()), *links.twins, *(q for _, q in links.overrides), *links.declarations,
            *(links.entries or ()), *(q for q, _, _ in links.cochange), *links.forward,
-           *([links.build] if links.build else [])]
+           *([links.build] if links.build else []), *links.folder, *links.namesakes]
     for _, siblings, _ in links.siblings:
         out.extend(siblings)
     return out
