@@ -105,7 +105,7 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
             links.entries = entry_importers(view, seed, backward, p)
         links.cochange = cochanged(view, seed, context.changes)  # files changing with it (HEAD's history)
         links.forward, links.build = served_by(view, seed)  # its forward headers, its crate's build script
-        if weights.shares["folder"] > 0 or weights.shares["namesake"] > 0:  # read only when they lend (0029)
+        if weights.shares["folder"] > 0 or weights.shares["namesake"] > 0:  # read only when they lend (0031)
             links.folder = folder_mates(view, seed, p["max_folder"], C_FAMILY)  # beside it (evidence.folder)
             links.namesakes = namesakes(view, seed, p["max_namesakes"])
         found.links = links
