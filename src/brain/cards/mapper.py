@@ -105,6 +105,9 @@ class Mapper(Resolution, Hashing):
             return
         if self.load_layout():
             return
+        self._discover()
+
+    def _discover(self) -> None:
         folders: dict[str, int] = {}
         self._files = scan(self.repo, prune=not self.globs, folders=folders)
         self._folders = folders
@@ -113,7 +116,26 @@ class Mapper(Resolution, Hashing):
 
     def files(self) -> list[FileInfo]:
         self._ensure_layout()
+        if self._files is None:
+            self._stat_layout_files()
         return self._files
+
+    def _stat_layout_files(self) -> None:
+        """The saved layout's files with their current size and mtime, stat-ed only when asked for: a
+        boot that only asks which module owns a path never stats the mapped files. A file gone since
+        (its folder's mtime would normally have said so) means the layout is discovered again."""
+        repo = str(self.repo)
+        files: list[FileInfo] = []
+        for module in self._modules:
+            for path in module.files:
+                try:
+                    st = os.stat(os.path.join(repo, path))
+                except OSError:
+                    self._discover()
+                    return
+                files.append(FileInfo(path, st.st_size, st.st_mtime_ns))
+            files.extend(FileInfo(p, 0, 0) for p in module.other)
+        self._files = sorted(files, key=lambda f: f.path)
 
     def modules(self) -> list[Module]:
         self._ensure_layout()
@@ -425,19 +447,10 @@ class Mapper(Resolution, Hashing):
                     return False
             except OSError:
                 return False
-        modules = []
-        files: list[FileInfo] = []
-        for name, item in sorted(layout.get("modules", {}).items()):
-            modules.append(Module(name, item["kind"], tuple(item["files"]), tuple(item["other"]), item.get("package")))
-            for path in item["files"]:
-                try:
-                    st = os.stat(os.path.join(repo, path))
-                except OSError:
-                    return False
-                files.append(FileInfo(path, st.st_size, st.st_mtime_ns))
-            files.extend(FileInfo(p, 0, 0) for p in item["other"])
+        modules = [Module(name, item["kind"], tuple(item["files"]), tuple(item["other"]), item.get("package"))
+                   for name, item in sorted(layout.get("modules", {}).items())]
         self._modules = modules
-        self._files = sorted(files, key=lambda f: f.path)
+        self._files = None  # stat-ed on first use (files()); a file removed changed its folder's mtime
         self._folders = folders
         self._layout_dirty = False
         if isinstance(layout.get("dotted"), dict):
