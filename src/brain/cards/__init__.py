@@ -24,12 +24,13 @@ from ..errors import Conflict, InvalidInput
 from .discovery import Module, card_rel_path
 from .markers import PLACEHOLDER, join_card, parse_card
 from .mapper import CARD_WRITE_ATTEMPTS, MapReport, Mapper
+from ..lazyre import lazy
 
 __all__ = ["Card", "MapReport", "Module", "build_map", "load_card", "load_cards", "module_of_path", "list_modules", "report_done",
            "card_rel_path", "integration_text", "card_body"]
 
-_DEP_LINE = re.compile(r"^- `([^`]+)` \((\d+) files?:", re.M)
-_USES_LINE = re.compile(r"^<!-- brain:uses (.+) ([\w.,]+) -->$", re.M)
+_DEP_LINE = lazy(r"^- `([^`]+)` \((\d+) files?:", re.M)
+_USES_LINE = lazy(r"^<!-- brain:uses (.+) ([\w.,]+) -->$", re.M)
 
 
 @dataclass
@@ -178,8 +179,8 @@ def _demote(line: str) -> str:
     return "#" + line if line.startswith("## ") or line.startswith("### ") else line
 
 
-_BLOCK_HEAD = re.compile(r"^### `([^`]+)`")
-_LINE_BLOCK = re.compile(r"^- `([^`]+)`(?: \(\d+ modules alike\))?: ")
+_BLOCK_HEAD = lazy(r"^### `([^`]+)`")
+_LINE_BLOCK = lazy(r"^- `([^`]+)`(?: \(\d+ modules alike\))?: ")
 
 
 def _exposes_for(exposes: str, used: list[str]) -> tuple[str, list[str]]:
