@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
 from pathlib import Path
 
 from ..memory.files import atomic_write_bytes, read_memory_file
@@ -19,6 +18,14 @@ from .project import PROJECT_FILES
 from .reading import hash_file, read_capped, safe_extract, sha256, too_large_fact
 
 __all__ = ["Hashing", "EXTRACTOR_VERSION"]
+
+
+def _pickle():
+    """pickle, imported at the first read or write of a facts cache (most boots touch none)."""
+    import pickle
+
+    return pickle
+
 
 EXTRACTOR_VERSION = "13"  # 13: a Go package in a doc/ folder is a module; 12: Go/Java packages are modules, nested go.mod entry points, C++ internal namespaces, autotools
 
@@ -170,7 +177,7 @@ class Hashing:
         cache_path = self._facts_cache_path(module)
         try:
             with open(cache_path, "rb") as handle:
-                cached = pickle.load(handle)
+                cached = _pickle().load(handle)
             if not isinstance(cached, dict) or cached.get("version") != EXTRACTOR_VERSION:
                 cached = {"version": EXTRACTOR_VERSION, "files": {}}
         except Exception:  # noqa: BLE001 - any broken cache is just a miss
@@ -207,8 +214,8 @@ class Hashing:
         self._unread_seen[module.name] = [[p, f.get("reason", "")] for p, f in sorted(out.items()) if f.get("status") == "unread"]
         if changed or set(fresh) != set(cached["files"]):
             try:
-                atomic_write_bytes(cache_path, pickle.dumps({"version": EXTRACTOR_VERSION, "files": fresh},
-                                                            protocol=pickle.HIGHEST_PROTOCOL), durable=False, private=True)
+                atomic_write_bytes(cache_path, _pickle().dumps({"version": EXTRACTOR_VERSION, "files": fresh},
+                                                              protocol=_pickle().HIGHEST_PROTOCOL), durable=False, private=True)
             except OSError:
                 pass
         return out

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -33,7 +32,6 @@ from .resolution import Resolution
 
 __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
-log = logging.getLogger("brain.cards")
 
 Progress = Callable[[int, int, str], None]
 
@@ -393,7 +391,9 @@ class Mapper(Resolution, Hashing):
             return step()
         except sqlite3.Error as exc:
             why = "damaged" if is_corruption(exc) else "busy"
-            log.warning("the code index was not built (%s: %s)", why, exc)
+            import logging  # lazy: a boot that reads cards never logs
+
+            logging.getLogger("brain.cards").warning("the code index was not built (%s: %s)", why, exc)
             report.index = {"error": f"the search index is {why} ({exc}); the next search or task boot "
                                      "brings it up to date"}
             return None
