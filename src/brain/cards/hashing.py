@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ..memory.files import atomic_write_bytes, read_memory_file
@@ -162,11 +164,21 @@ class Hashing:
             below = dotted
         return found
 
-    _info_map: dict[str, FileInfo] | None = None
+    _info_map: Mapping[str, FileInfo] | None = None
 
-    def _infos(self) -> dict[str, FileInfo]:
+    def _infos(self) -> Mapping[str, FileInfo]:
+        """Every file's FileInfo by path. Under a saved layout whose files were not stat-ed yet, each is
+        stat-ed when first read (a card's staleness check reads one module's files, not the tree's)."""
         if self._info_map is None:
-            self._info_map = {f.path: f for f in self.files()}
+            if self._files is None and self._modules is not None:
+                self._info_map = _StatOnRead(self)
+            else:
+                self._info_map = {f.path: f for f in self.files()}
+        return self._info_map
+
+    def _all_infos(self) -> dict[str, FileInfo]:
+        """The files of a full stat of the layout (rediscovered when one is gone), by path."""
+        self._info_map = {f.path: f for f in self.files()}
         return self._info_map
 
     def _facts_cache_path(self, module: Module) -> Path:
@@ -219,3 +231,41 @@ class Hashing:
             except OSError:
                 pass
         return out
+
+
+class _StatOnRead(Mapping):
+    """A saved layout's files by path, each stat-ed at its first read. A file gone since the layout
+    was saved falls back to a full stat of the layout, which discovers it again (Mapper.files)."""
+
+    def __init__(self, mapper) -> None:
+        self._mapper = mapper
+        self._repo = str(mapper.repo)
+        self._paths: dict[str, bool] = {}  # path -> whether it is one of the "other" files (never read)
+        for module in mapper._modules:
+            self._paths.update(dict.fromkeys(module.files, False))
+            self._paths.update(dict.fromkeys(module.other, True))
+        self._seen: dict[str, FileInfo] = {}
+
+    def __getitem__(self, path: str) -> FileInfo:
+        info = self._seen.get(path)
+        if info is None:
+            if self._paths[path]:
+                info = FileInfo(path, 0, 0)
+            else:
+                try:
+                    st = os.stat(os.path.join(self._repo, path))
+                except OSError:
+                    return self._mapper._all_infos()[path]
+                info = FileInfo(path, st.st_size, st.st_mtime_ns)
+            self._seen[path] = info
+        return info
+
+    def __contains__(self, path) -> bool:
+        return path in self._paths
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
