@@ -39,13 +39,15 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import stat
-import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import SyncError, UntrustedRepository
 from .lazyre import lazy
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = ["GitRepo", "project_repo", "git_binary", "find_worktree_root", "discover_toplevel", "is_local_url", "NEUTRAL_CONFIG",
            "PEER_CONFIG", "safe_env", "hook_environment", "hook_index_file", "OPERATION_STATE"]
@@ -241,6 +243,8 @@ def safe_env(root: Path | None, *, overrides: tuple[tuple[str, str], ...] = (), 
 
 def discover_toplevel(start: Path, timeout: float = 5.0) -> Path | None:
     """The work tree git finds from ``start`` (for ``brain init`` without a folder), run with the neutral settings."""
+    import subprocess  # lazy: a boot that runs no git never imports it
+
     try:
         out = subprocess.run([git_binary(), "--no-pager", *neutral_args(), "rev-parse", "--show-toplevel"], cwd=start,
                              capture_output=True,
@@ -284,6 +288,8 @@ class GitRepo:
             input: str | None = None, _protocols: str = "", _skip: tuple[str, ...] = (),
             _overrides: tuple[tuple[str, str], ...] | None = None) -> subprocess.CompletedProcess:
         """Run ``git ARGS`` in the pinned repository; ``SyncError`` on failure when ``check``."""
+        import subprocess
+
         if not args:
             raise ValueError("no git subcommand")
         if args[0] in _NETWORK and not _protocols:
@@ -318,6 +324,8 @@ class GitRepo:
         """``git ARGS`` started with its standard output as a binary pipe (stderr dropped), for a reader
         that bounds what it takes from a long output (the history index reads ``git log`` this way): the
         caller reads, then kills and waits. ``SyncError`` when git cannot be started."""
+        import subprocess
+
         if not args:
             raise ValueError("no git subcommand")
         if args[0] in _NETWORK:
@@ -417,6 +425,8 @@ class GitRepo:
 
 
 def _peer_program(name: str) -> str:
+    import shlex
+
     return shlex.quote(git_binary()) + " " + " ".join(f"-c {shlex.quote(f'{k}={v}')}" for k, v in PEER_CONFIG) \
         + f" {name}"
 
@@ -486,6 +496,8 @@ def _scan(repo: GitRepo) -> tuple[tuple[str, str], ...]:
 
 def overrides_for(entries: list[tuple[str, str, str]]) -> tuple[tuple[str, str], ...]:
     """From ``(scope, key, value)`` config entries: what to pass on the command line (pure, for tests)."""
+    import shlex
+
     trusted: dict[str, str] = {}
     for scope, key, value in entries:
         if scope in _TRUSTED_SCOPES:
