@@ -52,8 +52,8 @@ class Card:
 
 
 def _mapper(brain) -> Mapper:
-    """A mapper for this run; inside a boot, the boot's one (its layout is loaded once: a stat of
-    every mapped file and folder), never shared with another boot."""
+    """A mapper for this run; inside a boot, the boot's one (its layout is loaded once), never shared
+    with another boot."""
     from ..boot.call import current_memo
 
     memo = current_memo()
@@ -123,7 +123,9 @@ def module_of_path(brain, path: str) -> str | None:
     mapper = _mapper(brain)
     if (brain.repo / path).is_dir():
         path = path.rstrip("/") + "/__probe__"
-    return mapper.owner(path)
+    owner = mapper.owner(path)
+    mapper.save_caches()  # a layout discovered again, or noted with this boot's git answer, is kept for the next boot
+    return owner
 
 
 def load_cards(brain, modules: list[str], *, check_stale: bool = True) -> list[Card | None]:
