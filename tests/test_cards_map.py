@@ -349,3 +349,38 @@ def test_writing_cards_does_not_make_the_next_run_rescan(project):
     assert Mapper(project).load_layout()
     write(project.repo, "shop/extra.py", "Z = 3\n")  # a new file still changes the layout
     assert not Mapper(project).load_layout()
+
+
+def test_adopted_layout_stats_the_mapped_files_only_when_asked(project, monkeypatch):
+    """A boot that only asks which module owns a path adopts the saved layout without a stat of every
+    mapped file; the files' stamps, read when a card's staleness is checked, are the current ones."""
+    from brain.cards.mapper import Mapper
+
+    project.map()
+    write(project.repo, "shop/orders.py", (project.repo / "shop/orders.py").read_text() + "\nW = 4\n")
+    mapper = Mapper(project)
+    stat_paths = []
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: stat_paths.append(str(p)) or real_stat(p, *a, **k))
+    assert mapper.owner("shop/orders.py") == "shop"
+    assert not [p for p in stat_paths if p.endswith(".py")]
+    size = {f.path: f.size for f in mapper.files()}["shop/orders.py"]
+    assert size == real_stat(project.repo / "shop/orders.py").st_size
+    assert load_card(project, "shop").stale  # the changed source is still noticed
+
+
+def test_a_mapped_file_gone_behind_the_layout_makes_it_discovered_again(project):
+    """If a saved layout's file is gone although its folder's mtime did not change, asking for the files
+    discovers the layout again instead of listing a file that is not there."""
+    from brain.cards.mapper import Mapper
+
+    project.map()
+    folder = project.repo / "shop"
+    mtime = os.stat(folder).st_mtime_ns
+    (project.repo / "shop/orders.py").unlink()
+    os.utime(folder, ns=(mtime, mtime))
+    mapper = Mapper(project)
+    assert mapper.load_layout()
+    paths = {f.path for f in mapper.files()}
+    assert "shop/orders.py" not in paths and "shop/__init__.py" in paths
+    assert all("shop/orders.py" not in m.files for m in mapper.modules())

@@ -26,15 +26,16 @@ from pathlib import Path
 from .errors import DuplicateDecision, InvalidInput, NotFound
 from .memory.files import atomic_write_bytes, file_lock, read_regular_file
 from .memory.paths import has_link_between, is_plain_memory_name
+from .lazyre import lazy
 
 __all__ = ["Decision", "parse_record", "load_decisions", "list_decisions", "render_index", "write_index", "index_is_current",
            "new_decision", "set_status", "STATUSES", "decisions_dir", "duplicate_numbers"]
 
 STATUSES = ("proposed", "accepted", "rejected", "deprecated", "superseded")
-_FILE = re.compile(r"^(\d{1,5})[-_ ].*\.md$")
-_TITLE = re.compile(r"^#\s+(?:(?:ADR|Decision|RFC)[\s-]*)?(\d+)?\s*[.:—–-]?\s*(.*?)\s*$", re.I)
-_FIELD = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?([A-Za-z][A-Za-z _-]{1,20}?)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(.*?)\s*$")
-_SUPERSEDED = re.compile(r"superseded\s*(?:by)?\s*:?\s*(?:adr\s*)?#?\s*(\d+)", re.I)
+_FILE = lazy(r"^(\d{1,5})[-_ ].*\.md$")
+_TITLE = lazy(r"^#\s+(?:(?:ADR|Decision|RFC)[\s-]*)?(\d+)?\s*[.:—–-]?\s*(.*?)\s*$", re.I)
+_FIELD = lazy(r"^\s*(?:[-*]\s*)?(?:\*\*)?([A-Za-z][A-Za-z _-]{1,20}?)(?:\*\*)?\s*:\s*(?:\*\*)?\s*(.*?)\s*$")
+_SUPERSEDED = lazy(r"superseded\s*(?:by)?\s*:?\s*(?:adr\s*)?#?\s*(\d+)", re.I)
 _STATUS_WORDS = {
     "proposed": "proposed", "proposto": "proposed", "proposé": "proposed", "draft": "proposed",
     "accepted": "accepted", "aceito": "accepted", "accepté": "accepted", "adopted": "accepted",

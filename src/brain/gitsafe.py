@@ -39,12 +39,15 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import stat
-import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import SyncError, UntrustedRepository
+from .lazyre import lazy
+
+if TYPE_CHECKING:
+    import subprocess
 
 __all__ = ["GitRepo", "project_repo", "git_binary", "find_worktree_root", "discover_toplevel", "is_local_url", "NEUTRAL_CONFIG",
            "PEER_CONFIG", "safe_env", "hook_environment", "hook_index_file", "OPERATION_STATE"]
@@ -103,30 +106,30 @@ _TRUSTED_SCOPES = frozenset({"system", "global"})
 # Repository-scope keys that name a program, and the value used when no trusted scope sets the key.
 # Keys are matched as git prints them: section and name lower-cased, subsection as written.
 _EXEC_KEYS: tuple[tuple[re.Pattern, str], ...] = (
-    (re.compile(r"filter\..+\.(?:clean|smudge|process)"), ""),
-    (re.compile(r"filter\..+\.required"), "false"),
-    (re.compile(r"merge\..+\.driver"), "git merge-file %A %O %B"),
-    (re.compile(r"merge\..+\.recursive"), "text"),
-    (re.compile(r"core\.sshcommand"), "ssh"),
-    (re.compile(r"core\.askpass"), "true"),
-    (re.compile(r"core\.gitproxy"), "none"),
-    (re.compile(r"core\.alternaterefscommand"), "true"),
-    (re.compile(r"gpg\.(?:.+\.)?program"), "gpg"),
-    (re.compile(r"gpg\.ssh\.defaultkeycommand"), "true"),
-    (re.compile(r"remote\..+\.uploadpack"), "git-upload-pack"),
-    (re.compile(r"remote\..+\.receivepack"), "git-receive-pack"),
+    (lazy(r"filter\..+\.(?:clean|smudge|process)"), ""),
+    (lazy(r"filter\..+\.required"), "false"),
+    (lazy(r"merge\..+\.driver"), "git merge-file %A %O %B"),
+    (lazy(r"merge\..+\.recursive"), "text"),
+    (lazy(r"core\.sshcommand"), "ssh"),
+    (lazy(r"core\.askpass"), "true"),
+    (lazy(r"core\.gitproxy"), "none"),
+    (lazy(r"core\.alternaterefscommand"), "true"),
+    (lazy(r"gpg\.(?:.+\.)?program"), "gpg"),
+    (lazy(r"gpg\.ssh\.defaultkeycommand"), "true"),
+    (lazy(r"remote\..+\.uploadpack"), "git-upload-pack"),
+    (lazy(r"remote\..+\.receivepack"), "git-receive-pack"),
 )
-_CREDENTIAL_HELPER = re.compile(r"credential\.(?:.+\.)?helper")
+_CREDENTIAL_HELPER = lazy(r"credential\.(?:.+\.)?helper")
 
 # What a repository-scope config file must contain for any _EXEC_KEYS / credential key (or an
 # include that could bring one) to be set in it. Section names cannot be escaped in git's syntax,
 # so a file without any of these has nothing to neutralize and the scan is skipped.
-_MENTIONS = re.compile(rb"\[\s*(?:filter|merge|credential|gpg|include|hook)|sshcommand|askpass|gitproxy"
+_MENTIONS = lazy(rb"\[\s*(?:filter|merge|credential|gpg|include|hook)|sshcommand|askpass|gitproxy"
                        rb"|alternaterefs|uploadpack|receivepack", re.IGNORECASE)
 # Hooks defined in configuration (git 2.46+: `hook.<name>.command` run for `hook.<name>.event`) are not
 # switched off by core.hooksPath and have no neutral value: a repository whose own configuration
 # defines one is refused (the user's global or system configuration stays trusted).
-_CONFIG_HOOK = re.compile(r"hook\..+")
+_CONFIG_HOOK = lazy(r"hook\..+")
 
 
 # What a git operation that is under way (or stopped half-way, waiting for the user) leaves in the
@@ -240,6 +243,8 @@ def safe_env(root: Path | None, *, overrides: tuple[tuple[str, str], ...] = (), 
 
 def discover_toplevel(start: Path, timeout: float = 5.0) -> Path | None:
     """The work tree git finds from ``start`` (for ``brain init`` without a folder), run with the neutral settings."""
+    import subprocess  # lazy: a boot that runs no git never imports it
+
     try:
         out = subprocess.run([git_binary(), "--no-pager", *neutral_args(), "rev-parse", "--show-toplevel"], cwd=start,
                              capture_output=True,
@@ -283,6 +288,8 @@ class GitRepo:
             input: str | None = None, _protocols: str = "", _skip: tuple[str, ...] = (),
             _overrides: tuple[tuple[str, str], ...] | None = None) -> subprocess.CompletedProcess:
         """Run ``git ARGS`` in the pinned repository; ``SyncError`` on failure when ``check``."""
+        import subprocess
+
         if not args:
             raise ValueError("no git subcommand")
         if args[0] in _NETWORK and not _protocols:
@@ -317,6 +324,8 @@ class GitRepo:
         """``git ARGS`` started with its standard output as a binary pipe (stderr dropped), for a reader
         that bounds what it takes from a long output (the history index reads ``git log`` this way): the
         caller reads, then kills and waits. ``SyncError`` when git cannot be started."""
+        import subprocess
+
         if not args:
             raise ValueError("no git subcommand")
         if args[0] in _NETWORK:
@@ -416,6 +425,8 @@ class GitRepo:
 
 
 def _peer_program(name: str) -> str:
+    import shlex
+
     return shlex.quote(git_binary()) + " " + " ".join(f"-c {shlex.quote(f'{k}={v}')}" for k, v in PEER_CONFIG) \
         + f" {name}"
 
@@ -485,6 +496,8 @@ def _scan(repo: GitRepo) -> tuple[tuple[str, str], ...]:
 
 def overrides_for(entries: list[tuple[str, str, str]]) -> tuple[tuple[str, str], ...]:
     """From ``(scope, key, value)`` config entries: what to pass on the command line (pure, for tests)."""
+    import shlex
+
     trusted: dict[str, str] = {}
     for scope, key, value in entries:
         if scope in _TRUSTED_SCOPES:

@@ -13,11 +13,11 @@ vocabulary and no download; tests compare it with a real tokenizer.
 
 from __future__ import annotations
 
-import re
+from .lazyre import lazy
 
 __all__ = ["estimate_tokens"]
 
-_TOKEN = re.compile(
+_TOKEN = lazy(
     r"[A-Z]?[a-z]{1,4}"          # word chunks: "parse", "Http", "Response" -> Resp, onse
     r"|[A-Z]{1,3}(?![a-z])"       # capitals runs: "HTTP" -> HTT, P
     r"|\d{1,2}"                   # digits in pairs
@@ -25,10 +25,10 @@ _TOKEN = re.compile(
     r"|[^\S\n]{2,}|\t"            # runs of spaces or tabs, a lone tab (a single space is free)
     r"|[^\sA-Za-z\d]",            # anything else, one character each (punctuation, other scripts)
 )
-_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-_SPACE_BEFORE_NON_ASCII = re.compile(r" (?=[^\x00-\x7f])")
+_NON_ASCII = lazy(r"[^\x00-\x7f]+")
+_SPACE_BEFORE_NON_ASCII = lazy(r" (?=[^\x00-\x7f])")
 # long unbroken runs mixing lower case, upper case and digits: keys, hashes, base64
-_BLOB = re.compile(r"[A-Za-z0-9+/=]{8,}")
+_BLOB = lazy(r"[A-Za-z0-9+/=]{8,}")
 
 
 def estimate_tokens(text: str) -> int:

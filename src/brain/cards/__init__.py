@@ -24,12 +24,13 @@ from ..errors import Conflict, InvalidInput
 from .discovery import Module, card_rel_path
 from .markers import PLACEHOLDER, join_card, parse_card
 from .mapper import CARD_WRITE_ATTEMPTS, MapReport, Mapper
+from ..lazyre import lazy
 
 __all__ = ["Card", "MapReport", "Module", "build_map", "load_card", "load_cards", "module_of_path", "list_modules", "report_done",
            "card_rel_path", "integration_text", "card_body"]
 
-_DEP_LINE = re.compile(r"^- `([^`]+)` \((\d+) files?:", re.M)
-_USES_LINE = re.compile(r"^<!-- brain:uses (.+) ([\w.,]+) -->$", re.M)
+_DEP_LINE = lazy(r"^- `([^`]+)` \((\d+) files?:", re.M)
+_USES_LINE = lazy(r"^<!-- brain:uses (.+) ([\w.,]+) -->$", re.M)
 
 
 @dataclass
@@ -51,8 +52,8 @@ class Card:
 
 
 def _mapper(brain) -> Mapper:
-    """A mapper for this run; inside a boot, the boot's one (its layout is loaded once: a stat of
-    every mapped file and folder), never shared with another boot."""
+    """A mapper for this run; inside a boot, the boot's one (its layout is loaded once), never shared
+    with another boot."""
     from ..boot.call import current_memo
 
     memo = current_memo()
@@ -122,7 +123,9 @@ def module_of_path(brain, path: str) -> str | None:
     mapper = _mapper(brain)
     if (brain.repo / path).is_dir():
         path = path.rstrip("/") + "/__probe__"
-    return mapper.owner(path)
+    owner = mapper.owner(path)
+    mapper.save_caches()  # a layout discovered again, or noted with this boot's git answer, is kept for the next boot
+    return owner
 
 
 def load_cards(brain, modules: list[str], *, check_stale: bool = True) -> list[Card | None]:
@@ -178,8 +181,8 @@ def _demote(line: str) -> str:
     return "#" + line if line.startswith("## ") or line.startswith("### ") else line
 
 
-_BLOCK_HEAD = re.compile(r"^### `([^`]+)`")
-_LINE_BLOCK = re.compile(r"^- `([^`]+)`(?: \(\d+ modules alike\))?: ")
+_BLOCK_HEAD = lazy(r"^### `([^`]+)`")
+_LINE_BLOCK = lazy(r"^- `([^`]+)`(?: \(\d+ modules alike\))?: ")
 
 
 def _exposes_for(exposes: str, used: list[str]) -> tuple[str, list[str]]:

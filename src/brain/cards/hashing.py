@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
+import os
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ..memory.files import atomic_write_bytes, read_memory_file
@@ -19,6 +20,14 @@ from .project import PROJECT_FILES
 from .reading import hash_file, read_capped, safe_extract, sha256, too_large_fact
 
 __all__ = ["Hashing", "EXTRACTOR_VERSION"]
+
+
+def _pickle():
+    """pickle, imported at the first read or write of a facts cache (most boots touch none)."""
+    import pickle
+
+    return pickle
+
 
 EXTRACTOR_VERSION = "13"  # 13: a Go package in a doc/ folder is a module; 12: Go/Java packages are modules, nested go.mod entry points, C++ internal namespaces, autotools
 
@@ -155,11 +164,21 @@ class Hashing:
             below = dotted
         return found
 
-    _info_map: dict[str, FileInfo] | None = None
+    _info_map: Mapping[str, FileInfo] | None = None
 
-    def _infos(self) -> dict[str, FileInfo]:
+    def _infos(self) -> Mapping[str, FileInfo]:
+        """Every file's FileInfo by path. Under a saved layout whose files were not stat-ed yet, each is
+        stat-ed when first read (a card's staleness check reads one module's files, not the tree's)."""
         if self._info_map is None:
-            self._info_map = {f.path: f for f in self.files()}
+            if self._files is None and self._modules is not None:
+                self._info_map = _StatOnRead(self)
+            else:
+                self._info_map = {f.path: f for f in self.files()}
+        return self._info_map
+
+    def _all_infos(self) -> dict[str, FileInfo]:
+        """The files of a full stat of the layout (rediscovered when one is gone), by path."""
+        self._info_map = {f.path: f for f in self.files()}
         return self._info_map
 
     def _facts_cache_path(self, module: Module) -> Path:
@@ -170,7 +189,7 @@ class Hashing:
         cache_path = self._facts_cache_path(module)
         try:
             with open(cache_path, "rb") as handle:
-                cached = pickle.load(handle)
+                cached = _pickle().load(handle)
             if not isinstance(cached, dict) or cached.get("version") != EXTRACTOR_VERSION:
                 cached = {"version": EXTRACTOR_VERSION, "files": {}}
         except Exception:  # noqa: BLE001 - any broken cache is just a miss
@@ -207,8 +226,46 @@ class Hashing:
         self._unread_seen[module.name] = [[p, f.get("reason", "")] for p, f in sorted(out.items()) if f.get("status") == "unread"]
         if changed or set(fresh) != set(cached["files"]):
             try:
-                atomic_write_bytes(cache_path, pickle.dumps({"version": EXTRACTOR_VERSION, "files": fresh},
-                                                            protocol=pickle.HIGHEST_PROTOCOL), durable=False, private=True)
+                atomic_write_bytes(cache_path, _pickle().dumps({"version": EXTRACTOR_VERSION, "files": fresh},
+                                                              protocol=_pickle().HIGHEST_PROTOCOL), durable=False, private=True)
             except OSError:
                 pass
         return out
+
+
+class _StatOnRead(Mapping):
+    """A saved layout's files by path, each stat-ed at its first read. A file gone since the layout
+    was saved falls back to a full stat of the layout, which discovers it again (Mapper.files)."""
+
+    def __init__(self, mapper) -> None:
+        self._mapper = mapper
+        self._repo = str(mapper.repo)
+        self._paths: dict[str, bool] = {}  # path -> whether it is one of the "other" files (never read)
+        for module in mapper._modules:
+            self._paths.update(dict.fromkeys(module.files, False))
+            self._paths.update(dict.fromkeys(module.other, True))
+        self._seen: dict[str, FileInfo] = {}
+
+    def __getitem__(self, path: str) -> FileInfo:
+        info = self._seen.get(path)
+        if info is None:
+            if self._paths[path]:
+                info = FileInfo(path, 0, 0)
+            else:
+                try:
+                    st = os.stat(os.path.join(self._repo, path))
+                except OSError:
+                    return self._mapper._all_infos()[path]
+                info = FileInfo(path, st.st_size, st.st_mtime_ns)
+            self._seen[path] = info
+        return info
+
+    def __contains__(self, path) -> bool:
+        return path in self._paths
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+

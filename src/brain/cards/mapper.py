@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -33,7 +32,6 @@ from .resolution import Resolution
 
 __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 
-log = logging.getLogger("brain.cards")
 
 Progress = Callable[[int, int, str], None]
 
@@ -65,6 +63,7 @@ class MapReport:
 
 
 CARD_WRITE_ATTEMPTS = 20  # re-reads of a card that changed under a map before it gives up (never overwrites)
+MAX_GIT_PATHS = 2000  # a layout notes git's answer only when it lists at most this many paths
 PARALLEL_MIN_FILES = 150  # below this, worker processes cost more than they save
 
 
@@ -93,6 +92,7 @@ class Mapper(Resolution, Hashing):
         self._module_folders: tuple[object, dict[str, str]] = (None, {})
         self._lang_modules: dict[str, object] = {}
         self._folders: dict[str, int] = {}
+        self._git: dict | None = None  # HEAD and git status paths when the layout was discovered
         self._layout_dirty = False
         self._unread_seen: dict[str, list[list[str]]] = {}
         self._prefetched: dict[str, tuple[str, dict]] = {}
@@ -105,6 +105,13 @@ class Mapper(Resolution, Hashing):
             return
         if self.load_layout():
             return
+        self._discover()
+
+    def _discover(self) -> None:
+        from ..search.gitstamp import git_state
+
+        self._info_map = None  # built from the layout being replaced
+        self._git = self._git_note(git_state(self.repo))  # before the scan: a file added meanwhile makes the next check differ
         folders: dict[str, int] = {}
         self._files = scan(self.repo, prune=not self.globs, folders=folders)
         self._folders = folders
@@ -113,7 +120,26 @@ class Mapper(Resolution, Hashing):
 
     def files(self) -> list[FileInfo]:
         self._ensure_layout()
+        if self._files is None:
+            self._stat_layout_files()
         return self._files
+
+    def _stat_layout_files(self) -> None:
+        """The saved layout's files with their current size and mtime, stat-ed only when asked for: a
+        boot that only asks which module owns a path never stats the mapped files. A file gone since
+        (its folder's mtime would normally have said so) means the layout is discovered again."""
+        repo = str(self.repo)
+        files: list[FileInfo] = []
+        for module in self._modules:
+            for path in module.files:
+                try:
+                    st = os.stat(os.path.join(repo, path))
+                except OSError:
+                    self._discover()
+                    return
+                files.append(FileInfo(path, st.st_size, st.st_mtime_ns))
+            files.extend(FileInfo(p, 0, 0) for p in module.other)
+        self._files = sorted(files, key=lambda f: f.path)
 
     def modules(self) -> list[Module]:
         self._ensure_layout()
@@ -371,7 +397,9 @@ class Mapper(Resolution, Hashing):
             return step()
         except sqlite3.Error as exc:
             why = "damaged" if is_corruption(exc) else "busy"
-            log.warning("the code index was not built (%s: %s)", why, exc)
+            import logging  # lazy: a boot that reads cards never logs
+
+            logging.getLogger("brain.cards").warning("the code index was not built (%s: %s)", why, exc)
             report.index = {"error": f"the search index is {why} ({exc}); the next search or task boot "
                                      "brings it up to date"}
             return None
@@ -400,6 +428,7 @@ class Mapper(Resolution, Hashing):
             "globs": self.globs,
             "split": list(self.split),
             "folders": self._folders,
+            "git": self._git,
             "modules": {m.name: {"kind": m.kind, "files": list(m.files), "other": list(m.other), "package": m.package}
                         for m in self._modules or []},
             "dotted": self.dotted(),
@@ -407,8 +436,31 @@ class Mapper(Resolution, Hashing):
         atomic_write_bytes(self.cache_dir / "layout.json", json.dumps(layout, separators=(",", ":"), sort_keys=True)
                            .encode("utf-8"), durable=False, private=True)
 
+    @staticmethod
+    def _git_note(state) -> dict | None:
+        """What a layout keeps of a ``git status`` (HEAD, each listed path's letters), or None."""
+        if state is None or not state.head or len(state.paths) > MAX_GIT_PATHS:
+            return None
+        return {"head": state.head, "paths": sorted(map(list, state.paths.items()))}
+
+    def _same_git_listing(self, noted) -> bool:
+        """Whether the ``git status`` this boot already read (never one more) shows the tree the layout
+        was discovered from: the same HEAD and the same changed, staged and untracked paths with the same
+        status letters. In a git work tree the layout lists git's tracked and untracked-not-ignored files,
+        so no file was added or removed since, and no folder needs a stat."""
+        if not isinstance(noted, dict) or not noted.get("head"):
+            return False
+        from ..search.gitstamp import known_git_state
+
+        state = known_git_state(self.repo)
+        return (state is not None and state.head == noted["head"]
+                and state.paths == {path: letters for path, letters in noted.get("paths") or ()})
+
     def load_layout(self) -> bool:
-        """Adopt the last saved layout when no folder changed since; False means discover again."""
+        """Adopt the last saved layout when git's answer of this boot matches the one noted with it, or
+        else no folder changed since; False means discover again."""
+        from ..search.gitstamp import known_git_state
+
         try:
             layout = json.loads((self.cache_dir / "layout.json").read_bytes())
         except (OSError, ValueError):
@@ -418,28 +470,25 @@ class Mapper(Resolution, Hashing):
         folders = layout.get("folders") or {}
         if not folders:
             return False
-        repo = str(self.repo)
-        for folder, mtime in folders.items():
-            try:
-                if os.stat(os.path.join(repo, folder) if folder else repo).st_mtime_ns != mtime:
-                    return False
-            except OSError:
-                return False
-        modules = []
-        files: list[FileInfo] = []
-        for name, item in sorted(layout.get("modules", {}).items()):
-            modules.append(Module(name, item["kind"], tuple(item["files"]), tuple(item["other"]), item.get("package")))
-            for path in item["files"]:
+        self._git = layout.get("git")
+        self._layout_dirty = False
+        if not self._same_git_listing(self._git):
+            repo = str(self.repo)
+            for folder, mtime in folders.items():
                 try:
-                    st = os.stat(os.path.join(repo, path))
+                    if os.stat(os.path.join(repo, folder) if folder else repo).st_mtime_ns != mtime:
+                        return False
                 except OSError:
                     return False
-                files.append(FileInfo(path, st.st_size, st.st_mtime_ns))
-            files.extend(FileInfo(p, 0, 0) for p in item["other"])
+            # no file was added or removed since the layout was discovered: git's answer of this boot
+            # (read before these stats) describes the same tree, and the next boot can compare with it
+            self._git = self._git_note(known_git_state(self.repo))
+            self._layout_dirty = self._git is not None
+        modules = [Module(name, item["kind"], tuple(item["files"]), tuple(item["other"]), item.get("package"))
+                   for name, item in sorted(layout.get("modules", {}).items())]
         self._modules = modules
-        self._files = sorted(files, key=lambda f: f.path)
+        self._files = None  # stat-ed on first use (files()); a file removed changed git's answer or its folder's mtime
         self._folders = folders
-        self._layout_dirty = False
         if isinstance(layout.get("dotted"), dict):
             self._dotted = layout["dotted"]
         return True

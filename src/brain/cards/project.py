@@ -7,7 +7,6 @@ so a change to them refreshes the cards that show them.
 
 from __future__ import annotations
 
-import configparser
 import json
 import re
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from ..errors import InputTooLarge
 from ..inputs import loads_json, read_repository_file
+from ..lazyre import lazy
 
 __all__ = ["ProjectInfo", "load_project", "PROJECT_FILES", "normalize_dist", "dist_for_import"]
 
@@ -31,8 +31,8 @@ _ALIASES = {
     "memcache": "python-memcached", "pymemcache": "pymemcache", "docutils": "docutils", "geoip2": "geoip2",
     "backports": "backports.zoneinfo", "zoneinfo": "backports.zoneinfo", "oracledb": "oracledb", "cx_oracle": "cx-oracle",
 }
-_REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-_URL_LINE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # http://…, git+https://…, file://… (not `httpcore`)
+_REQ_NAME = lazy(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_URL_LINE = lazy(r"^[A-Za-z][A-Za-z0-9+.-]*://")  # http://…, git+https://…, file://… (not `httpcore`)
 
 
 def normalize_dist(name: str) -> str:
@@ -121,6 +121,8 @@ def load_project(repo: Path) -> ProjectInfo:
                     info.entry_points.append((name, target.strip(), "console script"))
     setup_cfg = _text(repo / "setup.cfg")
     if setup_cfg is not None:
+        import configparser  # lazy: only a tree with a setup.cfg reads one
+
         parser = configparser.ConfigParser(interpolation=None)
         try:
             parser.read_string(setup_cfg)

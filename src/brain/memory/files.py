@@ -25,6 +25,7 @@ from typing import Callable
 from ..errors import Conflict, InvalidInput, NotFound, PathEscape, PathRefused, TooLarge
 from .paths import WriteAreas, confine, is_plain_memory_name
 from .private import PRIVATE_FILE_MODE, ensure_private_dir, open_private
+from ..lazyre import lazy
 
 # No memory file brain reads is larger (a write is at most limits.write_bytes, 256 KiB by default): a bigger
 # one is refused by its size before it is read (TooLarge), and skipped by the walkers (index, decisions).
@@ -55,7 +56,7 @@ def decode_text(data: bytes, what: str) -> str:
 
 _TEMP_SUFFIX = ".tmp"
 _TEMP_NAME_BYTES = 200  # the name part of a temporary file, so `.{name}.{pid}.{rand}.tmp` stays under 255 bytes
-_TEMP_RE = re.compile(r"^\..+\.([0-9]{1,10})\.([0-9a-f]{8})\.tmp$", re.S)
+_TEMP_RE = lazy(r"^\..+\.([0-9]{1,10})\.([0-9a-f]{8})\.tmp$", re.S)
 STALE_TEMP_SECONDS = 3600  # a temporary file this old is stale even if its pid is alive (pid reuse)
 
 

@@ -8,12 +8,12 @@ personal/  one person's own notes; never exported, never shared
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..trees import walk as walk_tree
 from ..errors import InvalidInput
+from ..lazyre import lazy
 
 __all__ = ["LAYERS", "PRIVATE_LAYERS", "Layers", "AgentProfile", "parse_front_matter", "TIERS"]
 
@@ -22,10 +22,10 @@ PRIVATE_LAYERS = ("instance", "personal")  # machine paths and one person's note
 TIERS = ("always", "hot", "warm", "cold")
 
 
-_SIMPLE_LINE = re.compile(r"^([A-Za-z_][\w-]*):[ \t]*(.*?)[ \t]*$")
+_SIMPLE_LINE = lazy(r"^([A-Za-z_][\w-]*):[ \t]*(.*?)[ \t]*$")
 # numbers of at most 18 digits: a longer one goes to brain.yamlsafe, which refuses it (int() of
 # 5,000 digits raises ValueError, and it is quadratic below that)
-_PLAIN = re.compile(r"^(?:[A-Za-z_][\w.@/+-]*(?: [\w.@/+-]+)*|0|[1-9]\d{0,17})$")
+_PLAIN = lazy(r"^(?:[A-Za-z_][\w.@/+-]*(?: [\w.@/+-]+)*|0|[1-9]\d{0,17})$")
 _YAML_WORDS = {"null", "~", "yes", "no", "on", "off", "y", "n", "true", "false"}
 
 

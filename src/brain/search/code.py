@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..trees import walk as walk_tree
 from . import traps
+from ..lazyre import lazy
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
            "CODE_SCHEMA", "refresh_code", "module_name_for", "parse_python", "record_modules", "code_diff",
@@ -66,14 +67,14 @@ TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e", "t
 _TEST_PARENTS = {"src", "lib", "source"}
 # a folder named as the tests of something: `Foo.Tests` (.NET), `integration_tests`, `unit-tests`, `app-test`,
 # or as what tests use: `test-helpers`, `test_utils`
-_TEST_FOLDER = re.compile(r"[.\-_][Tt]ests?$|^[Tt]ests?[\-_][A-Za-z]")
+_TEST_FOLDER = lazy(r"[.\-_][Tt]ests?$|^[Tt]ests?[\-_][A-Za-z]")
 # file-name shapes of tests in each language: test_x.py, x_test.py, x_test.go, x.test.js, x.spec.ts, XTest.java
-_TEST_STEM = re.compile(r"^test_|_tests?$|^tests?$|^conftest$|[a-z0-9](?:Test|Tests|IT|Spec)$")
+_TEST_STEM = lazy(r"^test_|_tests?$|^tests?$|^conftest$|[a-z0-9](?:Test|Tests|IT|Spec)$")
 # folders of code that ships beside the product but is rarely what a report is about
 NONPRODUCT_DIRS = {"examples", "example", "docs", "doc", "benches", "benchmarks", "benchmark", "bench", "scripts",
                    "fuzz", "sandbox", "demo", "demos", "samples", "sample"}
-_CONFIG_FILE = re.compile(r"\w\.(?:config|conf)\.[cm]?[jt]s$|^(?:gruntfile|gulpfile|jakefile)\.[cm]?js$", re.I)
-_BUNDLED = re.compile(r"[.\-]min\.[cm]?js$|\.bundle\.[cm]?js$")
+_CONFIG_FILE = lazy(r"\w\.(?:config|conf)\.[cm]?[jt]s$|^(?:gruntfile|gulpfile|jakefile)\.[cm]?js$", re.I)
+_BUNDLED = lazy(r"[.\-]min\.[cm]?js$|\.bundle\.[cm]?js$")
 
 
 def is_test_path(path: str) -> bool:
@@ -100,14 +101,14 @@ def is_nonproduct_path(path: str) -> bool:
 
 
 VENDORED_DIRS = {"third_party", "thirdparty", "3rdparty", "third-party", "external", "extern", "deps"}
-_GENERATED_MARK = re.compile(r"code generated|generated (?:by|from)|do not edit|made by gnu bison", re.I)
+_GENERATED_MARK = lazy(r"code generated|generated (?:by|from)|do not edit|made by gnu bison", re.I)
 _COMMENT_START = ("//", "#", "/*", "*", "--", "<!--", ";")
 
 
-_LICENSE_FILE = re.compile(r"licen[cs]e|copying|notice", re.I)
-_COPYRIGHT = re.compile(r"copyright\b", re.I)
-_COPYRIGHT_SIGN = re.compile(r"\(c\)|\N{COPYRIGHT SIGN}|&copy;", re.I)
-_HOLDER_WORD = re.compile(r"[^\W\d_][\w'.\-]*|\d+")
+_LICENSE_FILE = lazy(r"licen[cs]e|copying|notice", re.I)
+_COPYRIGHT = lazy(r"copyright\b", re.I)
+_COPYRIGHT_SIGN = lazy(r"\(c\)|\N{COPYRIGHT SIGN}|&copy;", re.I)
+_HOLDER_WORD = lazy(r"[^\W\d_][\w'.\-]*|\d+")
 # words of a copyright line that name no one in particular
 _HOLDER_FILLER = frozenset(
     "the and others inc incorporated corporation corp co company ltd limited llc gmbh ag sa authors author "
@@ -234,7 +235,7 @@ def _foreign_folders(repo: Path, licensed: set[str], files, skip: set[str]) -> s
     return found
 
 
-_GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"]+)", re.M)
+_GO_MODULE = lazy(r"^\s*module\s+\"?([^\s\"]+)", re.M)
 
 
 def nested_modules(repo: Path) -> dict[str, list[str]]:
@@ -398,7 +399,7 @@ def _python_facts(text: str, module: str, is_package: bool, tree: ast.Module | N
     return facts
 
 
-_REGEX_DEFS = re.compile(
+_REGEX_DEFS = lazy(
     r"^\s*(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:abstract\s+)?"
     r"(?:(class|interface|struct|enum|trait|type|def|function\*?|func|fn|module)\s+(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"
     r"|(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=)",

@@ -22,7 +22,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["GitState", "git_state", "unchanged_since_refresh", "record_refresh", "MAX_CANDIDATES"]
+__all__ = ["GitState", "git_state", "known_git_state", "unchanged_since_refresh", "record_refresh", "MAX_CANDIDATES"]
 
 _KEY = "code_git"
 MAX_CANDIDATES = 2000  # more changed files than this: the walk is as cheap as their stats
@@ -50,6 +50,15 @@ def git_state(repo: Path) -> GitState | None:
     if memo is not None:
         memo[key] = state
     return state
+
+
+def known_git_state(repo: Path) -> GitState | None:
+    """The ``git status`` the current boot has already read for ``repo``, or None: never runs git (a
+    boot without a task runs none, and a check that can use git's answer must not add one)."""
+    from ..boot.call import current_memo
+
+    memo = current_memo()
+    return None if memo is None else memo.get(("git_state", str(repo)))
 
 
 def _read_state(repo: Path) -> GitState | None:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from ..lazyre import lazy
+
 __all__ = ["GRAPH_SCHEMA", "rebuild_graph", "update_graph", "related", "resolve_node", "wiki_links", "resolve_link",
            "link_key", "retarget_links"]
 
@@ -55,15 +57,15 @@ CREATE TRIGGER IF NOT EXISTS graph_doc_changed AFTER UPDATE ON docs
 # the document kinds whose edges reach code files and modules: any change of one rebuilds the graph
 WHOLE_GRAPH_KINDS = frozenset({"card", "contract", "decision"})
 
-_DECISION_ID = re.compile(r"^(\d{1,6})")
-_SUPERSEDES = re.compile(r"supersedes?\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
-_SUPERSEDED_BY = re.compile(r"superseded\s+by\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
+_DECISION_ID = lazy(r"^(\d{1,6})")
+_SUPERSEDES = lazy(r"supersedes?\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
+_SUPERSEDED_BY = lazy(r"superseded\s+by\s*(?:decision\s*|adr[- ]?|#)?(\d{1,6})", re.IGNORECASE)
 # a path starts only where a run of name characters starts and every run is taken possessively, so no
 # run is scanned twice (the former `[\w.\-]+(?:/...)+` rescanned a long run from each of its positions:
 # quadratic, 10 s for 32 KB of one word in a decision an agent wrote); same matches as before
-_PATHISH = re.compile(r"(?<![\w.\-])[\w.\-]++(?:/[\w.\-]++)+|`([\w.\-/]++)`")
+_PATHISH = lazy(r"(?<![\w.\-])[\w.\-]++(?:/[\w.\-]++)+|`([\w.\-/]++)`")
 # [[target]], [[target|label]], [[target#heading]]: negated classes and bounds keep it linear
-_WIKI = re.compile(r"\[\[([^\[\]\n|#]{1,200})(?:[|#][^\[\]\n]{0,200})?\]\]")
+_WIKI = lazy(r"\[\[([^\[\]\n|#]{1,200})(?:[|#][^\[\]\n]{0,200})?\]\]")
 
 
 def wiki_links(text: str) -> list[str]:

@@ -25,10 +25,10 @@ number, a user's name) break only the windows that cross them.
 
 from __future__ import annotations
 
-import re
 from itertools import chain
 
 from .tokenize import STOPWORDS, WORD
+from ..lazyre import lazy
 
 __all__ = ["quoted_candidates", "phrase_windows", "MAX_CANDIDATES", "MAX_WORDS", "WINDOW"]
 
@@ -37,28 +37,28 @@ MAX_WORDS = 24  # words kept of one candidate (its head: a message's constant pa
 MAX_LINE = 300  # longer lines are prose or data, not a message
 WINDOW = 3  # words per looked-up phrase: short enough to survive a message's variable parts
 
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
-_BACKTICKED = re.compile(r"`([^`\n]{2,160})`")
-_DOUBLE_QUOTED = re.compile(r'"([^"\n]{2,160})"')
-_ERROR_WORD = re.compile(
+_FENCE = lazy(r"^\s*(?:```|~~~)")
+_BACKTICKED = lazy(r"`([^`\n]{2,160})`")
+_DOUBLE_QUOTED = lazy(r'"([^"\n]{2,160})"')
+_ERROR_WORD = lazy(
     r"(?i)\b(?:error|errors|panic|panicked|exception|fail|failed|failure|fatal|warning|assert|assertion|invalid|"
     r"cannot|can't|unable|unsupported|unexpected|unknown|missing|illegal|expected|denied|refused|abort|aborted)\b")
 # a message has a short `prefix: ` head (`error: ...`, `jq: error (at <stdin>:0): ...`, `src/x.c:12:5: runtime error:`)
-_MESSAGE_HEAD = re.compile(r"^[^:\s][^:\n]{0,60}(?::\d+){0,3}:\s")
+_MESSAGE_HEAD = lazy(r"^[^:\s][^:\n]{0,60}(?::\d+){0,3}:\s")
 # a line of the reporter's own code (a statement, a block, an assignment) rather than the program's output: it
 # matches the library's examples and doc comments that use the same calls, not where the behaviour lives
-_CODE_SHAPE = re.compile(r"[;{}]|\s=\s|::|=>|->|\w\(|\w<\w|^#|"
+_CODE_SHAPE = lazy(r"[;{}]|\s=\s|::|=>|->|\w\(|\w<\w|^#|"
                          r"^(?:let|fn|def|func|var|const|import|use|from|return|if|for|while)\b")
 # Python's and Java's `ValueError: ...`, `java.lang.IllegalStateException: ...`
-_EXCEPTION_HEAD = re.compile(r"^[A-Za-z_][\w.$]{0,100}(?:Error|Exception|Warning)(?::\s|$)")
+_EXCEPTION_HEAD = lazy(r"^[A-Za-z_][\w.$]{0,100}(?:Error|Exception|Warning)(?::\s|$)")
 # a Python traceback frame: the source line under it is the repository's own code, which the frame already names;
 # the traceback's header is in every project that prints tracebacks
-_PY_FRAME = re.compile(r"^\s*File \"")
-_PY_TRACEBACK = re.compile(r"^Traceback \(most recent call last\)")
-_PANIC_HEAD = re.compile(r"^thread '[^'\n]{0,80}' panicked")
+_PY_FRAME = lazy(r"^\s*File \"")
+_PY_TRACEBACK = lazy(r"^Traceback \(most recent call last\)")
+_PANIC_HEAD = lazy(r"^thread '[^'\n]{0,80}' panicked")
 # a long command-line option of two words or more (`--null-input`, `--check-cfg`): one token, as specific as a
 # phrase (a one-word option is a plain word to the index, `--help` is `help`)
-_LONG_OPTION = re.compile(r"(?<![\w-])--[A-Za-z][A-Za-z0-9]{0,40}[-_][\w-]{1,40}(?![\w-])")
+_LONG_OPTION = lazy(r"(?<![\w-])--[A-Za-z][A-Za-z0-9]{0,40}[-_][\w-]{1,40}(?![\w-])")
 
 
 def _words(text: str) -> tuple[str, ...]:

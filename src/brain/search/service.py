@@ -8,7 +8,6 @@ with nothing rather than an error.
 from __future__ import annotations
 
 import functools
-import logging
 
 from ..errors import DamagedStore, InvalidInput
 from .index import MEMORY_KINDS, is_corruption
@@ -42,6 +41,8 @@ def _self_healing(fn):
         except Exception as exc:  # noqa: BLE001 - only corruption is handled; anything else is re-raised
             if not is_corruption(exc):
                 raise
+            import logging  # lazy: most runs never log
+
             logging.getLogger("brain").warning("the search index %s is damaged (%s): rebuilding it",
                                                brain.index.path, exc)
             brain.index.reopen_if_replaced()

@@ -17,6 +17,7 @@ from .code import CODE_EXTENSIONS
 from .quotes import quoted_candidates
 from .tokenize import STOPWORDS, tokens
 from .traces import trace_frames
+from ..lazyre import lazy
 
 __all__ = ["Signals", "extract_signals", "url_routes", "MAX_TASK_CHARS", "PROSE_WORDS", "TEMPLATE_SENTENCES"]
 
@@ -25,16 +26,16 @@ MAX_TASK_CHARS = 60_000  # a huge task text is read at its head and tail (traceb
 _EXT = "(?:" + "|".join(sorted((e[1:] for e in CODE_EXTENSIONS), key=lambda e: (-len(e), e))) + ")"
 # path candidates are found in two linear steps (a run of path characters, then a check of its end),
 # never by one nested pattern: those backtrack for minutes on inputs like "a/a/a/..."
-_PATH_RUN = re.compile(r"[\w.\-~/\\:]+")
-_PATH_END = re.compile(r"(?:^|[/\\])[\w\-.]*[\w\-]\." + _EXT + r"$")
-_LINE_SUFFIX = re.compile(r"(?::\d+)+$")
-_FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
-_DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w])")
-_IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w{2,}(?![\w])|(?<=\.)[A-Za-z_]\w{2,}(?![\w])")
+_PATH_RUN = lazy(r"[\w.\-~/\\:]+")
+_PATH_END = lazy(r"(?:^|[/\\])[\w\-.]*[\w\-]\." + _EXT + r"$")
+_LINE_SUFFIX = lazy(r"(?::\d+)+$")
+_FRAME = lazy(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
+_DOTTED = lazy(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w])")
+_IDENT = lazy(r"(?<![\w.])[A-Za-z_]\w{2,}(?![\w])|(?<=\.)[A-Za-z_]\w{2,}(?![\w])")
 # a link to a file in a repository keeps its path (`.../blob/<ref>/src/x.go#L12` -> `src/x.go`); any other
 # address (images, other sites, issue links) is not about this code and its words only add noise
-_URL = re.compile(r"\bhttps?://[^\s()<>\[\]\"'`]{1,2000}")
-_BLOB = re.compile(r"/(?:blob|tree|raw)/[^/\s]+/([^\s#?]+)")
+_URL = lazy(r"\bhttps?://[^\s()<>\[\]\"'`]{1,2000}")
+_BLOB = lazy(r"/(?:blob|tree|raw)/[^/\s]+/([^\s#?]+)")
 
 
 def _url_path(match: re.Match) -> str:
@@ -42,7 +43,7 @@ def _url_path(match: re.Match) -> str:
     return f" {blob.group(1)} " if blob else " "
 
 
-_ROUTE_WORD = re.compile(r"[A-Za-z_][\w\-]{0,60}")
+_ROUTE_WORD = lazy(r"[A-Za-z_][\w\-]{0,60}")
 
 
 def url_routes(text: str) -> list[str]:
@@ -64,13 +65,15 @@ def url_routes(text: str) -> list[str]:
 PROSE_WORDS = frozenset(("what how why where who whom whose now some many much very been being here also just "
                          "about because than too us am again however thanks thank hope please want would like "
                          "currently seems").split())
-_MODULE_WORD = re.compile(r"[A-Za-z_][\w\-.]{0,80}")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_MODULE_WORD = lazy(r"[A-Za-z_][\w\-.]{0,80}")
+_HTML_COMMENT = lazy(r"<!--.*?-->", re.S)
 
 
 def _phrase(words: str) -> str:
     """A fixed sentence as a pattern: its words in order, any short run of spaces or punctuation between."""
-    return r"\b" + r"\W{1,4}".join(re.findall(r"\w+", words)) + r"\b"
+    # the words as `\w+` finds them, without compiling a pattern at import (the sentences are fixed text)
+    runs = "".join(c if c.isalnum() or c == "_" else " " for c in words).split()
+    return r"\b" + r"\W{1,4}".join(runs) + r"\b"
 
 
 # the fixed sentences of the issue templates GitHub offers every repository (bug report, feature request)
@@ -85,22 +88,22 @@ TEMPLATE_SENTENCES = (
     "see error", "add any other context", "or screenshots", "about the feature request here",
     "about the problem here",
 )
-_TEMPLATE = re.compile(
+_TEMPLATE = lazy(
     "|".join([_phrase(s) for s in TEMPLATE_SENTENCES]
              + [r"\ba clear and concise description of [^.\n]{0,120}", r"\[e\.g\.[^\]\n]{0,60}\]",
                 r"\b(?:go to|click on|scroll down to) '\.{3,4}'"]),
     re.I,
 )
-_BACKTICK = re.compile(r"`([^`\n]{1,120})`")
+_BACKTICK = lazy(r"`([^`\n]{1,120})`")
 # CJK letters are word characters to `\w`: `但discov.EtcdConf中没有user` would read as one word, so the
 # boundaries between CJK (and full-width punctuation) and ASCII word characters become spaces
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef"
-_CJK_EDGE = re.compile(f"(?<=[A-Za-z0-9_])(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9_])")
+_CJK_EDGE = lazy(f"(?<=[A-Za-z0-9_])(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9_])")
 
 # a title about the program's command line (an option such as `-e` or `--jsonargs`, its exit code, an
 # environment variable it reads) points at the program's entry point: the file whose `main` reads them
-_TITLE_OPTION = re.compile(r"(?:^|(?<=[\s'\"`(\[]))(?:--?[A-Za-z][\w\-]*|--)(?=[\s'\"`)\],.:;!?]|$)")
-_TITLE_CLI = re.compile(r"\b(?:exit (?:code|status)|return code|env|environment variables?|env vars?|command[\s-]line)\b",
+_TITLE_OPTION = lazy(r"(?:^|(?<=[\s'\"`(\[]))(?:--?[A-Za-z][\w\-]*|--)(?=[\s'\"`)\],.:;!?]|$)")
+_TITLE_CLI = lazy(r"\b(?:exit (?:code|status)|return code|env|environment variables?|env vars?|command[\s-]line)\b",
                         re.I)
 
 @dataclass

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from ..lazyre import lazy
+
 __all__ = ["tokens", "token_text", "split_identifier", "split_parts", "index_extra", "query_terms", "WORD", "STOPWORDS",
            "FTS_TOKENIZE"]
 
@@ -19,8 +21,8 @@ __all__ = ["tokens", "token_text", "split_identifier", "split_parts", "index_ext
 FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 
 # a run of identifier characters, optionally joined by dots, slashes or dashes
-WORD = re.compile(r"[^\W_][\w]*(?:[./\-:][^\W_][\w]*)*|_+[^\W_]\w*", re.UNICODE)
-_CASE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+WORD = lazy(r"[^\W_][\w]*(?:[./\-:][^\W_][\w]*)*|_+[^\W_]\w*", re.UNICODE)
+_CASE = lazy(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 
 STOPWORDS = frozenset(
     "a an and are as at be but by for from has have i if in into is it its of on or so such that the their "
@@ -94,10 +96,10 @@ def token_text(text: str) -> str:
 
 
 # camelCase and ACRONYMWord boundaries, undone by C-level substitutions (no Python loop per word)
-_LOWER_UPPER = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_ACRONYM = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
-_ACRONYM_HINT = re.compile(r"[A-Z][A-Z][a-z]")
-_RUN = re.compile(r"\w+")
+_LOWER_UPPER = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
+_ACRONYM = lazy(r"(?<=[A-Z])(?=[A-Z][a-z])")
+_ACRONYM_HINT = lazy(r"[A-Z][A-Z][a-z]")
+_RUN = lazy(r"\w+")
 
 
 def split_parts(text: str) -> str:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..lazyre import lazy
+
 __all__ = ["SHAPES", "TraceShape", "trace_frames", "MAX_LINE"]
 
 MAX_LINE = 1000
@@ -39,25 +41,25 @@ class TraceShape:
 
 SHAPES: tuple[TraceShape, ...] = (
     # Go panic: "main.(*T).Run(...)" then "\t/home/u/app/pkg/run.go:12 +0x1d"
-    TraceShape("go", re.compile(r"\s+(?P<path>[^\s:]+\.go):(?P<line>\d+)(?:\s+\+0x[0-9a-fA-F]+)?\s*$"), True,
-               section=re.compile(r"goroutine \d+ \[")),
+    TraceShape("go", lazy(r"\s+(?P<path>[^\s:]+\.go):(?P<line>\d+)(?:\s+\+0x[0-9a-fA-F]+)?\s*$"), True,
+               section=lazy(r"goroutine \d+ \[")),
     # Java/Kotlin: "\tat com.x.core.JsonParser.next(JsonParser.java:42)"; "Caused by: ..." starts a block
-    TraceShape("java", re.compile(r"\s*at (?:[\w.\-]+/)?(?P<func>[\w$.<>]+)\((?P<java_file>[\w$]+\.(?:java|kt|scala|groovy)):"
-                                  r"(?P<line>\d+)\)"), True, section=re.compile(r"\s*Caused by:")),
+    TraceShape("java", lazy(r"\s*at (?:[\w.\-]+/)?(?P<func>[\w$.<>]+)\((?P<java_file>[\w$]+\.(?:java|kt|scala|groovy)):"
+                                  r"(?P<line>\d+)\)"), True, section=lazy(r"\s*Caused by:")),
     # JavaScript: "    at render (/app/src/cards/card.js:12:5)" or "    at /app/src/x.js:3:9"
-    TraceShape("js", re.compile(r"\s*at (?:(?:async |new )?(?P<func>[^\s()]+)(?: \[as [^\]\s]+\])? \()?(?:file://|webpack:///?)?"
+    TraceShape("js", lazy(r"\s*at (?:(?:async |new )?(?P<func>[^\s()]+)(?: \[as [^\]\s]+\])? \()?(?:file://|webpack:///?)?"
                                 r"(?P<path>[^\s():]+\." + _JS_EXT + r"):(?P<line>\d+)(?::\d+)?\)?\s*$"), True),
     # Rust backtrace: "  12: tokio::runtime::park" then "             at ./tokio/src/runtime/park.rs:98:5"
-    TraceShape("rust", re.compile(r"\s*at (?:\./)?(?P<path>[^\s:]+\.rs):(?P<line>\d+)(?::\d+)?\s*$"), True,
-               section=re.compile(r"stack backtrace:")),
+    TraceShape("rust", lazy(r"\s*at (?:\./)?(?P<path>[^\s:]+\.rs):(?P<line>\d+)(?::\d+)?\s*$"), True,
+               section=lazy(r"stack backtrace:")),
     # Rust panic location (after the backtrace's frames: it is the deepest): "thread 'main' panicked at src/x.rs:12:5:" (or "at 'msg', src/x.rs:12:5")
-    TraceShape("rust-panic", re.compile(r"panicked at (?:'[^'\n]*', )?(?P<path>[^\s:]+\.rs):(?P<line>\d+)(?::\d+)?"), False,
+    TraceShape("rust-panic", lazy(r"panicked at (?:'[^'\n]*', )?(?P<path>[^\s:]+\.rs):(?P<line>\d+)(?::\d+)?"), False,
                find="panicked at "),
     # C/C++ sanitizers and gdb: "#0 0x4005d4 in jv_free /src/jv.c:123:4", "#1 0x.. in f (a=1) at src/x.c:9"
-    TraceShape("c-frame", re.compile(r"\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<func>[\w:~<>]+)\s*(?:\([^()\n]*\)\s*)?"
+    TraceShape("c-frame", lazy(r"\s*#\d+\s+(?:0x[0-9a-fA-F]+\s+in\s+)?(?P<func>[\w:~<>]+)\s*(?:\([^()\n]*\)\s*)?"
                                      r"(?:at\s+)?(?P<path>[^\s:()]+\." + _C_EXT + r"):(?P<line>\d+)"), True),
     # C/C++ compiler: "include/fmt/core.h:1234:5: error: ..." (gcc, clang) and "x.cpp(12): error C2039" (MSVC)
-    TraceShape("c-error", re.compile(r"\s*(?P<path>[^\s:()]+\." + _C_EXT + r")(?::(?P<line>\d+)(?::\d+)?:|\((?P<mline>\d+)(?:,\d+)?\)\s*:)"
+    TraceShape("c-error", lazy(r"\s*(?P<path>[^\s:()]+\." + _C_EXT + r")(?::(?P<line>\d+)(?::\d+)?:|\((?P<mline>\d+)(?:,\d+)?\)\s*:)"
                                      r"\s*(?P<level>fatal error|error|warning|note|required from|In instantiation)"), True),
 )
 
