@@ -94,7 +94,8 @@ def _children(node: ast.AST, out: list) -> None:
         value = getattr(node, name, None)
         kind = value.__class__
         if kind is list:
-            out.extend(item for item in value if item.__class__ not in _LEAVES and isinstance(item, ast.AST))
+            if value:  # most lists are empty (decorators, keywords, orelse): no comprehension for them
+                out += [item for item in value if item.__class__ not in _LEAVES and isinstance(item, ast.AST)]
         elif kind not in _LEAVES and isinstance(value, ast.AST):
             out.append(value)
 

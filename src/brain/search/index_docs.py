@@ -11,14 +11,14 @@ from __future__ import annotations
 import contextlib
 
 import hashlib
+import json
 import os
-import stat
 from pathlib import Path
 from typing import Iterable
 
 from ..memory.files import read_memory_file, read_regular_file
-from ..trees import walk as walk_tree
-from ..memory.paths import has_link_between, is_plain_memory_name
+from ..memory.paths import has_link_between
+from .memory_walk import found as found_files, walk_memory
 from .tokenize import index_extra
 
 __all__ = ["MemoryDocs", "kind_of"]
@@ -45,6 +45,12 @@ def _title(path: str, text: str) -> str:
     return path
 
 
+def _path_of(rel: str, where: dict[str, str]) -> str:
+    """The file path of a memory document found by the walk (``where``: relative folder -> its path)."""
+    cut = rel.rfind("/") + 1
+    return os.path.join(where[rel[:cut]], rel[cut:])
+
+
 class MemoryDocs:
     """The memory-document half of ``SearchIndex`` (see the module doc)."""
 
@@ -58,40 +64,31 @@ class MemoryDocs:
                 roots.append(("@decisions/", folder))
         return roots
 
-    def _walk_memory(self) -> tuple[dict[str, tuple[str, int, int]], list[str]]:
-        """Every markdown store (relative path -> its path, size and mtime) and the folders holding them
-        (for the cheap change check). One lstat a file, which also tells a link: a no-op `brain index`
-        at 50,000 notes is this walk."""
-        found: dict[str, tuple[str, int, int]] = {}
-        folders: list[str] = []
-        for prefix, root in self._memory_roots():
-            if os.path.islink(root):
-                continue  # a linked decisions folder is never read (a cloned repository may carry one)
-            for folder, dirs, names in walk_tree(root):  # never descends into linked folders (nor too deep)
-                rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
-                rel_dir = "" if rel_dir == "." else rel_dir + "/"
-                dirs[:] = [] if prefix else sorted(  # the decisions folder is read flat
-                    d for d in dirs if is_plain_memory_name(d) and not os.path.islink(os.path.join(folder, d))
-                    and not (rel_dir == "" and d.casefold() == "runtime"))
-                folders.append(folder)
-                contracts = prefix == "" and rel_dir == "contracts/"
-                for name in names:
-                    if not (name.endswith(".md") or (contracts and name.endswith(".yml"))):
-                        continue  # brain.local.yml and every other setting file included: never indexed
-                    if not is_plain_memory_name(name):
-                        continue
-                    path = os.path.join(folder, name)
-                    try:
-                        st = os.lstat(path)
-                    except OSError:
-                        continue  # removed while listed
-                    if not stat.S_ISLNK(st.st_mode):  # a link is never followed nor read
-                        found[prefix + rel_dir + name] = (path, st.st_size, st.st_mtime_ns)
-        return found, folders
+    def _walk_memory(self, kept: dict | None = None) -> tuple[list, dict]:
+        """Every folder holding markdown stores, with its files' names and stamps, and the listings to keep
+        (``memory_walk``: an unchanged folder is not read again, only its files stat'ed; one stat a file,
+        which also tells a link)."""
+        return walk_memory([(prefix, str(root)) for prefix, root in self._memory_roots()], kept)
+
+    def _kept_listings(self) -> tuple[dict, bool]:
+        """The listings the last refresh kept, and whether their file stamps are exactly the index's own
+        (no write since then: ``update_memory`` and ``add_documents`` drop that mark)."""
+        rows = dict(self.db.execute(
+            "SELECT key, value FROM meta WHERE key IN ('memory_listing', 'memory_listing_exact')"))
+        try:
+            kept = json.loads(rows["memory_listing"]) if "memory_listing" in rows else {}
+        except ValueError:
+            return {}, False
+        return (kept, rows.get("memory_listing_exact") == "1") if isinstance(kept, dict) else ({}, False)
+
+    def _listing_not_exact(self) -> None:
+        self.db.execute("DELETE FROM meta WHERE key = 'memory_listing_exact'")
 
     def memory_files(self) -> dict[str, Path]:
         """Every markdown store: .brain/**/*.md (runtime excluded), contracts, and the decision records folder."""
-        return {rel: Path(path) for rel, (path, _, _) in sorted(self._walk_memory()[0].items())}
+        walked, _ = self._walk_memory()
+        where = {key: folder for key, folder, _, _ in walked}
+        return {rel: Path(_path_of(rel, where)) for rel, _, _ in sorted(found_files(walked))}
 
     def _fingerprint(self, folders: list[str]) -> str:
         """Folder mtimes (a file added, removed or atomically replaced changes them) and top-level file stamps."""
@@ -154,6 +151,7 @@ class MemoryDocs:
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
+            self._listing_not_exact()  # the index's stamps move here: the next refresh compares them again
             data = read_memory_file(self.brain_dir, rel)
             if data is not None:
                 text = data.decode("utf-8", errors="replace")
@@ -190,12 +188,20 @@ class MemoryDocs:
         finally:
             self._local.graph_deferred = before
 
-    def _memory_diff(self, files: dict[str, tuple[str, int, int]]) -> tuple[list[str], list[str]]:
+    def _memory_delta(self, files: set[tuple[str, int, int]]) -> tuple[list[str], list[tuple[str, int, int]]]:
+        """(indexed paths whose file is gone, the (path, size, mtime) of files new or changed since they were
+        indexed). Sets of rows compared in one step: a no-op refresh at 50,000 notes builds no dictionary."""
+        stamps = set(self.db.execute(
+            "SELECT docs.path, doc_stamps.size, doc_stamps.mtime_ns FROM docs LEFT JOIN doc_stamps USING (path)"))
+        if stamps == files:
+            return [], []
+        return (sorted({rel for rel, _, _ in stamps - files} - {rel for rel, _, _ in files}),
+                sorted(files - stamps))
+
+    def _memory_diff(self, files: set[tuple[str, int, int]]) -> tuple[list[str], list[str]]:
         """(indexed paths whose file is gone, files new or changed since they were indexed), by size and mtime."""
-        stamps = {path: (size, mtime) for path, size, mtime in self.db.execute(
-            "SELECT docs.path, doc_stamps.size, doc_stamps.mtime_ns FROM docs LEFT JOIN doc_stamps USING (path)")}
-        return (sorted(stamps.keys() - files.keys()),
-                sorted(rel for rel, (_, size, mtime) in files.items() if stamps.get(rel, ()) != (size, mtime)))
+        removed, changed = self._memory_delta(files)
+        return removed, [rel for rel, _, _ in changed]
 
     def memory_changes(self) -> tuple[list[str], list[str]]:
         """What `brain index` would do to the memory documents now: (removed, changed) paths, nothing written.
@@ -204,7 +210,7 @@ class MemoryDocs:
         to the WAL (the database file's mtime moves at a checkpoint, which waits while any other process holds
         the index open), a no-op refresh writes nothing, and a file dated in the future stays newer; none of
         those means the index is behind, and `brain index` could clear none of them."""
-        return self._memory_diff(self._walk_memory()[0])
+        return self._memory_diff(found_files(self._walk_memory(self._kept_listings()[0])[0]))
 
     def refresh_memory(self, *, quick: bool = False) -> dict[str, int]:
         """Bring the memory documents up to date, reading only files whose size or mtime changed.
@@ -216,29 +222,45 @@ class MemoryDocs:
         if quick and self._memory_unchanged():
             count = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
             return {"documents": count, "changed": 0, "removed": 0}
-        files, folders = self._walk_memory()
-        removed, changed = self._memory_diff(files)
-        if not removed and not changed and self._fingerprint_is(folders):
+        kept, exact = self._kept_listings()
+        walked, keep = self._walk_memory(kept)
+        folders = [folder for _, folder, _, _ in walked]
+        if exact and len(keep) == len(walked) and keep == kept and self._fingerprint_is(folders):
+            # every folder listed as kept, every file stamped as the index holds it: nothing to compare
+            count = sum(len(names) - stamps[::2].count(-1) for _, _, names, stamps in walked)
+            return {"documents": count, "changed": 0, "removed": 0}
+        files, where = found_files(walked), {key: folder for key, folder, _, _ in walked}
+        removed, changed = self._memory_delta(files)
+        if not removed and not changed and keep == kept and self._fingerprint_is(folders) and (
+                exact or len(keep) != len(walked)):
             return {"documents": len(files), "changed": 0, "removed": 0}  # nothing to write: no write lock
         db.execute("BEGIN IMMEDIATE")
         try:
-            removed, changed = self._memory_diff(files)  # again under the write lock: another process may have done it
+            removed, changed = self._memory_delta(files)  # again under the write lock: another process may have done it
             for rel in removed:
                 self._drop_doc(rel)
                 db.execute("DELETE FROM doc_stamps WHERE path = ?", (rel,))
-            written = 0
-            for rel in changed:
-                path, size, mtime = files[rel]
+            written, unread = 0, 0
+            for rel, size, mtime in changed:
+                path = _path_of(rel, where)
                 try:
                     data = read_regular_file(Path(path))
                 except OSError:
-                    continue
+                    data = None
                 if data is None:
+                    unread += 1
                     continue
                 text = data.decode("utf-8", errors="replace")
                 written += self._put_doc(rel, text)
                 db.execute("INSERT OR REPLACE INTO doc_stamps(path, size, mtime_ns) VALUES (?,?,?)", (rel, size, mtime))
             self._remember_fingerprint(folders)
+            if keep != kept:
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('memory_listing', ?)",
+                           (json.dumps(keep, separators=(",", ":")),))
+            if unread:  # a file listed but not read stays out of the index: the next refresh compares again
+                self._listing_not_exact()
+            else:  # the index's stamps are now the walk's: an unchanged walk needs no comparison
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('memory_listing_exact', '1')")
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -250,6 +272,7 @@ class MemoryDocs:
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
+            self._listing_not_exact()
             rows, fts = [], []
             next_id = (db.execute("SELECT MAX(id) FROM docs").fetchone()[0] or 0) + 1
             seen: set[str] = set()
