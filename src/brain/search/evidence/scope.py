@@ -3,8 +3,11 @@
 The prefix names the part of the project the change is in (``commit_text.title_scopes``), by the
 name of a folder (`vue-query` -> `packages/vue-query/`), a file (`Selector` -> `src/selector.js`) or
 both (`client/types` -> `src/client/types.ts`). It says where, not what: many files share a folder,
-so ``scope`` is a boost (the title's areas are ``Signals.scopes``, read by ``commit_text.title_scopes``) (``ranking.BOOST_FEATURES``) that counts only on a file with other evidence,
-full for a file the name names (its stem), half for a file inside a folder it names. Names are
+so ``scope`` is a boost (``ranking.BOOST_FEATURES``) that counts only on a file with other evidence,
+and a lift (``ranking.LIFT_FEATURES``): it multiplies that file's score by ``1 + weight x value``, so the
+files of the area rise against the others without reordering among themselves; the value is full for a
+file the name names (its stem), half for a file inside a folder it names. (The title's areas are
+``Signals.scopes``, read by ``commit_text.title_scopes``.) Names are
 compared without case and punctuation (`eslint-plugin` = `eslintPlugin`), a name of four letters or
 more also as the head of a longer one (`codemod` -> `codemods/`, `angular-query` ->
 `angular-query-experimental/`). A name that matches nothing in the repository says nothing.
