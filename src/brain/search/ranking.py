@@ -28,11 +28,14 @@ from ..errors import InvalidInput
 from .weights import Weights, shipped_weights
 
 __all__ = ["Evidence", "FileEvidence", "Links", "FileHit", "Localization", "gather", "combine", "module_of",
-           "strength", "STRENGTH", "BOOST_FEATURES", "EVIDENCE_SCHEMA", "TRAP_FLAGS"]
+           "strength", "STRENGTH", "BOOST_FEATURES", "LIFT_FEATURES", "EVIDENCE_SCHEMA", "TRAP_FLAGS"]
 
 EVIDENCE_SCHEMA = 1
 # features that count only on a file that has other evidence (a module's files are not all candidates)
-BOOST_FEATURES = frozenset({"in_module"})
+BOOST_FEATURES = frozenset({"in_module", "scope"})
+# boosts that multiply the file's own score by (1 + weight x value) instead of adding to it: an area many files
+# share lifts them against the files outside it without reordering them among themselves
+LIFT_FEATURES = frozenset({"scope"})
 _NO_SEED = frozenset({"test", "nonproduct"})  # files that never lend: demoted after the lending
 TRAP_FLAGS = frozenset({"amalgamated", "generated_trap", "tool"})  # their factor stacks with `nonproduct` (search.traps)
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -300,6 +303,8 @@ def _rank(evidence: Evidence, weights: Weights, missing: set[str] | None):
                                        hint="gather and combine with the same version of brain") from None
                 if weight <= 0:
                     continue
+                if feature in LIFT_FEATURES:
+                    weight = total * weight  # boosts come after the evidence they lift
                 total += weight
                 some = True
                 why[path].append((weight, reason))

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .code import CODE_EXTENSIONS
+from .commit_text import member_refs, strip_boilerplate, title_scopes
 from .quotes import quoted_candidates
 from .tokenize import STOPWORDS, tokens
 from .traces import trace_frames
@@ -122,6 +123,7 @@ class Signals:
     routes: list[str] = field(default_factory=list)  # the paths of links to a running service: `api/pin` of `https://x.app/api/pin/?u=1`
     code_like: set[str] = field(default_factory=set)  # identifiers shaped or marked as code (`getX`, `a_b`, `f()`)
     quoted: list[tuple[str, ...]] = field(default_factory=list)  # words of quoted messages, output lines, options
+    scopes: list[str] = field(default_factory=list)  # areas a commit-style title's prefix names (`fix(router): ...`)
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -156,6 +158,9 @@ def extract_signals(text: str | None, *, strip_urls: bool | None = None) -> Sign
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
     text = _TEMPLATE.sub(" ", text)  # nor their fixed questions
     text = _CJK_EDGE.sub(" ", text)
+    text = strip_boilerplate(text)  # a commit message's trailers, merge line and pull-request numbers say nothing
+    if not text.strip():
+        return sig
     if strip_urls is None:
         from .weights import shipped_weights
 
@@ -164,6 +169,7 @@ def extract_signals(text: str | None, *, strip_urls: bool | None = None) -> Sign
         sig.routes = url_routes(text)
         text = _URL.sub(_url_path, text)
     title = text.strip().split("\n", 1)[0]
+    sig.scopes = title_scopes(title)
     for match in _FRAME.finditer(text):
         sig.frames.append((match.group(1).replace("\\", "/"), match.group(3) or ""))
     others, used = trace_frames(text)  # Go, Rust, Java, JavaScript, C/C++ traces and compiler errors
@@ -195,6 +201,9 @@ def extract_signals(text: str | None, *, strip_urls: bool | None = None) -> Sign
     for match in _DOTTED.finditer(text.replace("::", ".")):  # Rust and C++ paths read as dotted names
         dotted = match.group(1)
         if not re.search(r"\." + _EXT + r"$", dotted) and dotted.count(".") < 12:
+            sig.dotted.append(dotted)
+    for dotted in member_refs(text):  # `Chain#withConnectTimeout` is `Chain.withConnectTimeout`
+        if dotted not in sig.dotted:
             sig.dotted.append(dotted)
     counts = Counter(m.group() for m in _IDENT.finditer(text))
     if unframed is not text:
