@@ -18,12 +18,17 @@ keeps a full fit within minutes.
 Cross-validation: for each fold, fit on the other folds' repositories (starting from the hand-set
 weights) and rank the held-out fold's tasks with those weights. Reported per language and macro: the
 hand-set weights, the fitted weights (every task ranked by weights fitted without its repository), BM25
-(the same run's). The final weights are fitted on all folds and written to the package's weights file
-only if the cross-validated macro all@5 beats the hand-set one on the held-out folds (issue 23's rule);
-`--dry-run` never writes.
+(the same run's). The final weights are fitted on all folds; the keep rule (issue 23's, strict) writes them
+to the package's weights file only if (1) on the held-out folds the macro all@5 rises AND at least
+`--keep-tasks` more tasks (net) have every gold file in the top 5, and (2) the ranking tests
+(tests/test_ranking.py, test_locate_languages.py, test_locate_js_java.py) pass with them: they run against
+the fitted file written to bench/.cache/fit/ through BRAIN_TEST_WEIGHTS (tests/conftest.py), never against
+the package's, less the two tests that pin the packaged values and golden scores; which golden rankings move
+in their top 5 is reported instead. `--dry-run` reports the rule's verdict and never writes.
 
     .venv/bin/python bench/fit_weights.py [--results bench/results/corpus.json] [--evidence bench/.cache/corpus/evidence]
-        [--passes 3] [--min-gain TASKS] [--only W_A,W_B] [--out bench/results/fit.json] [--dry-run]
+        [--passes 3] [--min-gain TASKS] [--keep-tasks 10] [--only W_A,W_B] [--out bench/results/fit.json]
+        [--jobs 2] [--no-tests] [--dry-run]
 
 Deterministic: no randomness beyond the seeded fold assignment of the corpus run. Refuses reserved and
 development-set repositories (bench/reserved.py) when the results name one.
@@ -34,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -43,9 +49,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus_score as cs  # noqa: E402
 import reserved  # noqa: E402
 
-__all__ = ["Ranker", "Task", "objective", "metrics", "fit", "report_rows", "main"]
+__all__ = ["Ranker", "Task", "objective", "metrics", "fit", "report_rows", "held_out_tasks", "keep_rule",
+           "ranking_tests", "golden_moves", "main"]
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+CANDIDATE = HERE / ".cache" / "fit" / "weights-candidate.json"  # gitignored: the fitted file under test
+# the ranking tests a fitted weights file must still pass (run against it through BRAIN_TEST_WEIGHTS, see
+# tests/conftest.py); two tests pin the packaged file's exact values and scores, so any move fails them by
+# design: they are left out of the gate, and the golden rankings' moves are reported instead (golden_moves)
+RANKING_TESTS = ("tests/test_ranking.py", "tests/test_locate_languages.py", "tests/test_locate_js_java.py")
+PINNED_TESTS = ("tests/test_ranking.py::test_the_shipped_weights_file_has_a_value_and_a_why_for_every_entry",
+                "tests/test_ranking.py::test_the_ranking_is_exactly_what_it_was_before_the_split")
 GRID = (0.0, 0.25, 0.5, 2 ** -0.5, 1.0, 2 ** 0.5, 2.0, 4.0)
 TOP = 5
 
@@ -89,8 +104,8 @@ class Ranker:
     def rank(self, evidence, weights) -> list[str]:
         return [h.path for h in self.ranking.combine(evidence, weights, limit=self.limit).files]
 
-    def write(self, values: dict) -> None:
-        """The changed values into the weights file, in place (its layout and `why`s kept), then read back."""
+    def render(self, values: dict) -> str:
+        """The weights file's text with the changed values (its layout and `why`s kept)."""
         import re
 
         text = self.weights_file.read_text(encoding="utf-8")
@@ -101,14 +116,21 @@ class Ranker:
             if len(pattern.findall(head)) != 1:
                 raise SystemExit(f"fit_weights: cannot find the one entry `{name}` in {self.weights_file.name}")
             head = pattern.sub(lambda m: m.group(1) + repr(float(value)), head)
-        tmp = self.weights_file.with_suffix(".tmp")
-        tmp.write_text(head + tail, encoding="utf-8")
+        return head + tail
+
+    def write(self, values: dict, target: Path | None = None) -> Path:
+        """The changed values into ``target`` (default: the package's weights file, in place), then read back."""
+        target = target or self.weights_file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text(self.render(values), encoding="utf-8")
         back = self.weights_mod.load_weights(tmp)  # a file the product cannot read is never put in place
         wrong = [n for n, v in values.items() if back[n] != v]
         if wrong:
             tmp.unlink()
             raise SystemExit(f"fit_weights: the weights file would not hold {', '.join(wrong)}")
-        tmp.replace(self.weights_file)
+        tmp.replace(target)
+        return target
 
 
 class Task:
@@ -190,6 +212,73 @@ def report_rows(ranker: Ranker, tasks: list[Task], weights_of: dict[str, dict], 
     return out
 
 
+def held_out_tasks(rows: list[dict], key: str, base: str = "hand") -> int:
+    """Net tasks gained at all@5 by ``key`` over ``base`` (tasks it puts every gold file in the top 5 of,
+    minus the ones it loses): the keep rule counts whole tasks, not a macro's fraction of one."""
+    return int(sum(cs.task_scores(r[key])["all@5"] - cs.task_scores(r[base])["all@5"] for r in rows))
+
+
+def keep_rule(gain: float, net_tasks: int, min_tasks: int, tests_ok: bool | None) -> tuple[bool, str]:
+    """Issue 23's rule, strict: fitted weights are kept only if they gain on the held-out folds (macro all@5
+    up AND at least ``min_tasks`` more tasks with every gold file in the top 5) AND the ranking tests pass
+    with them. Returns (keep, why) so the report says which half failed."""
+    if gain <= 0 or net_tasks < min_tasks:
+        return False, (f"held-out gain too small: macro all@5 {gain:+.4f}, {net_tasks:+d} tasks "
+                       f"(the rule asks > 0 and at least {min_tasks} tasks)")
+    if tests_ok is None:
+        return False, "the ranking tests were not run (--no-tests): nothing is kept untested"
+    if not tests_ok:
+        return False, "the ranking tests fail with the fitted weights"
+    return True, f"held-out gain {gain:+.4f} macro all@5, {net_tasks:+d} tasks, and the ranking tests pass"
+
+
+def ranking_tests(candidate: Path, tests=RANKING_TESTS, deselect=PINNED_TESTS, timeout: float = 1800.0
+                  ) -> tuple[bool, list[str]]:
+    """Run the ranking tests against a candidate weights file (BRAIN_TEST_WEIGHTS, tests/conftest.py): the
+    package's own file is never touched. Returns (all passed, the failed tests' ids)."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf",
+           *(f"--deselect={d}" for d in deselect), *tests]
+    env = {**os.environ, "BRAIN_TEST_WEIGHTS": str(Path(candidate).resolve())}
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return False, [f"pytest did not finish within {timeout:.0f} s"]
+    failed = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
+    if proc.returncode != 0 and not failed:
+        tail = (proc.stdout.strip().splitlines() or proc.stderr.strip().splitlines() or ["no output"])[-1]
+        failed = [f"pytest exit {proc.returncode}: {tail}"]
+    return proc.returncode == 0, failed
+
+
+_GOLDEN_SCRIPT = """
+import json, os, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, "tests")
+from brain.search import weights
+weights.WEIGHTS_FILE = Path(sys.argv[1]); weights.shipped_weights.cache_clear()
+from ranking_repo import TASKS, build, rankings
+golden = json.loads(Path("tests/data/ranking_golden.json").read_text())
+with tempfile.TemporaryDirectory() as tmp:
+    os.environ["BRAIN_HOME"] = str(Path(tmp) / "home")
+    got = rankings(build(Path(tmp) / "project").index.code_view())
+moved = [i for i, (old, new) in enumerate(zip(golden, got))
+         if [f[0] for f in old["files"][:5]] != [f[0] for f in new["files"][:5]]]
+print(json.dumps({"tasks": len(TASKS), "top5_moved": [TASKS[i][:70] for i in moved]}))
+"""
+
+
+def golden_moves(candidate: Path, timeout: float = 900.0) -> dict:
+    """Which golden rankings (tests/data/ranking_golden.json) a candidate moves in their top 5: what a
+    commit of fitted weights must name when it regenerates the golden file."""
+    proc = subprocess.run([sys.executable, "-c", _GOLDEN_SCRIPT, str(Path(candidate).resolve())], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+
 def _cpu() -> float:
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
@@ -213,6 +302,9 @@ def main(argv=None) -> int:
     ap.add_argument("--passes", type=int, default=3, help="coordinate-ascent passes at most (stops when none moves)")
     ap.add_argument("--jobs", type=int, default=1, help="fits (one per fold, and the final) run in parallel processes")
     ap.add_argument("--min-gain", type=float, default=1.0, help="a move must gain at least this many tasks' worth (of the biggest language)")
+    ap.add_argument("--keep-tasks", type=int, default=10,
+                    help="keep rule: the held-out folds must gain at least this many tasks at all@5 (net)")
+    ap.add_argument("--no-tests", action="store_true", help="skip the ranking tests (then nothing can be kept)")
     ap.add_argument("--only", help="comma-separated weight names to fit (default: every weight of the file)")
     ap.add_argument("--reserved", type=Path, default=reserved.DEFAULT_RESERVED)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "fit.json")
@@ -284,9 +376,18 @@ def main(argv=None) -> int:
     per_lang = cs.by_language(merged, keys)
     overall = cs.macro(per_lang, keys)
     gain = overall["fitted"]["all@5"] - overall["hand"]["all@5"]
-    keep = gain > 0
+    net = held_out_tasks(merged, "fitted")
     changed = {n: [current[n], final[n]] for n in names if final[n] != current[n]}
-    out = {"summary": {"per_lang": per_lang, "macro": overall, "cv_gain_all@5": round(gain, 4), "kept": keep and not args.dry_run,
+    tests_ok, failed, golden = None, [], None
+    if changed and not args.no_tests:
+        candidate = ranker.write({n: final[n] for n in changed}, CANDIDATE)
+        tests_ok, failed = ranking_tests(candidate)
+        golden = golden_moves(candidate)
+    keep, why = keep_rule(gain, net, args.keep_tasks, tests_ok) if changed else (False, "no weight moved")
+    out = {"summary": {"per_lang": per_lang, "macro": overall, "cv_gain_all@5": round(gain, 4),
+                       "cv_gain_tasks": net, "keep_tasks": args.keep_tasks, "ranking_tests_pass": tests_ok,
+                       "ranking_tests_failed": failed, "golden_moves": golden, "keep": keep, "why": why,
+                       "kept": keep and not args.dry_run,
                        "final_changes": changed, "fold_changes": fold_weights, "tasks": len(tasks),
                        "tasks_without_evidence": missing, "hand_equals_boot": same, "fit_cpu_seconds": round(cpu, 1), "passes": args.passes,
                        "min_gain_tasks": args.min_gain, "grid": GRID}, "rows": merged}
@@ -296,14 +397,19 @@ def main(argv=None) -> int:
                    metrics=("all@1", "all@5", "any@5"), context_key=None))
     print(f"hand-set combine gives the boot's gold ranks on {same} of {len(merged)} tasks")
     print(f"cross-validated macro all@5: fitted {overall['fitted']['all@5']:.3f} vs hand-set "
-          f"{overall['hand']['all@5']:.3f} ({gain:+.3f}); fit cpu {cpu:.0f} s; changes on all folds: {changed}")
-    if keep and not args.dry_run and changed:
+          f"{overall['hand']['all@5']:.3f} ({gain:+.3f}, {net:+d} tasks); fit cpu {cpu:.0f} s; "
+          f"changes on all folds: {changed}")
+    if tests_ok is not None:
+        print(f"ranking tests with the fitted weights: {'pass' if tests_ok else 'FAIL'}"
+              + (f" ({len(failed)}: {', '.join(failed)})" if failed else ""))
+    if golden is not None:
+        print(f"golden rankings whose top 5 moved: {golden}")
+    print(f"keep rule: {'kept' if keep else 'not kept'}: {why}")
+    if keep and not args.dry_run:
         ranker.write({n: final[n] for n in changed})
-        print(f"wrote {len(changed)} fitted weights to {ranker.weights_file.name}")
-    elif not keep:
-        print("the fitted weights do not gain on the held-out folds: the weights file is left as it is")
+        print(f"wrote {len(changed)} fitted weights to {ranker.weights_file.name}; regenerate the golden rankings "
+              "(python tests/ranking_repo.py tests/data/ranking_golden.json) and name the moved ones in the commit")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

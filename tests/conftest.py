@@ -15,6 +15,26 @@ import pytest
 POSTGRES_URL = os.environ.get("BRAIN_TEST_POSTGRES")
 
 
+def _candidate_weights() -> None:
+    """BRAIN_TEST_WEIGHTS=FILE: run the tests against a candidate weights file instead of the packaged one.
+
+    For bench/fit_weights.py's keep rule only (fitted weights are kept only if the ranking tests still pass
+    with them); the product itself always reads its one packaged file. Done at conftest import, before any
+    test module reads the weights (some read them at import). The file is checked like the shipped one.
+    """
+    candidate = os.environ.get("BRAIN_TEST_WEIGHTS")
+    if not candidate:
+        return
+    from brain.search import weights
+
+    weights.load_weights(candidate)  # a malformed candidate fails here, clearly, not in a hundred tests
+    weights.WEIGHTS_FILE = Path(candidate).resolve()
+    weights.shipped_weights.cache_clear()
+
+
+_candidate_weights()
+
+
 @pytest.fixture(autouse=True)
 def brain_home(tmp_path_factory, monkeypatch) -> Path:
     """Isolate all user-level state: BRAIN_HOME points at a fresh folder for every test."""

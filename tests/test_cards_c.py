@@ -337,7 +337,7 @@ def test_autotools_project_card(brain):
 
 
 def test_meson_project_title_and_targets():
-    from brain.cards.languages.c import parse_meson
+    from brain.cards.languages.c_manifests import parse_meson
 
     facts = parse_meson(b"project('tiny', 'c', version : '2.1.0')\nzdep = dependency('zlib')\n"
                         b"lib = library('tiny', 'tiny.c')  # the library\nexecutable('tiny-cli', 'cli.c')\n"
@@ -354,7 +354,7 @@ def test_meson_project_title_and_targets():
 @given(st.text(alphabet="AC_INIT([,]) PKG_CHECK_MODULES lib_LTLIBRARIES=+\\\n#dnl'project(library)x.h", max_size=300))
 def test_build_manifest_parsers_never_fail(text):
     """configure.ac, Makefile.am and meson.build are read, never run: any text gives facts, never an exception."""
-    from brain.cards.languages.c import parse_configure_ac, parse_makefile_am, parse_meson
+    from brain.cards.languages.c_manifests import parse_configure_ac, parse_makefile_am, parse_meson
 
     for parser, path in ((parse_configure_ac, "configure.ac"), (parse_makefile_am, "lib/Makefile.am"), (parse_meson, "meson.build")):
         facts = parser(text.encode(), path)
@@ -364,7 +364,7 @@ def test_build_manifest_parsers_never_fail(text):
 def test_build_manifest_parsers_are_linear_on_long_lines():
     import time
 
-    from brain.cards.languages.c import parse_configure_ac, parse_makefile_am, parse_meson
+    from brain.cards.languages.c_manifests import parse_configure_ac, parse_makefile_am, parse_meson
 
     for parser, text in ((parse_configure_ac, "AC_INIT([" + "a" * 200_000), (parse_makefile_am, "x = " + "a \\\n" * 50_000),
                          (parse_meson, "project('" + "a" * 200_000)):
