@@ -21,6 +21,7 @@ the text's length.
 from __future__ import annotations
 
 import re
+from brain.lazyre import lazy
 
 __all__ = ["strip_boilerplate", "title_scopes", "member_refs", "KIND_WORDS"]
 
@@ -34,7 +35,7 @@ KIND_WORDS = frozenset((
     "merge merged tooling infra ng n/a na todo note").split())
 
 # `Key-Word: value` trailers git and review tools append, and the `RELNOTES=`/`MOE_...=` markers
-_TRAILER = re.compile(
+_TRAILER = lazy(
     r"^\s*(?:(?:signed-off|co-authored|reviewed|acked|reported|tested|suggested|requested|helped|cc|"
     r"approved|authored|committed)-by|change-id|piperorigin-revid|fixes-issue|bug|closes|differential revision|"
     r"reviewers|subscribers|pulled by|original commit|git-svn-id)\s*:.*$"
@@ -42,19 +43,20 @@ _TRAILER = re.compile(
     r"|^\s*created by moe:.*$",
     re.I,
 )
-_MERGE_LINE = re.compile(r"^\s*merge (?:pull request|branch|remote-tracking branch)\b.*$", re.I)
-_RULE = re.compile(r"^\s*[-=*_]{3,}\s*$")
+_MERGE_LINE = lazy(r"^\s*merge (?:pull request|branch|remote-tracking branch)\b.*$", re.I)
+_RULE = lazy(r"^\s*[-=*_]{3,}\s*$")
 
 # the title's prefix: `kind(scope)!:` / `[scope]` (one or more) / `scope:` (one word or a slashed path)
-_CONVENTIONAL = re.compile(r"^\s*([A-Za-z][\w\-]{0,20})\(([^()\n]{1,60})\)!?\s*:\s")
-_BRACKETS = re.compile(r"^\s*((?:\[[^\[\]\n]{1,40}\]\s*){1,3})")
-_BRACKET = re.compile(r"\[([^\[\]\n]{1,40})\]")
-_PREFIX = re.compile(r"^\s*([A-Za-z_][\w.\-]{0,40}(?:/[A-Za-z_][\w.\-]{0,40}){0,4})\s*:\s")
-_ISSUE_KEY = re.compile(r"^[A-Za-z]{1,12}-\d+$")
-_VERSION = re.compile(r"^v?\d+(?:\.(?:\d+|x))*$", re.I)
-_SPLIT = re.compile(r"[,|+&\s]+")
+_CONVENTIONAL = lazy(r"^\s*([A-Za-z][\w\-]{0,20})\(([^()\n]{1,60})\)!?\s*:\s")
+_BRACKETS = lazy(r"^\s*((?:\[[^\[\]\n]{1,40}\]\s*){1,3})")
+_BRACKET = lazy(r"\[([^\[\]\n]{1,40})\]")
+_PREFIX = lazy(r"^\s*([A-Za-z_][\w.\-]{0,40}(?:/[A-Za-z_][\w.\-]{0,40}){0,4})\s*:\s")
+_ISSUE_KEY = lazy(r"^[A-Za-z]{1,12}-\d+$")
+_VERSION = lazy(r"^v?\d+(?:\.(?:\d+|x))*$", re.I)
+_SPLIT = lazy(r"[,|+&\s]+")
+_WORD_START = lazy(r"[A-Za-z_]")
 # `Chain#withConnectTimeout`, `Liquid::ParseContext#parse_expression`: a member written the Javadoc/Ruby way
-_MEMBER = re.compile(r"(?<![\w#])([A-Za-z_]\w*(?:(?:::|\.)[A-Za-z_]\w*){0,6})#([A-Za-z_]\w*[?!]?)")
+_MEMBER = lazy(r"(?<![\w#])([A-Za-z_]\w*(?:(?:::|\.)[A-Za-z_]\w*){0,6})#([A-Za-z_]\w*[?!]?)")
 
 
 def strip_boilerplate(text: str) -> str:
@@ -72,7 +74,7 @@ def _area(name: str) -> str | None:
     if not name or len(name) > 60:
         return None
     low = name.lower()
-    if low in KIND_WORDS or _ISSUE_KEY.match(name) or _VERSION.match(name) or not re.match(r"[A-Za-z_]", name):
+    if low in KIND_WORDS or _ISSUE_KEY.match(name) or _VERSION.match(name) or not _WORD_START.match(name):
         return None
     return name
 
