@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +61,23 @@ def test_demo_ui_serves_the_demo_brain(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+    assert not _processes_naming(tmp_path / "d"), "stopping `brain demo --ui` left its UI server running"
+
+
+def _processes_naming(folder) -> list[int]:
+    """Live processes whose command line names the folder (Linux /proc; empty elsewhere)."""
+    found = []
+    proc_root = Path("/proc")
+    if not proc_root.is_dir():
+        return found
+    for entry in proc_root.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if str(folder).encode() in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found

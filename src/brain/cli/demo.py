@@ -39,6 +39,9 @@ def cmd_demo(args) -> int:
     if args.ui:
         sys.stdout.flush()
         env = {**os.environ, "BRAIN_HOME": data["brain_home"]}
-        return subprocess.call([sys.executable, "-m", "brain", "-C", data["project"], "ui", "--port", str(args.port)],
-                               env=env)
+        argv = [sys.executable, "-m", "brain", "-C", data["project"], "ui", "--port", str(args.port)]
+        if os.name == "posix":  # become the server: a signal to `brain demo` stops the UI, no orphan left
+            sys.stderr.flush()
+            os.execve(sys.executable, argv, env)
+        return subprocess.call(argv, env=env)
     return 0
