@@ -26,9 +26,19 @@ the fitted file written to bench/.cache/fit/ through BRAIN_TEST_WEIGHTS (tests/c
 the package's, less the two tests that pin the packaged values and golden scores; which golden rankings move
 in their top 5 is reported instead. `--dry-run` reports the rule's verdict and never writes.
 
+Back-off (default; `--no-back-off` for one fit): when the fitted file fails the gate, each move is reverted
+alone (the other moves kept) and only the failed tests re-run; a move whose revert makes one of them pass is
+blamed for it (if no single revert fixes any, the moves are reverted in name order until the failed tests
+pass, and all reverted by then are blamed). The blamed weights are frozen at their hand-set values and the
+whole cross-validation runs again on the others, until the gate passes or no weight moves; the keep rule
+then judges the last fit. `--freeze NAME...` freezes weights from the start. The rounds (frozen, moved,
+held-out gain, failed tests, blamed moves) go in the result JSON (`back_off`, `frozen`). Why revert one at
+a time rather than test each move alone: a move can break a test only beside the others (the best file
+changes), and reverting from the fitted file asks the question the gate asks, of the file that would ship.
+
     .venv/bin/python bench/fit_weights.py [--results bench/results/corpus.json] [--evidence bench/.cache/corpus/evidence]
         [--passes 3] [--min-gain TASKS] [--keep-tasks 10] [--only W_A,W_B] [--out bench/results/fit.json]
-        [--jobs 2] [--no-tests] [--dry-run]
+        [--jobs 2] [--freeze NAME...] [--no-back-off] [--no-tests] [--dry-run]
 
 Deterministic: no randomness beyond the seeded fold assignment of the corpus run. Refuses reserved and
 development-set repositories (bench/reserved.py) when the results name one.
@@ -50,7 +60,7 @@ import corpus_score as cs  # noqa: E402
 import reserved  # noqa: E402
 
 __all__ = ["Ranker", "Task", "objective", "metrics", "fit", "report_rows", "held_out_tasks", "keep_rule",
-           "ranking_tests", "golden_moves", "main"]
+           "ranking_tests", "golden_moves", "cross_validate", "blame", "back_off", "main"]
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -295,6 +305,112 @@ def _fit_one(i: int):
     return fit(ranker, train, current, names, passes, min_gain, log=lines.append), lines
 
 
+def cross_validate(ranker: Ranker, tasks: list[Task], folds: dict[str, int], names: list[str], passes: int,
+                   min_gain: float, jobs: int = 1) -> dict:
+    """One fit of ``names`` (the others held at their hand-set values): per fold on the other folds'
+    repositories, scored on the held-out fold, and the final fit on all folds. Returns the figures the keep
+    rule and the report read."""
+    global _FIT_JOB, _FIT_TASKS
+    current = ranker.current
+    started = _cpu()
+    fold_list = sorted(set(folds.values()))
+    work = [([t for t in tasks if folds[t.repo] != f], f"fold {f}") for f in fold_list] + [(tasks, "all folds")]
+    _FIT_JOB, _FIT_TASKS = (ranker, current, names, passes, min_gain), work
+    if jobs > 1 and names:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            fitted = pool.map(_fit_one, range(len(work)), chunksize=1)
+    else:
+        fitted = [_fit_one(i) for i in range(len(work))]
+    lines = []
+    for (train, label), (_, log) in zip(work, fitted):
+        lines.append(f"{label}: fitted on {len(train)} tasks of {len({t.repo for t in train})} repositories")
+        lines.extend(log)
+    fold_weights, fitted_of = {}, {}
+    for f, (w, _) in zip(fold_list, fitted):
+        fold_weights[str(f)] = {n: w[n] for n in names if w[n] != current[n]}
+        for repo, fold in folds.items():
+            if fold == f:
+                fitted_of[repo] = w
+    final = fitted[-1][0]
+    cpu = _cpu() - started
+    hand = report_rows(ranker, tasks, {"*": current}, "hand")
+    cv = {r["id"]: r for r in report_rows(ranker, tasks, fitted_of, "fitted")}
+    merged = [{**r, "fitted": cv[r["id"]]["fitted"], "bm25": t.bm25} for r, t in zip(hand, tasks)]
+    keys = ("fitted", "hand", "bm25")
+    per_lang = cs.by_language(merged, keys)
+    overall = cs.macro(per_lang, keys)
+    return {"per_lang": per_lang, "macro": overall, "rows": merged, "lines": lines, "cpu": cpu,
+            "gain": overall["fitted"]["all@5"] - overall["hand"]["all@5"], "net": held_out_tasks(merged, "fitted"),
+            "changed": {n: [current[n], final[n]] for n in names if final[n] != current[n]},
+            "fold_changes": fold_weights}
+
+
+def blame(changed: dict[str, list], failed: list[str], gate) -> dict[str, list[str]]:
+    """Which moves break which of the ``failed`` tests: each move reverted alone (the others kept), only the
+    failed tests re-run; a move whose revert makes a failed test pass is blamed for it. When no single
+    revert fixes anything (the breakage needs two moves together), the moves are reverted one after another
+    in name order until the failed tests pass, and every move reverted by then is blamed for them.
+    ``gate(values, tests)`` -> (passed, failed ids) runs ``tests`` against the hand-set weights with
+    ``values`` changed. Deterministic: name order throughout. Empty: reverting every move fixes nothing."""
+    moves = {n: v[1] for n, v in changed.items()}
+    blamed: dict[str, list[str]] = {}
+    for name in sorted(moves):
+        ok, still = gate({n: v for n, v in moves.items() if n != name}, failed)
+        fixed = failed if ok else [t for t in failed if t not in still]
+        if fixed:
+            blamed[name] = list(fixed)
+    if blamed:
+        return blamed
+    reverted: list[str] = []
+    for name in sorted(moves):
+        reverted.append(name)
+        ok, _ = gate({n: v for n, v in moves.items() if n not in reverted}, failed)
+        if ok:
+            return {n: list(failed) for n in reverted}
+    return {}
+
+
+def back_off(fit_round, gate, frozen: dict[str, list[str]] | None = None, tests=RANKING_TESTS,
+             log=print) -> tuple[dict | None, list[dict], dict[str, list[str]]]:
+    """Fit, gate, and when the gate fails freeze the blamed moves at their hand-set values and fit again,
+    until the gate passes or no weight moves. ``fit_round(frozen names)`` -> a cross_validate result;
+    ``gate(values, tests)`` as in ``blame``. Returns (the last fit that moved something, with its gate's
+    verdict in "tests_ok"/"tests_failed"; None if none moved), the rounds (what each froze, moved, gained
+    and failed) and the frozen weights with the tests each broke."""
+    frozen = dict(frozen or {})
+    rounds: list[dict] = []
+    last = None
+    while True:
+        result = fit_round(sorted(frozen))
+        changed = result["changed"]
+        entry = {"frozen": sorted(frozen), "changed": changed, "cv_gain_all@5": round(result["gain"], 4),
+                 "cv_gain_tasks": result["net"], "fit_cpu_seconds": round(result["cpu"], 1)}
+        rounds.append(entry)
+        if not changed:
+            entry["stop"] = "no weight moved"
+            log(f"back-off round {len(rounds)}: frozen {sorted(frozen)}; no weight moved")
+            return last, rounds, frozen
+        ok, failed = gate({n: v[1] for n, v in changed.items()}, list(tests))
+        result["tests_ok"], result["tests_failed"] = ok, failed
+        entry["tests_ok"], entry["tests_failed"] = ok, failed
+        last = result
+        log(f"back-off round {len(rounds)}: frozen {sorted(frozen)}; moved {sorted(changed)}; "
+            f"held out {result['gain']:+.4f} ({result['net']:+d} tasks); tests {'pass' if ok else 'FAIL'}"
+            + (f" ({len(failed)})" if failed else ""))
+        if ok:
+            entry["stop"] = "the ranking tests pass"
+            return last, rounds, frozen
+        culprits = blame(changed, failed, gate)
+        entry["blamed"] = culprits
+        if not culprits:
+            entry["stop"] = "reverting every move does not fix the failed tests"
+            return last, rounds, frozen
+        log(f"  blamed: {culprits}")
+        frozen.update(culprits)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", type=Path, default=HERE / "results" / "corpus.json", help="bench_corpus.py's results")
@@ -305,7 +421,9 @@ def main(argv=None) -> int:
     ap.add_argument("--keep-tasks", type=int, default=10,
                     help="keep rule: the held-out folds must gain at least this many tasks at all@5 (net)")
     ap.add_argument("--no-tests", action="store_true", help="skip the ranking tests (then nothing can be kept)")
+    ap.add_argument("--no-back-off", action="store_true", help="one fit only: do not freeze the moves that break tests and re-fit")
     ap.add_argument("--only", help="comma-separated weight names to fit (default: every weight of the file)")
+    ap.add_argument("--freeze", nargs="+", default=[], metavar="NAME", help="weights held at their hand-set values")
     ap.add_argument("--reserved", type=Path, default=reserved.DEFAULT_RESERVED)
     ap.add_argument("--out", type=Path, default=HERE / "results" / "fit.json")
     ap.add_argument("--dry-run", action="store_true", help="report, never write the weights file")
@@ -338,57 +456,46 @@ def main(argv=None) -> int:
         ap.error(f"no evidence for the results' tasks under {args.evidence}: run bench/bench_corpus.py with the ranking API")
     current = ranker.current
     names = sorted(current) if not args.only else [n.strip() for n in args.only.split(",") if n.strip()]
-    unknown = [n for n in names if n not in current]
+    unknown = [n for n in names + list(args.freeze) if n not in current]
     if unknown:
         ap.error(f"not a fitted weight (features, shares, factors) of {ranker.weights_file.name}: {', '.join(unknown)}")
     started = _cpu()
-    fold_list = sorted(set(folds.values()))
-    jobs = [([t for t in tasks if folds[t.repo] != f], f"fold {f}") for f in fold_list] + [(tasks, "all folds")]
-    global _FIT_JOB, _FIT_TASKS
-    _FIT_JOB, _FIT_TASKS = (ranker, current, names, args.passes, args.min_gain), jobs
-    if args.jobs > 1:
-        import multiprocessing
 
-        with multiprocessing.get_context("fork").Pool(args.jobs) as pool:
-            fitted = pool.map(_fit_one, range(len(jobs)), chunksize=1)
+    def fit_round(frozen: list[str]) -> dict:
+        return cross_validate(ranker, tasks, folds, [n for n in names if n not in frozen], args.passes,
+                              args.min_gain, args.jobs)
+
+    def gate(values: dict, tests) -> tuple[bool, list[str]]:
+        return ranking_tests(ranker.write(values, CANDIDATE), tests=tuple(tests))
+
+    given = {n: ["--freeze"] for n in args.freeze}
+    tests_ok, failed, golden, rounds, frozen = None, [], None, [], dict(given)
+    if args.no_tests or args.no_back_off:
+        res = fit_round(sorted(given))
+        if res["changed"] and not args.no_tests:
+            tests_ok, failed = gate({n: v[1] for n, v in res["changed"].items()}, RANKING_TESTS)
     else:
-        fitted = [_fit_one(i) for i in range(len(jobs))]
-    for (train, label), (w, lines) in zip(jobs, fitted):
-        print(f"{label}: fitted on {len(train)} tasks of {len({t.repo for t in train})} repositories")
-        for line in lines:
-            print(line)
-    fold_weights, fitted_of = {}, {}
-    for f, (w, _) in zip(fold_list, fitted):
-        fold_weights[str(f)] = {n: w[n] for n in names if w[n] != current[n]}
-        for repo, fold in folds.items():
-            if fold == f:
-                fitted_of[repo] = w
-    final = fitted[-1][0]
+        res, rounds, frozen = back_off(fit_round, gate, given)
+        if res is None:  # no round moved a weight: report the last (empty) one
+            res = fit_round(sorted(frozen))
+        else:
+            tests_ok, failed = res["tests_ok"], res["tests_failed"]
     cpu = _cpu() - started
-
-    hand = report_rows(ranker, tasks, {"*": current}, "hand")
-    cv = {r["id"]: r for r in report_rows(ranker, tasks, fitted_of, "fitted")}
-    merged = [{**r, "fitted": cv[r["id"]]["fitted"], "bm25": t.bm25} for r, t in zip(hand, tasks)]
+    for line in res["lines"]:
+        print(line)
+    merged, per_lang, overall, changed = res["rows"], res["per_lang"], res["macro"], res["changed"]
+    gain, net = res["gain"], res["net"]
     boot = {r["id"]: r["brain"] for r in rows}
     # the hand-set combine must be the boot's own ranking (the boot lists the ranked files first)
     same = sum(r["hand"] == boot[r["id"]] for r in merged)
-    keys = ("fitted", "hand", "bm25")
-    per_lang = cs.by_language(merged, keys)
-    overall = cs.macro(per_lang, keys)
-    gain = overall["fitted"]["all@5"] - overall["hand"]["all@5"]
-    net = held_out_tasks(merged, "fitted")
-    changed = {n: [current[n], final[n]] for n in names if final[n] != current[n]}
-    tests_ok, failed, golden = None, [], None
     if changed and not args.no_tests:
-        candidate = ranker.write({n: final[n] for n in changed}, CANDIDATE)
-        tests_ok, failed = ranking_tests(candidate)
-        golden = golden_moves(candidate)
+        golden = golden_moves(ranker.write({n: v[1] for n, v in changed.items()}, CANDIDATE))
     keep, why = keep_rule(gain, net, args.keep_tasks, tests_ok) if changed else (False, "no weight moved")
     out = {"summary": {"per_lang": per_lang, "macro": overall, "cv_gain_all@5": round(gain, 4),
                        "cv_gain_tasks": net, "keep_tasks": args.keep_tasks, "ranking_tests_pass": tests_ok,
                        "ranking_tests_failed": failed, "golden_moves": golden, "keep": keep, "why": why,
-                       "kept": keep and not args.dry_run,
-                       "final_changes": changed, "fold_changes": fold_weights, "tasks": len(tasks),
+                       "kept": keep and not args.dry_run, "frozen": frozen, "back_off": rounds,
+                       "final_changes": changed, "fold_changes": res["fold_changes"], "tasks": len(tasks),
                        "tasks_without_evidence": missing, "hand_equals_boot": same, "fit_cpu_seconds": round(cpu, 1), "passes": args.passes,
                        "min_gain_tasks": args.min_gain, "grid": GRID}, "rows": merged}
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -397,8 +504,10 @@ def main(argv=None) -> int:
                    metrics=("all@1", "all@5", "any@5"), context_key=None))
     print(f"hand-set combine gives the boot's gold ranks on {same} of {len(merged)} tasks")
     print(f"cross-validated macro all@5: fitted {overall['fitted']['all@5']:.3f} vs hand-set "
-          f"{overall['hand']['all@5']:.3f} ({gain:+.3f}, {net:+d} tasks); fit cpu {cpu:.0f} s; "
-          f"changes on all folds: {changed}")
+          f"{overall['hand']['all@5']:.3f} ({gain:+.3f}, {net:+d} tasks); fit cpu {cpu:.0f} s "
+          f"({len(rounds) or 1} round(s)); changes on all folds: {changed}")
+    if frozen:
+        print(f"frozen at their hand-set values: {frozen}")
     if tests_ok is not None:
         print(f"ranking tests with the fitted weights: {'pass' if tests_ok else 'FAIL'}"
               + (f" ({len(failed)}: {', '.join(failed)})" if failed else ""))
@@ -406,10 +515,11 @@ def main(argv=None) -> int:
         print(f"golden rankings whose top 5 moved: {golden}")
     print(f"keep rule: {'kept' if keep else 'not kept'}: {why}")
     if keep and not args.dry_run:
-        ranker.write({n: final[n] for n in changed})
+        ranker.write({n: v[1] for n, v in changed.items()})
         print(f"wrote {len(changed)} fitted weights to {ranker.weights_file.name}; regenerate the golden rankings "
               "(python tests/ranking_repo.py tests/data/ranking_golden.json) and name the moved ones in the commit")
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

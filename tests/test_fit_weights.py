@@ -65,3 +65,103 @@ def test_the_ranking_tests_gate_runs_the_tests_against_the_candidate_file(tmp_pa
     assert ok and failed == []
     ok, failed = fw.ranking_tests(weights.WEIGHTS_FILE, tests=(str(suite),), deselect=(), timeout=240)
     assert not ok and len(failed) == 1 and failed[0].endswith("test_sees_candidate.py::test_path_weight")
+
+
+def _suite(tmp_path, body: str) -> Path:
+    """A real pytest suite reading the candidate weights (conftest.py's BRAIN_TEST_WEIGHTS), as the gate does."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    shutil.copy(TESTS / "conftest.py", suite / "conftest.py")
+    (suite / "test_pinned.py").write_text("from brain.search.weights import shipped_weights\n\n\n" + body)
+    return suite
+
+
+def _gate(tmp_path, ranker):
+    candidate = tmp_path / "candidate.json"
+
+    def gate(values, tests):
+        return fw.ranking_tests(ranker.write(values, candidate), tests=tuple(tests), deselect=(), timeout=240)
+    return gate
+
+
+def _tasks(ranker):
+    """Go tasks in four repositories (two folds) whose gold file only the path names, outranked by six
+    files whose body matches better: under the hand-set weights it is 7th; a lower `bm25` or a higher `path`
+    puts it first (the fit tries `bm25` first, in name order)."""
+    from brain.search.ranking import EVIDENCE_SCHEMA
+
+    tasks, folds = [], {}
+    for r in range(4):
+        repo = f"o/r{r}"
+        folds[repo] = r % 2
+        for i in range(3):
+            files = {f"src/noise{j}.go": {"features": {"bm25": 1.2}, "reasons": [["bm25", 1.2, "body"]]}
+                     for j in range(6)}
+            files["src/gold.go"] = {"features": {"path": 1.0}, "reasons": [["path", 1.0, "path named"]]}
+            ev = ranker.evidence({"schema": EVIDENCE_SCHEMA, "files": files})
+            row = {"id": f"{repo}#{i}", "repo": repo, "lang": "Go", "gold": ["src/gold.go"], "bm25": [7]}
+            tasks.append(fw.Task(row, ev, ranker.features(ev)))
+    return tasks, folds
+
+
+def test_the_back_off_freezes_the_move_that_breaks_a_test_and_refits_the_others(tmp_path):
+    """The first fit moves `bm25` (to 0), which a pinned test forbids: the back-off blames that move by
+    reverting it, freezes it at its hand-set value and fits again; the second fit reaches the same held-out
+    gain through `path`, and the gate passes. Real fits through `combine`, a real pytest gate."""
+    ranker = fw.Ranker()
+    hand_bm25, hand_path = ranker.current["bm25"], ranker.current["path"]
+    suite = _suite(tmp_path, f"def test_body_weight():\n    assert shipped_weights().features['bm25'] == {hand_bm25!r}\n")
+    tasks, folds = _tasks(ranker)
+    seen = []
+
+    def fit_round(frozen):
+        seen.append(list(frozen))
+        return fw.cross_validate(ranker, tasks, folds, [n for n in sorted(ranker.current) if n not in frozen], 3, 1.0)
+
+    result, rounds, frozen = fw.back_off(fit_round, _gate(tmp_path, ranker), tests=(str(suite),), log=lambda _: None)
+    assert seen == [[], ["bm25"]]
+    assert rounds[0]["changed"] == {"bm25": [hand_bm25, 0.0]} and not rounds[0]["tests_ok"]
+    assert len(rounds[0]["tests_failed"]) == 1 and rounds[0]["tests_failed"][0].endswith("::test_body_weight")
+    assert list(rounds[0]["blamed"]) == ["bm25"]
+    assert list(frozen) == ["bm25"] and frozen["bm25"] == rounds[0]["tests_failed"]
+    assert result["tests_ok"] and rounds[1]["tests_ok"] and rounds[1]["stop"] == "the ranking tests pass"
+    assert result["changed"] == {"path": [hand_path, round(hand_path * 2 ** 0.5, 6)]}  # the grid's first value that gains
+    assert result["net"] == 12 and result["gain"] == 1.0  # every held-out task now has its gold file first
+    assert fw.keep_rule(result["gain"], result["net"], 10, result["tests_ok"])[0]
+
+
+def test_the_back_off_stops_when_every_weight_that_gains_is_frozen(tmp_path):
+    """Both weights that could gain are pinned: after freezing both, no weight moves, and the back-off
+    reports the last fit with its failing gate (nothing to keep) and why it stopped."""
+    ranker = fw.Ranker()
+    hand = ranker.current
+    suite = _suite(tmp_path, f"def test_body_weight():\n    assert shipped_weights().features['bm25'] == {hand['bm25']!r}\n\n\n"
+                             f"def test_path_weight():\n    assert shipped_weights().features['path'] == {hand['path']!r}\n")
+    tasks, folds = _tasks(ranker)
+
+    def fit_round(frozen):
+        return fw.cross_validate(ranker, tasks, folds, [n for n in sorted(hand) if n not in frozen], 3, 1.0)
+
+    result, rounds, frozen = fw.back_off(fit_round, _gate(tmp_path, ranker), tests=(str(suite),), log=lambda _: None)
+    assert [r["frozen"] for r in rounds] == [[], ["bm25"], ["bm25", "path"]]
+    assert rounds[-1]["stop"] == "no weight moved" and rounds[-1]["changed"] == {}
+    assert sorted(frozen) == ["bm25", "path"]
+    assert result is not None and not result["tests_ok"] and result["changed"] == {"path": [hand["path"], round(hand["path"] * 2 ** 0.5, 6)]}
+
+
+def test_blame_falls_back_to_reverting_moves_in_turn_when_no_single_revert_fixes_a_test(tmp_path):
+    """A test that needs both moves reverted: no single revert fixes it, so the moves are reverted one after
+    another in name order until it passes, and both are blamed; a move no failing test needs is not."""
+    ranker = fw.Ranker()
+    hand = ranker.current
+    suite = _suite(tmp_path, "def test_either_weight():\n"
+                             f"    f = shipped_weights().features\n    assert f['bm25'] == {hand['bm25']!r} or f['path'] == {hand['path']!r}\n")
+    gate = _gate(tmp_path, ranker)
+    ok, failed = gate({"bm25": 2.0, "path": 16.0}, [str(suite)])
+    assert not ok and len(failed) == 1
+    got = fw.blame({"bm25": [hand["bm25"], 2.0], "path": [hand["path"], 16.0]}, failed, gate)
+    assert got == {"bm25": failed, "path": failed}
+    # with a third move that no test cares about, single reverts still fix nothing; the cumulative revert
+    # stops as soon as the test passes (bm25, path) and never blames `symbol`
+    moves = {"bm25": [hand["bm25"], 2.0], "path": [hand["path"], 16.0], "symbol": [hand["symbol"], 3.0]}
+    assert fw.blame(moves, failed, gate) == {"bm25": failed, "path": failed}
