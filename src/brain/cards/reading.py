@@ -18,6 +18,8 @@ import warnings
 from pathlib import Path
 from typing import Callable, Iterator
 
+from .. import pyast
+
 __all__ = ["hash_file", "read_capped", "safe_extract", "too_large_fact", "sha256", "read_pass", "WINDOW"]
 
 log = logging.getLogger("brain.cards")
@@ -90,7 +92,7 @@ def _shared_tree(path: str, raw: bytes | None, wanted: bool) -> ast.Module | Non
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return ast.parse(raw, filename=path)
+            return pyast.parse(raw, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None  # each side parses again and reports it its own way
 

@@ -17,6 +17,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import pyast
 from ..trees import walk as walk_tree
 from . import traps
 from ..lazyre import lazy
@@ -350,7 +351,7 @@ def _resolve_relative(module: str, is_package: bool, level: int, target: str | N
 def parse_python(text: str) -> ast.Module | None:
     """``ast.parse`` of a source text, None when it does not parse (the index then reads it by regex)."""
     try:
-        return ast.parse(text)
+        return pyast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from .. import pyast
+
 __all__ = ["FunctionDef", "Call", "KINDS", "MAX_CALLS", "extract_functions", "python_functions", "from_symbols",
            "register_extractor", "has_extractor"]
 
@@ -141,7 +143,7 @@ def python_functions(text: str, tree: ast.Module | None = None) -> list[Function
     text's ``ast.parse`` when the caller has it already (the index build parses a file once)."""
     if tree is None:
         try:
-            tree = ast.parse(text)
+            tree = pyast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return []
     lines = text.splitlines()

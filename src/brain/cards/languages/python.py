@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import warnings
 
+from ... import pyast
 from .base import Language, Symbol
 
 __all__ = ["LANGUAGE", "extract", "extract_ast", "symbols_of", "format_args", "first_line", "resolve_relative",
@@ -284,7 +285,7 @@ def extract_ast(data: bytes, *, dotted: str, is_package: bool, path: str = "<fil
         if tree is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                tree = ast.parse(data, filename=path)
+                tree = pyast.parse(data, filename=path)
     except SyntaxError as exc:
         return {"status": "unread", "reason": f"syntax error line {exc.lineno}"}
     except (ValueError, UnicodeDecodeError, RecursionError, MemoryError) as exc:
