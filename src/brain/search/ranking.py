@@ -33,8 +33,7 @@ __all__ = ["Evidence", "FileEvidence", "Links", "FileHit", "Localization", "gath
 EVIDENCE_SCHEMA = 1
 # features that count only on a file that has other evidence (a module's files are not all candidates)
 BOOST_FEATURES = frozenset({"in_module", "scope"})
-# boosts that multiply the file's own score by (1 + weight x value) instead of adding to it: an area many files
-# share lifts them against the files outside it without reordering them among themselves
+# boosts multiplying the file's score by (1 + weight x value): an area lifts its files without reordering them
 LIFT_FEATURES = frozenset({"scope"})
 _NO_SEED = frozenset({"test", "nonproduct"})  # files that never lend: demoted after the lending
 TRAP_FLAGS = frozenset({"amalgamated", "generated_trap", "tool"})  # their factor stacks with `nonproduct` (search.traps)
