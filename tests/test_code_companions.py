@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from card_helpers import write
-from brain.search.code import CODE_EXTENSIONS, copyright_holder, vendored_folders
+from brain.search.code import CODE_EXTENSIONS, FolderMarks, copyright_holder, scan_files, vendored_folders
 from brain.search.definitions import scan_definitions
 from brain.search.locate import extract_signals
 
@@ -132,6 +132,24 @@ def test_a_licensed_folder_of_the_projects_own_holder_is_not_vendored(tmp_path):
     (repo / "LICENSE").write_text("Apache License\n\n\"Licensor\" shall mean the copyright owner\n")
     _tree(repo, {"bin/cli.js": header, "src/util.js": header})
     assert vendored_folders(repo) == set()
+
+
+def test_the_index_walk_notes_the_same_vendored_folders_as_a_walk_of_their_own(tmp_path):
+    # the code index's one walk (scan_files) notes the folders; vendored_folders then walks nothing
+    repo = _tree(tmp_path, {
+        "COPYING": "Copyright (c) 2012 Stephen Dolan\n",
+        "src/jv_print.c": "void jv_dumpf(int x) {\n}\n",
+        "src/decNumber/LICENSE": "ICU\n", "src/decNumber/decNumber.c": _IBM + "void d(int x) {\n}\n",
+        "src/decNumber/decContext.c": _IBM,
+        "third_party/zlib/LICENSE": "zlib\n", "third_party/zlib/deps/x.c": _IBM,
+        "third_party/zlib/inflate.c": _IBM, "lib/deps/y.c": "int y;\n",
+        "pkg.egg-info/LICENSE": "x\n", "tools/LICENSE.txt": "mine\n", "tools/a.c": "int a;\n",
+    })
+    marks = FolderMarks()
+    files = scan_files(repo, marks)
+    alone = vendored_folders(repo)
+    assert alone == {"src/decNumber", "third_party", "lib/deps"}
+    assert vendored_folders(repo, files, marks) == alone
 
 
 def test_vendored_files_are_marked_generated_in_the_index(brain):

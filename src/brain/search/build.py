@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import traps
-from .code import (CODE_EXTENSIONS, code_diff, extract, is_test_path, looks_generated, module_name_for, nested_modules,
+from .code import (CODE_EXTENSIONS, FolderMarks, code_diff, extract, is_test_path, looks_generated, module_name_for, nested_modules,
                    parse_python, record_modules, scan_files, transaction, vendored_folders)
 from .function_defs import MAX_CARD_FILE, extract_functions, from_symbols, has_extractor, python_functions
 from .tokenize import token_text
@@ -182,6 +182,7 @@ class CodePlan:
     removed: list[str]
     changed: list[str]  # sorted: the order the rows are written in
     package_dirs: set[str]
+    marks: FolderMarks | None = None  # the walk's notes for vendored_folders
 
     @property
     def noop(self) -> bool:
@@ -200,10 +201,11 @@ class CodePlan:
 
 def plan_code(db: sqlite3.Connection, repo: Path) -> CodePlan:
     """The files that changed since the code tables were written (one walk of the tree, no read)."""
-    current = scan_files(repo)
+    marks = FolderMarks()
+    current = scan_files(repo, marks)
     _known, removed, changed = code_diff(db, current)
     package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in current if p.endswith("/__init__.py") or p == "__init__.py"}
-    return CodePlan(repo, current, removed, changed, package_dirs)
+    return CodePlan(repo, current, removed, changed, package_dirs, marks)
 
 
 def _drop_rows(db: sqlite3.Connection, paths: list[str], functions: bool) -> None:
@@ -243,7 +245,7 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
             with transaction(db):  # an index built before inner modules were recorded
                 record_modules(db, nested_modules(repo))
         return {"files": len(current), "changed": 0, "removed": 0}
-    vendored = vendored_folders(repo, current)
+    vendored = vendored_folders(repo, current, plan.marks)
     nested = nested_modules(repo)
     functions = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'fn_defs'").fetchone() is not None
     source = iter(indexed) if indexed is not None else iter(())

@@ -24,7 +24,7 @@ from ..lazyre import lazy
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
            "CODE_SCHEMA", "refresh_code", "module_name_for", "parse_python", "record_modules", "code_diff",
-           "is_nonproduct_path", "looks_generated", "vendored_folders", "copyright_holder", "nested_modules"]
+           "is_nonproduct_path", "looks_generated", "vendored_folders", "FolderMarks", "copyright_holder", "nested_modules"]
 
 @contextlib.contextmanager
 def transaction(db: sqlite3.Connection):
@@ -160,7 +160,34 @@ def _read_head(path: str) -> str:
         return ""
 
 
-def vendored_folders(repo: Path, files: dict[str, object] | None = None) -> set[str]:
+@dataclass
+class FolderMarks:
+    """What a walk of the tree notes of its folders for ``vendored_folders``, so the index's one walk
+    (``scan_files``) serves both: folders named as third-party code, and folders with a license of their own."""
+
+    named: set[str] = field(default_factory=set)
+    licensed: set[str] = field(default_factory=set)
+
+    def note(self, rel: str, names: list[str]) -> None:
+        if not rel:
+            return
+        if rel.rsplit("/", 1)[-1].lower() in VENDORED_DIRS:
+            self.named.add(rel)
+        elif any(_LICENSE_FILE.search(n) and os.path.splitext(n)[1] not in CODE_EXTENSIONS for n in names):
+            self.licensed.add(rel)
+
+
+def _below(rel: str, folders: set[str]) -> bool:
+    """Whether a folder lies inside one of ``folders`` (a walk that stops there never sees it)."""
+    cut = rel.find("/")
+    while cut != -1:
+        if rel[:cut] in folders:
+            return True
+        cut = rel.find("/", cut + 1)
+    return False
+
+
+def vendored_folders(repo: Path, files: dict[str, object] | None = None, marks: FolderMarks | None = None) -> set[str]:
     """Folders of third-party code copied in.
 
     By the names projects give them (``third_party``, ``deps``), and by what a copied-in library
@@ -168,20 +195,14 @@ def vendored_folders(repo: Path, files: dict[str, object] | None = None) -> set[
     notice of a holder that is not the project's: neither the holder the root license names first
     nor the one named most often by the repository's other files. A license file alone is no sign: projects keep attribution licenses beside
     code of their own (whose files then carry no notice, or the project's)."""
-    found: set[str] = set()
-    licensed: set[str] = set()
-    root = str(repo)
-    cut = len(root) + 1
-    for folder, dirs, names in walk_tree(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
-        rel = folder[cut:].replace(os.sep, "/")
-        if not rel:
-            continue
-        if rel.rsplit("/", 1)[-1].lower() in VENDORED_DIRS:
-            found.add(rel)
-            dirs[:] = []
-        elif any(_LICENSE_FILE.search(n) and os.path.splitext(n)[1] not in CODE_EXTENSIONS for n in names):
-            licensed.add(rel)
+    # ``marks``: what ``scan_files`` noted of the folders in its walk (else the tree is walked here)
+    if marks is None:
+        marks = FolderMarks()
+        for folder, dirs, names in walk_tree(str(repo)):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+            marks.note(folder[len(str(repo)) + 1:].replace(os.sep, "/"), names)
+    found = {rel for rel in marks.named if not _below(rel, marks.named)}
+    licensed = {rel for rel in marks.licensed if rel not in marks.named and not _below(rel, marks.named)}
     if licensed:
         found |= _foreign_folders(repo, licensed, files if files is not None else scan_files(repo), found)
     return found
@@ -291,14 +312,17 @@ def _storable(text: str) -> bool:
     return True
 
 
-def scan_files(repo: Path) -> dict[str, tuple[int, int]]:
-    """Every source file under ``repo`` -> (mtime_ns, size), skipping hidden and build folders."""
+def scan_files(repo: Path, marks: FolderMarks | None = None) -> dict[str, tuple[int, int]]:
+    """Every source file under ``repo`` -> (mtime_ns, size), skipping hidden and build folders; with
+    ``marks``, the walk's folders are noted there too (``vendored_folders`` then needs no walk of its own)."""
     found: dict[str, tuple[int, int]] = {}
     root = str(repo)
     cut = len(root) + 1
     for folder, dirs, files in walk_tree(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and not d.endswith(".egg-info"))
         rel_folder = folder[cut:]
+        if marks is not None:
+            marks.note(rel_folder.replace(os.sep, "/"), files)
         for name in files:
             ext = os.path.splitext(name)[1]
             if ext not in CODE_EXTENSIONS or name.startswith(".") or _BUNDLED.search(name):

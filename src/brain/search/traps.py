@@ -293,9 +293,10 @@ def record(db: sqlite3.Connection, read: dict[str, list[tuple[str, str]]], dropp
     files = {path: (lang, size, bool(generated)) for path, lang, size, generated in
              db.execute("SELECT path, lang, size, generated FROM code_files WHERE is_test = 0")}
     banners = {path for (path,) in db.execute("SELECT path FROM code_traps WHERE kind = 'banner'")}
+    product = {path for path in files if not is_nonproduct_path(path)}  # once a path, not once a symbol
     names: dict[str, set[str]] = defaultdict(set)
     for path, lname, kind in db.execute("SELECT path, lname, kind FROM code_symbols"):
-        if path in files and kind != "inner" and not is_nonproduct_path(path):
+        if kind != "inner" and path in product:
             names[path].add(lname)
     copies = amalgamations(dict(names), {p: files[p][1] for p in names},
                            _text_holder(repo) if repo is not None else None)
@@ -304,7 +305,7 @@ def record(db: sqlite3.Connection, read: dict[str, list[tuple[str, str]]], dropp
             copies[path] = []
     sizes: dict[str, int] = defaultdict(int)
     for path, (lang, size, generated) in files.items():
-        if not (generated or path in banners or path in copies or is_nonproduct_path(path) or generated_name(path)):
+        if not (generated or path in banners or path in copies or path not in product or generated_name(path)):
             sizes[_family(lang)] += size
     project, shares = project_language(dict(sizes))
     rows: list[tuple[str, str, str]] = [("", "project", project)]
