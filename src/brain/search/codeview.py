@@ -8,7 +8,6 @@ tokens and phrase look-ups. Loaded once per use; everything is derived from the 
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import sqlite3
@@ -41,7 +40,6 @@ def _stem(word: str) -> str | None:
 
 
 _RUST_MODULE_FILES = ("mod.rs", "lib.rs", "main.rs")
-_CODE_HASH: str | None = None  # of this file: the resolution rules are part of the import graph's cache key
 
 
 def _rust_declares(module_file: str, path: str) -> bool:
@@ -341,82 +339,43 @@ class CodeView:
             found = [own] if own else []
         return [f for f in found if f != path and not _rust_declares(path, f) and not _rust_declares(f, path)]
 
-    def import_graph(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    def import_graph(self):
         """(file -> files it imports, file -> files importing it) within the repository, built on first use.
 
         Resolving every import line is the largest part of a task boot's ranking on a big tree (60 ms
         of CPU at 20,000 files), and its answer only changes with the code tables: it is kept in
-        index.db (``meta`` row ``import_graph``) under a key of those tables and of this module's code,
-        and read back (a few ms) while the key holds."""
+        index.db as rows (``graph_store``) under a key of those tables and of this module's code, and
+        read back per file asked about while the key holds (mappings with ``get``, as the dicts are)."""
         if self._imports is None:
-            forward: dict[str, set[str]] = defaultdict(set)
-            backward: dict[str, set[str]] = defaultdict(set)
-            key = self._graph_key()
+            from . import graph_store
+
+            key = graph_store.graph_key(self.db)
             cached = self._cached_graph(key)
             if cached is not None:
-                for path, hits in cached.items():
-                    forward[path] = set(hits)
-                    for hit in hits:
+                self._imports = cached
+                return cached
+            forward: dict[str, set[str]] = defaultdict(set)
+            backward: dict[str, set[str]] = defaultdict(set)
+            for path, target in self.db.execute("SELECT path, target FROM code_imports"):
+                if self.is_test(path):
+                    continue
+                for hit in self.resolve_import(path, target):
+                    if hit != path and not self.is_test(hit):
+                        forward[path].add(hit)
                         backward[hit].add(path)
-            else:
-                for path, target in self.db.execute("SELECT path, target FROM code_imports"):
-                    if self.is_test(path):
-                        continue
-                    for hit in self.resolve_import(path, target):
-                        if hit != path and not self.is_test(hit):
-                            forward[path].add(hit)
-                            backward[hit].add(path)
-                self._store_graph(key, forward)
+            self._store_graph(key, forward)
             self._imports = (forward, backward)
         return self._imports
 
-    def _graph_key(self) -> str | None:
-        """What the resolved graph depends on: every file row's stamp and module, the inner modules, and
-        the resolution code itself (this file); None when the tables cannot be read."""
-        global _CODE_HASH
-        try:
-            files = self.db.execute("SELECT COUNT(*), MAX(id), SUM(mtime_ns % 4294967296), SUM(size), "
-                                    "SUM(LENGTH(module) + is_test + 2 * generated) FROM code_files").fetchone()
-            try:
-                modules = self.db.execute("SELECT COUNT(*), GROUP_CONCAT(folder || ':' || names, '|') "
-                                          "FROM code_modules").fetchone()
-            except sqlite3.OperationalError:
-                modules = None
-        except sqlite3.Error:
-            return None
-        if _CODE_HASH is None:
-            import hashlib
+    def _cached_graph(self, key: str | None):
+        from .graph_store import stored_graph
 
-            with open(__file__, "rb") as handle:
-                _CODE_HASH = hashlib.sha256(handle.read()).hexdigest()[:16]
-        return json.dumps([files, modules, _CODE_HASH])
-
-    def _cached_graph(self, key: str | None) -> dict[str, list[str]] | None:
-        if key is None:
-            return None
-        try:
-            row = self.db.execute("SELECT value FROM meta WHERE key = 'import_graph'").fetchone()
-            stored = json.loads(row[0]) if row else None
-        except (sqlite3.Error, ValueError):
-            return None
-        if not isinstance(stored, dict) or stored.get("key") != key or not isinstance(stored.get("forward"), dict):
-            return None
-        return stored["forward"]
+        return stored_graph(self.db, key)
 
     def _store_graph(self, key: str | None, forward: dict[str, set[str]]) -> None:
-        """Keep the graph for the next boot; a busy or read-only index just keeps nothing."""
-        if key is None:
-            return
-        value = json.dumps({"key": key, "forward": {p: sorted(h) for p, h in sorted(forward.items()) if h}},
-                           separators=(",", ":"))
-        try:
-            self.db.execute("PRAGMA busy_timeout = 0")  # a writer at work (a map): skip, never wait in a boot
-            try:
-                self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('import_graph', ?)", (value,))
-            finally:
-                self.db.execute("PRAGMA busy_timeout = 30000")  # the connection's own (SearchIndex._open)
-        except sqlite3.Error:
-            pass
+        from .graph_store import store_graph
+
+        store_graph(self.db, key, forward)
 
     def _has_term(self, term: str) -> bool:
         """Whether any indexed file has the word as written."""
