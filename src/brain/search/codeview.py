@@ -58,22 +58,17 @@ class CodeView:
     """Read-only lookups over the code tables of index.db, loaded once per use."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
+        from .code_rows import FileRows, GeneratedFiles, ModuleFiles, NameFiles
+
         self.db = db
-        self.files: dict[str, tuple[str, bool]] = {}
-        self.generated: set[str] = set()  # written by a tool or copied from another project
-        self.by_module: dict[str, str] = {}
-        self.by_name: dict[str, list[str]] = defaultdict(list)  # file name -> its files, in row order
-        self.by_stem: dict[str, list[str]] = defaultdict(list)
-        for path, module, is_test, generated in db.execute("SELECT path, module, is_test, generated FROM code_files"):
-            self.files[path] = (module, bool(is_test))
-            if generated:
-                self.generated.add(path)
-            if not is_test:
-                self.by_module.setdefault(module, path)
-                stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-                if stem != "__init__":
-                    self.by_stem[stem.lower()].append(path)
-            self.by_name[path.rsplit("/", 1)[-1]].append(path)
+        # read per path, module, file name or stem on first ask, not every row (see code_rows)
+        self.files = FileRows(db)  # path -> (module, is_test)
+        self.generated = GeneratedFiles(self.files)  # written by a tool or copied from another project
+        self.by_module = ModuleFiles(db)
+        self.by_name = NameFiles(self, "name")  # file name -> its files, in row order
+        self.by_stem = NameFiles(self, "lstem")  # lower-case stem -> product files (no __init__)
+        self._names: tuple[dict | None] | None = None
+        self._key: tuple[str | None] | None = None
         # separate modules inside the repository's own (a Go folder with its own go.mod): folder -> names
         try:
             self.nested: dict[str, list[str]] = {folder: names.split() for folder, names in
@@ -109,9 +104,9 @@ class CodeView:
         if self._segments is None:
             modules: dict[str, list[str]] = defaultdict(list)
             folders: dict[str, list[str]] = defaultdict(list)
-            for path, (_, test) in self.files.items():
-                if test or path.endswith((".py", ".pyi")):
-                    continue  # Python modules resolve exactly through `by_module`
+            from .code_rows import product_paths
+
+            for path in product_paths(self.db, python=False):  # Python modules resolve exactly through `by_module`
                 parts = path.lower().split("/")
                 dirs = [d for d in parts[:-1] if d not in _SOURCE_ROOTS]
                 stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
@@ -135,6 +130,22 @@ class CodeView:
 
     def is_test(self, path: str) -> bool:
         return self.files.get(path, ("", False))[1]
+
+    def code_key(self) -> str | None:
+        """The code tables' key (``graph_store.graph_key``), read once per view."""
+        if self._key is None:
+            from .graph_store import graph_key
+
+            self._key = (graph_key(self.db),)
+        return self._key[0]
+
+    def _name_maps(self) -> dict | None:
+        """None while ``code_names`` holds (``by_name`` and ``by_stem`` ask it), else the maps from every row."""
+        if self._names is None:
+            from .code_rows import names_tables
+
+            self._names = (names_tables(self.db, self.files, self.code_key()),)
+        return self._names[0]
 
     def resolve_path(self, written: str) -> list[str]:
         """Repository files a written path (absolute, relative, or a tail) points to."""
@@ -248,12 +259,13 @@ class CodeView:
         repository, named after the folder holding its ``src`` (a crate at the top is not named)."""
         if self._rust_crates is None:
             crates: dict[str, str] = {}
-            for path in self.files:
-                if path.endswith("/lib.rs") and not self.is_test(path):
-                    root = posixpath.dirname(path)
-                    base = posixpath.dirname(root) if posixpath.basename(root) == "src" else root
-                    if base:
-                        crates.setdefault(posixpath.basename(base).replace("-", "_"), root)
+            from .code_rows import product_paths
+
+            for path in product_paths(self.db, "*/lib.rs"):
+                root = posixpath.dirname(path)
+                base = posixpath.dirname(root) if posixpath.basename(root) == "src" else root
+                if base:
+                    crates.setdefault(posixpath.basename(base).replace("-", "_"), root)
             self._rust_crates = crates
         return self._rust_crates
 
@@ -349,7 +361,7 @@ class CodeView:
         if self._imports is None:
             from . import graph_store
 
-            key = graph_store.graph_key(self.db)
+            key = self.code_key()
             cached = self._cached_graph(key)
             if cached is not None:
                 self._imports = cached

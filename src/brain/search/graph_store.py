@@ -5,7 +5,8 @@ but the graph used to be kept as one JSON value (``meta`` row ``import_graph``) 
 parsed whole and turned into two maps: 9 ms of CPU on a 20,000-file tree, growing with the
 repository. Kept as rows of ``code_graph(src, dst)`` with an index on each column, a boot reads
 only the edges of the files it asks about. The rows hold while ``meta`` row ``code_graph`` equals
-the key of the code tables they were resolved from (see ``graph_key``); a stale or missing key
+the key of the code tables they were resolved from (see ``graph_key``; ``code_rows`` keeps its
+file-name rows under the same key); a stale or missing key
 means the caller resolves the graph again and stores it here (decision 0037). Older brains keep
 their own JSON row and never read these rows: both can use one index.db.
 """
@@ -17,7 +18,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-__all__ = ["graph_key", "stored_graph", "store_graph", "StoredEdges"]
+__all__ = ["graph_key", "stored_graph", "store_graph", "replace_rows", "StoredEdges"]
 
 GRAPH_ROWS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS code_graph(src TEXT NOT NULL, dst TEXT NOT NULL);
@@ -31,7 +32,7 @@ def _rules_hash() -> str:
     global _RULES_HASH
     if _RULES_HASH is None:
         digest = hashlib.sha256()
-        for name in ("codeview.py", "graph_store.py"):
+        for name in ("codeview.py", "graph_store.py", "code_rows.py"):
             digest.update((Path(__file__).with_name(name)).read_bytes())
         _RULES_HASH = digest.hexdigest()[:16]
     return _RULES_HASH
@@ -98,19 +99,25 @@ def stored_graph(db: sqlite3.Connection, key: str | None) -> tuple[StoredEdges, 
 
 
 def store_graph(db: sqlite3.Connection, key: str | None, forward: dict[str, set[str]]) -> None:
-    """Keep the graph for the next boot, in one transaction; a busy or read-only index keeps nothing."""
-    if key is None:
-        return
-    rows = [(src, dst) for src, hits in sorted(forward.items()) for dst in sorted(hits)]
+    """Keep the graph for the next boot (``replace_rows``)."""
+    if key is not None:
+        rows = [(src, dst) for src, hits in sorted(forward.items()) for dst in sorted(hits)]
+        replace_rows(db, GRAPH_ROWS_SCHEMA, "code_graph", "src, dst", rows, key)
+
+
+def replace_rows(db: sqlite3.Connection, schema: str, table: str, columns: str, rows: list[tuple], key: str) -> None:
+    """Replace every row of derived ``table`` and note ``key`` (``meta`` row named after the table), in
+    one transaction; a busy or read-only index keeps nothing (a boot never waits for a writer)."""
+    marks = ", ".join("?" * len(columns.split(",")))
     try:
-        db.execute("PRAGMA busy_timeout = 0")  # a writer at work (a map): skip, never wait in a boot
+        db.execute("PRAGMA busy_timeout = 0")
         try:
-            db.executescript(GRAPH_ROWS_SCHEMA)
+            db.executescript(schema)
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.execute("DELETE FROM code_graph")
-                db.executemany("INSERT INTO code_graph(src, dst) VALUES (?, ?)", rows)
-                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('code_graph', ?)", (key,))
+                db.execute(f"DELETE FROM {table}")
+                db.executemany(f"INSERT INTO {table}({columns}) VALUES ({marks})", rows)
+                db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (table, key))
                 db.execute("COMMIT")
             except sqlite3.Error:
                 db.execute("ROLLBACK")
