@@ -1,5 +1,6 @@
-"""The resolved import graph kept in index.db (``CodeView.import_graph``): the same graph as resolving
-every import again, and never a stale one after the code tables change."""
+"""The resolved import graph kept in index.db (``CodeView.import_graph``, rows of ``graph_store``): the
+same graph as resolving every import again, never a stale one after the code tables change, and an
+old JSON-kept graph or a damaged key resolved again."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def graph(view: CodeView):
 
 
 def stored(b) -> bool:
-    return b.index.db.execute("SELECT 1 FROM meta WHERE key = 'import_graph'").fetchone() is not None
+    return b.index.db.execute("SELECT 1 FROM meta WHERE key = 'code_graph'").fetchone() is not None
 
 
 def test_the_kept_graph_is_the_resolved_one_and_follows_changes(repo):
@@ -37,7 +38,9 @@ def test_the_kept_graph_is_the_resolved_one_and_follows_changes(repo):
     first = graph(b.index.code_view())
     assert stored(b)
     assert first == resolved(b.index.code_view())
-    assert graph(b.index.code_view()) == first  # read back from index.db
+    kept = b.index.code_view().import_graph()
+    assert not isinstance(kept[0], dict)  # read back from index.db's rows, not resolved again
+    assert graph(b.index.code_view()) == first
     assert first[0]["shop/orders.py"] == {"shop/tax.py"} and first[1]["web/util.js"] == {"web/app.js"}
     (repo / "shop" / "billing.py").write_text("def bill():\n    pass\n")
     (repo / "shop" / "orders.py").write_text("from shop.billing import bill\n\ndef place():\n    return bill()\n")
@@ -53,5 +56,9 @@ def test_a_damaged_kept_graph_is_resolved_again(repo):
     b = brainlib.init(repo)
     b.reindex()
     graph(b.index.code_view())
-    b.index.db.execute("UPDATE meta SET value = 'not json' WHERE key = 'import_graph'")
+    b.index.db.execute("UPDATE meta SET value = 'not json' WHERE key = 'code_graph'")
+    assert isinstance(b.index.code_view().import_graph()[0], dict)  # the key does not hold: resolved again
     assert graph(b.index.code_view())[0] == {"a.py": {"b.py"}}
+    b.index.db.execute("DROP TABLE code_graph")  # an index.db from before the rows: resolved, then kept
+    assert graph(b.index.code_view())[0] == {"a.py": {"b.py"}}
+    assert stored(b) and not isinstance(b.index.code_view().import_graph()[0], dict)

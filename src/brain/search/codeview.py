@@ -8,7 +8,6 @@ tokens and phrase look-ups. Loaded once per use; everything is derived from the 
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 import sqlite3
@@ -41,7 +40,6 @@ def _stem(word: str) -> str | None:
 
 
 _RUST_MODULE_FILES = ("mod.rs", "lib.rs", "main.rs")
-_CODE_HASH: str | None = None  # of this file: the resolution rules are part of the import graph's cache key
 
 
 def _rust_declares(module_file: str, path: str) -> bool:
@@ -60,22 +58,17 @@ class CodeView:
     """Read-only lookups over the code tables of index.db, loaded once per use."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
+        from .code_rows import FileRows, GeneratedFiles, ModuleFiles, NameFiles
+
         self.db = db
-        self.files: dict[str, tuple[str, bool]] = {}
-        self.generated: set[str] = set()  # written by a tool or copied from another project
-        self.by_module: dict[str, str] = {}
-        self.by_name: dict[str, list[str]] = defaultdict(list)  # file name -> its files, in row order
-        self.by_stem: dict[str, list[str]] = defaultdict(list)
-        for path, module, is_test, generated in db.execute("SELECT path, module, is_test, generated FROM code_files"):
-            self.files[path] = (module, bool(is_test))
-            if generated:
-                self.generated.add(path)
-            if not is_test:
-                self.by_module.setdefault(module, path)
-                stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-                if stem != "__init__":
-                    self.by_stem[stem.lower()].append(path)
-            self.by_name[path.rsplit("/", 1)[-1]].append(path)
+        # read per path, module, file name or stem on first ask, not every row (see code_rows)
+        self.files = FileRows(db)  # path -> (module, is_test)
+        self.generated = GeneratedFiles(self.files)  # written by a tool or copied from another project
+        self.by_module = ModuleFiles(db)
+        self.by_name = NameFiles(self, "name")  # file name -> its files, in row order
+        self.by_stem = NameFiles(self, "lstem")  # lower-case stem -> product files (no __init__)
+        self._names: tuple[dict | None] | None = None
+        self._key: tuple[str | None] | None = None
         # separate modules inside the repository's own (a Go folder with its own go.mod): folder -> names
         try:
             self.nested: dict[str, list[str]] = {folder: names.split() for folder, names in
@@ -111,9 +104,9 @@ class CodeView:
         if self._segments is None:
             modules: dict[str, list[str]] = defaultdict(list)
             folders: dict[str, list[str]] = defaultdict(list)
-            for path, (_, test) in self.files.items():
-                if test or path.endswith((".py", ".pyi")):
-                    continue  # Python modules resolve exactly through `by_module`
+            from .code_rows import product_paths
+
+            for path in product_paths(self.db, python=False):  # Python modules resolve exactly through `by_module`
                 parts = path.lower().split("/")
                 dirs = [d for d in parts[:-1] if d not in _SOURCE_ROOTS]
                 stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1] else parts[-1]
@@ -137,6 +130,22 @@ class CodeView:
 
     def is_test(self, path: str) -> bool:
         return self.files.get(path, ("", False))[1]
+
+    def code_key(self) -> str | None:
+        """The code tables' key (``graph_store.graph_key``), read once per view."""
+        if self._key is None:
+            from .graph_store import graph_key
+
+            self._key = (graph_key(self.db),)
+        return self._key[0]
+
+    def _name_maps(self) -> dict | None:
+        """None while ``code_names`` holds (``by_name`` and ``by_stem`` ask it), else the maps from every row."""
+        if self._names is None:
+            from .code_rows import names_tables
+
+            self._names = (names_tables(self.db, self.files, self.code_key()),)
+        return self._names[0]
 
     def resolve_path(self, written: str) -> list[str]:
         """Repository files a written path (absolute, relative, or a tail) points to."""
@@ -250,12 +259,13 @@ class CodeView:
         repository, named after the folder holding its ``src`` (a crate at the top is not named)."""
         if self._rust_crates is None:
             crates: dict[str, str] = {}
-            for path in self.files:
-                if path.endswith("/lib.rs") and not self.is_test(path):
-                    root = posixpath.dirname(path)
-                    base = posixpath.dirname(root) if posixpath.basename(root) == "src" else root
-                    if base:
-                        crates.setdefault(posixpath.basename(base).replace("-", "_"), root)
+            from .code_rows import product_paths
+
+            for path in product_paths(self.db, "*/lib.rs"):
+                root = posixpath.dirname(path)
+                base = posixpath.dirname(root) if posixpath.basename(root) == "src" else root
+                if base:
+                    crates.setdefault(posixpath.basename(base).replace("-", "_"), root)
             self._rust_crates = crates
         return self._rust_crates
 
@@ -341,82 +351,43 @@ class CodeView:
             found = [own] if own else []
         return [f for f in found if f != path and not _rust_declares(path, f) and not _rust_declares(f, path)]
 
-    def import_graph(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    def import_graph(self):
         """(file -> files it imports, file -> files importing it) within the repository, built on first use.
 
         Resolving every import line is the largest part of a task boot's ranking on a big tree (60 ms
         of CPU at 20,000 files), and its answer only changes with the code tables: it is kept in
-        index.db (``meta`` row ``import_graph``) under a key of those tables and of this module's code,
-        and read back (a few ms) while the key holds."""
+        index.db as rows (``graph_store``) under a key of those tables and of this module's code, and
+        read back per file asked about while the key holds (mappings with ``get``, as the dicts are)."""
         if self._imports is None:
-            forward: dict[str, set[str]] = defaultdict(set)
-            backward: dict[str, set[str]] = defaultdict(set)
-            key = self._graph_key()
+            from . import graph_store
+
+            key = self.code_key()
             cached = self._cached_graph(key)
             if cached is not None:
-                for path, hits in cached.items():
-                    forward[path] = set(hits)
-                    for hit in hits:
+                self._imports = cached
+                return cached
+            forward: dict[str, set[str]] = defaultdict(set)
+            backward: dict[str, set[str]] = defaultdict(set)
+            for path, target in self.db.execute("SELECT path, target FROM code_imports"):
+                if self.is_test(path):
+                    continue
+                for hit in self.resolve_import(path, target):
+                    if hit != path and not self.is_test(hit):
+                        forward[path].add(hit)
                         backward[hit].add(path)
-            else:
-                for path, target in self.db.execute("SELECT path, target FROM code_imports"):
-                    if self.is_test(path):
-                        continue
-                    for hit in self.resolve_import(path, target):
-                        if hit != path and not self.is_test(hit):
-                            forward[path].add(hit)
-                            backward[hit].add(path)
-                self._store_graph(key, forward)
+            self._store_graph(key, forward)
             self._imports = (forward, backward)
         return self._imports
 
-    def _graph_key(self) -> str | None:
-        """What the resolved graph depends on: every file row's stamp and module, the inner modules, and
-        the resolution code itself (this file); None when the tables cannot be read."""
-        global _CODE_HASH
-        try:
-            files = self.db.execute("SELECT COUNT(*), MAX(id), SUM(mtime_ns % 4294967296), SUM(size), "
-                                    "SUM(LENGTH(module) + is_test + 2 * generated) FROM code_files").fetchone()
-            try:
-                modules = self.db.execute("SELECT COUNT(*), GROUP_CONCAT(folder || ':' || names, '|') "
-                                          "FROM code_modules").fetchone()
-            except sqlite3.OperationalError:
-                modules = None
-        except sqlite3.Error:
-            return None
-        if _CODE_HASH is None:
-            import hashlib
+    def _cached_graph(self, key: str | None):
+        from .graph_store import stored_graph
 
-            with open(__file__, "rb") as handle:
-                _CODE_HASH = hashlib.sha256(handle.read()).hexdigest()[:16]
-        return json.dumps([files, modules, _CODE_HASH])
-
-    def _cached_graph(self, key: str | None) -> dict[str, list[str]] | None:
-        if key is None:
-            return None
-        try:
-            row = self.db.execute("SELECT value FROM meta WHERE key = 'import_graph'").fetchone()
-            stored = json.loads(row[0]) if row else None
-        except (sqlite3.Error, ValueError):
-            return None
-        if not isinstance(stored, dict) or stored.get("key") != key or not isinstance(stored.get("forward"), dict):
-            return None
-        return stored["forward"]
+        return stored_graph(self.db, key)
 
     def _store_graph(self, key: str | None, forward: dict[str, set[str]]) -> None:
-        """Keep the graph for the next boot; a busy or read-only index just keeps nothing."""
-        if key is None:
-            return
-        value = json.dumps({"key": key, "forward": {p: sorted(h) for p, h in sorted(forward.items()) if h}},
-                           separators=(",", ":"))
-        try:
-            self.db.execute("PRAGMA busy_timeout = 0")  # a writer at work (a map): skip, never wait in a boot
-            try:
-                self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('import_graph', ?)", (value,))
-            finally:
-                self.db.execute("PRAGMA busy_timeout = 30000")  # the connection's own (SearchIndex._open)
-        except sqlite3.Error:
-            pass
+        from .graph_store import store_graph
+
+        store_graph(self.db, key, forward)
 
     def _has_term(self, term: str) -> bool:
         """Whether any indexed file has the word as written."""

@@ -60,8 +60,13 @@ class Queries:
     """The query half of ``SearchIndex`` (see the module doc)."""
 
     # -- queries -----------------------------------------------------------------
-    def search(self, query: str, *, kind: str | None = None, limit: int = 10) -> list[SearchHit]:
-        """Memory documents and code files matching ``query``, best first, with bounded snippets."""
+    def search(self, query: str, *, kind: str | None = None, limit: int = 10,
+               code_snippets: bool = True) -> list[SearchHit]:
+        """Memory documents and code files matching ``query``, best first, with bounded snippets.
+
+        ``code_snippets=False`` leaves code hits' snippets empty: a caller that drops code hits (the
+        boot's search slot, whose code has its own slot) still needs their scores, which decide what
+        else makes the top ``limit``, but not their text (a symbol read per hit)."""
         words = (query_terms(query) or query_terms(query, stop=False))[:32]
         if not words or limit <= 0:
             return []
@@ -69,7 +74,7 @@ class Queries:
         if kind != "code":
             hits += self._search_docs(words, kind, limit)
         if kind in (None, "code"):
-            hits += self._search_code(query, limit)
+            hits += self._search_code(query, limit, code_snippets)
         if kind is None:
             hits.sort(key=lambda h: (-h.score, h.path))
         return hits[:limit]
@@ -152,7 +157,7 @@ class Queries:
                 hits.append(SearchHit(path, doc[1], doc[2], snippet(doc[3], wanted), -s / top))
         return hits
 
-    def _search_code(self, query: str, limit: int) -> list[SearchHit]:
+    def _search_code(self, query: str, limit: int, snippets: bool = True) -> list[SearchHit]:
         if self.db.execute("SELECT 1 FROM code_fts LIMIT 1").fetchone() is None:
             return []  # no source files indexed (or only tests)
         words = list(dict.fromkeys(tokens(query, stop=True) or tokens(query)))[:32]
@@ -167,6 +172,9 @@ class Queries:
             if not module:
                 continue
             path = module[0]
+            if not snippets:
+                hits.append(SearchHit(path, "code", module[1], "", 0.9 * -s / top))
+                continue
             syms = [f"{q} (line {ln})" for q, ln in self.db.execute(
                 "SELECT qual, line FROM code_symbols WHERE path = ? ORDER BY line", (path,))
                 if wanted & set(query_terms(q, stop=False))][:6]
