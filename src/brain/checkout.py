@@ -24,7 +24,6 @@ redirecting the store would need files already planted at the target. Anything e
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -89,7 +88,9 @@ def store_key(brain_parent: Path, root: Path) -> str:
     if rel in ("", "."):
         return "root"
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", rel).strip("-")[:40] or "sub"
-    return f"{slug}-{hashlib.sha256(rel.encode('utf-8')).hexdigest()[:8]}"
+    from .memory.files import content_hash  # not hashlib: see there
+
+    return f"{slug}-{content_hash(rel.encode('utf-8'))[:8]}"
 
 
 def _read_line(path: Path) -> str | None:

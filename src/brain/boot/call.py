@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Iterator
+from collections.abc import Iterator
 
 __all__ = ["BootCall", "boot_call", "current_call", "current_memo"]
 
