@@ -17,7 +17,7 @@ import os
 import re
 import stat
 import time
-from dataclasses import dataclass, field
+from collections import namedtuple
 from pathlib import Path, PurePosixPath
 from collections.abc import Callable
 
@@ -287,12 +287,22 @@ def file_lock(path: Path):
         os.close(fd)  # closing the only descriptor releases the lock
 
 
-@dataclass(frozen=True)
-class Document:
-    path: str  # relative to the store root, POSIX separators
-    text: str
-    hash: str
-    redacted: tuple[tuple[str, int], ...] = field(default=(), compare=False)  # (kind, count) of secrets taken out
+class Document(namedtuple("Document", "path text hash redacted", defaults=((),))):
+    """A memory file as read or written: ``path`` relative to the store root (POSIX separators), its
+    ``text`` and ``hash`` (content_hash), and ``redacted``: (kind, count) of the secrets taken out,
+    which equality ignores. A named tuple, not a dataclass: the cold boot imports no dataclasses
+    (decision 0037)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other) -> bool:
+        return self[:3] == other[:3] if isinstance(other, Document) else NotImplemented
+
+    def __ne__(self, other) -> bool:  # tuple's own would compare ``redacted`` too
+        return self[:3] != other[:3] if isinstance(other, Document) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self[:3])
 
     @property
     def size(self) -> int:
