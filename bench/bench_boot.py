@@ -2,9 +2,12 @@
 
 Targets (issue 2): in-process boot p95 <= 10 ms; `brain boot` as a cold CLI process median
 <= 150 ms. Baselines measured in the same run: reading now.md alone in-process (the I/O
-floor) and a bare `python -c pass` process (the interpreter floor).
+floor) and a bare `python -c pass` process (the interpreter floor). Each CLI figure is the wall
+time, with the CPU of the process (user + system, ``*_cpu_median_ms``) beside it: on shared cores
+the CPU is the figure that carries. ``--baseline-src`` also times the two `brain boot` CLI rows with
+that ``src/`` first on PYTHONPATH (e.g. main's, from ``git archive``), in the same run.
 
-    python bench/bench_boot.py            # prints a table and writes bench/results/boot.json
+    python bench/bench_boot.py [--baseline-src OUT/src]   # prints a table, writes bench/results/boot.json
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -58,12 +62,19 @@ def percentile(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-def timed_runs(cmd: list[str], cwd: Path, runs: int, env: dict) -> list[float]:
-    out = []
+CPU_MS: dict[str, list[float]] = {}  # command name -> CPU ms (user + system) of each run, the load-independent figure
+
+
+def timed_runs(cmd: list[str], cwd: Path, runs: int, env: dict, name: str = "") -> list[float]:
+    """Wall ms of each run; the CPU ms of each (the child's rusage) go to CPU_MS[name]."""
+    out, cpu = [], CPU_MS.setdefault(name, [])
     for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(cmd, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         out.append((time.perf_counter() - start) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append((after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000)
     return out
 
 
@@ -73,6 +84,7 @@ def main() -> int:
     parser.add_argument("--cards", type=int, default=2000)
     parser.add_argument("--boots", type=int, default=300)
     parser.add_argument("--cli-runs", type=int, default=20)
+    parser.add_argument("--baseline-src", help="also time the CLI boots with this src/ folder (the code before)")
     args = parser.parse_args()
 
     import brain
@@ -101,11 +113,16 @@ def main() -> int:
         brain_cmd = shutil.which("brain", path=str(Path(sys.executable).parent)) or shutil.which("brain") or ""
         cli = [brain_cmd, "boot", "--task", TASKS[0], "--role", "build"] if brain_cmd else \
             [sys.executable, "-m", "brain", "boot", "--task", TASKS[0], "--role", "build"]
-        cli_ms = timed_runs(cli, repo, args.cli_runs, env)
+        load_before = os.getloadavg()
+        cli_ms = timed_runs(cli, repo, args.cli_runs, env, "cli_boot")
         plain = [c for c in cli if c not in ("--task", TASKS[0])]  # the same command without a task
-        cli_plain_ms = timed_runs(plain, repo, args.cli_runs, env)
-        bare_ms = timed_runs([sys.executable, "-c", "pass"], repo, args.cli_runs, env)
-        import_ms = timed_runs([sys.executable, "-c", "import brain.cli.main"], repo, args.cli_runs, env)
+        cli_plain_ms = timed_runs(plain, repo, args.cli_runs, env, "cli_boot_no_task")
+        bare_ms = timed_runs([sys.executable, "-c", "pass"], repo, args.cli_runs, env, "bare_python")
+        import_ms = timed_runs([sys.executable, "-c", "import brain.cli.main"], repo, args.cli_runs, env, "import_brain_cli")
+        if args.baseline_src:
+            old = {**env, "PYTHONPATH": str(Path(args.baseline_src).resolve())}
+            timed_runs(cli, repo, args.cli_runs, old, "baseline_cli_boot")
+            timed_runs(plain, repo, args.cli_runs, old, "baseline_cli_boot_no_task")
         results = {
             "notes": args.notes, "cards": args.cards, "boot_tokens": result.tokens,
             "inprocess_boot_p50_ms": round(statistics.median(boot_ms), 2),
@@ -119,6 +136,11 @@ def main() -> int:
             "import_brain_cli_median_ms": round(statistics.median(import_ms), 1),
         }
         results["cli_vs_bare_python_ratio"] = round(results["cli_boot_median_ms"] / results["bare_python_median_ms"], 2)
+        for name, values in CPU_MS.items():
+            results[f"{name}_cpu_median_ms"] = round(statistics.median(values), 1)
+        results["cli_boot_no_task_cpu_vs_bare_python"] = round(
+            results["cli_boot_no_task_cpu_median_ms"] / max(results["bare_python_cpu_median_ms"], 1e-3), 2)
+        results["load_average"] = [round(x, 2) for x in (*load_before, *os.getloadavg())]
         results["inprocess_boot_vs_read_now_ratio"] = round(results["inprocess_boot_p50_ms"] / max(results["read_now_p50_ms"], 1e-3), 1)
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -117,7 +117,7 @@ def test_inferred_module_is_said_so():
         pass
 
     assert slot.collect(FakeBrain(), BootRequest(module=None)) == []
-    assert "module_inferred" in BootRequest.__dataclass_fields__
+    assert "module_inferred" in BootRequest._fields
 
 
 def test_inferred_module_title(brain):

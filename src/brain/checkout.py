@@ -24,11 +24,10 @@ redirecting the store would need files already planted at the target. Anything e
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 from .gitsafe import find_worktree_root
@@ -39,14 +38,13 @@ STORE_FOLDER = "brain"  # inside the common git dir: never versioned, shared by 
 _READ_LIMIT = 4096      # the git files read here are one short line; a bigger one is not git's
 
 
-@dataclass(frozen=True)
-class Checkout:
-    """One working tree of a repository."""
+class Checkout(namedtuple("Checkout", "root git_dir common_dir linked")):
+    """One working tree of a repository: ``root``, its top folder (holds `.git`); ``git_dir``, this
+    working tree's git dir (`.git` itself for the main one); ``common_dir``, the repository's common git
+    dir, shared by all its worktrees; ``linked``, a `git worktree add` checkout (False: the main one).
+    A named tuple, not a dataclass: the cold boot imports no dataclasses (decision 0038)."""
 
-    root: Path         # the working tree's top folder (holds `.git`)
-    git_dir: Path      # this working tree's git dir (`.git` itself for the main one)
-    common_dir: Path   # the repository's common git dir, shared by all its worktrees
-    linked: bool       # a `git worktree add` checkout (False: the main working tree)
+    __slots__ = ()
 
     @property
     def name(self) -> str:
@@ -89,7 +87,9 @@ def store_key(brain_parent: Path, root: Path) -> str:
     if rel in ("", "."):
         return "root"
     slug = re.sub(r"[^A-Za-z0-9_-]+", "-", rel).strip("-")[:40] or "sub"
-    return f"{slug}-{hashlib.sha256(rel.encode('utf-8')).hexdigest()[:8]}"
+    from .memory.files import content_hash  # not hashlib: see there
+
+    return f"{slug}-{content_hash(rel.encode('utf-8'))[:8]}"
 
 
 def _read_line(path: Path) -> str | None:

@@ -12,24 +12,25 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from collections import namedtuple
 from pathlib import Path
-from typing import Any
 
 from .errors import SettingsError, UnsafeLink
+
+TYPE_CHECKING = False  # not typing's: importing typing costs 2 ms of a cold CLI start
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Spec", "SCHEMA", "ENVIRONMENT", "Settings", "load_settings", "read_yaml", "brain_home",
            "refuse_linked_state", "VERSIONED_CEILINGS", "refuse_tracked_local_settings"]
 
 
-@dataclass(frozen=True)
-class Spec:
-    """One setting: its type, default, where it may live, and what it means."""
+class Spec(namedtuple("Spec", "type default doc local_only", defaults=(False,))):
+    """One setting: its type (int | str | bool | list[str] | map[str] | map[bool] | services | roles),
+    default, what it means, and ``local_only``: a machine value, refused in the versioned brain.yml.
+    A named tuple, not a dataclass: the cold boot imports no dataclasses (decision 0038)."""
 
-    type: str  # int | str | bool | list[str] | map[str] | map[bool] | services | roles
-    default: Any
-    doc: str
-    local_only: bool = False  # machine values: refused in the versioned brain.yml
+    __slots__ = ()
 
 
 SCHEMA: dict[str, Spec] = {
@@ -300,12 +301,23 @@ def _validate(file: str, data: dict, *, local: bool) -> dict[str, Any]:
     return values
 
 
-@dataclass
 class Settings:
-    """Validated settings of one brain, with the source of each value kept for `brain doctor`."""
+    """Validated settings of one brain, with the source of each value kept for `brain doctor`.
+    (A plain class, not a dataclass: the cold boot imports no dataclasses, decision 0038.)"""
 
-    values: dict[str, Any] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
+    def __init__(self, values: dict[str, Any] | None = None, sources: dict[str, str] | None = None):
+        self.values: dict[str, Any] = {} if values is None else values
+        self.sources: dict[str, str] = {} if sources is None else sources
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Settings):
+            return NotImplemented
+        return (self.values, self.sources) == (other.values, other.sources)
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return f"Settings(values={self.values!r}, sources={self.sources!r})"
 
     def get(self, key: str) -> Any:
         if key in self.values:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 __all__ = ["MAX_DEPTH", "walk", "too_deep_path", "note_too_deep", "take_notices", "shown"]
 

@@ -13,18 +13,20 @@ from __future__ import annotations
 
 import contextlib
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Iterator
+from collections.abc import Iterator
 
 __all__ = ["BootCall", "boot_call", "current_call", "current_memo"]
 
 
-@dataclass
 class BootCall:
-    """One boot's memo: lives from module inference to the packed result, then goes."""
+    """One boot's memo: lives from module inference to the packed result, then goes. (A plain class:
+    this module is on the cold boot's path, which imports no dataclasses, decision 0038.)"""
 
-    memo: dict = field(default_factory=dict)  # ranking, functions, code_view, code_shown, code_within (slots)
-    located: dict = field(default_factory=dict)  # (task, module, session, limit) -> Localization (search.locate)
+    __slots__ = ("memo", "located")
+
+    def __init__(self, memo: dict | None = None, located: dict | None = None):
+        self.memo = {} if memo is None else memo  # ranking, functions, code_view, code_shown, code_within (slots)
+        self.located = {} if located is None else located  # (task, module, session, limit) -> Localization (search.locate)
 
 
 _CURRENT: ContextVar[BootCall | None] = ContextVar("brain_boot_call", default=None)

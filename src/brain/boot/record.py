@@ -6,13 +6,13 @@ record for humans, never in the boot text an agent reads.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from pathlib import Path
 
 from ..appendonly import append_line
+from ..memory.files import content_hash
 from .parts import BootRequest, BootResult
 
 __all__ = ["record_boot", "read_boot_records"]
@@ -38,7 +38,7 @@ def record_boot(runtime: Path, request: BootRequest, result: BootResult, redact=
         "session": request.session,
         "role": request.role,
         "module": request.module,
-        "task_sha256": hashlib.sha256(request.task.encode("utf-8")).hexdigest() if request.task else None,
+        "task_sha256": content_hash(request.task.encode("utf-8")) if request.task else None,
         "budget": result.budget,
         "tokens": result.tokens,
         "sections": result.sections,

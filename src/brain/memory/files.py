@@ -13,14 +13,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import os
 import re
 import stat
 import time
-from dataclasses import dataclass, field
+from collections import namedtuple
 from pathlib import Path, PurePosixPath
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import Conflict, InvalidInput, NotFound, PathEscape, PathRefused, TooLarge
 from .paths import WriteAreas, confine, is_plain_memory_name
@@ -35,8 +34,19 @@ __all__ = ["Document", "MemoryStore", "content_hash", "atomic_write_bytes", "dec
            "read_memory_file", "read_regular_file", "remove_stale_temps", "STALE_TEMP_SECONDS", "pid_alive", "file_lock"]
 
 
+try:  # the interpreter's own SHA-256, what hashlib falls back to without OpenSSL: the same digest, and a
+    # cold `brain boot` (it hashes now.md) does not load OpenSSL through hashlib (2.5 ms); memory files are small
+    from _sha256 import sha256 as _sha256  # CPython 3.11
+except ImportError:  # pragma: no cover - 3.12 renamed it; another interpreter may have neither
+    try:
+        from _sha2 import sha256 as _sha256
+    except ImportError:
+        from hashlib import sha256 as _sha256
+
+
 def content_hash(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    """The SHA-256 of a memory file's bytes, hex (a Document's ``hash``, what ``--expect`` compares)."""
+    return _sha256(data).hexdigest()
 
 
 def decode_text(data: bytes, what: str) -> str:
@@ -277,12 +287,22 @@ def file_lock(path: Path):
         os.close(fd)  # closing the only descriptor releases the lock
 
 
-@dataclass(frozen=True)
-class Document:
-    path: str  # relative to the store root, POSIX separators
-    text: str
-    hash: str
-    redacted: tuple[tuple[str, int], ...] = field(default=(), compare=False)  # (kind, count) of secrets taken out
+class Document(namedtuple("Document", "path text hash redacted", defaults=((),))):
+    """A memory file as read or written: ``path`` relative to the store root (POSIX separators), its
+    ``text`` and ``hash`` (content_hash), and ``redacted``: (kind, count) of the secrets taken out,
+    which equality ignores. A named tuple, not a dataclass: the cold boot imports no dataclasses
+    (decision 0038)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other) -> bool:
+        return self[:3] == other[:3] if isinstance(other, Document) else NotImplemented
+
+    def __ne__(self, other) -> bool:  # tuple's own would compare ``redacted`` too
+        return self[:3] != other[:3] if isinstance(other, Document) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self[:3])
 
     @property
     def size(self) -> int:

@@ -8,7 +8,7 @@ personal/  one person's own notes; never exported, never shared
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections import namedtuple
 from pathlib import Path
 
 from ..trees import walk as walk_tree
@@ -94,21 +94,17 @@ def parse_front_matter(text: str, source: str) -> tuple[dict, str]:
     return meta, body
 
 
-@dataclass(frozen=True)
-class AgentProfile:
+class AgentProfile(namedtuple("AgentProfile", "name tier roles body source requires triggers",
+                               defaults=(None, ()))):
     """An agent profile: who to be for a role, loaded by tier.
 
     always: every boot; hot: boots of its roles; warm: boots of its roles whose task
     mentions one of its triggers; cold: never injected, only listed as fetchable.
+    ``roles`` and ``triggers`` are tuples of str; ``requires``: a feature flag that must be on.
+    A named tuple, not a dataclass: the cold boot imports no dataclasses (decision 0038).
     """
 
-    name: str
-    tier: str
-    roles: tuple[str, ...]
-    body: str
-    source: str
-    requires: str | None = None  # a feature flag that must be on
-    triggers: tuple[str, ...] = field(default=())
+    __slots__ = ()
 
     @classmethod
     def parse(cls, text: str, source: str, default_name: str) -> "AgentProfile":

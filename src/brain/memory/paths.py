@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import stat
 import unicodedata
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 from ..errors import NotFound, PathEscape, PathRefused
@@ -47,14 +47,12 @@ _NEVER_WRITE_TOP = _NEVER_TOP | {"brain.yml"}
 _BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Zl", "Zp"})
 
 
-@dataclass(frozen=True)
-class WriteAreas:
-    """Where a store may be written: top-level files and folders (exact names), and file suffixes."""
+class WriteAreas(namedtuple("WriteAreas", "files folders suffixes folder_suffixes", defaults=((".md",), ()))):
+    """Where a store may be written: top-level ``files`` and ``folders`` (frozensets of exact names),
+    file ``suffixes``, and ``folder_suffixes``: (folder, extra suffixes) pairs. A named tuple, not a
+    dataclass: the cold boot imports no dataclasses (decision 0038)."""
 
-    files: frozenset[str]
-    folders: frozenset[str]
-    suffixes: tuple[str, ...] = (".md",)
-    folder_suffixes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    __slots__ = ()
 
     def with_folder(self, name: str) -> "WriteAreas":
         return WriteAreas(self.files, self.folders | {name}, self.suffixes, self.folder_suffixes)

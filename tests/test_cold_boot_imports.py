@@ -1,0 +1,96 @@
+"""A cold `brain boot` imports only what it uses, and the lean CLI dispatch changes no help text.
+
+Speed itself is measured by bench/bench_task_boot.py (a boot without a task against `python -c pass`);
+these tests keep the reasons for it from coming back: the modules a no-task boot must not import, and
+that building one command's parser gives the same parser as building them all (decision 0038).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+# what a boot without a task never needs: each one costs 2-6 ms of a 30-40 ms process
+NOT_ON_THE_BOOT_PATH = ("dataclasses", "inspect", "typing", "hashlib", "shutil", "sqlite3", "subprocess")
+
+
+def _run_in_fresh_process(code: str, cwd) -> str:
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    env = {**os.environ, "PYTHONPATH": src}  # BRAIN_HOME: the test's own (conftest)
+    out = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_boot_without_a_task_imports_none_of_the_heavy_modules(brain, as_json):
+    code = ("import io, json, sys, contextlib\n"
+            "from brain.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    code = main(['boot', '--no-record'{', ' + repr('--json') if as_json else ''}])\n"
+            f"print(json.dumps([code, out.getvalue(), [m for m in {NOT_ON_THE_BOOT_PATH!r} if m in sys.modules]]))\n")
+    code, text, loaded = json.loads(_run_in_fresh_process(code, brain.repo))
+    assert code == 0 and "# Boot:" in text
+    assert loaded == []
+
+
+def test_the_heavy_modules_check_can_fail(brain):
+    """The check above sees a module the boot did import (so it is not vacuous)."""
+    code = ("import sys, json\nimport dataclasses\nfrom brain.cli import main\n"
+            f"print(json.dumps([m for m in {NOT_ON_THE_BOOT_PATH!r} if m in sys.modules]))\n")
+    assert "dataclasses" in json.loads(_run_in_fresh_process(code, brain.repo))
+
+
+def _subparsers(parser):
+    return next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
+
+
+def _describe(parser) -> list:
+    """Everything a parser accepts and says, nested parsers included."""
+    rows = [parser.prog, parser.format_help(), parser.format_usage()]
+    for action in parser._actions:
+        rows.append((type(action).__name__, action.option_strings, action.dest, action.nargs, action.default,
+                     action.choices if not isinstance(action.choices, dict) else sorted(action.choices),
+                     action.required, action.help, action.metavar))
+        if isinstance(action.choices, dict):
+            rows += [_describe(p) for p in action.choices.values()]
+    # handlers by name: a lambda made by another register() call is another object
+    rows.append(sorted((k, v.__qualname__ if callable(v) else repr(v)) for k, v in parser._defaults.items()))
+    return rows
+
+
+@pytest.mark.parametrize("columns", ["80", "200"])
+def test_one_command_s_parser_is_the_same_as_in_the_full_parser(monkeypatch, columns):
+    from brain.cli.main import COMMAND_INDEX, build_parser
+
+    monkeypatch.setenv("COLUMNS", columns)
+    full = _subparsers(build_parser()).choices
+    for command in COMMAND_INDEX:
+        alone = _subparsers(build_parser(command)).choices
+        assert list(alone) == [command]
+        assert _describe(alone[command]) == _describe(full[command]), command
+
+
+def test_help_is_formatted_at_the_width_of_the_moment(monkeypatch):
+    """The formatter asks the width when it formats, not when the parser is built: a parser built at
+    one width and formatted at another says what one built at the second width says."""
+    from brain.cli.main import build_parser
+
+    monkeypatch.setenv("COLUMNS", "200")
+    parser = _subparsers(build_parser("boot")).choices["boot"]
+    wide = parser.format_help()
+    monkeypatch.setenv("COLUMNS", "40")
+    narrow = parser.format_help()
+    assert narrow == _subparsers(build_parser("boot")).choices["boot"].format_help()
+    assert len(narrow.splitlines()) > len(wide.splitlines())
+
+
+def test_content_hash_is_sha256():
+    from brain.memory.files import content_hash
+
+    for data in (b"", b"# Now\n", bytes(range(256)) * 1000):
+        assert content_hash(data) == hashlib.sha256(data).hexdigest()
