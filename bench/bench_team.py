@@ -256,7 +256,9 @@ def summarize(timings: dict[str, list[float]], clients: int) -> dict:
             continue
         total = sum(values)
         out[kind] = {"ops": len(values), "p50_ms": round(percentile(values, 50) * 1000, 2),
+                     "p90_ms": round(percentile(values, 90) * 1000, 2),
                      "p99_ms": round(percentile(values, 99) * 1000, 2),
+                     "max_ms": round(max(values) * 1000, 2),
                      # this kind's share of throughput: its ops per second of the clients' time spent on it
                      "ops_per_s": round(len(values) / (total / clients), 1) if total else None}
     wall = timings["_wall"][0]
