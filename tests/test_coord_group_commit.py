@@ -97,12 +97,12 @@ class Gated:
     """The real backend; once ``arm``ed, the next write transaction waits at ``gate`` once open (the claims
     behind it queue up), and every batch from then on is recorded."""
 
-    def __init__(self, inner, fail_batch: bool = False) -> None:
+    def __init__(self, inner, fail_batch: int = 0) -> None:
         self.inner, self.kind = inner, inner.kind
         self.gate, self.entered = threading.Event(), threading.Event()
         self.armed = False
         self.batches: list[int] = []  # statements per batch, in order
-        self.fail_batch = fail_batch
+        self.fail_batch = fail_batch  # this batch (1: the first after arming) raises, as a lost connection would
 
     def arm(self) -> None:
         self.armed, self.batches = True, []
@@ -125,7 +125,7 @@ class Gated:
 
                 def batch(self, statements, *, commit=False):
                     outer.batches.append(len(statements))
-                    if outer.fail_batch and len(outer.batches) == 3:  # the group's first batch
+                    if len(outer.batches) == outer.fail_batch:
                         raise BackendError("injected failure of the group's transaction")
                     return tx.batch(statements, commit=commit)
 
@@ -213,8 +213,8 @@ def test_a_session_that_is_not_live_fails_alone_in_its_group(backend, clock):
     assert [c.session for c in coord.claims()] == [a, a, b]  # nothing for the session that is gone
 
 
-def test_a_group_whose_transaction_fails_is_claimed_one_by_one(backend, clock):
-    gated = Gated(backend, fail_batch=True)
+def test_a_group_whose_reads_fail_is_claimed_one_by_one(backend, clock):
+    gated = Gated(backend, fail_batch=3)  # the first claim's two batches, then the group's reads
     coord = make_coord(gated, clock)
     a, b = coord.start_session("a").id, coord.start_session("b").id
     _, (ga, gb) = claim_in_a_group(coord, gated, (a, "x.py"), [(a, "src/a.py"), (b, "src/**")])
@@ -224,3 +224,16 @@ def test_a_group_whose_transaction_fails_is_claimed_one_by_one(backend, clock):
     earlier = ga if later is gb else gb
     assert [o.claim for o in later.overlaps] == [earlier.claim]
     assert len(coord.claims()) == 3 and len([e for e in coord.history() if e.action == "grant"]) == 3
+
+
+def test_a_group_whose_writes_fail_gives_each_caller_the_error_and_never_claims_twice(backend, clock):
+    """Writes that failed on their way (a connection lost around COMMIT) may have committed: each caller gets
+    the error, as its own claim would have raised it, instead of claiming again on the general path."""
+    gated = Gated(backend, fail_batch=4)  # the first claim's two batches, the group's reads, then its writes
+    coord = make_coord(gated, clock)
+    a, b = coord.start_session("a").id, coord.start_session("b").id
+    first, results = claim_in_a_group(coord, gated, (a, "x.py"), [(a, "src/a.py"), (b, "src/b.py")])
+    assert first.item == "x.py"
+    assert all(isinstance(r, BackendError) and "injected" in str(r) for r in results)
+    assert results[0] is not results[1]  # each thread raises its own copy
+    assert [c.item for c in coord.claims()] == ["x.py"]  # rolled back here, and not claimed a second time

@@ -21,6 +21,8 @@ worktree removed, its process gone), nothing was written yet and each caller tak
 
 from __future__ import annotations
 
+import copy
+
 from ..errors import NotFound
 from .model import Grant, Overlap
 from .overlap import claim_prefix, item_kind, normalized_overlap as items_overlap
@@ -51,9 +53,35 @@ def no_session(session: str) -> NotFound:
 
 
 def run_claim_group(coord, requests: list[tuple[str, str, float]]) -> list:
-    """``claim_group`` in a write transaction of its own (the ``run`` of the coordinator's ``GroupCommit``)."""
-    with coord.backend.transaction() as tx:
-        return claim_group(coord, tx, requests)
+    """``claim_group`` in a write transaction of its own (the ``run`` of the coordinator's ``GroupCommit``).
+
+    A failure before the writes were sent raises: nothing was written, and each caller takes the general
+    path alone. A failure once they were sent (the connection lost around COMMIT) may have committed them:
+    each caller gets the error, as a claim of its own would have, rather than a second claim."""
+    sent = []
+    try:
+        with coord.backend.transaction() as tx:
+            return claim_group(coord, _Sending(tx, sent), requests)
+    except Exception as exc:
+        if not sent:
+            raise
+        return [copy.copy(exc) for _ in requests]
+
+
+class _Sending:
+    """The transaction, noting in ``sent`` when a batch of writes goes out (every batch after the reads)."""
+
+    def __init__(self, tx, sent: list) -> None:
+        self.tx, self.sent, self.reads_done = tx, sent, False
+
+    def batch(self, statements, *, commit: bool = False):
+        if self.reads_done:
+            self.sent.append(True)
+        self.reads_done = True
+        return self.tx.batch(statements, commit=commit)
+
+    def notify(self, channel: str) -> None:
+        self.tx.notify(channel)
 
 
 def claim_group(coord, tx, requests: list[tuple[str, str, float]]) -> list:
