@@ -1,4 +1,4 @@
-"""Group commit of claims (``brain.coord.groupcommit``, decision 0037): claims that arrive together share a
+"""Group commit of claims (``brain.coord.groupcommit``, decision 0039): claims that arrive together share a
 transaction, and each caller still gets exactly its own answer.
 
 A group is formed here without sleeping: the first claim's transaction waits at a gate until the next

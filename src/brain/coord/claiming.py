@@ -4,7 +4,7 @@ Why: every write holds the writers' lock (SQLite's, or PostgreSQL's advisory loc
 so on PostgreSQL each round trip inside a claim is time every other writer waits (and a wake-up of
 PostgreSQL's process on the same cores). The general path (``Coordinator.claim`` after this returns
 None) makes about nine; this one makes two, with the same rows, audit and order, for one claim or for
-a group of claims that arrived together (``brain.coord.groupcommit``, decision 0037):
+a group of claims that arrived together (``brain.coord.groupcommit``, decision 0039):
 
 1. reads, with BEGIN and the lock: the sessions are live; the held claims whose lease ends before a
    bound a little after the clock read before the lock (the lease of each that has ended when the
