@@ -11,6 +11,7 @@ with one client, so the table shows what concurrency costs.
 
     python bench/bench_team.py                          # SQLite backend
     python bench/bench_team.py --postgres postgresql://postgres@127.0.0.1:5432/test
+    python bench/bench_team.py --only claims --src BASE/src    # a baseline: the same bench on other code
     # prints a table and writes bench/results/team[-postgres][-sdk].json
 """
 
@@ -255,7 +256,9 @@ def summarize(timings: dict[str, list[float]], clients: int) -> dict:
             continue
         total = sum(values)
         out[kind] = {"ops": len(values), "p50_ms": round(percentile(values, 50) * 1000, 2),
+                     "p90_ms": round(percentile(values, 90) * 1000, 2),
                      "p99_ms": round(percentile(values, 99) * 1000, 2),
+                     "max_ms": round(max(values) * 1000, 2),
                      # this kind's share of throughput: its ops per second of the clients' time spent on it
                      "ops_per_s": round(len(values) / (total / clients), 1) if total else None}
     wall = timings["_wall"][0]
@@ -281,6 +284,17 @@ def process_tree_cpu(pid: int) -> float:
         except (OSError, IndexError, ValueError):
             continue
     return total
+
+
+def postgres_cpu(url: str, tag: str) -> dict[int, float]:
+    """CPU seconds of each PostgreSQL backend process whose connection is named ``tag`` (``application_name``),
+    from /proc (the server runs on this machine): PostgreSQL's own share of a claim, which the server's
+    process tree does not hold."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        pids = [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s", (tag,))]
+    return {pid: process_tree_cpu(pid) for pid in pids}
 
 
 def library_claims(root: Path, clients: int, loops: int, backend: str | None) -> dict:
@@ -380,14 +394,20 @@ def layers(root: Path, count: int, backend: str | None) -> dict:
 
 
 def serve_and_run(args, n: int, backend: str | None, loops: int, calls) -> dict:
+    tag = f"brain_bench_{os.getpid()}_{time.monotonic_ns()}"
+    if backend:  # every connection of this run named, so PostgreSQL's processes serving it can be found
+        backend += ("&" if "?" in backend else "?") + f"application_name={tag}"
     with tempfile.TemporaryDirectory() as tmp:
         repo, env, tokens = setup(Path(tmp), n, backend)
         proc, url = start_server(repo, env, args.workers, args.profile)
         try:
+            pg0 = postgres_cpu(backend, tag) if backend else {}
             cpu0, client0 = process_tree_cpu(proc.pid), time.process_time()
             timings = (asyncio.run(run_clients(url, tokens, loops, calls)) if args.sdk
                        else run_raw_clients(url, tokens, loops, calls))
             cpu, client_cpu = process_tree_cpu(proc.pid) - cpu0, time.process_time() - client0
+            # the backends that connected meanwhile count from 0 (their connection set-up included)
+            pg_cpu = sum(t - pg0.get(pid, 0.0) for pid, t in postgres_cpu(backend, tag).items()) if backend else None
         finally:
             proc.send_signal(signal.SIGINT)
             try:
@@ -398,7 +418,9 @@ def serve_and_run(args, n: int, backend: str | None, loops: int, calls) -> dict:
     ops = sum(len(timings[k]) for k in MIX)
     # the server's CPU covers the clients' handshakes too (a few requests each): a slight overestimate
     out.update(server_cpu_s=round(cpu, 2), server_cpu_ms_per_op=round(cpu / ops * 1000, 3),
-               client_cpu_s=round(client_cpu, 2))
+               client_cpu_s=round(client_cpu, 2), client_cpu_ms_per_op=round(client_cpu / ops * 1000, 3))
+    if pg_cpu is not None:
+        out.update(postgres_cpu_s=round(pg_cpu, 2), postgres_cpu_ms_per_op=round(pg_cpu / ops * 1000, 3))
     return out
 
 
@@ -413,10 +435,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="server processes (`brain serve --http --workers N`)")
     parser.add_argument("--profile", metavar="FILE", help="run the server under cProfile (every thread; "
                                                           "bench/serve_profiled.py), stats of the last server to FILE")
+    parser.add_argument("--src", type=Path, help="the brain source tree to measure (default: this checkout's src/), "
+                                                   "e.g. the code before a change for a baseline in the same run")
     parser.add_argument("--out", type=Path, help="results file (default bench/results/team[-postgres][-sdk][-wN].json)")
     args = parser.parse_args()
-    sys.path.insert(0, str(HERE.parent / "src"))
-    results = {"clients": args.clients, "loops": args.loops, "claims_per_client": args.claims,
+    src = str((args.src or HERE.parent / "src").resolve())
+    sys.path.insert(0, src)  # the library measured in process, and the server's (below) are the same code
+    os.environ["PYTHONPATH"] = os.pathsep.join([src, *filter(None, [os.environ.get("PYTHONPATH")])])
+    results = {"src": "this checkout" if args.src is None else "--src", "clients": args.clients, "loops": args.loops, "claims_per_client": args.claims,
                "backend": "postgresql" if args.postgres else "sqlite",
                "client": "mcp-sdk" if args.sdk else "thin-jsonrpc", "workers": args.workers, "cpus": os.cpu_count(),
                "load_start": [round(x, 2) for x in os.getloadavg()]}
@@ -477,11 +503,12 @@ def report(results: dict, args) -> None:
         c = results["claims"]
         print(f"claims-only run, {args.claims} claims per client")
         print(f"{'':<22}{'claims/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'wall s':>8}{'server CPU ms/claim':>21}"
-              f"{'clients CPU s':>15}")
+              f"{'clients CPU ms/claim':>22}{'PostgreSQL CPU ms/claim':>25}")
         for label, name in (("one_client", "1 client"), ("concurrent", f"{args.clients} clients")):
             r = c[label]
             print(f"{name:<22}{r['all_ops_per_s']:>10}{r['claim']['p50_ms']:>9}{r['claim']['p99_ms']:>9}"
-                  f"{r['wall_s']:>8}{r['server_cpu_ms_per_op']:>21}{r['client_cpu_s']:>15}")
+                  f"{r['wall_s']:>8}{r['server_cpu_ms_per_op']:>21}{r['client_cpu_ms_per_op']:>22}"
+                  f"{r.get('postgres_cpu_ms_per_op', '-'):>25}")
         lib = c["library"]
         print(f"{'library, in process':<22}{lib['claims_per_s']:>10}{'':>9}{'':>9}{lib['wall_s']:>8}"
               f"{lib['cpu_ms_per_claim']:>21}")

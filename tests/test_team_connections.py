@@ -280,3 +280,15 @@ def test_an_ipv6_host_counts_as_one_client_whatever_address_of_its_64_it_picks()
     assert [limits.admit(key) for key in picked] == [True, True, False]
     assert limits.admit(client_key("2001:db8:1:3::1"))  # another /64: another client
     assert client_key("::ffff:192.0.2.1") == client_key("192.0.2.1") == "192.0.2.1"
+
+
+def test_the_event_loop_is_uvloop_when_installed_and_asyncio_otherwise(monkeypatch):
+    """The `speed` extra's uvloop is taken when it imports, and its absence (or a broken install) falls back to
+    asyncio's own loop: the server starts either way (every test above runs on whichever is installed)."""
+    from brain.mcp.transports import event_loop_options
+
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # as if not installed: `import uvloop` raises ImportError
+    assert event_loop_options() == {}
+    fake = type(sys)("uvloop")
+    monkeypatch.setitem(sys.modules, "uvloop", fake)
+    assert event_loop_options() == {"use_uvloop": True}

@@ -21,7 +21,8 @@ from ..livestate.store import LiveLimits, LiveState
 from ..memory.files import pid_alive  # re-exported: one liveness check
 from ..security.redact import Redactor, redact_fields, refuse_secret_name
 from .asks import AsksMixin
-from .claiming import AUDIT_SQL, GONE_SQL as _GONE_SQL, claim_in_two_batches, no_session
+from .claiming import AUDIT_SQL, GONE_SQL as _GONE_SQL, no_session, run_claim_group
+from .groupcommit import GroupCommit
 from .model import Checkpoint, ClaimInfo, Grant, Overlap, OverlapReport, SessionInfo, Signal, AuditEvent, Worktree
 from .overlap import (candidate_prefixes, claim_prefix, item_kind, normalize_item,
                       normalized_overlap as items_overlap, overlapping_pairs, relative_to_root)
@@ -69,6 +70,7 @@ class Coordinator(AsksMixin):
         # decisions) passes here before its row is written; the brain's redactor, else the built-in one
         self.redact = redact if redact is not None else Redactor()
         self.livestate = LiveState(backend, clock=clock, limits=live_limits, redact=self.redact)
+        self._claims = GroupCommit(lambda requests: run_claim_group(self, requests))
 
     def _clean(self, value, field: str, limit: int, *, allow_empty: bool = False) -> str:
         """Checked (type, size of what was sent), then redacted: what a row of this store may hold."""
@@ -358,10 +360,13 @@ class Coordinator(AsksMixin):
         item = self._clean(self._item(item), "item", self.config.item_max)
         lease = self._ttl(ttl)
         _check_session(session)
+        # claims arriving together (a team server's tool threads) share one transaction: brain.coord.groupcommit
+        grant = self._claims.submit((session, item, lease))
+        if isinstance(grant, Exception):
+            raise grant
+        if grant is not None:
+            return grant
         with self.backend.transaction() as tx:
-            grant = claim_in_two_batches(self, tx, session, item, lease)
-            if grant is not None:
-                return grant
             # the general path (a removed worktree or a killed process to end first, a long wait for the lock)
             self._touch(tx, session)
             now = self.clock()
