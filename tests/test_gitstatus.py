@@ -19,6 +19,10 @@ def full(repo: Path, monkeypatch) -> gitstamp.GitState:
         return gitstamp._read_state(repo)
 
 
+def copies(repo: Path) -> list[str]:
+    return sorted(p.name for p in (repo / ".brain" / "runtime").glob(gitstatus.PRIVATE_INDEX + ".*"))
+
+
 def cached(repo: Path) -> gitstamp.GitState | None:
     out = gitstatus.cached_status(repo)
     return None if out is None else gitstamp._read_state(repo)
@@ -47,7 +51,7 @@ def same(repo: Path, monkeypatch) -> gitstamp.GitState:
 def test_every_change_reads_as_the_full_listing_says(shop, monkeypatch):
     first = same(shop, monkeypatch)
     assert not any(p.startswith(".brain") for p in first.paths)  # the memory is never listed
-    assert (shop / ".brain" / "runtime" / gitstatus.PRIVATE_INDEX).is_file()
+    assert len(copies(shop)) == 1
     index = (shop / ".git" / "index").read_bytes()
     same(shop, monkeypatch)
     assert (shop / ".git" / "index").read_bytes() == index  # the user's index is never written
@@ -55,8 +59,10 @@ def test_every_change_reads_as_the_full_listing_says(shop, monkeypatch):
     assert "shop/refund.py" in same(shop, monkeypatch).paths
     (shop / "shop" / "tax.py").write_text("def vat(amount):\n    return amount * 0.21\n")  # modified
     assert same(shop, monkeypatch).paths["shop/tax.py"] == " M"
-    git(shop, "add", "shop/refund.py")  # staged: the index changed, the copy follows
+    old = copies(shop)
+    git(shop, "add", "shop/refund.py")  # staged: the index changed, a new copy
     assert same(shop, monkeypatch).paths["shop/refund.py"] == "A "
+    assert len(copies(shop)) == 1 and copies(shop) != old
     (shop / "shop" / "debug.log").write_text("x\n")  # ignored
     assert "shop/debug.log" not in same(shop, monkeypatch).paths
     (shop / ".gitignore").write_text("")  # no longer ignored: git's cache sees the rule change
@@ -92,5 +98,19 @@ def test_without_a_brain_runtime_or_with_a_split_index_nothing_is_copied(repo, m
     brainlib.init(repo)
     git(repo, "update-index", "--split-index")
     assert gitstatus.cached_status(repo) is None
-    assert not (repo / ".brain" / "runtime" / gitstatus.PRIVATE_INDEX).exists()
+    assert copies(repo) == []
     assert gitstamp._read_state(repo) == full(repo, monkeypatch)
+
+
+def test_a_copy_of_an_older_index_written_late_is_never_read(shop, monkeypatch):
+    """A boot whose git still refreshes the copy of the index before a `git add` writes that older copy,
+    after another boot made the new one: the new boot reads its own."""
+    same(shop, monkeypatch)
+    runtime = shop / ".brain" / "runtime"
+    stale = runtime / copies(shop)[0]
+    older = stale.read_bytes()
+    (shop / "shop" / "refund.py").write_text("def refund():\n    pass\n")
+    git(shop, "add", "shop/refund.py")
+    assert same(shop, monkeypatch).paths["shop/refund.py"] == "A "
+    stale.write_bytes(older)  # the slow boot's git renames its refreshed old copy into place
+    assert same(shop, monkeypatch).paths["shop/refund.py"] == "A "

@@ -7,8 +7,8 @@ every folder of the tree and matches every name against the ignore rules. Git ca
 (``core.untrackedCache``: each folder's mtime, its `.gitignore`, the exclude files) in an extension of
 the index, but only when it writes the index, and the boot must not write the user's (``--no-optional-locks``:
 no lock beside the user's own git, and `brain map`'s layout watches that file). So the boot gives git a
-copy: ``.brain/runtime/git-status.index``, a byte copy of `.git/index` made again whenever the real
-one's trailing checksum differs from the copy's source, in which git keeps its untracked cache. The
+copy: ``.brain/runtime/git-status.index.<checksum>``, a byte copy of `.git/index` named by its trailing
+checksum (a new copy when the real index changes), in which git keeps its untracked cache. The
 answer is git's own: same entries, same working tree, same ignore rules, the cache invalidated by git
 itself when a folder, a `.gitignore` or an exclude file changes.
 
@@ -21,43 +21,47 @@ runs: the command line sets the cache on and split index off, gitsafe does the r
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 __all__ = ["PRIVATE_INDEX", "cached_status"]
 
-PRIVATE_INDEX = "git-status.index"  # in .brain/runtime/
+PRIVATE_INDEX = "git-status.index"  # in .brain/runtime/, then a dot and the real index's checksum
 _TAIL = 32  # the index's trailing checksum: SHA-1 (20 bytes) or SHA-256 (32); the last 32 bytes hold either
 
 
-def _synced(repo: Path, private: Path) -> bool:
-    """Whether ``private`` is a copy of the repository's current index (made now when it was not)."""
-    note = private.with_name(private.name + ".source")
+def _copy(repo: Path, runtime: Path) -> Path | None:
+    """brain's copy of the repository's current index (made now when there is none), or None.
+
+    The copy is named by the real index's trailing checksum: a boot whose git is still writing the
+    copy of an older index (its refreshed stat data) writes that older file, never the current one."""
     try:
-        with open(repo / ".git" / "index", "rb") as f:  # one open file: the tail and the bytes agree
+        with open(repo / ".git" / "index", "rb") as f:  # one open file: the checksum and the bytes agree
             size = os.fstat(f.fileno()).st_size
             if size < 12 + _TAIL:
-                return False
+                return None
             f.seek(size - _TAIL)
             tail = f.read(_TAIL).hex()
             if tail.endswith("0" * 40):
-                return False  # index.skipHash: no checksum tells one index from another
-            try:
-                if note.read_text(encoding="ascii") == tail and private.is_file():
-                    return True
-            except OSError:
-                pass
+                return None  # index.skipHash: no checksum tells one index from another
+            private = runtime / f"{PRIVATE_INDEX}.{tail[-40:]}"
+            if os.path.isfile(private):
+                return private
             if any(name.startswith("sharedindex.") for name in os.listdir(repo / ".git")):
-                return False  # a split index: git would write shared parts into .git/
+                return None  # a split index: git would write shared parts into .git/
             f.seek(0)
             data = f.read()
-        for target, payload in ((private, data), (note, tail.encode("ascii"))):
-            tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(payload)
-            os.replace(tmp, target)
-        return True
+        tmp = runtime / f"{PRIVATE_INDEX}.{os.getpid()}.tmp"
+        tmp.write_bytes(data)
+        os.replace(tmp, private)
+        for name in os.listdir(runtime):  # the copies of older indexes
+            if name.startswith(PRIVATE_INDEX + ".") and name != private.name and not name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    os.unlink(runtime / name)
+        return private
     except OSError:
-        return False
+        return None
 
 
 def cached_status(repo: Path) -> str | None:
@@ -71,8 +75,8 @@ def cached_status(repo: Path) -> str | None:
             return None
     except OSError:
         return None
-    private = runtime / PRIVATE_INDEX
-    if not _synced(repo, private):
+    private = _copy(repo, runtime)
+    if private is None:
         return None
     git = project_repo(repo, timeout=5, here_only=True, index_file=str(private))
     out = git.output("-c", "core.untrackedCache=true", "-c", "core.splitIndex=false", "status", "--porcelain=v2",
