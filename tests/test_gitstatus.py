@@ -80,13 +80,21 @@ def test_every_change_reads_as_the_full_listing_says(shop, monkeypatch):
     assert not any(p.startswith(".brain") for p in same(shop, monkeypatch).paths)
 
 
-def test_an_untracked_folder_and_a_rename_go_to_the_full_listing(shop, monkeypatch):
+def test_untracked_folders_nested_repositories_and_renames(shop, monkeypatch):
     same(shop, monkeypatch)
-    (shop / "billing").mkdir()
+    (shop / "billing" / "sub").mkdir(parents=True)
     (shop / "billing" / "invoice.py").write_text("class Invoice:\n    pass\n")
-    assert cached(shop) is None  # `billing/` as one line: only the full walk lists its files
-    state = gitstamp._read_state(shop)
-    assert state == full(shop, monkeypatch) and "billing/invoice.py" in state.paths
+    (shop / "billing" / "sub" / "due.py").write_text("def due():\n    pass\n")
+    (shop / "billing" / "sub" / "run.log").write_text("ignored\n")
+    (shop / "billing" / "empty").mkdir()
+    (shop / "logs").mkdir()
+    (shop / "logs" / "a.log").write_text("only ignored files: not listed\n")
+    (shop / "vendor" / "lib").mkdir(parents=True)
+    git(shop / "vendor", "init", "-q")  # a nested repository: one `vendor/` line in both listings
+    (shop / "vendor" / "lib" / "x.py").write_text("x = 1\n")
+    got = same(shop, monkeypatch)
+    assert {"billing/invoice.py", "billing/sub/due.py", "vendor/"} <= set(got.paths)
+    assert "billing/sub/run.log" not in got.paths and not any(p.startswith("logs") for p in got.paths)
     git(shop, "add", "billing")
     git(shop, "mv", "shop/tax.py", "shop/vat.py")
     got = same(shop, monkeypatch)

@@ -13,9 +13,9 @@ answer is git's own: same entries, same working tree, same ignore rules, the cac
 itself when a folder, a `.gitignore` or an exclude file changes.
 
 With ``--untracked-files=all`` git does not use the cache, so this asks for ``normal`` (an untracked
-folder as one `dir/` line) and answers only when git names no untracked folder outside ``.brain/``;
-otherwise (and without a brain runtime folder, a `.git` folder, a checksummed index, or with a split
-index) the caller runs the full listing as before. Nothing here lets the repository choose what git
+folder as one `dir/` line) and lists the files of the untracked folders it names with one ``git
+ls-files --others --exclude-standard`` over those folders only. Without a brain runtime folder, a
+`.git` folder or a checksummed index, or with a split index, the caller runs the full listing as before. Nothing here lets the repository choose what git
 runs: the command line sets the cache on and split index off, gitsafe does the rest.
 """
 
@@ -85,6 +85,7 @@ def cached_status(repo: Path) -> str | None:
         return None
     items = out.split("\0")
     kept: list[str] = []
+    folders: list[str] = []
     i = 0
     while i < len(items):
         item = items[i]
@@ -101,8 +102,17 @@ def cached_status(repo: Path) -> str | None:
         if path is not None and _in_brain(path):
             continue
         if item.startswith("? ") and item.endswith("/"):
-            return None  # an untracked folder: its files are listed only by the full walk
+            folders.append(item[2:])  # an untracked folder (or a nested repository) as one line
+            continue
         kept.append(item)
+    if folders:
+        # the files the full listing names in them, by the same rules (git's standard excludes), walking
+        # only these folders; a nested repository stays one `dir/` line, as in the full listing
+        listed = git.output("ls-files", "--others", "--exclude-standard", "-z", "--",
+                            *(":(literal)" + folder for folder in folders))
+        if listed is None:
+            return None
+        kept[-1:-1] = ["? " + path for path in listed.split("\0") if path and not _in_brain(path)]
     return "\0".join(kept)
 
 
