@@ -122,3 +122,19 @@ def test_a_copy_of_an_older_index_written_late_is_never_read(shop, monkeypatch):
     assert same(shop, monkeypatch).paths["shop/refund.py"] == "A "
     stale.write_bytes(older)  # the slow boot's git renames its refreshed old copy into place
     assert same(shop, monkeypatch).paths["shop/refund.py"] == "A "
+
+
+def test_the_copy_stays_private_under_umask_022(shop, monkeypatch):
+    import os
+    import stat
+
+    old = os.umask(0o022)
+    try:
+        same(shop, monkeypatch)
+        (shop / "shop" / "refund.py").write_text("def refund():\n    pass\n")  # git rewrites the copy (its cache)
+        same(shop, monkeypatch)
+    finally:
+        os.umask(old)
+    runtime = shop / ".brain" / "runtime"
+    found = {name: stat.S_IMODE((runtime / name).stat().st_mode) for name in copies(shop)}
+    assert found and all(mode == 0o600 for mode in found.values()), found

@@ -52,8 +52,12 @@ def _copy(repo: Path, runtime: Path) -> Path | None:
                 return None  # a split index: git would write shared parts into .git/
             f.seek(0)
             data = f.read()
+        from ..memory.private import open_private
+
         tmp = runtime / f"{PRIVATE_INDEX}.{os.getpid()}.tmp"
-        tmp.write_bytes(data)
+        fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)  # 0600, as every runtime file
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
         os.replace(tmp, private)
         for name in os.listdir(runtime):  # the copies of older indexes
             if name.startswith(PRIVATE_INDEX + ".") and name != private.name and not name.endswith(".tmp"):
@@ -67,7 +71,8 @@ def _copy(repo: Path, runtime: Path) -> Path | None:
 def cached_status(repo: Path) -> str | None:
     """``git status --porcelain=v2 --branch -z`` output whose entries are what ``--untracked-files=all --
     . :(exclude).brain`` lists, from brain's index copy; None when that cannot be had this way."""
-    from ..gitsafe import project_repo
+    from ..errors import UntrustedRepository
+    from ..gitsafe import GitRepo
 
     runtime = repo / ".brain" / "runtime"
     try:
@@ -78,9 +83,13 @@ def cached_status(repo: Path) -> str | None:
     private = _copy(repo, runtime)
     if private is None:
         return None
-    git = project_repo(repo, timeout=5, here_only=True, index_file=str(private))
+    try:
+        # umask 077: git's own rewrite of the copy (its refreshed stat data, its cache) stays 0600 too
+        git = GitRepo(repo, timeout=5, index_file=str(private), private=True)
+    except UntrustedRepository:
+        return None
     out = git.output("-c", "core.untrackedCache=true", "-c", "core.splitIndex=false", "status", "--porcelain=v2",
-                     "--branch", "--untracked-files=normal", "-z") if git is not None else None
+                     "--branch", "--untracked-files=normal", "-z")
     if out is None:
         return None
     items = out.split("\0")
