@@ -32,7 +32,7 @@ def walks(monkeypatch) -> list[Path]:
     """Each walk of the tree a refresh makes (``code.scan_files`` as ``build.plan_code`` calls it)."""
     seen: list[Path] = []
     original = build.scan_files
-    monkeypatch.setattr(build, "scan_files", lambda repo: seen.append(repo) or original(repo))
+    monkeypatch.setattr(build, "scan_files", lambda repo, *rest, **kw: seen.append(repo) or original(repo, *rest, **kw))
     return seen
 
 

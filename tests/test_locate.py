@@ -182,3 +182,27 @@ def test_a_boot_without_a_task_never_imports_the_search_package(app):
     out = subprocess.run([sys.executable, "-c", code, str(app.repo)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_one_boot_extracts_the_task_signals_once_and_leaves_them_as_they_were(app, monkeypatch):
+    """Module inference, the files slot, the function ranking and the code slot share one extraction."""
+    import dataclasses
+
+    from brain.search import signals
+
+    made = []
+    real = signals._extract
+
+    def counting(text, strip_urls):
+        made.append(real(text, strip_urls))
+        return made[-1]
+
+    monkeypatch.setattr(signals, "_extract", counting)
+    text = "vat_for raises ValueError in app/billing/tax.py when Invoice.total() runs for Monaco"
+    result = app.boot(text, record=False)
+    assert "app/billing/tax.py" in result.text
+    assert len(made) == 1
+    assert dataclasses.asdict(made[0]) == dataclasses.asdict(real(text, True))  # no caller changed them
+    extract_signals(text)
+    extract_signals(text)
+    assert len(made) == 3  # outside a boot nothing is kept

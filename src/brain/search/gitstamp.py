@@ -62,14 +62,18 @@ def known_git_state(repo: Path) -> GitState | None:
 
 
 def _read_state(repo: Path) -> GitState | None:
-    """One ``git --no-optional-locks status``: git leaves its index file alone (no stat refresh written
-    back, no lock taken beside the user's own git), and `brain map`'s saved layout, which watches that
-    file's mtime, stays valid."""
+    """One ``git status`` that leaves the user's index file alone (no stat refresh written back, no lock
+    taken beside the user's own git), and `brain map`'s saved layout, which watches that file's mtime,
+    stays valid: on brain's copy of the index with git's untracked cache (``gitstatus``), else ``git
+    --no-optional-locks status`` listing every untracked file."""
     from ..gitsafe import project_repo
+    from .gitstatus import cached_status
 
-    git = project_repo(repo, timeout=5, here_only=True)
-    out = git.output("--no-optional-locks", "status", "--porcelain=v2", "--branch", "--untracked-files=all", "-z", "--", ".",
-                     ":(exclude).brain") if git is not None else None
+    out = cached_status(repo)  # git's untracked cache in brain's copy of the index (see gitstatus), when it can
+    if out is None:
+        git = project_repo(repo, timeout=5, here_only=True)
+        out = git.output("--no-optional-locks", "status", "--porcelain=v2", "--branch", "--untracked-files=all", "-z",
+                         "--", ".", ":(exclude).brain") if git is not None else None
     if out is None:
         return None
     head: str | None = None

@@ -151,20 +151,36 @@ def _clip(text: str) -> str:
 def extract_signals(text: str | None, *, strip_urls: bool | None = None) -> Signals:
     """Paths, traceback frames, dotted names, identifiers and query words of a task text (pure).
 
-    ``strip_urls`` (default: the shipped ``strip_urls`` param) drops the text's addresses."""
-    sig = Signals()
+    ``strip_urls`` (default: the shipped ``strip_urls`` param) drops the text's addresses. Inside a
+    boot the answer is kept in the boot's memo: module inference, the files slot, the function
+    ranking and the code slot's excerpts all read the same text, and extracting costs 2-4 ms of
+    patterns each time. The callers only read the ``Signals`` they get (it is shared)."""
     if not text or not text.strip():
-        return sig
+        return Signals()
+    if strip_urls is None:
+        from .weights import shipped_weights
+
+        strip_urls = shipped_weights().params["strip_urls"]
+    from ..boot.call import current_memo
+
+    memo = current_memo()
+    if memo is None:
+        return _extract(text, bool(strip_urls))
+    key = ("signals", text, bool(strip_urls))
+    sig = memo.get(key)
+    if sig is None:
+        sig = memo[key] = _extract(text, bool(strip_urls))
+    return sig
+
+
+def _extract(text: str, strip_urls: bool) -> Signals:
+    sig = Signals()
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
     text = _TEMPLATE.sub(" ", text)  # nor their fixed questions
     text = _CJK_EDGE.sub(" ", text)
     text = strip_boilerplate(text)  # a commit message's trailers, merge line and pull-request numbers say nothing
     if not text.strip():
         return sig
-    if strip_urls is None:
-        from .weights import shipped_weights
-
-        strip_urls = shipped_weights().params["strip_urls"]
     if strip_urls:
         sig.routes = url_routes(text)
         text = _URL.sub(_url_path, text)
