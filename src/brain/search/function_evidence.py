@@ -27,7 +27,7 @@ __all__ = ["DefEvidence", "FunctionEvidence", "LiveGraph", "RecordedGraph", "FN_
 
 FN_EVIDENCE_SCHEMA = 1
 NAMED = frozenset({"frame", "frame_last", "qual", "name"})  # evidence that names the definition: seeds the graph
-LATE = frozenset({"body", "body_title"})  # added after the call graph (the graph starts from named evidence only)
+LATE = frozenset({"body", "body_title", "body_size"})  # added after the call graph (the graph starts from named evidence only)
 
 
 @dataclass

@@ -11,7 +11,8 @@ specific it is, and the file ranking (``locate``) is the prior:
 3. the call graph: from the definitions the text names (or its frames point to), the
    functions they call, one and two hops down (a report names the public function, the
    fix is often in the internal one it calls); a named class lends a little to its methods;
-4. full text: BM25 over each definition's body (identifier-aware tokens);
+4. full text: BM25 over each definition's body (identifier-aware tokens), and again scaled by the
+   definition's size (BM25 favours short bodies; a fix lands where there are lines to change);
 5. the file ranking: a definition in a highly ranked file starts higher.
 
 Pure over two read-only views (``FunctionView``, ``CodeView``): same inputs, same order.
@@ -19,6 +20,7 @@ Pure over two read-only views (``FunctionView``, ``CodeView``): same inputs, sam
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -191,6 +193,10 @@ def _gather(fview: FunctionView, cview: CodeView, text: str | None, localization
                 continue
             factor = F["class_body_factor"] if row.kind == "class" else 1.0
             ev.add(row, feature, factor * score / top, "full-text match")
+            if feature == "body" and row.kind != "class":
+                # BM25 favours short bodies; a fix lands in a definition with lines to change
+                size = min(math.log(1 + row.end - row.start + 1) / math.log(1 + F["size_lines"]), 1.0)
+                ev.add(row, "body_size", size * score / top, "full-text match")
 
     # walked once under these weights, the graph records what their combination needs
     return ev, combine_functions(ev, weights, limit=limit)
