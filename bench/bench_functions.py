@@ -154,7 +154,11 @@ def main(argv=None) -> int:
             }
             rows.append(row)
             if args.misses and (row["brain"] is None or row["brain"] > 10):
-                print(f"{row['id']} rank={row['brain']} bm25={row['bm25']} gold={gold} top={ranked[:3]}")
+                # where each gold function's file stands in the boot's files: a file-ranking miss or a wrong function
+                files = [result["files"].index(g.split("::", 1)[0]) + 1 if g.split("::", 1)[0] in result["files"] else None
+                         for g in gold]
+                print(f"{row['id']} rank={row['brain']} bm25={row['bm25']} gold={gold} gold_file_ranks={files} "
+                      f"top={ranked[:3]}")
             if len(cli_seconds) < args.cli:
                 task_file = tmp / "task.txt"
                 task_file.write_text(text, encoding="utf-8")

@@ -11,7 +11,8 @@ specific it is, and the file ranking (``locate``) is the prior:
 3. the call graph: from the definitions the text names (or its frames point to), the
    functions they call, one and two hops down (a report names the public function, the
    fix is often in the internal one it calls); a named class lends a little to its methods;
-4. full text: BM25 over each definition's body (identifier-aware tokens);
+4. full text: BM25 over each definition's body (identifier-aware tokens), and again scaled by the
+   definition's size (BM25 favours short bodies; a fix lands where there are lines to change);
 5. the file ranking: a definition in a highly ranked file starts higher.
 
 Pure over two read-only views (``FunctionView``, ``CodeView``): same inputs, same order.
@@ -19,16 +20,20 @@ Pure over two read-only views (``FunctionView``, ``CodeView``): same inputs, sam
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from .function_evidence import LATE, NAMED, FunctionEvidence, LiveGraph
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
 from .weights import Weights, shipped_weights
 
-__all__ = ["FunctionHit", "rank_functions", "locate_functions", "imported_files", "FRAME"]
+__all__ = ["FunctionHit", "rank_functions", "gather_functions", "combine_functions", "locate_functions",
+           "imported_files", "FRAME"]
 
+_PRIOR = "in a ranked file"
 FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 
 # the weights and thresholds are data: ``functions`` of ``weights.json`` (each with its why there), read as ``F``
@@ -87,12 +92,28 @@ def _innermost(rows: list[DefRow], line: int) -> DefRow | None:
 def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, localization: Localization, *,
                    limit: int = 20, weights: Weights | None = None) -> list[FunctionHit]:
     """The definitions a task text is about, most likely first (under ``weights``' function weights; default:
-    the shipped ones)."""
+    the shipped ones): ``combine_functions(gather_functions(...))``."""
+    return _gather(fview, cview, text, localization, weights, limit)[1]
+
+
+def gather_functions(fview: FunctionView, cview: CodeView, text: str | None, localization: Localization, *,
+                     weights: Weights | None = None) -> FunctionEvidence:
+    """Every kind of evidence ``text`` gives about the definitions, at unit weight (``function_evidence``).
+
+    ``weights`` supplies the thresholds (``params``) and the weights under which the call graph and the
+    lifts are walked once, so that the graph they need is recorded (default: the shipped ones)."""
+    return _gather(fview, cview, text, localization, weights, 20)[0]
+
+
+def _gather(fview: FunctionView, cview: CodeView, text: str | None, localization: Localization,
+            weights: Weights | None, limit: int) -> tuple[FunctionEvidence, list[FunctionHit]]:
+    weights = weights or shipped_weights()
+    F = weights.functions
+    graph = LiveGraph(fview, cview, F)
+    ev = FunctionEvidence(graph=graph)
     if not text or not text.strip():
-        return []
-    F = (weights or shipped_weights()).functions
+        return ev, []
     sig = extract_signals(text)
-    s = _Scores()
 
     # 5. the file prior
     files = localization.files[:F["files_considered"]]
@@ -102,8 +123,8 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
         for rank, hit in enumerate(files):
             prior[hit.path] = (max(hit.score, 0.0) / top) ** F["prior_power"] / (1 + rank) ** F["prior_rank"]
     for path, p in prior.items():
-        for row in fview.in_file(path):
-            s.add(row, F["file"] * p * F["kind_factor"].get(row.kind, 1.0), "in a ranked file")
+        for row in graph.in_file(path):
+            ev.add(row, "file", p * F["kind_factor"].get(row.kind, 1.0), _PRIOR)
 
     # 1. traceback frames
     frames = []
@@ -113,9 +134,9 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
             frames.append((hits, int(match.group(2)), match.group(3) or ""))
     for i, (hits, line, fn) in enumerate(frames):
         last = i == len(frames) - 1
-        weight = F["frame_last"] if last else F["frame"] * (0.5 + 0.5 * (i + 1) / len(frames))
+        feature, unit = ("frame_last", 1.0) if last else ("frame", 0.5 + 0.5 * (i + 1) / len(frames))
         for path in hits:
-            rows = fview.in_file(path)
+            rows = graph.in_file(path)
             row = _innermost(rows, line)
             if row is not None and fn and row.name != fn:
                 # the file changed since the trace: trust the function name over the line number
@@ -125,8 +146,8 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
                 named = [r for r in rows if r.name == fn]
                 row = named[0] if len(named) == 1 else None
             if row is not None:
-                s.add(row, weight / len(hits), f"traceback frame (line {line})", named=True,
-                      line=line if row.start <= line <= row.end else None)
+                ev.add(row, feature, unit / len(hits), f"traceback frame (line {line})",
+                       line=line if row.start <= line <= row.end else None)
 
     # 2. names: dotted paths and pairs first, then single identifiers
     words = dict(sig.idents)
@@ -145,20 +166,61 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
                     cview.files.get(r.path, ("", False))[0].rsplit(".", 1)[-1] == a)]
             if rows and len(rows) <= 6:
                 for row in rows:
-                    s.add(row, F["qual"] / len(rows) ** 0.5, f"`{a}.{b}` in the task", named=True)
+                    ev.add(row, "qual", 1.0 / len(rows) ** 0.5, f"`{a}.{b}` in the task")
     for word, weight in sorted(words.items()):
         rows = [r for r in by_name.get(word.lower(), []) if r.name == word]
         if not rows or len(rows) > 60:
             continue
         specificity = 1.0 / len(rows) ** 0.6
         for row in rows:
-            s.add(row, F["name"] * min(weight, 2.0) * specificity * F["kind_factor"].get(row.kind, 1.0),
-                  f"named `{word}`", named=True)
+            ev.add(row, "name", min(weight, 2.0) * specificity * F["kind_factor"].get(row.kind, 1.0), f"named `{word}`")
             if row.kind == "class":
-                members = [m for m in fview.in_file(row.path) if m.parent == row.qual]
+                members = [m for m in graph.in_file(row.path) if m.parent == row.qual]
                 for m in members:
-                    s.add(m, F["member"] * min(weight, 2.0) * specificity / max(len(members), 1) ** 0.5,
-                          f"method of `{word}`")
+                    ev.add(m, "member", min(weight, 2.0) * specificity / max(len(members), 1) ** 0.5,
+                           f"method of `{word}`")
+
+    # 4. full text over bodies: the whole text, and the title alone (added after the graph: see LATE)
+    for terms, feature in ((sig.words, "body"), (sig.title_words, "body_title")):
+        ranked = fview.bm25(terms, 300)
+        if not ranked:
+            continue
+        top = ranked[0][1] or 1.0
+        rows = fview.by_ids(i for i, _ in ranked)
+        for def_id, score in ranked:
+            row = rows.get(def_id)
+            if row is None or cview.is_test(row.path):
+                continue
+            factor = F["class_body_factor"] if row.kind == "class" else 1.0
+            ev.add(row, feature, factor * score / top, "full-text match")
+            if feature == "body" and row.kind != "class":
+                # BM25 favours short bodies; a fix lands in a definition with lines to change
+                size = min(math.log(1 + row.end - row.start + 1) / math.log(1 + F["size_lines"]), 1.0)
+                ev.add(row, "body_size", size * score / top, "full-text match")
+
+    # walked once under these weights, the graph records what their combination needs
+    return ev, combine_functions(ev, weights, limit=limit)
+
+
+def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None, *,
+                      limit: int = 20) -> list[FunctionHit]:
+    """The ranked definitions for ``evidence`` under ``weights`` (default: the shipped ones). Needs no index:
+    the call graph and the lifts read ``evidence.graph``."""
+    F = (weights or shipped_weights()).functions
+    graph = evidence.graph
+    s = _Scores()
+    if not evidence.defs:
+        return []
+
+    def direct(late: bool) -> None:
+        for def_id, found in evidence.defs.items():
+            row = None
+            for feature, value, reason, line in found.reasons:
+                if (feature in LATE) == late:
+                    s.add(row or evidence.rows[def_id], F[feature] * value, reason, named=feature in NAMED,
+                          line=line or None)
+
+    direct(False)
 
     # 3. the call graph, from the definitions the evidence names
     seeds = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:F["max_seeds"]]
@@ -167,10 +229,9 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
         frontier = [(s.rows[i], s.evidence[i] / best) for i in seeds]
         visited = set(seeds)
         for hop in range(F["call_hops"]):
-            calls = fview.calls_of(row.id for row, _ in frontier)
             nxt: dict[int, tuple[DefRow, float]] = {}
             for caller, strength in frontier:
-                targets = _resolve_calls(fview, cview, caller, calls.get(caller.id, []))
+                targets = graph.callees(caller)
                 if not targets:
                     continue
                 reach = strength * (F["hop_decay"] ** hop) / len(targets) ** F["fanout_power"]
@@ -191,25 +252,13 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
     # 3b. callers of what the text names, one hop up
     named = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:F["caller_seeds"]]
     if named:
-        _add_callers(fview, s, [(s.rows[i], s.evidence[i] / s.evidence[named[0]]) for i in named], F)
+        _add_callers(graph, s, [(s.rows[i], s.evidence[i] / s.evidence[named[0]]) for i in named], F)
 
-    # 4. full text over bodies: the whole text, and the title alone
-    for terms, weight in ((sig.words, F["body"]), (sig.title_words, F["body_title"])):
-        ranked = fview.bm25(terms, 300)
-        if not ranked:
-            continue
-        top = ranked[0][1] or 1.0
-        rows = fview.by_ids(i for i, _ in ranked)
-        for def_id, score in ranked:
-            row = rows.get(def_id)
-            if row is None or cview.is_test(row.path):
-                continue
-            factor = F["class_body_factor"] if row.kind == "class" else 1.0
-            s.add(row, weight * factor * score / top, "full-text match")
+    direct(True)  # 4. full text
 
     # being in a ranked file is a prior, not evidence: alone it weighs less
     for def_id, reasons in s.why.items():
-        if all(reason == "in a ranked file" for _, reason in reasons):
+        if all(reason == _PRIOR for _, reason in reasons):
             s.score[def_id] *= F["prior_alone"]
 
     # two or more methods of one class at the very top: the class itself is what changes (a member added)
@@ -220,13 +269,15 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
         if row.kind == "method":
             groups[(row.path, row.parent)].append(def_id)
     for (path, parent), ids in sorted(groups.items()):
-        owner = next((r for r in fview.in_file(path) if r.qual == parent and r.kind == "class"), None)
-        if len(ids) >= 2 and owner is not None and owner.id not in leaders:
+        if len(ids) < 2:
+            continue
+        owner = next((r for r in graph.in_file(path) if r.qual == parent and r.kind == "class"), None)
+        if owner is not None and owner.id not in leaders:
             s.add(owner, F["co"] * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top")
 
-    _lift_self_callers(fview, s, leaders, F)
-    _lift_shared_bases(fview, s, leaders, F)
-    _lift_twins(fview, s, leaders, F)
+    _lift_self_callers(graph, s, leaders, F)
+    _lift_shared_bases(graph, s, leaders, F)
+    _lift_twins(graph, s, leaders, F)
 
     order = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))[:limit]
     hits = []
@@ -241,60 +292,36 @@ def rank_functions(fview: FunctionView, cview: CodeView, text: str | None, local
     return hits
 
 
-def _add_callers(fview: FunctionView, s: _Scores, seeds: list[tuple[DefRow, float]], F: dict) -> None:
-    """The definitions that call a seed (resolved as a reader would: `self.f()` in the seed's class, `f()` in its
-    file or a file importing it, `obj.f()` only when the name is rare), shared among them."""
-    names = {row.name for row, _ in seeds if row.kind != "class" and not row.name.startswith("__")}
-    if not names:
-        return
-    sites = fview.callers_of(names)
-    callers = fview.by_ids({def_id for found in sites.values() for def_id, _ in found})
+def _add_callers(graph, s: _Scores, seeds: list[tuple[DefRow, float]], F: dict) -> None:
+    """The definitions that call a seed, its share spread among them."""
     for seed, strength in seeds:
-        if seed.kind == "class" or seed.name not in sites:
+        if seed.kind == "class" or seed.name.startswith("__"):
             continue
-        rare = fview.count_named(seed.name.lower()) <= 3
-        found: dict[int, int] = {}
-        for def_id, call in sites[seed.name]:
-            row = callers.get(def_id)
-            if row is None or row.id == seed.id:
-                continue
-            if call.via == "self":
-                ok = row.path == seed.path and (row.parent == seed.parent or rare)
-            elif call.via == "name":
-                ok = seed.kind == "function" and (row.path == seed.path or rare)
-            else:
-                ok = rare
-            if ok:
-                found.setdefault(row.id, call.line)
-        if not found or len(found) > F["max_callers"]:
+        found = graph.callers(seed)
+        if not found:
             continue
         share = F["caller"] * strength / len(found) ** F["fanout_power"]
-        for def_id, line in sorted(found.items()):
-            s.add(callers[def_id], share, f"calls `{seed.qual}`", line=line)
+        for row, line in found:
+            s.add(row, share, f"calls `{seed.qual}`", line=line)
 
 
-def _lift_self_callers(fview: FunctionView, s: _Scores, leaders: list[int], F: dict) -> None:
+def _lift_self_callers(graph, s: _Scores, leaders: list[int], F: dict) -> None:
     """Methods that call a top-ranked method of their own class through `self`: the class's behaviour is
     often split between the method a report reaches and the ones leaning on it."""
     if F["self_caller"] <= 0:
         return
     before = {def_id: s.score[def_id] for def_id in leaders}
-    methods = [s.rows[i] for i in leaders if s.rows[i].kind == "method"]
-    if not methods:
-        return
-    sites = fview.callers_of({m.name for m in methods})
-    for method in methods:
-        siblings = {r.id: r for r in fview.in_file(method.path) if r.parent == method.parent and r.id != method.id}
-        found = {def_id: call.line for def_id, call in sites.get(method.name, []) if def_id in siblings and call.via == "self"}
-        if not found or len(found) > F["max_callers"]:
+    for method in [s.rows[i] for i in leaders if s.rows[i].kind == "method"]:
+        found = graph.self_callers(method)
+        if not found:
             continue
         share = F["self_caller"] * before[method.id] / len(found) ** F["fanout_power"]
-        for def_id, line in sorted(found.items()):
-            lift = min(share, F["self_caller_cap"] * before[method.id] - s.score.get(def_id, 0.0))
-            s.add(siblings[def_id], lift, f"calls `self.{method.name}`", line=line)
+        for row, line in found:
+            lift = min(share, F["self_caller_cap"] * before[method.id] - s.score.get(row.id, 0.0))
+            s.add(row, lift, f"calls `self.{method.name}`", line=line)
 
 
-def _lift_shared_bases(fview: FunctionView, s: _Scores, leaders: list[int], F: dict) -> None:
+def _lift_shared_bases(graph, s: _Scores, leaders: list[int], F: dict) -> None:
     """Two top-ranked classes of one file sharing a base class of that file: the base (and its methods) lifted."""
     counts: dict[tuple[str, str], list[float]] = defaultdict(list)
     for def_id in leaders:
@@ -305,7 +332,7 @@ def _lift_shared_bases(fview: FunctionView, s: _Scores, leaders: list[int], F: d
     for (path, base), scores in sorted(counts.items()):
         if len(scores) < 2:
             continue
-        rows = fview.in_file(path)
+        rows = graph.in_file(path)
         owner = next((r for r in rows if r.kind == "class" and r.qual == base), None)
         if owner is None:
             continue
@@ -329,7 +356,7 @@ def _twin_key(name: str) -> str:
     return name
 
 
-def _lift_twins(fview: FunctionView, s: _Scores, leaders: list[int], F: dict) -> None:
+def _lift_twins(graph, s: _Scores, leaders: list[int], F: dict) -> None:
     """A top-ranked method's twin in the same class (`x` and `x_async`/`async_x`; `__eq__`, `__lt__` and `__hash__`):
     one changes with the other."""
     before = {def_id: s.score[def_id] for def_id in leaders}
@@ -338,58 +365,12 @@ def _lift_twins(fview: FunctionView, s: _Scores, leaders: list[int], F: dict) ->
         if row.kind != "method":
             continue
         key = _twin_key(row.name)
-        for other in fview.in_file(row.path):
+        for other in graph.in_file(row.path):
             if (other.parent == row.parent and other.kind == "method" and other.id != row.id
                     and _twin_key(other.name) == key):
                 # lifted toward the named twin, never past it
                 lift = min(F["twin"] * before[def_id], 0.99 * before[def_id] - s.score.get(other.id, 0.0))
                 s.add(other, lift, f"twin of `{row.qual}`")
-
-
-def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) -> list[tuple[DefRow, int]]:
-    """The definitions ``caller``'s calls reach (first call site of each), resolved the way a reader would."""
-    out: dict[int, tuple[DefRow, int]] = {}
-    same_file = fview.in_file(caller.path)
-    klass = caller.qual if caller.kind == "class" else caller.parent
-    imports = None
-    names = {c.name.lower() for c in calls if c.via != "self"}
-    global_rows = fview.named(names) if names else {}
-    for call in calls:
-        found: list[DefRow] = []
-        if call.via == "self":
-            found = [r for r in same_file if r.parent == klass and r.name == call.name]
-            if klass:
-                # overrides in the file's subclasses of this class answer `self.x` too
-                short = klass.rsplit(".", 1)[-1]
-                subclasses = {r.qual for r in same_file if r.kind == "class" and short in r.bases}
-                found += [r for r in same_file if r.parent in subclasses and r.name == call.name]
-            if not found:
-                found = [r for r in same_file if r.name == call.name and r.kind == "method"]
-            if not found:
-                rows = [r for r in fview.named([call.name]).get(call.name.lower(), []) if r.name == call.name]
-                found = rows if len(rows) <= 3 else []
-        elif call.via == "name":
-            found = [r for r in same_file if r.qual == call.name]
-            if not found:
-                if imports is None:
-                    imports = cview.imports_of(caller.path)
-                for target in imports:
-                    if target.endswith("." + call.name):
-                        path = cview.by_module.get(target[: -len(call.name) - 1])
-                        if path:
-                            found = [r for r in fview.in_file(path) if r.qual == call.name]
-                            if found:
-                                break
-            if not found:
-                rows = [r for r in global_rows.get(call.name.lower(), []) if r.name == call.name and r.kind != "method"]
-                found = rows if len(rows) <= 2 else []
-        else:
-            rows = [r for r in global_rows.get(call.name.lower(), []) if r.name == call.name]
-            found = rows if len(rows) <= 3 else []
-        for row in found:
-            if row.id not in out and not cview.is_test(row.path):
-                out[row.id] = (row, call.line)
-    return list(out.values())
 
 
 def _imported_by(cview: CodeView, path: str) -> list[str]:
