@@ -58,6 +58,8 @@ STORES: tuple[Store, ...] = (
           "team.tokens.TokenStore (hashes; names with a secret shape are refused)"),
     Store("search index", "runtime", ("index.db", "index.db-wal", "index.db-shm", "index.db-journal", "index.db.lock",
                                       "index.db.rebuild-*"), "derived", "search.index.SearchIndex"),
+    Store("git status index", "runtime", ("git-status.index.*",), "derived",
+          "search.gitstatus (a copy of .git/index, where git keeps its untracked cache: paths and stat data, no file text)"),
     Store("card caches", "runtime", ("cards/files.json", "cards/layout.json", "cards/facts/*.pkl",
                                      *(f"cards/{t}" for t in _TEMP)), "derived", "cards.mapper.Mapper"),
     Store("settings cache", "runtime", ("settings.cache.json", ".settings.cache.*.tmp"), "derived",
