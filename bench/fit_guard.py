@@ -25,7 +25,7 @@ from pathlib import Path
 import corpus_score as cs
 import locbench
 
-__all__ = ["CHECKS", "DevTask", "load_sets", "scores", "guard", "hand_equals_boot"]
+__all__ = ["CHECKS", "DevTask", "load_sets", "scores", "guard", "blame", "hand_equals_boot"]
 
 # the guard's checks; the prefix tells fit_weights.py's gate they are not pytest ids
 CHECKS = ("dev:django acc@1", "dev:django acc@5", "dev:multilang all@5", "dev:multilang any@5")
@@ -111,6 +111,48 @@ def guard(ranker, sets: dict[str, list[DevTask]], values: dict, checks=CHECKS, h
         if after < before - 1e-9:
             failed.append(check)
     return not failed, failed, report
+
+
+def _deficit(ranker, sets, values: dict, checks: list[str], hand: dict) -> float:
+    """How far below the hand-set figures ``values`` leave ``checks`` (0 when none is below)."""
+    got = scores(ranker, sets, ranker.weights(values))["figures"]
+    return sum(max(0.0, hand["figures"][c[len("dev:"):]] - got[c[len("dev:"):]]) for c in checks)
+
+
+def blame(ranker, sets: dict[str, list[DevTask]], changed: dict[str, list], failed: list[str],
+          hand: dict | None = None) -> dict[str, list[str]]:
+    """Which moves cost the ``failed`` checks. First as fit_weights.blame does: each move reverted alone,
+    blamed for the checks its revert makes pass. For a check no single revert fixes (a loss spread over
+    many moves, as Django's Acc@1 was), greedily: revert the move whose revert gives back the most of the
+    remaining shortfall (name order on ties), and go on until the checks pass; each move reverted by then
+    is blamed for them (if even reverting every move leaves a check short, no move is blamed for it). Why not revert in name order as the test blame does: a shortfall has a size here, and name
+    order would freeze moves that cost nothing. Deterministic; empty when reverting every move fixes nothing.
+    The development sets only choose which moves go back to their hand-set values, never a value."""
+    hand = hand or scores(ranker, sets, ranker.weights({}))
+    moves = {n: v[1] for n, v in changed.items()}
+    blamed: dict[str, list[str]] = {}
+    for name in sorted(moves):
+        _, still, _ = guard(ranker, sets, {n: v for n, v in moves.items() if n != name}, failed, hand)
+        fixed = [c for c in failed if c not in still]
+        if fixed:
+            blamed[name] = fixed
+    # the checks no single revert fixes: greedy, from the moves left once the blamed ones are reverted
+    rest = [c for c in failed if not any(c in checks for checks in blamed.values())]
+    kept = {n: v for n, v in moves.items() if n not in blamed}
+    if rest and _deficit(ranker, sets, kept, rest, hand) <= 1e-9:
+        rest = []  # reverting the singly blamed already gave these back
+    reverted: list[str] = []
+    while rest and kept:
+        gaps = {name: _deficit(ranker, sets, {n: v for n, v in kept.items() if n != name}, rest, hand)
+                for name in sorted(kept)}
+        name = min(sorted(gaps), key=lambda n: gaps[n])
+        del kept[name]
+        reverted.append(name)
+        if gaps[name] <= 1e-9:
+            for n in reverted:
+                blamed[n] = blamed.get(n, []) + rest
+            break
+    return blamed
 
 
 def hand_equals_boot(ranker, sets: dict[str, list[DevTask]]) -> dict[str, list[int]]:

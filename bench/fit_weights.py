@@ -67,7 +67,8 @@ import locbench  # noqa: E402
 import reserved  # noqa: E402
 
 __all__ = ["Ranker", "Task", "objective", "metrics", "fit", "report_rows", "held_out_tasks", "keep_rule",
-           "ranking_tests", "golden_moves", "cross_validate", "blame", "back_off", "combined_gate", "main"]
+           "ranking_tests", "golden_moves", "cross_validate", "blame", "back_off", "combined_gate", "combined_blame",
+           "main"]
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -320,6 +321,19 @@ def combined_gate(ranker: Ranker, dev_sets: dict, dev_hand: dict | None, candida
     return gate
 
 
+def combined_blame(ranker: Ranker, dev_sets: dict, dev_hand: dict | None):
+    """``blamer`` for back_off: failed ranking tests blamed by ``blame``, failed guard checks by
+    fit_guard.blame (which measures how much each revert gives back), the two merged."""
+    def blamer(changed: dict, failed: list[str], gate) -> dict[str, list[str]]:
+        dev = [t for t in failed if t in fit_guard.CHECKS]
+        tests = [t for t in failed if t not in fit_guard.CHECKS]
+        out = blame(changed, tests, gate) if tests else {}
+        for name, checks in (fit_guard.blame(ranker, dev_sets, changed, dev, dev_hand) if dev else {}).items():
+            out[name] = out.get(name, []) + checks
+        return out
+    return blamer
+
+
 def _cpu() -> float:
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
@@ -404,12 +418,13 @@ def blame(changed: dict[str, list], failed: list[str], gate) -> dict[str, list[s
 
 
 def back_off(fit_round, gate, frozen: dict[str, list[str]] | None = None, tests=RANKING_TESTS,
-             log=print) -> tuple[dict | None, list[dict], dict[str, list[str]]]:
+             log=print, blamer=None) -> tuple[dict | None, list[dict], dict[str, list[str]]]:
     """Fit, gate, and when the gate fails freeze the blamed moves at their hand-set values and fit again,
     until the gate passes or no weight moves. ``fit_round(frozen names)`` -> a cross_validate result;
     ``gate(values, tests)`` as in ``blame``. Returns (the last fit that moved something, with its gate's
     verdict in "tests_ok"/"tests_failed"; None if none moved), the rounds (what each froze, moved, gained
-    and failed) and the frozen weights with the tests each broke."""
+    and failed) and the frozen weights with the tests each broke. ``blamer(changed, failed, gate)`` replaces
+    ``blame`` (fit_weights.main blames the guard's checks by how much each revert gives back)."""
     frozen = dict(frozen or {})
     rounds: list[dict] = []
     last = None
@@ -433,7 +448,7 @@ def back_off(fit_round, gate, frozen: dict[str, list[str]] | None = None, tests=
         if ok:
             entry["stop"] = "the ranking tests pass"
             return last, rounds, frozen
-        culprits = blame(changed, failed, gate)
+        culprits = (blamer or blame)(changed, failed, gate)
         entry["blamed"] = culprits
         if not culprits:
             entry["stop"] = "reverting every move does not fix the failed tests"
@@ -512,7 +527,8 @@ def main(argv=None) -> int:
         if res["changed"] and not args.no_tests:
             tests_ok, failed = gate({n: v[1] for n, v in res["changed"].items()}, RANKING_TESTS)
     else:
-        res, rounds, frozen = back_off(fit_round, gate, given, tests=RANKING_TESTS + checks)
+        res, rounds, frozen = back_off(fit_round, gate, given, tests=RANKING_TESTS + checks,
+                                       blamer=combined_blame(ranker, dev_sets, dev_hand))
         if res is None:  # no round moved a weight: report the last (empty) one
             res = fit_round(sorted(frozen))
         else:
