@@ -53,7 +53,7 @@ def test_the_guard_fails_a_check_the_candidate_loses_and_names_the_task(tmp_path
     assert not ok and "dev:django acc@1" in failed
     assert report["dev:django acc@1"]["lost"] == ["django__1"] and report["dev:django acc@1"]["fitted"] == 0.0
     assert "dev:multilang all@5" not in failed  # a set the move does not touch keeps its check
-    ok, failed, _ = fit_guard.guard(ranker, sets, {"path": 16.0})
+    ok, failed, _ = fit_guard.guard(ranker, sets, {"path": ranker.current["path"] * 2})
     assert ok and failed == []
 
 
@@ -104,12 +104,14 @@ def test_the_back_off_freezes_a_move_that_costs_a_development_set_and_refits_on_
 def _corpus_tasks(ranker):
     """Go tasks in four repositories (two folds) whose gold file only the path names, outranked by six files
     whose body matches better (as tests/test_fit_weights.py's)."""
+    # each noise file scores 1.2 x the gold file under the shipped weights, whatever their values
+    body = 1.2 * ranker.current["path"] / ranker.current["bm25"]
     tasks, folds = [], {}
     for r in range(4):
         repo = f"o/r{r}"
         folds[repo] = r % 2
         for i in range(3):
-            files = {f"src/noise{j}.go": {"features": {"bm25": 1.2}, "reasons": [["bm25", 1.2, "body"]]}
+            files = {f"src/noise{j}.go": {"features": {"bm25": body}, "reasons": [["bm25", body, "body"]]}
                      for j in range(6)}
             files["src/gold.go"] = {"features": {"path": 1.0}, "reasons": [["path", 1.0, "path named"]]}
             ev = ranker.evidence({"schema": EVIDENCE_SCHEMA, "files": files})
@@ -127,7 +129,7 @@ def test_a_loss_no_single_revert_fixes_is_blamed_on_the_moves_that_give_it_back(
 
     def file(feature, value):
         return {"features": {feature: value}, "reasons": [[feature, value, feature]]}
-    django = [_item("django__1", "Python", {"a.py": file("bm25", 1.0), "b.py": file("path", 0.9)}, ["a.py"], []),
+    django = [_item("django__1", "Python", {"a.py": file("bm25", 1.0), "b.py": file("path", 0.9 * hand["bm25"] / hand["path"])}, ["a.py"], []),
               _item("django__2", "Python", {"c.py": file("symbol", 1.0), "d.py": file("quote", 0.2)}, ["c.py"], [])]
     locbench.write_evidence(tmp_path / fit_guard.FILES["django"], django)
     sets = fit_guard.load_sets(ranker, tmp_path)
