@@ -33,10 +33,11 @@ FILES = {"django": "localization.jsonl", "multilang": "multilang.jsonl"}
 
 
 class DevTask:
-    __slots__ = ("id", "lang", "gold", "evidence", "boot")
+    __slots__ = ("id", "repo", "lang", "gold", "evidence", "boot")
 
     def __init__(self, item: dict, evidence) -> None:
         self.id, self.lang, self.gold, self.boot = item["id"], item["lang"], item["gold"], item.get("boot", [])
+        self.repo = item.get("repo", "")
         self.evidence = evidence
 
 

@@ -515,6 +515,13 @@ def main(argv=None) -> int:
                               args.min_gain, args.jobs)
 
     dev_sets = {} if args.no_guard else fit_guard.load_sets(ranker, args.dev_evidence)
+    # the guard's sets are the development sets by design; a reserved repository among them is refused
+    held = reserved.read_reserved(args.reserved)
+    hits = sorted({t.repo for ts in dev_sets.values() for t in ts if t.repo.lower() in held})
+    if hits:
+        exc = reserved.RefusedRepositories(hits, "reserved")
+        print(f"fit_weights: {exc}", file=sys.stderr)
+        return exc.exit_code
     checks = () if args.no_guard else fit_guard.CHECKS
     dev_hand = fit_guard.scores(ranker, dev_sets, ranker.weights({})) if dev_sets else None
 

@@ -141,3 +141,27 @@ def test_a_loss_no_single_revert_fixes_is_blamed_on_the_moves_that_give_it_back(
     for name in moves:  # no single revert passes the check
         assert not fit_guard.guard(ranker, sets, {n: v[1] for n, v in moves.items() if n != name}, checks)[0]
     assert fit_guard.blame(ranker, sets, moves, failed) == {"bm25": checks, "symbol": checks}
+
+
+def test_the_fitter_refuses_a_development_dump_naming_a_reserved_repository(tmp_path, capsys):
+    """The guard's sets are the development sets; a dump naming a reserved repository stops the fit before
+    any fitting (the corpus results here are a stub: the refusal comes first)."""
+    import json
+
+    dump = tmp_path / "dev"
+    locbench.write_evidence(dump / fit_guard.FILES["multilang"], [
+        _item("x__1", "C", {"a.c": {"features": {"path": 1.0}, "reasons": [["path", 1.0, "named"]]}}, ["a.c"], [])
+        | {"repo": "Owner/Secret"}])
+    listing = tmp_path / "reserved.txt"
+    listing.write_text("owner/secret\n")
+    results = tmp_path / "corpus.json"
+    results.write_text(json.dumps({"summary": {"fold_of": {"o/r": 0}}, "rows": [
+        {"id": "o/r#1", "repo": "o/r", "lang": "Go", "gold": ["a.go"], "bm25": [1]}]}))
+    evidence = tmp_path / "evidence"
+    evidence.mkdir()
+    (evidence / "o+r.jsonl").write_text(json.dumps({"id": "o/r#1", "evidence": {"schema": EVIDENCE_SCHEMA, "files": {
+        "a.go": {"features": {"path": 1.0}, "reasons": [["path", 1.0, "named"]]}}}}) + "\n")
+    code = fw.main(["--results", str(results), "--evidence", str(evidence), "--dev-evidence", str(dump),
+                    "--reserved", str(listing), "--out", str(tmp_path / "fit.json"), "--dry-run"])
+    assert code != 0 and "Owner/Secret" in capsys.readouterr().err
+    assert not (tmp_path / "fit.json").exists()
