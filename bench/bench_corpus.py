@@ -140,15 +140,8 @@ def _cpu() -> float:
 
 
 def _gather(view, text: str):
-    """The task's evidence as JSON (every candidate's neighbours read: what combining other weights needs)
-    when the ranking splits evidence from weights, else None."""
-    try:
-        from brain.search import ranking
-    except ImportError:
-        return None
-    if not hasattr(ranking, "gather"):
-        return None
-    return ranking.gather(view, text, links="all").to_json()
+    """The task's evidence as JSON when the ranking splits evidence from weights, else None."""
+    return locbench.gather_evidence(view, text)
 
 
 def run_repo(job: tuple) -> dict:

@@ -11,6 +11,10 @@ baseline (identifier-aware tokens, test files excluded) on the same index.
     .venv/bin/python bench/bench_localization.py            # in-process (fast)
     .venv/bin/python bench/bench_localization.py --cli      # through `brain boot --task-file ... --json`
 
+Each task's evidence (`brain.search.ranking.gather`, unit weights) goes to
+bench/.cache/evidence/localization.jsonl (`--evidence`): fit_weights.py's development-set guard re-ranks
+the tasks from it under candidate weights (`combine`) without booting again.
+
 Releases are downloaded once with pip into bench/.cache/sdists (shared with other
 benchmarks; a file lock guards each release) and unpacked under bench/.cache/.
 """
@@ -29,7 +33,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from locbench import BUDGET, bm25_files, boot, load_tasks, pick_tasks, prepare, rank_of, shared_tasks, write_results
+from locbench import (BUDGET, EVIDENCE, bm25_files, boot, gather_evidence, load_tasks, pick_tasks, prepare, rank_of,
+                      shared_tasks, write_evidence, write_results)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -87,6 +92,8 @@ def main(argv=None) -> int:
                                     "a private one keeps another checkout's index out of the measurement)")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold file is not first")
     ap.add_argument("--out", default=str(HERE / "results" / "localization.json"))
+    ap.add_argument("--evidence", default=str(EVIDENCE / "localization.jsonl"),
+                    help="per-task evidence for fit_weights.py's guard (JSONL; '' writes none)")
     args = ap.parse_args(argv)
 
     os.environ.setdefault("BRAIN_HOME", str(CACHE / "brain-home"))
@@ -95,7 +102,7 @@ def main(argv=None) -> int:
     for task in tasks:
         by_release[task["pypi"]].append(task)
 
-    rows = []
+    rows, evidence_out = [], []
     prep_seconds = {}
     tmp = CACHE / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
@@ -121,6 +128,11 @@ def main(argv=None) -> int:
                 "top": result["files"][:5],
             }
             rows.append(row)
+            if args.evidence:
+                found = gather_evidence(view, task["problem_statement"])
+                if found is not None:
+                    evidence_out.append({"id": row["id"], "repo": "django/django", "lang": "Python", "gold": gold,
+                                         "boot": result["files"], "evidence": found})
             if args.misses and row["brain"] != 1:
                 print(f"{row['id']} gold={gold[0]} rank={row['brain']} bm25={row['bm25']} top={row['top'][:3]}")
     brain_s, bm25_s = summarize(rows, "brain"), summarize(rows, "bm25")
@@ -142,6 +154,9 @@ def main(argv=None) -> int:
           f"over budget {report['tokens']['over_budget']}; boot seconds median {report['boot_seconds']['median']:.3f}, "
           f"p95 {report['boot_seconds']['p95']:.3f}")
     write_results(args.out, report, rows)
+    if evidence_out:
+        write_evidence(args.evidence, evidence_out)
+        print(f"evidence of {len(evidence_out)} tasks: {args.evidence}")
     return 0
 
 

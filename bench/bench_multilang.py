@@ -14,6 +14,10 @@ BM25 over the same source files (test files excluded) in the same run.
     .venv/bin/python bench/bench_multilang.py --mirrors DIR --lang Go --limit 5 --jobs 2 --misses
     .venv/bin/python bench/bench_multilang.py --mirrors DIR --cli     # boots through `brain boot --task-file ... --json`
 
+Each task's evidence (`brain.search.ranking.gather`, unit weights) goes to
+bench/.cache/evidence/multilang.jsonl (`--evidence`): fit_weights.py's development-set guard re-ranks the
+tasks from it under candidate weights (`combine`) without booting again.
+
 The mirror folder holds one bare git repository per project as `<owner>+<name>/repo` (or
 `<owner>+<name>` itself bare). Nothing fetched is committed; results go to
 bench/results/multilang.json.
@@ -30,7 +34,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import locbench
-from locbench import BUDGET, bm25_files, boot, load_tasks, percentile, prepare, shared_tasks, write_results
+from locbench import (BUDGET, EVIDENCE, bm25_files, boot, gather_evidence, load_tasks, percentile, prepare,
+                      shared_tasks, write_evidence, write_results)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -61,7 +66,7 @@ def gold_ranks(gold: list[str], files: list[str]) -> list[int | None]:
 
 def run_tree(job: tuple) -> list[dict]:
     """Prepare one tree and run its tasks (one process per tree when --jobs > 1)."""
-    mirrors, repo, commit, tasks, cli, reindex = job
+    mirrors, repo, commit, tasks, cli, reindex, dump = job
     import brain as brainlib
 
     folder = tree_for(mirrors, repo, commit)
@@ -86,6 +91,11 @@ def run_tree(job: tuple) -> list[dict]:
             "tokens": result["tokens"], "seconds": round(seconds, 4), "prepare_seconds": round(prep, 2),
             "top": result["files"][:10],
         })
+        if dump:
+            found = gather_evidence(view, task["problem_statement"])
+            if found is not None:
+                rows[-1]["_evidence"] = {"id": task["instance_id"], "repo": repo, "lang": task["language"],
+                                         "gold": gold, "boot": result["files"], "evidence": found}
     return rows
 
 
@@ -137,6 +147,8 @@ def main(argv=None) -> int:
                     "--shared` of the mirror), so brain has the project's history up to it; default: `git archive`")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold files are not all in the top 5")
     ap.add_argument("--out", default=str(HERE / "results" / "multilang.json"))
+    ap.add_argument("--evidence", default=str(EVIDENCE / "multilang.jsonl"),
+                    help="per-task evidence for fit_weights.py's guard (JSONL; '' writes none)")
     args = ap.parse_args(argv)
     if not args.mirrors:
         ap.error("give the mirror folder with --mirrors or BRAIN_BENCH_MIRRORS")
@@ -166,7 +178,7 @@ def main(argv=None) -> int:
     by_tree: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for task in tasks:
         by_tree[(task["repo"], task["base_commit"])].append(task)
-    jobs = [(mirrors, repo, commit, ts, args.cli, args.reindex) for (repo, commit), ts in sorted(by_tree.items())]
+    jobs = [(mirrors, repo, commit, ts, args.cli, args.reindex, bool(args.evidence)) for (repo, commit), ts in sorted(by_tree.items())]
     for repo in sorted({repo for repo, _ in by_tree}):
         git_dir(mirrors, repo)  # fail early on a missing mirror
 
@@ -179,6 +191,7 @@ def main(argv=None) -> int:
     else:
         batches = [run_tree(job) for job in jobs]
     rows = sorted((row for batch in batches for row in batch), key=lambda r: r["id"])
+    evidence_out = [row.pop("_evidence") for row in rows if "_evidence" in row]
     wall = time.perf_counter() - started
 
     by_lang: dict[str, list[dict]] = defaultdict(list)
@@ -211,6 +224,9 @@ def main(argv=None) -> int:
           f"{report['tokens']['over_budget']}; boot seconds median {report['boot_seconds']['median']:.3f}, "
           f"p95 {report['boot_seconds']['p95']:.3f}; tasks with a gold file outside the index: {report['gold_not_indexed']}")
     write_results(args.out, report, rows)
+    if evidence_out:
+        write_evidence(args.evidence, evidence_out)
+        print(f"evidence of {len(evidence_out)} tasks: {args.evidence}")
     return 0
 
 

@@ -24,9 +24,14 @@ to the package's weights file only if (1) on the held-out folds the macro all@5 
 (tests/test_ranking.py, test_locate_languages.py, test_locate_js_java.py) pass with them: they run against
 the fitted file written to bench/.cache/fit/ through BRAIN_TEST_WEIGHTS (tests/conftest.py), never against
 the package's, less the two tests that pin the packaged values and golden scores; which golden rankings move
-in their top 5 is reported instead. `--dry-run` reports the rule's verdict and never writes.
+in their top 5 is reported instead; and (3) the development-set guard passes (bench/fit_guard.py): on Django
+(file Acc@1, Acc@5) and on the six-language set (macro all@5, any@5) the fitted weights are not worse than
+the hand-set ones, re-ranked from the evidence bench_localization.py and bench_multilang.py dumped. The
+development sets are never in the objective; the guard only vetoes (decision 0042). `--dry-run` reports
+the rule's verdict and never writes.
 
-Back-off (default; `--no-back-off` for one fit): when the fitted file fails the gate, each move is reverted
+Back-off (default; `--no-back-off` for one fit): when the fitted file fails the gate (a ranking test or a
+guard check, each treated alike), each move is reverted
 alone (the other moves kept) and only the failed tests re-run; a move whose revert makes one of them pass is
 blamed for it (if no single revert fixes any, the moves are reverted in name order until the failed tests
 pass, and all reverted by then are blamed). The blamed weights are frozen at their hand-set values and the
@@ -38,7 +43,7 @@ changes), and reverting from the fitted file asks the question the gate asks, of
 
     .venv/bin/python bench/fit_weights.py [--results bench/results/corpus.json] [--evidence bench/.cache/corpus/evidence]
         [--passes 3] [--min-gain TASKS] [--keep-tasks 10] [--only W_A,W_B] [--out bench/results/fit.json]
-        [--jobs 2] [--freeze NAME...] [--no-back-off] [--no-tests] [--dry-run]
+        [--jobs 2] [--freeze NAME...] [--no-back-off] [--no-tests] [--dev-evidence DIR] [--no-guard] [--dry-run]
 
 Deterministic: no randomness beyond the seeded fold assignment of the corpus run. Refuses reserved and
 development-set repositories (bench/reserved.py) when the results name one.
@@ -57,10 +62,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import corpus_score as cs  # noqa: E402
+import fit_guard  # noqa: E402
+import locbench  # noqa: E402
 import reserved  # noqa: E402
 
 __all__ = ["Ranker", "Task", "objective", "metrics", "fit", "report_rows", "held_out_tasks", "keep_rule",
-           "ranking_tests", "golden_moves", "cross_validate", "blame", "back_off", "main"]
+           "ranking_tests", "golden_moves", "cross_validate", "blame", "back_off", "combined_gate", "combined_blame",
+           "main"]
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -228,10 +236,12 @@ def held_out_tasks(rows: list[dict], key: str, base: str = "hand") -> int:
     return int(sum(cs.task_scores(r[key])["all@5"] - cs.task_scores(r[base])["all@5"] for r in rows))
 
 
-def keep_rule(gain: float, net_tasks: int, min_tasks: int, tests_ok: bool | None) -> tuple[bool, str]:
+def keep_rule(gain: float, net_tasks: int, min_tasks: int, tests_ok: bool | None,
+              dev_ok: bool | None = True) -> tuple[bool, str]:
     """Issue 23's rule, strict: fitted weights are kept only if they gain on the held-out folds (macro all@5
     up AND at least ``min_tasks`` more tasks with every gold file in the top 5) AND the ranking tests pass
-    with them. Returns (keep, why) so the report says which half failed."""
+    with them AND the development-set guard passes (``dev_ok``; None: not run). Returns (keep, why) so the
+    report says which part failed."""
     if gain <= 0 or net_tasks < min_tasks:
         return False, (f"held-out gain too small: macro all@5 {gain:+.4f}, {net_tasks:+d} tasks "
                        f"(the rule asks > 0 and at least {min_tasks} tasks)")
@@ -239,7 +249,12 @@ def keep_rule(gain: float, net_tasks: int, min_tasks: int, tests_ok: bool | None
         return False, "the ranking tests were not run (--no-tests): nothing is kept untested"
     if not tests_ok:
         return False, "the ranking tests fail with the fitted weights"
-    return True, f"held-out gain {gain:+.4f} macro all@5, {net_tasks:+d} tasks, and the ranking tests pass"
+    if dev_ok is None:
+        return False, "the development-set guard was not run (--no-guard or no evidence): nothing is kept unguarded"
+    if not dev_ok:
+        return False, "the fitted weights are worse than the hand-set ones on a development set"
+    return True, (f"held-out gain {gain:+.4f} macro all@5, {net_tasks:+d} tasks, the ranking tests pass and the "
+                  "development sets are not worse")
 
 
 def ranking_tests(candidate: Path, tests=RANKING_TESTS, deselect=PINNED_TESTS, timeout: float = 1800.0
@@ -287,6 +302,36 @@ def golden_moves(candidate: Path, timeout: float = 900.0) -> dict:
         return {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1]}
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
+
+
+def combined_gate(ranker: Ranker, dev_sets: dict, dev_hand: dict | None, candidate: Path = CANDIDATE,
+                  run_tests=None):
+    """The back-off's gate: ``gate(values, tests)`` -> (passed, failed) over the ranking tests and the
+    development-set guard's checks (fit_guard.CHECKS) named in ``tests``, so blame treats a lost development
+    figure as it treats a failed test. The guard runs first (milliseconds); pytest only for test ids."""
+    run_tests = run_tests or (lambda path, ids: ranking_tests(path, tests=tuple(ids)))
+
+    def gate(values: dict, tests) -> tuple[bool, list[str]]:
+        dev = [t for t in tests if t in fit_guard.CHECKS]
+        pytest_ids = [t for t in tests if t not in fit_guard.CHECKS]
+        failed = fit_guard.guard(ranker, dev_sets, values, dev, dev_hand)[1] if dev else []
+        if pytest_ids:
+            failed += run_tests(ranker.write(values, candidate), pytest_ids)[1]
+        return not failed, failed
+    return gate
+
+
+def combined_blame(ranker: Ranker, dev_sets: dict, dev_hand: dict | None):
+    """``blamer`` for back_off: failed ranking tests blamed by ``blame``, failed guard checks by
+    fit_guard.blame (which measures how much each revert gives back), the two merged."""
+    def blamer(changed: dict, failed: list[str], gate) -> dict[str, list[str]]:
+        dev = [t for t in failed if t in fit_guard.CHECKS]
+        tests = [t for t in failed if t not in fit_guard.CHECKS]
+        out = blame(changed, tests, gate) if tests else {}
+        for name, checks in (fit_guard.blame(ranker, dev_sets, changed, dev, dev_hand) if dev else {}).items():
+            out[name] = out.get(name, []) + checks
+        return out
+    return blamer
 
 
 def _cpu() -> float:
@@ -373,12 +418,13 @@ def blame(changed: dict[str, list], failed: list[str], gate) -> dict[str, list[s
 
 
 def back_off(fit_round, gate, frozen: dict[str, list[str]] | None = None, tests=RANKING_TESTS,
-             log=print) -> tuple[dict | None, list[dict], dict[str, list[str]]]:
+             log=print, blamer=None) -> tuple[dict | None, list[dict], dict[str, list[str]]]:
     """Fit, gate, and when the gate fails freeze the blamed moves at their hand-set values and fit again,
     until the gate passes or no weight moves. ``fit_round(frozen names)`` -> a cross_validate result;
     ``gate(values, tests)`` as in ``blame``. Returns (the last fit that moved something, with its gate's
     verdict in "tests_ok"/"tests_failed"; None if none moved), the rounds (what each froze, moved, gained
-    and failed) and the frozen weights with the tests each broke."""
+    and failed) and the frozen weights with the tests each broke. ``blamer(changed, failed, gate)`` replaces
+    ``blame`` (fit_weights.main blames the guard's checks by how much each revert gives back)."""
     frozen = dict(frozen or {})
     rounds: list[dict] = []
     last = None
@@ -402,7 +448,7 @@ def back_off(fit_round, gate, frozen: dict[str, list[str]] | None = None, tests=
         if ok:
             entry["stop"] = "the ranking tests pass"
             return last, rounds, frozen
-        culprits = blame(changed, failed, gate)
+        culprits = (blamer or blame)(changed, failed, gate)
         entry["blamed"] = culprits
         if not culprits:
             entry["stop"] = "reverting every move does not fix the failed tests"
@@ -425,6 +471,9 @@ def main(argv=None) -> int:
     ap.add_argument("--only", help="comma-separated weight names to fit (default: every weight of the file)")
     ap.add_argument("--freeze", nargs="+", default=[], metavar="NAME", help="weights held at their hand-set values")
     ap.add_argument("--reserved", type=Path, default=reserved.DEFAULT_RESERVED)
+    ap.add_argument("--dev-evidence", type=Path, default=locbench.EVIDENCE,
+                    help="the development sets' evidence (bench_localization.py, bench_multilang.py dump it)")
+    ap.add_argument("--no-guard", action="store_true", help="skip the development-set guard (then nothing can be kept)")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "fit.json")
     ap.add_argument("--dry-run", action="store_true", help="report, never write the weights file")
     args = ap.parse_args(argv)
@@ -465,8 +514,18 @@ def main(argv=None) -> int:
         return cross_validate(ranker, tasks, folds, [n for n in names if n not in frozen], args.passes,
                               args.min_gain, args.jobs)
 
-    def gate(values: dict, tests) -> tuple[bool, list[str]]:
-        return ranking_tests(ranker.write(values, CANDIDATE), tests=tuple(tests))
+    dev_sets = {} if args.no_guard else fit_guard.load_sets(ranker, args.dev_evidence)
+    # the guard's sets are the development sets by design; a reserved repository among them is refused
+    held = reserved.read_reserved(args.reserved)
+    hits = sorted({t.repo for ts in dev_sets.values() for t in ts if t.repo.lower() in held})
+    if hits:
+        exc = reserved.RefusedRepositories(hits, "reserved")
+        print(f"fit_weights: {exc}", file=sys.stderr)
+        return exc.exit_code
+    checks = () if args.no_guard else fit_guard.CHECKS
+    dev_hand = fit_guard.scores(ranker, dev_sets, ranker.weights({})) if dev_sets else None
+
+    gate = combined_gate(ranker, dev_sets, dev_hand)
 
     given = {n: ["--freeze"] for n in args.freeze}
     tests_ok, failed, golden, rounds, frozen = None, [], None, [], dict(given)
@@ -475,7 +534,8 @@ def main(argv=None) -> int:
         if res["changed"] and not args.no_tests:
             tests_ok, failed = gate({n: v[1] for n, v in res["changed"].items()}, RANKING_TESTS)
     else:
-        res, rounds, frozen = back_off(fit_round, gate, given)
+        res, rounds, frozen = back_off(fit_round, gate, given, tests=RANKING_TESTS + checks,
+                                       blamer=combined_blame(ranker, dev_sets, dev_hand))
         if res is None:  # no round moved a weight: report the last (empty) one
             res = fit_round(sorted(frozen))
         else:
@@ -490,10 +550,24 @@ def main(argv=None) -> int:
     same = sum(r["hand"] == boot[r["id"]] for r in merged)
     if changed and not args.no_tests:
         golden = golden_moves(ranker.write({n: v[1] for n, v in changed.items()}, CANDIDATE))
-    keep, why = keep_rule(gain, net, args.keep_tasks, tests_ok) if changed else (False, "no weight moved")
+    # the guard's verdict on the last fit, and the ranking tests' alone (the gate's failures hold both)
+    dev_ok, dev_report, dev_failed = None, {}, []
+    if dev_sets:
+        dev_ok, dev_failed, dev_report = fit_guard.guard(ranker, dev_sets, {n: v[1] for n, v in changed.items()},
+                                                         checks, dev_hand)
+    if tests_ok is not None:
+        failed = [t for t in failed if t not in fit_guard.CHECKS]
+        tests_ok = not failed
+    dev_summary = {"passed": dev_ok, "failed": dev_failed, "checks": dev_report,
+                   "hand_equals_boot": fit_guard.hand_equals_boot(ranker, dev_sets) if dev_sets else {},
+                   "figures": {"hand": dev_hand["figures"] if dev_hand else None,
+                               "fitted": fit_guard.scores(ranker, dev_sets, ranker.weights(
+                                   {n: v[1] for n, v in changed.items()}))["figures"] if dev_sets else None}}
+    keep, why = keep_rule(gain, net, args.keep_tasks, tests_ok, dev_ok) if changed else (False, "no weight moved")
     out = {"summary": {"per_lang": per_lang, "macro": overall, "cv_gain_all@5": round(gain, 4),
                        "cv_gain_tasks": net, "keep_tasks": args.keep_tasks, "ranking_tests_pass": tests_ok,
-                       "ranking_tests_failed": failed, "golden_moves": golden, "keep": keep, "why": why,
+                       "ranking_tests_failed": failed, "golden_moves": golden, "dev_guard": dev_summary,
+                       "keep": keep, "why": why,
                        "kept": keep and not args.dry_run, "frozen": frozen, "back_off": rounds,
                        "final_changes": changed, "fold_changes": res["fold_changes"], "tasks": len(tasks),
                        "tasks_without_evidence": missing, "hand_equals_boot": same, "fit_cpu_seconds": round(cpu, 1), "passes": args.passes,
@@ -513,6 +587,15 @@ def main(argv=None) -> int:
               + (f" ({len(failed)}: {', '.join(failed)})" if failed else ""))
     if golden is not None:
         print(f"golden rankings whose top 5 moved: {golden}")
+    if dev_sets:
+        print(f"development-set guard: {'pass' if dev_ok else 'FAIL ' + ', '.join(dev_failed)}; hand-set combine "
+              f"= boot on {dev_summary['hand_equals_boot']}")
+        for check, entry in dev_report.items():
+            print(f"  {check}: hand-set {entry.get('hand')} fitted {entry.get('fitted')}; lost {entry.get('lost')}; "
+                  f"gained {entry.get('gained')}" if "error" not in entry else f"  {check}: {entry['error']}")
+    elif not args.no_guard:
+        print(f"development-set guard: no evidence under {args.dev_evidence} (run bench_localization.py and "
+              "bench_multilang.py): nothing can be kept")
     print(f"keep rule: {'kept' if keep else 'not kept'}: {why}")
     if keep and not args.dry_run:
         ranker.write({n: v[1] for n, v in changed.items()})

@@ -16,9 +16,13 @@ import time
 from pathlib import Path
 
 __all__ = ["BUDGET", "prepare", "boot", "rank_of", "bm25_files", "load_tasks", "pick_tasks", "percentile", "shared_tasks",
-           "write_results", "git_dir", "extract_tree", "checkout_tree", "tree_at"]
+           "write_results", "git_dir", "extract_tree", "checkout_tree", "tree_at", "gather_evidence", "write_evidence",
+           "EVIDENCE"]
 
 BUDGET = 8000
+# per-task evidence of the development sets (one JSONL per benchmark): what fit_weights.py's development-set
+# guard re-ranks under candidate weights without booting anything (gitignored, like the corpus's evidence)
+EVIDENCE = Path(__file__).resolve().parent / ".cache" / "evidence"
 
 
 def shared_tasks(name: str) -> Path:
@@ -82,6 +86,28 @@ def boot(folder: Path, text: str, cli: bool, tmp: Path) -> dict:
     import brain as brainlib
 
     return brainlib.open(folder).boot(text, budget=BUDGET, record=False).to_dict()
+
+
+def gather_evidence(view, text: str) -> dict | None:
+    """A task's evidence at unit weight as JSON (``brain.search.ranking.gather`` with every candidate's
+    neighbours read, what combining other weights needs), or None when the ranking cannot split it."""
+    try:
+        from brain.search import ranking
+    except ImportError:
+        return None
+    if not hasattr(ranking, "gather"):
+        return None
+    return ranking.gather(view, text, links="all").to_json()
+
+
+def write_evidence(path: str | Path, items: list[dict]) -> None:
+    """One JSON line per task (id, lang, repo, gold, evidence, the boot's own ranked files), written whole
+    through a temporary file so a killed run leaves the last complete dump in place."""
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(item, sort_keys=True) + "\n" for item in items), encoding="utf-8")
+    tmp.replace(out)
 
 
 def bm25_files(view, text: str, limit: int = 20) -> list[str]:

@@ -90,12 +90,14 @@ def _tasks(ranker):
     puts it first (the fit tries `bm25` first, in name order)."""
     from brain.search.ranking import EVIDENCE_SCHEMA
 
+    # each noise file scores 1.2 x the gold file under the shipped weights, whatever their values
+    body = 1.2 * ranker.current["path"] / ranker.current["bm25"]
     tasks, folds = [], {}
     for r in range(4):
         repo = f"o/r{r}"
         folds[repo] = r % 2
         for i in range(3):
-            files = {f"src/noise{j}.go": {"features": {"bm25": 1.2}, "reasons": [["bm25", 1.2, "body"]]}
+            files = {f"src/noise{j}.go": {"features": {"bm25": body}, "reasons": [["bm25", body, "body"]]}
                      for j in range(6)}
             files["src/gold.go"] = {"features": {"path": 1.0}, "reasons": [["path", 1.0, "path named"]]}
             ev = ranker.evidence({"schema": EVIDENCE_SCHEMA, "files": files})
@@ -157,11 +159,11 @@ def test_blame_falls_back_to_reverting_moves_in_turn_when_no_single_revert_fixes
     suite = _suite(tmp_path, "def test_either_weight():\n"
                              f"    f = shipped_weights().features\n    assert f['bm25'] == {hand['bm25']!r} or f['path'] == {hand['path']!r}\n")
     gate = _gate(tmp_path, ranker)
-    ok, failed = gate({"bm25": 2.0, "path": 16.0}, [str(suite)])
+    ok, failed = gate({"bm25": 2.0, "path": hand["path"] * 2}, [str(suite)])
     assert not ok and len(failed) == 1
-    got = fw.blame({"bm25": [hand["bm25"], 2.0], "path": [hand["path"], 16.0]}, failed, gate)
+    got = fw.blame({"bm25": [hand["bm25"], 2.0], "path": [hand["path"], hand["path"] * 2]}, failed, gate)
     assert got == {"bm25": failed, "path": failed}
     # with a third move that no test cares about, single reverts still fix nothing; the cumulative revert
     # stops as soon as the test passes (bm25, path) and never blames `symbol`
-    moves = {"bm25": [hand["bm25"], 2.0], "path": [hand["path"], 16.0], "symbol": [hand["symbol"], 3.0]}
+    moves = {"bm25": [hand["bm25"], 2.0], "path": [hand["path"], hand["path"] * 2], "symbol": [hand["symbol"], 3.0]}
     assert fw.blame(moves, failed, gate) == {"bm25": failed, "path": failed}
