@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from .records import field, record
 from datetime import date
 from pathlib import Path
 
@@ -46,7 +46,7 @@ _STATUS_WORDS = {
 MAX_LINE_TITLE = 100
 
 
-@dataclass
+@record
 class Decision:
     number: int
     title: str

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
+from ..records import field, record
 from pathlib import Path
 
 from ..appendonly import append_line
@@ -33,7 +33,7 @@ _DEP_LINE = lazy(r"^- `([^`]+)` \((\d+) files?:", re.M)
 _USES_LINE = lazy(r"^<!-- brain:uses (.+) ([\w.,]+) -->$", re.M)
 
 
-@dataclass
+@record
 class Card:
     module: str
     path: str                     # relative to .brain/

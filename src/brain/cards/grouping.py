@@ -9,7 +9,7 @@ every Python file. Pure: same files, same modules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import field, record
 
 from .discovery import (GENERIC, MANIFESTS, NEVER_SPLIT, PLUMBING, ROOT_MANIFESTS, SMALL_OWN_BYTES, SOURCE_FOLDERS,
                         SPECIAL_NAMES, SPLIT_BYTES, SPLIT_MIN_BYTES, UNIT_FOLDER_EXT, UNIT_NEVER, FileInfo, Module,
@@ -27,7 +27,7 @@ def glob_to_regex(pattern: str):
     return compile_glob(pattern, classes=False, below=False)
 
 
-@dataclass
+@record
 class _Tree:
     """Per-folder facts computed once from the listing."""
 

@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from ..records import field, record
 from pathlib import Path
 from typing import Callable
 
@@ -36,7 +36,7 @@ __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 Progress = Callable[[int, int, str], None]
 
 
-@dataclass
+@record
 class MapReport:
     modules: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass, field
+from ..records import field, record
 from pathlib import Path
 
 from ..errors import InputTooLarge
@@ -39,7 +39,7 @@ def normalize_dist(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-@dataclass
+@record
 class ProjectInfo:
     declared: dict[str, str] = field(default_factory=dict)          # normalized dist -> requirement text
     entry_points: list[tuple[str, str, str]] = field(default_factory=list)  # (name, "pkg.mod:attr", group)

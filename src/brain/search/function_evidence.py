@@ -18,7 +18,7 @@ Two parts, both JSON round-trip:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import field, record
 
 from ..errors import InvalidInput
 from .functions import DefRow, FunctionView
@@ -30,7 +30,7 @@ NAMED = frozenset({"frame", "frame_last", "qual", "name"})  # evidence that name
 LATE = frozenset({"body", "body_title", "body_size"})  # added after the call graph (the graph starts from named evidence only)
 
 
-@dataclass
+@record
 class DefEvidence:
     reasons: list[tuple[str, float, str, int]] = field(default_factory=list)  # (feature, unit value, reason, line)
 
@@ -224,7 +224,7 @@ def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) 
     return list(out.values())
 
 
-@dataclass
+@record
 class FunctionEvidence:
     """A task's evidence over the definitions (see the module doc)."""
 

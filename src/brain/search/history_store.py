@@ -22,7 +22,7 @@ import os
 import re
 import sqlite3
 import threading
-from dataclasses import dataclass, field
+from ..records import field, record
 from pathlib import Path
 
 from .code import CODE_TOKENIZE, transaction
@@ -51,7 +51,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS hist_fts USING fts5(message, tokenize = "{COD
 _HEAD_KEY = "history_head"
 
 
-@dataclass
+@record
 class Commit:
     """One commit as read from the log: its files are every path it touched (with their status letter)."""
 

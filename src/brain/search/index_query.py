@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import dataclass
+from ..records import record
 
 from .tokenize import query_terms, tokens
 
@@ -43,7 +43,7 @@ def snippet(text: str, query: set[str], width: int = SNIPPET_CHARS) -> str:
     return out if len(out) <= width else out[: width - 1].rstrip() + "…"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SearchHit:
     path: str
     kind: str

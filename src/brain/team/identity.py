@@ -14,7 +14,7 @@ import contextvars
 import copy
 import re
 import threading
-from dataclasses import dataclass
+from ..records import record
 
 from ..errors import Forbidden
 
@@ -24,7 +24,7 @@ __all__ = ["Principal", "PRINCIPAL", "current_principal", "principal_of_scope", 
 SCOPE_KEY = "brain.principal"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Principal:
     """An authenticated caller: a token's name, role and machine."""
 
