@@ -14,12 +14,12 @@ import contextlib
 import json
 import os
 import time
-from ..records import field, record
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import BrainError, Conflict, NotFound
 from ..memory.files import atomic_write_bytes
+from ..records import field, record
 from ..trees import walk as walk_tree
 from .contracts import contract_rel_path
 from .discovery import FileInfo, Module, card_rel_path, scan

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import ast
 import re
-from ..records import record
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .. import pyast
+from ..records import record
 
 __all__ = ["FunctionDef", "Call", "KINDS", "MAX_CALLS", "extract_functions", "python_functions", "from_symbols",
            "register_extractor", "has_extractor"]

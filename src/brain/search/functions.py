@@ -14,10 +14,10 @@ second walk of the tree. ``FunctionView`` is the ranking's read-only view of it.
 from __future__ import annotations
 
 import sqlite3
-from ..records import field, record
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
+from ..records import field, record
 from .function_defs import (KINDS, Call, FunctionDef, extract_functions, from_symbols, has_extractor,
                             python_functions, register_extractor)
 from .tokenize import token_text
