@@ -96,9 +96,10 @@ def test_content_hash_is_sha256():
         assert content_hash(data) == hashlib.sha256(data).hexdigest()
 
 
-# what a task boot (search, ranking, the task module's card) never needs: hashes are cached, nothing logs,
-# and no token is checked (decision 0043)
-NOT_ON_THE_TASK_BOOT_PATH = ("hashlib", "logging", "pickle", "secrets", "brain.team.tokens")
+# what a task boot (search, ranking, the task module's card) never needs: its records are brain.records',
+# hashes are cached, nothing logs, no token is checked, git is found without shutil (decision 0043)
+NOT_ON_THE_TASK_BOOT_PATH = ("dataclasses", "inspect", "typing", "hashlib", "shutil", "logging", "pickle", "secrets",
+                             "brain.team.tokens")
 
 
 def _mapped_repo(brain):
@@ -136,3 +137,13 @@ def test_the_task_boot_check_can_fail(brain):
     _mapped_repo(brain)
     _data, loaded, _modules = _task_boot(brain, before="import brain.team.tokens\n")
     assert {"hashlib", "secrets", "brain.team.tokens"} <= set(loaded)
+
+
+@pytest.mark.parametrize("search", ["", "/nonexistent", os.defpath, "/usr/bin:/usr/bin:/bin"])
+def test_git_is_found_where_shutil_which_finds_it(search):
+    import shutil
+
+    from brain.gitsafe import _search_path, _which_git
+
+    for path in (search, _search_path()):
+        assert _which_git(path) == shutil.which("git", path=path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..records import field, record
 
+
 __all__ = ["Contract", "parse_contract", "divergence", "contract_rel_path", "normalize_route"]
 
 

@@ -30,9 +30,9 @@ a file system; ``scan`` produces that listing from disk.
 from __future__ import annotations
 
 import os
-from ..records import record
 from pathlib import Path
 
+from ..records import record
 from ..trees import MAX_DEPTH, note_too_deep, too_deep_path
 
 __all__ = [  # discover, python_names and glob_to_regex are in .grouping (still importable from here)

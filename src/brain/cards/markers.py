@@ -18,6 +18,7 @@ section holds. Everything after the How to use heading is the human's, to the la
 from __future__ import annotations
 
 import re
+
 from ..records import field, record
 
 __all__ = ["BEGIN", "END", "HOW_TO_USE_HEADING", "PLACEHOLDER", "ParsedCard", "parse_card", "join_card",

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import re
 import sys
-from ..records import field, record
 from pathlib import Path
 
 from ..errors import InputTooLarge
 from ..inputs import loads_json, read_repository_file
 from ..lazyre import lazy
+from ..records import field, record
 
 __all__ = ["ProjectInfo", "load_project", "PROJECT_FILES", "normalize_dist", "dist_for_import"]
 

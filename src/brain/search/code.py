@@ -14,10 +14,10 @@ import contextlib
 import os
 import re
 import sqlite3
-from ..records import field, record
 from pathlib import Path
 
 from .. import pyast
+from ..records import field, record
 from ..trees import walk as walk_tree
 from . import traps
 from ..lazyre import lazy

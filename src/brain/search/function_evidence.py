@@ -18,9 +18,9 @@ Two parts, both JSON round-trip:
 
 from __future__ import annotations
 
-from ..records import field, record
 
 from ..errors import InvalidInput
+from ..records import field, record
 from .functions import DefRow, FunctionView
 
 __all__ = ["DefEvidence", "FunctionEvidence", "LiveGraph", "RecordedGraph", "FN_EVIDENCE_SCHEMA", "NAMED", "LATE"]

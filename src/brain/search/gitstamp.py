@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from ..records import record
 from pathlib import Path
+
+from ..records import record
 
 __all__ = ["GitState", "git_state", "known_git_state", "unchanged_since_refresh", "record_refresh", "MAX_CANDIDATES"]
 

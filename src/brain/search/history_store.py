@@ -22,9 +22,9 @@ import os
 import re
 import sqlite3
 import threading
-from ..records import field, record
 from pathlib import Path
 
+from ..records import field, record
 from .code import CODE_TOKENIZE, transaction
 from .tokenize import token_text
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from ..records import record
 
+from ..records import record
 from .tokenize import query_terms, tokens
 
 __all__ = ["Queries", "SearchHit", "snippet", "SNIPPET_CHARS", "UNION_DOCS"]

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from ..records import field, record
 
+from ..records import field, record
 from .function_evidence import LATE, NAMED, FunctionEvidence, LiveGraph
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals

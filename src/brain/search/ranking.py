@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from ..records import field, record
 
 from ..errors import InvalidInput
+from ..records import field, record
 from .weights import Weights, shipped_weights
 
 __all__ = ["Evidence", "FileEvidence", "Links", "FileHit", "Localization", "gather", "combine", "module_of",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from ..records import field, record
 
+from ..records import field, record
 from .code import CODE_EXTENSIONS
 from .commit_text import member_refs, strip_boilerplate, title_scopes
 from .quotes import quoted_candidates

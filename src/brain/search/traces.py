@@ -14,9 +14,9 @@ longer than ``MAX_LINE`` are skipped: a report's text is untrusted input.
 from __future__ import annotations
 
 import re
-from ..records import record
 
 from ..lazyre import lazy
+from ..records import record
 
 __all__ = ["SHAPES", "TraceShape", "trace_frames", "MAX_LINE"]
 

@@ -14,9 +14,9 @@ import contextvars
 import copy
 import re
 import threading
-from ..records import record
 
 from ..errors import Forbidden
+from ..records import record
 
 __all__ = ["Principal", "PRINCIPAL", "current_principal", "principal_of_scope", "bound_session", "writer_role",
            "role_of_session", "read_own_checkpoint", "memory_visible", "SCOPE_KEY"]

@@ -11,8 +11,8 @@ are the best: those ``combine`` applies.
 from __future__ import annotations
 
 import posixpath
-from ...records import field, record
 
+from ...records import field, record
 from ..code import is_nonproduct_path
 from ..history import cochanged
 from ..traps import served_by

@@ -10,8 +10,8 @@ entry of ``FLAGS`` (name -> test of a file) and a factor of the same name in ``w
 from __future__ import annotations
 
 import re
-from ...records import field, record
 
+from ...records import field, record
 from ..code import is_nonproduct_path
 from ..ranking import Evidence
 
