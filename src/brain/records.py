@@ -14,6 +14,8 @@ is not supported, and a record does not inherit another one's fields.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from .errors import FrozenRecord
 
 __all__ = ["record", "field", "record_fields"]
@@ -51,6 +53,22 @@ def _frozen_delattr(self, name):
     object.__delattr__(self, name)
 
 
+def _repr(self) -> str:
+    names = self.__record_fields__
+    return f"{self.__class__.__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in names)})"
+
+
+def _eq(self, other):
+    if other.__class__ is not self.__class__:
+        return NotImplemented
+    get = self.__record_values__
+    return get(self) == get(other)
+
+
+def _hash(self) -> int:
+    return hash(self.__record_values__(self))
+
+
 def record(cls=None, /, *, frozen: bool = False):
     """Make ``cls`` a record (see the module's docstring); ``@record`` or ``@record(frozen=True)``."""
     if cls is None:
@@ -79,29 +97,24 @@ def _build(cls, frozen: bool):
             params.append(name)
             value = name
         body.append(f"    _object_setattr(self, {name!r}, {value})" if frozen else f"    self.{name} = {value}")
-    fields_tuple = "(" + "".join(f"self.{n}, " for n in names) + ")"
-    other_tuple = "(" + "".join(f"other.{n}, " for n in names) + ")"
-    source = (f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
-              "def __repr__(self):\n"
-              f"    return self.__class__.__qualname__ + '(' + ', '.join(("
-              + "".join(f"{n!r} + '=' + repr(self.{n}), " for n in names) + ")) + ')'\n"
-              "def __eq__(self, other):\n"
-              "    if other.__class__ is not self.__class__:\n"
-              "        return NotImplemented\n"
-              f"    return {fields_tuple} == {other_tuple}\n"
-              "def __hash__(self):\n"
-              f"    return hash({fields_tuple})\n")
+    # only __init__ is compiled (it runs per instance: thousands on a boot); the others are shared
+    # functions over an attrgetter of the fields, which cost no compile per class
+    source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
     exec(compile(source, f"<record {cls.__qualname__}>", "exec"), env)
-    for method in ("__init__", "__repr__", "__eq__"):
+    init = env["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    values = attrgetter(*names) if len(names) > 1 else (lambda self, _n=tuple(names): tuple(getattr(self, n) for n in _n))
+    own = {"__init__": init, "__repr__": _repr, "__eq__": _eq}
+    for method, function in own.items():
         if method not in cls.__dict__:
-            env[method].__qualname__ = f"{cls.__qualname__}.{method}"
-            setattr(cls, method, env[method])
+            setattr(cls, method, function)
+    cls.__record_values__ = staticmethod(values)
     cls.__record_fields__ = tuple(names)
     cls.__match_args__ = tuple(names)
     if frozen:
         cls.__setattr__, cls.__delattr__ = _frozen_setattr, _frozen_delattr
         if "__hash__" not in cls.__dict__ or cls.__dict__["__hash__"] is None:
-            cls.__hash__ = env["__hash__"]
+            cls.__hash__ = _hash
     elif "__hash__" not in cls.__dict__:
         cls.__hash__ = None
     return cls
