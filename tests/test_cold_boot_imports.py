@@ -94,3 +94,56 @@ def test_content_hash_is_sha256():
 
     for data in (b"", b"# Now\n", bytes(range(256)) * 1000):
         assert content_hash(data) == hashlib.sha256(data).hexdigest()
+
+
+# what a task boot (search, ranking, the task module's card) never needs: its records are brain.records',
+# hashes are cached, nothing logs, no token is checked, git is found without shutil (decision 0043)
+NOT_ON_THE_TASK_BOOT_PATH = ("dataclasses", "inspect", "typing", "hashlib", "shutil", "logging", "pickle", "secrets",
+                             "brain.team.tokens")
+
+
+def _mapped_repo(brain):
+    for rel, text in {"shop/__init__.py": "from shop.cart import total\n",
+                      "shop/cart.py": "def total(items: list) -> int:\n    \"\"\"Sum of the cart.\"\"\"\n    return sum(items)\n",
+                      "billing/invoice.py": "def render_invoice(number: int) -> str:\n    return str(number)\n"}.items():
+        (brain.repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (brain.repo / rel).write_text(text)
+    brain.map()
+    (brain.repo / "task.txt").write_text("The cart total in shop/cart.py is wrong for an empty cart\n")
+
+
+def _task_boot(brain, before: str = "") -> tuple[dict, list, list]:
+    code = (f"import io, json, sys, contextlib\n{before}"
+            "from brain.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    code = main(['boot', '--task-file', 'task.txt', '--json', '--no-record'])\n"
+            "assert code == 0\n"
+            f"print(json.dumps([json.loads(out.getvalue()), [m for m in {NOT_ON_THE_TASK_BOOT_PATH!r} if m in sys.modules],"
+            " sorted(m for m in sys.modules if m.startswith('brain.'))]))\n")
+    return tuple(json.loads(_run_in_fresh_process(code, brain.repo)))
+
+
+def test_a_task_boot_imports_none_of_the_modules_it_does_not_use(brain):
+    _mapped_repo(brain)
+    data, loaded, brain_modules = _task_boot(brain)
+    # the boot went the whole way: ranked files, the task's module found through the cards' mapper
+    assert "shop/cart.py" in data["files"]
+    assert {"brain.search.service", "brain.cards.hashing", "brain.team.identity"} <= set(brain_modules)
+    assert loaded == []
+
+
+def test_the_task_boot_check_can_fail(brain):
+    """The check above sees what the token store's import (the team package's, before) used to bring."""
+    _mapped_repo(brain)
+    _data, loaded, _modules = _task_boot(brain, before="import brain.team.tokens\n")
+    assert {"hashlib", "secrets", "brain.team.tokens"} <= set(loaded)
+
+
+@pytest.mark.parametrize("search", ["", "/nonexistent", os.defpath, "/usr/bin:/usr/bin:/bin"])
+def test_git_is_found_where_shutil_which_finds_it(search):
+    import shutil
+
+    from brain.gitsafe import _search_path, _which_git
+
+    for path in (search, _search_path()):
+        assert _which_git(path) == shutil.which("git", path=path)

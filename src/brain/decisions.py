@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from .errors import DuplicateDecision, InvalidInput, NotFound
 from .memory.files import atomic_write_bytes, file_lock, read_regular_file
 from .memory.paths import has_link_between, is_plain_memory_name
 from .lazyre import lazy
+from .records import field, record
 
 __all__ = ["Decision", "parse_record", "load_decisions", "list_decisions", "render_index", "write_index", "index_is_current",
            "new_decision", "set_status", "STATUSES", "decisions_dir", "duplicate_numbers"]
@@ -46,7 +46,7 @@ _STATUS_WORDS = {
 MAX_LINE_TITLE = 100
 
 
-@dataclass
+@record
 class Decision:
     number: int
     title: str

@@ -38,6 +38,7 @@ __all__ = [
     "FileSystemError",
     "InputTooLarge",
     "IncompleteWrite",
+    "FrozenRecord",
     "Busy",
     "SessionHandleRefused",
 
@@ -548,3 +549,8 @@ class SessionHandleRefused(BrainError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"session handle refused: {reason}", hint=self._HINTS.get(reason))
         self.reason = reason
+
+
+class FrozenRecord(AttributeError):
+    """An assignment to a field of a frozen record (``brain.records``): a programming error, raised where
+    ``dataclasses.FrozenInstanceError`` was, and an ``AttributeError`` as that one is."""

@@ -15,7 +15,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import BinaryIO, Iterator
+from collections.abc import Iterator
+
+TYPE_CHECKING = False  # not typing's: importing typing costs 2 ms of a task boot (decision 0043)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 from .errors import InputTooLarge, InvalidInput, NotFound
 

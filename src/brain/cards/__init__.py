@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..appendonly import append_line
 from ..errors import Conflict, InvalidInput
+from ..records import field, record
 from .discovery import Module, card_rel_path
 from .markers import PLACEHOLDER, join_card, parse_card
 from .mapper import CARD_WRITE_ATTEMPTS, MapReport, Mapper
@@ -33,7 +33,7 @@ _DEP_LINE = lazy(r"^- `([^`]+)` \((\d+) files?:", re.M)
 _USES_LINE = lazy(r"^<!-- brain:uses (.+) ([\w.,]+) -->$", re.M)
 
 
-@dataclass
+@record
 class Card:
     module: str
     path: str                     # relative to .brain/

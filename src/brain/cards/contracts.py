@@ -10,12 +10,13 @@ ever edits code or contract: divergence is reported, never corrected.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from ..records import field, record
+
 
 __all__ = ["Contract", "parse_contract", "divergence", "contract_rel_path", "normalize_route"]
 
 
-@dataclass
+@record
 class Contract:
     exposes: list[str] = field(default_factory=list)
     routes: list[str] = field(default_factory=list)

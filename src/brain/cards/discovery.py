@@ -30,9 +30,9 @@ a file system; ``scan`` produces that listing from disk.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..records import record
 from ..trees import MAX_DEPTH, note_too_deep, too_deep_path
 
 __all__ = [  # discover, python_names and glob_to_regex are in .grouping (still importable from here)
@@ -99,14 +99,14 @@ SPLIT_MIN_BYTES = 12_000   # ...into subpackages at least this big
 SMALL_OWN_BYTES = 1_000    # a split package with less code of its own folds into its parent
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileInfo:
     path: str      # repository-relative POSIX path
     size: int
     mtime_ns: int
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Module:
     """One card's worth of code."""
 

@@ -9,8 +9,8 @@ every Python file. Pure: same files, same modules.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
+from ..records import field, record
 from .discovery import (GENERIC, MANIFESTS, NEVER_SPLIT, PLUMBING, ROOT_MANIFESTS, SMALL_OWN_BYTES, SOURCE_FOLDERS,
                         SPECIAL_NAMES, SPLIT_BYTES, SPLIT_MIN_BYTES, UNIT_FOLDER_EXT, UNIT_NEVER, FileInfo, Module,
                         _ancestors, _generic, _parent, _pruned, _suffix, file_language)
@@ -27,7 +27,7 @@ def glob_to_regex(pattern: str):
     return compile_glob(pattern, classes=False, below=False)
 
 
-@dataclass
+@record
 class _Tree:
     """Per-folder facts computed once from the listing."""
 

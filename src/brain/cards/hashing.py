@@ -7,19 +7,25 @@ it rebuilds every card and drops every cached fact.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..memory.files import atomic_write_bytes, read_memory_file
+from ..memory.files import atomic_write_bytes, content_hash, new_sha256, read_memory_file
 from .contracts import Contract, contract_rel_path, parse_contract
 from .discovery import FileInfo, Module
 from .project import PROJECT_FILES
 from .reading import hash_file, read_capped, safe_extract, sha256, too_large_fact
 
 __all__ = ["Hashing", "EXTRACTOR_VERSION"]
+
+
+def _hashlib():
+    """hashlib, imported when a hash is computed (a boot reads cached ones: OpenSSL is 2-3 ms to load)."""
+    import hashlib
+
+    return hashlib
 
 
 def _pickle():
@@ -66,11 +72,12 @@ class Hashing:
     def global_signature(self) -> str:
         """What every card depends on besides its own files."""
         if self._global_sig is None:
-            h = hashlib.sha256()
+            h = new_sha256()  # small inputs: no OpenSSL import on a boot that checks a card
             h.update(f"extractor {EXTRACTOR_VERSION}\nbudget {self.exposes_budget}\nmax {self.max_file_bytes}\n".encode())
             for name in PROJECT_FILES:
                 try:
-                    sha, raw, _size = hash_file(self.repo / name, self.max_file_bytes)
+                    raw = read_capped(self.repo / name, self.max_file_bytes)  # hashed only when too large
+                    sha = hash_file(self.repo / name, self.max_file_bytes)[0] if raw is None else ""
                     h.update(name.encode() + b"\0" + (raw if raw is not None else sha.encode()) + b"\0")
                 except OSError:
                     h.update(name.encode() + b"\0-\0")
@@ -88,7 +95,7 @@ class Hashing:
 
     def module_hash(self, module: Module, data: dict[str, bytes] | None = None) -> str:
         infos = self._infos()
-        h = hashlib.sha256()
+        h = new_sha256()
         h.update(self.global_signature().encode() + b"\n")
         h.update(f"{module.name}\n{module.kind}\n".encode("utf-8", "surrogateescape"))
         for path in module.files:
@@ -103,7 +110,7 @@ class Hashing:
             h.update(f"m {path} {sha}\n".encode("utf-8", "surrogateescape"))
         _contract, raw_contract = self.contract(module)
         if raw_contract:
-            h.update(b"contract " + sha256(raw_contract).encode() + b"\n")
+            h.update(b"contract " + content_hash(raw_contract).encode() + b"\n")
         for parent in self._parent_inits(module):  # a private package's card says who re-exports it
             h.update(f"p {parent} {self.file_hash(infos[parent])[0]}\n".encode("utf-8", "surrogateescape"))
         return h.hexdigest()
@@ -182,7 +189,7 @@ class Hashing:
         return self._info_map
 
     def _facts_cache_path(self, module: Module) -> Path:
-        return self.cache_dir / "facts" / (hashlib.sha1(module.name.encode("utf-8", "surrogateescape")).hexdigest()[:20] + ".pkl")
+        return self.cache_dir / "facts" / (_hashlib().sha1(module.name.encode("utf-8", "surrogateescape")).hexdigest()[:20] + ".pkl")
 
     def facts(self, module: Module, data: dict[str, bytes]) -> dict[str, dict]:
         """Facts of every file of ``module``, re-extracting only files whose content changed."""

@@ -14,12 +14,12 @@ import contextlib
 import json
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..errors import BrainError, Conflict, NotFound
 from ..memory.files import atomic_write_bytes
+from ..records import field, record
 from ..trees import walk as walk_tree
 from .contracts import contract_rel_path
 from .discovery import FileInfo, Module, card_rel_path, scan
@@ -36,7 +36,7 @@ __all__ = ["Mapper", "MapReport", "EXTRACTOR_VERSION", "Progress"]
 Progress = Callable[[int, int, str], None]
 
 
-@dataclass
+@record
 class MapReport:
     modules: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)

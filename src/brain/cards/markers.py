@@ -18,7 +18,8 @@ section holds. Everything after the How to use heading is the human's, to the la
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from ..records import field, record
 
 __all__ = ["BEGIN", "END", "HOW_TO_USE_HEADING", "PLACEHOLDER", "ParsedCard", "parse_card", "join_card",
            "sanitize", "split_sections", "SOURCE_RE"]
@@ -37,7 +38,7 @@ def sanitize(text: str) -> str:
     return text.replace("<!--", "<!-").replace("-->", "->")
 
 
-@dataclass
+@record
 class ParsedCard:
     generated: str                # the generated block, markers included
     human: str                    # the How to use text, byte for byte

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputTooLarge
 from ..inputs import loads_json, read_repository_file
 from ..lazyre import lazy
+from ..records import field, record
 
 __all__ = ["ProjectInfo", "load_project", "PROJECT_FILES", "normalize_dist", "dist_for_import"]
 
@@ -39,7 +39,7 @@ def normalize_dist(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-@dataclass
+@record
 class ProjectInfo:
     declared: dict[str, str] = field(default_factory=dict)          # normalized dist -> requirement text
     entry_points: list[tuple[str, str, str]] = field(default_factory=list)  # (name, "pkg.mod:attr", group)

@@ -11,23 +11,21 @@ repository is never held in memory at once.
 from __future__ import annotations
 
 import ast
-import hashlib
-import logging
 import os
 import warnings
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from .. import pyast
 
 __all__ = ["hash_file", "read_capped", "safe_extract", "too_large_fact", "sha256", "read_pass", "WINDOW"]
 
-log = logging.getLogger("brain.cards")
-
 WINDOW = 1024  # files handed to the pool at once: bounds the results waiting for the parent
 
 
 def sha256(data: bytes) -> str:
+    import hashlib  # lazy: a boot reads cached hashes and never loads OpenSSL
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -36,6 +34,8 @@ def hash_file(full: str | Path, keep: int) -> tuple[str, bytes | None, int]:
 
     A repository may commit a multi-GB (well-compressed) file: it is hashed, so its card still follows
     it, but never held in memory."""
+    import hashlib
+
     digest, kept, size = hashlib.sha256(), [], 0
     with open(full, "rb") as handle:
         while chunk := handle.read(1 << 20):
@@ -158,4 +158,6 @@ def read_pass(root: str, jobs: list[tuple], workers: int, store: Callable[[str, 
                     if item is not None:
                         yield path, item
     except Exception as exc:  # noqa: BLE001 - parallelism is an optimisation only
-        log.debug("parallel extraction failed, continuing serially: %s", exc)
+        import logging  # lazy: only this fallback logs, and a boot never reaches it
+
+        logging.getLogger("brain.cards").debug("parallel extraction failed, continuing serially: %s", exc)

@@ -30,7 +30,7 @@ from ..lazyre import lazy
 # one is refused by its size before it is read (TooLarge), and skipped by the walkers (index, decisions).
 MAX_READ_BYTES = 64 * 1024 * 1024
 
-__all__ = ["Document", "MemoryStore", "content_hash", "atomic_write_bytes", "decode_text", "read_confined",
+__all__ = ["Document", "MemoryStore", "content_hash", "new_sha256", "atomic_write_bytes", "decode_text", "read_confined",
            "read_memory_file", "read_regular_file", "remove_stale_temps", "STALE_TEMP_SECONDS", "pid_alive", "file_lock"]
 
 
@@ -42,6 +42,12 @@ except ImportError:  # pragma: no cover - 3.12 renamed it; another interpreter m
         from _sha2 import sha256 as _sha256
     except ImportError:
         from hashlib import sha256 as _sha256
+
+
+def new_sha256():
+    """An empty SHA-256 hash object, the interpreter's own like ``content_hash``'s: for the few small inputs
+    a boot hashes (a card's staleness signature), not for a tree's files."""
+    return _sha256()
 
 
 def content_hash(data: bytes) -> str:

@@ -14,10 +14,10 @@ import contextlib
 import os
 import re
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import pyast
+from ..records import field, record
 from ..trees import walk as walk_tree
 from . import traps
 from ..lazyre import lazy
@@ -160,7 +160,7 @@ def _read_head(path: str) -> str:
         return ""
 
 
-@dataclass
+@record
 class FolderMarks:
     """What a walk of the tree notes of its folders for ``vendored_folders``, so the index's one walk
     (``scan_files``) serves both: folders named as third-party code, and folders with a license of their own."""
@@ -354,7 +354,7 @@ def module_name_for(path: str, package_dirs: set[str]) -> str:
     return ".".join(parts[start:]) if parts[start:] else path
 
 
-@dataclass
+@record
 class FileFacts:
     """What one source file defines and imports."""
 

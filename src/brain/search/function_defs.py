@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .. import pyast
+from ..records import record
 
 __all__ = ["FunctionDef", "Call", "KINDS", "MAX_CALLS", "extract_functions", "python_functions", "from_symbols",
            "register_extractor", "has_extractor"]
@@ -29,7 +29,7 @@ KINDS = ("function", "method", "class")
 MAX_CALLS = 400  # per definition: a generated table of calls is not a call graph
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Call:
     """One call site inside a definition's own body (not inside a nested definition)."""
 
@@ -38,7 +38,7 @@ class Call:
     via: str  # "name" (f()), "self" (self.f() / cls.f() / super().f()), "attr" (obj.f())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FunctionDef:
     qual: str
     kind: str  # function | method | class
@@ -241,7 +241,7 @@ def from_symbols(symbols: Iterable, text: str) -> list[FunctionDef]:
 
 # -- TypeScript / JavaScript through tree-sitter ---------------------------------------
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Symbol:
     qualname: str
     kind: str

@@ -18,9 +18,9 @@ Two parts, both JSON round-trip:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 from ..errors import InvalidInput
+from ..records import field, record
 from .functions import DefRow, FunctionView
 
 __all__ = ["DefEvidence", "FunctionEvidence", "LiveGraph", "RecordedGraph", "FN_EVIDENCE_SCHEMA", "NAMED", "LATE"]
@@ -30,7 +30,7 @@ NAMED = frozenset({"frame", "frame_last", "qual", "name"})  # evidence that name
 LATE = frozenset({"body", "body_title", "body_size"})  # added after the call graph (the graph starts from named evidence only)
 
 
-@dataclass
+@record
 class DefEvidence:
     reasons: list[tuple[str, float, str, int]] = field(default_factory=list)  # (feature, unit value, reason, line)
 
@@ -224,7 +224,7 @@ def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) 
     return list(out.values())
 
 
-@dataclass
+@record
 class FunctionEvidence:
     """A task's evidence over the definitions (see the module doc)."""
 

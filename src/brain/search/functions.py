@@ -14,10 +14,10 @@ second walk of the tree. ``FunctionView`` is the ranking's read-only view of it.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
+from ..records import field, record
 from .function_defs import (KINDS, Call, FunctionDef, extract_functions, from_symbols, has_extractor,
                             python_functions, register_extractor)
 from .tokenize import token_text
@@ -94,7 +94,7 @@ def refresh_functions(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     return {"files": len(wanted), "changed": len(changed), "removed": len(removed)}
 
 
-@dataclass
+@record
 class DefRow:
     """One stored definition, as the ranking reads it."""
 
@@ -126,7 +126,7 @@ def _row(r) -> DefRow:
     return DefRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]), r[9], tuple((r[10] or "").split()))
 
 
-@dataclass
+@record
 class FunctionView:
     """Read-only lookups over the fn_* tables (one per ranking)."""
 

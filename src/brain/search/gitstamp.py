@@ -19,8 +19,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
+
+from ..records import record
 
 __all__ = ["GitState", "git_state", "known_git_state", "unchanged_since_refresh", "record_refresh", "MAX_CANDIDATES"]
 
@@ -28,7 +29,7 @@ _KEY = "code_git"
 MAX_CANDIDATES = 2000  # more changed files than this: the walk is as cheap as their stats
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GitState:
     """HEAD and the paths ``git status`` lists (changed, staged, untracked; a rename's both names)."""
 

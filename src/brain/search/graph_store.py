@@ -13,7 +13,6 @@ their own JSON row and never read these rows: both can use one index.db.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -31,10 +30,11 @@ _RULES_HASH: str | None = None  # of the resolution code: a change of its rules 
 def _rules_hash() -> str:
     global _RULES_HASH
     if _RULES_HASH is None:
-        digest = hashlib.sha256()
-        for name in ("codeview.py", "graph_store.py", "code_rows.py"):
-            digest.update((Path(__file__).with_name(name)).read_bytes())
-        _RULES_HASH = digest.hexdigest()[:16]
+        # the interpreter's SHA-256 (decision 0038): the same digest without OpenSSL's import, on a boot
+        from ..memory.files import content_hash
+
+        rules = b"".join(Path(__file__).with_name(name).read_bytes() for name in ("codeview.py", "graph_store.py", "code_rows.py"))
+        _RULES_HASH = content_hash(rules)[:16]
     return _RULES_HASH
 
 

@@ -22,9 +22,9 @@ import os
 import re
 import sqlite3
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..records import field, record
 from .code import CODE_TOKENIZE, transaction
 from .tokenize import token_text
 
@@ -51,7 +51,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS hist_fts USING fts5(message, tokenize = "{COD
 _HEAD_KEY = "history_head"
 
 
-@dataclass
+@record
 class Commit:
     """One commit as read from the log: its files are every path it touched (with their status letter)."""
 

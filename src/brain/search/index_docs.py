@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import contextlib
 
-import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..memory.files import read_memory_file, read_regular_file
 from ..memory.paths import has_link_between
@@ -127,6 +126,8 @@ class MemoryDocs:
                         (self._fingerprint(folders),))
 
     def _put_doc(self, rel: str, text: str) -> bool:
+        import hashlib  # lazy: a boot whose memory is indexed already hashes nothing (OpenSSL: 2-3 ms)
+
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         row = self.db.execute("SELECT hash FROM docs WHERE path = ?", (rel,)).fetchone()
         if row and row[0] == digest:
@@ -277,6 +278,8 @@ class MemoryDocs:
             next_id = (db.execute("SELECT MAX(id) FROM docs").fetchone()[0] or 0) + 1
             seen: set[str] = set()
             empty = next_id == 1
+            import hashlib
+
             sha = hashlib.sha256
             for rel, kind, text in docs:
                 if rel in seen:

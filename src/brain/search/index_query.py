@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from dataclasses import dataclass
 
+from ..records import record
 from .tokenize import query_terms, tokens
 
 __all__ = ["Queries", "SearchHit", "snippet", "SNIPPET_CHARS", "UNION_DOCS"]
@@ -43,7 +43,7 @@ def snippet(text: str, query: set[str], width: int = SNIPPET_CHARS) -> str:
     return out if len(out) <= width else out[: width - 1].rstrip() + "…"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SearchHit:
     path: str
     kind: str

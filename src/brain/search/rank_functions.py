@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from dataclasses import dataclass, field
 
+from ..records import field, record
 from .function_evidence import LATE, NAMED, FunctionEvidence, LiveGraph
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
@@ -39,7 +39,7 @@ FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 # the weights and thresholds are data: ``functions`` of ``weights.json`` (each with its why there), read as ``F``
 
 
-@dataclass
+@record
 class FunctionHit:
     path: str
     qual: str

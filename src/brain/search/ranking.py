@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from dataclasses import dataclass, field
 
 from ..errors import InvalidInput
+from ..records import field, record
 from .weights import Weights, shipped_weights
 
 __all__ = ["Evidence", "FileEvidence", "Links", "FileHit", "Localization", "gather", "combine", "module_of",
@@ -40,14 +40,14 @@ TRAP_FLAGS = frozenset({"amalgamated", "generated_trap", "tool"})  # their facto
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 
 
-@dataclass
+@record
 class FileHit:
     path: str
     score: float
     reasons: list[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class Localization:
     files: list[FileHit]
     modules: list[tuple[str, float]]
@@ -89,7 +89,7 @@ def module_of(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else "."
 
 
-@dataclass
+@record
 class Links:
     """What a file lends to when it is one of the best few, as read from the repository.
 
@@ -158,7 +158,7 @@ def _paths_or_none(value) -> list[str] | None:
     return None if value is None else _paths(value)
 
 
-@dataclass
+@record
 class FileEvidence:
     """Everything the ranking knows about one file, at unit weight."""
 
@@ -199,7 +199,7 @@ class FileEvidence:
         return cls(features, reasons, flags, named_by, Links.from_json(links) if links is not None else None, parts)
 
 
-@dataclass
+@record
 class Evidence:
     """A task's evidence over the repository's files, independent of the weights (see the module doc)."""
 

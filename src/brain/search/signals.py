@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 
+from ..records import field, record
 from .code import CODE_EXTENSIONS
 from .commit_text import member_refs, strip_boilerplate, title_scopes
 from .quotes import quoted_candidates
@@ -107,7 +107,7 @@ _TITLE_OPTION = lazy(r"(?:^|(?<=[\s'\"`(\[]))(?:--?[A-Za-z][\w\-]*|--)(?=[\s'\"`
 _TITLE_CLI = lazy(r"\b(?:exit (?:code|status)|return code|env|environment variables?|env vars?|command[\s-]line)\b",
                         re.I)
 
-@dataclass
+@record
 class Signals:
     """What a task text says about code, before looking at any repository."""
 

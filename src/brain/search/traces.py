@@ -14,9 +14,9 @@ longer than ``MAX_LINE`` are skipped: a report's text is untrusted input.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ..lazyre import lazy
+from ..records import record
 
 __all__ = ["SHAPES", "TraceShape", "trace_frames", "MAX_LINE"]
 
@@ -26,7 +26,7 @@ _C_EXT = r"(?:c|h|cc|cpp|cxx|c\+\+|hpp|hh|hxx|h\+\+|inl|ipp|tpp|m|mm)"
 _JS_EXT = r"(?:js|mjs|cjs|jsx|ts|tsx|mts|cts|vue|svelte)"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TraceShape:
     """One language's frame line: ``pattern`` has a ``path`` group (or ``java_file`` + ``func``)
     and optionally ``func``; ``innermost_first`` when the language prints the fault's frame first;

@@ -14,7 +14,19 @@ See docs/team.md.
 
 from __future__ import annotations
 
-from .identity import Principal, current_principal, writer_role
-from .tokens import TokenRecord, TokenStore
-
 __all__ = ["Principal", "current_principal", "writer_role", "TokenRecord", "TokenStore"]
+
+_HOME = {"Principal": "identity", "current_principal": "identity", "writer_role": "identity",
+         "TokenRecord": "tokens", "TokenStore": "tokens"}
+
+
+def __getattr__(name: str):
+    """The package's names, imported on first use: a boot asks ``team.identity`` whether a memory is
+    visible, and must not load the token store (hashlib, secrets, dataclasses) to be told."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -14,9 +14,9 @@ import contextvars
 import copy
 import re
 import threading
-from dataclasses import dataclass
 
 from ..errors import Forbidden
+from ..records import record
 
 __all__ = ["Principal", "PRINCIPAL", "current_principal", "principal_of_scope", "bound_session", "writer_role",
            "role_of_session", "read_own_checkpoint", "memory_visible", "SCOPE_KEY"]
@@ -24,7 +24,7 @@ __all__ = ["Principal", "PRINCIPAL", "current_principal", "principal_of_scope", 
 SCOPE_KEY = "brain.principal"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Principal:
     """An authenticated caller: a token's name, role and machine."""
 

@@ -11,8 +11,8 @@ are the best: those ``combine`` applies.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 
+from ...records import field, record
 from ..code import is_nonproduct_path
 from ..history import cochanged
 from ..traps import served_by
@@ -30,7 +30,7 @@ _DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
 _CALLABLE = ("function", "method", "decl")
 
 
-@dataclass
+@record
 class Context:
     """What the link reading needs from the text besides the files: the code-like names it writes
     (with their weight in the text), their definitions, and the inner modules it does not name."""

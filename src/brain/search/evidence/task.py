@@ -10,8 +10,8 @@ entry of ``FLAGS`` (name -> test of a file) and a factor of the same name in ``w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from ...records import field, record
 from ..code import is_nonproduct_path
 from ..ranking import Evidence
 
@@ -20,7 +20,7 @@ __all__ = ["Task", "FLAGS", "GENERATED_NAME", "flags_of", "unnamed_modules"]
 GENERATED_NAME = re.compile(r"(?:^|/)\d{3,}_\w*\.\w+$")  # numbered migrations and the like
 
 
-@dataclass
+@record
 class Task:
     """What the evidence modules read (the signals, the repository, the gathering's params) and write."""
 
