@@ -15,6 +15,7 @@ import fit_weights as fw  # noqa: E402
 import locbench  # noqa: E402
 
 from brain.search.ranking import EVIDENCE_SCHEMA  # noqa: E402
+from test_fit_weights import _tasks  # noqa: E402
 
 
 def _item(tid: str, lang: str, files: dict, gold: list[str], boot: list[str]) -> dict:
@@ -85,7 +86,7 @@ def test_the_back_off_freezes_a_move_that_costs_a_development_set_and_refits_on_
     ran = []
     gate = fw.combined_gate(ranker, sets, dev_hand, tmp_path / "candidate.json",
                             run_tests=lambda path, ids: (ran.append(list(ids)), (True, []))[1])
-    tasks, folds = _corpus_tasks(ranker)
+    tasks, folds = _tasks(ranker)  # the fitter tests' Go tasks: only a `path` move ranks their gold first
 
     def fit_round(frozen):
         return fw.cross_validate(ranker, tasks, folds, [n for n in sorted(hand) if n not in frozen], 3, 1.0)
@@ -99,25 +100,6 @@ def test_the_back_off_freezes_a_move_that_costs_a_development_set_and_refits_on_
     assert ran == [["tests/test_ranking.py"]] * 2  # once per round: the blame of a guard check runs no pytest
     ok, failed, _ = fit_guard.guard(ranker, sets, {n: v[1] for n, v in result["changed"].items()}, hand=dev_hand)
     assert ok and fw.keep_rule(result["gain"], result["net"], 10, True, ok)[0]
-
-
-def _corpus_tasks(ranker):
-    """Go tasks in four repositories (two folds) whose gold file only the path names, outranked by six files
-    whose body matches better (as tests/test_fit_weights.py's)."""
-    # each noise file scores 1.2 x the gold file under the shipped weights, whatever their values
-    body = 1.2 * ranker.current["path"] / ranker.current["bm25"]
-    tasks, folds = [], {}
-    for r in range(4):
-        repo = f"o/r{r}"
-        folds[repo] = r % 2
-        for i in range(3):
-            files = {f"src/noise{j}.go": {"features": {"bm25": body}, "reasons": [["bm25", body, "body"]]}
-                     for j in range(6)}
-            files["src/gold.go"] = {"features": {"path": 1.0}, "reasons": [["path", 1.0, "path named"]]}
-            ev = ranker.evidence({"schema": EVIDENCE_SCHEMA, "files": files})
-            row = {"id": f"{repo}#{i}", "repo": repo, "lang": "Go", "gold": ["src/gold.go"], "bm25": [7]}
-            tasks.append(fw.Task(row, ev, ranker.features(ev)))
-    return tasks, folds
 
 
 def test_a_loss_no_single_revert_fixes_is_blamed_on_the_moves_that_give_it_back(tmp_path):
