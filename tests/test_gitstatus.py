@@ -138,3 +138,33 @@ def test_the_copy_stays_private_under_umask_022(shop, monkeypatch):
     runtime = shop / ".brain" / "runtime"
     found = {name: stat.S_IMODE((runtime / name).stat().st_mode) for name in copies(shop)}
     assert found and all(mode == 0o600 for mode in found.values()), found
+
+
+def test_a_linked_worktree_reads_its_own_index(shop, tmp_path, monkeypatch):
+    """Parallel agents each work in a `git worktree add` checkout, whose `.git` is a `gitdir:` file: the copy
+    is made from that worktree's own index, and the answer is the full listing's, never the main checkout's."""
+    tree = tmp_path / "agent-2"
+    git(shop, "worktree", "add", "-q", "-b", "agent-2", str(tree))
+    assert (tree / ".git").is_file()
+    brainlib.init(tree)
+    (tree / "shop" / "tax.py").write_text("def vat(amount):\n    return amount * 0.25\n")
+    (tree / "shop" / "coupon.py").write_text("def apply():\n    pass\n")
+    got = same(tree, monkeypatch)
+    assert got.paths["shop/tax.py"] == " M" and got.paths["shop/coupon.py"] == "??"
+    assert len(copies(tree)) == 1 and copies(shop) == []  # the worktree's runtime, not the main checkout's
+    main_index = (shop / ".git" / "index").read_bytes()
+    git(tree, "add", "shop/coupon.py")  # the worktree's index changes; the main checkout's does not
+    assert same(tree, monkeypatch).paths["shop/coupon.py"] == "A "
+    assert (shop / ".git" / "index").read_bytes() == main_index
+    assert "shop/coupon.py" not in same(shop, monkeypatch).paths
+
+
+def test_a_gitdir_file_without_back_links_is_not_followed(shop, tmp_path, monkeypatch):
+    """A `.git` file is data (an archive can carry one): one naming a git dir that does not name it back
+    (here the main checkout's own) gets no copy; the full listing answers as before."""
+    other = tmp_path / "unpacked"
+    other.mkdir()
+    (other / ".git").write_text(f"gitdir: {shop / '.git'}\n")
+    (other / ".brain" / "runtime").mkdir(parents=True)
+    assert gitstatus.cached_status(other) is None
+    assert copies(other) == []

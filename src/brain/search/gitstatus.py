@@ -15,7 +15,10 @@ itself when a folder, a `.gitignore` or an exclude file changes.
 With ``--untracked-files=all`` git does not use the cache, so this asks for ``normal`` (an untracked
 folder as one `dir/` line) and lists the files of the untracked folders it names with one ``git
 ls-files --others --exclude-standard`` over those folders only. Without a brain runtime folder, a
-`.git` folder or a checksummed index, or with a split index, the caller runs the full listing as before. Nothing here lets the repository choose what git
+git dir or a checksummed index, or with a split index, the caller runs the full listing as before. A
+linked worktree (`git worktree add`: `.git` is a `gitdir:` file) has its own index in its own git dir,
+found as ``checkout.locate_checkout`` finds it (its back links checked, so a `.git` file cannot point the
+copy at another folder's index); agents in parallel worktrees are the common case, not an exception. Nothing here lets the repository choose what git
 runs: the command line sets the cache on and split index off, gitsafe does the rest.
 """
 
@@ -31,13 +34,34 @@ PRIVATE_INDEX = "git-status.index"  # in .brain/runtime/, then a dot and the rea
 _TAIL = 32  # the index's trailing checksum: SHA-1 (20 bytes) or SHA-256 (32); the last 32 bytes hold either
 
 
+def _git_dir(repo: Path) -> Path | None:
+    """The git dir holding ``repo``'s index: `.git` itself, or a linked worktree's own git dir; None for
+    anything else (no git, a link, a submodule's or a separate git dir's `gitdir:` file)."""
+    dot_git = repo / ".git"
+    if os.path.islink(dot_git):
+        return None
+    if os.path.isdir(dot_git):
+        return dot_git
+    if not os.path.isfile(dot_git):
+        return None
+    from ..checkout import locate_checkout
+
+    found = locate_checkout(repo)
+    if found is None or not found.linked or found.root != Path(repo).resolve():
+        return None
+    return found.git_dir
+
+
 def _copy(repo: Path, runtime: Path) -> Path | None:
     """brain's copy of the repository's current index (made now when there is none), or None.
 
     The copy is named by the real index's trailing checksum: a boot whose git is still writing the
     copy of an older index (its refreshed stat data) writes that older file, never the current one."""
+    git_dir = _git_dir(repo)
+    if git_dir is None:
+        return None
     try:
-        with open(repo / ".git" / "index", "rb") as f:  # one open file: the checksum and the bytes agree
+        with open(git_dir / "index", "rb") as f:  # one open file: the checksum and the bytes agree
             size = os.fstat(f.fileno()).st_size
             if size < 12 + _TAIL:
                 return None
@@ -48,8 +72,8 @@ def _copy(repo: Path, runtime: Path) -> Path | None:
             private = runtime / f"{PRIVATE_INDEX}.{tail[-40:]}"
             if os.path.isfile(private):
                 return private
-            if any(name.startswith("sharedindex.") for name in os.listdir(repo / ".git")):
-                return None  # a split index: git would write shared parts into .git/
+            if any(name.startswith("sharedindex.") for name in os.listdir(git_dir)):
+                return None  # a split index: git would write shared parts into the git dir
             f.seek(0)
             data = f.read()
         from ..memory.private import open_private
@@ -76,7 +100,7 @@ def cached_status(repo: Path) -> str | None:
 
     runtime = repo / ".brain" / "runtime"
     try:
-        if not (os.path.isdir(runtime) and not os.path.islink(repo / ".git") and os.path.isdir(repo / ".git")):
+        if not os.path.isdir(runtime):
             return None
     except OSError:
         return None
