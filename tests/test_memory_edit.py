@@ -84,6 +84,15 @@ def test_replacing_a_section_leaves_everything_outside_it(text, body):
         assert [line for line in out.split("\n") if line.strip()][-len(tail):] == tail if tail else True
 
 
+def test_a_title_that_starts_with_a_hash_is_found_by_its_title():
+    """Found by hypothesis: the line `# # x` heads the section titled `# x`, which `--section "# x"` names;
+    the heading marks are stripped only when no title is the text as given."""
+    text = "# Notes\n\n# # x\nold\n\n# x\nkept\n"
+    out = replace_section(text, "# x", "new").text
+    assert out == "# Notes\n\n# # x\nnew\n\n# x\nkept\n"
+    assert replace_section("# x\nold\n", "# x", "new").text == "# x\nnew\n"  # the usual spelling still works
+
+
 def _fold(title, names):
     return sum(n.casefold() == title.casefold() for n in names) > 1
 

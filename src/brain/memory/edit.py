@@ -105,18 +105,26 @@ def prepend(text: str, addition: str) -> EditResult:
     return EditResult(before + gap + block + rest, 1)
 
 
-def _wanted(heading: str) -> str:
+def _wanted(heading: str) -> tuple[str, ...]:
+    """The titles ``heading`` can mean, most literal first: the text as given, then without the `#` marks of
+    a heading line (``## Next``). A section whose own title starts with `#` (the line ``# # x``) is found by
+    its title, never mistaken for the section ``x``."""
     wanted = heading.strip()
     match = _HEADING.match(wanted)
-    return (match.group(2) if match else wanted).strip().casefold()
+    plain = wanted.casefold()
+    return (plain, match.group(2).strip().casefold()) if match else (plain,)
 
 
 def replace_section(text: str, heading: str, body: str) -> EditResult:
     """The body under ``heading`` (its heading line kept) replaced by ``body``; subsections go with it."""
     if not heading or not heading.strip():
         raise InvalidInput("give the heading of the section to replace", field="section")
-    wanted = _wanted(heading)
-    hits = [s for s in sections(text) if s[2].casefold() == wanted]
+    found = sections(text)
+    hits: list[tuple[int, int, str, int]] = []
+    for wanted in _wanted(heading):
+        hits = [s for s in found if s[2].casefold() == wanted]
+        if hits:
+            break
     if not hits:
         known = ", ".join(f"`{s[2]}`" for s in sections(text)[:12]) or "none"
         raise NotFound(f"section `{heading.strip()}`", hint=f"the file's headings: {known}")
