@@ -66,10 +66,8 @@ TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e", "t
 # a `test` folder is a test tree at the top of a repository or a package (`src/test/java/...`, `crate/test/`),
 # not deeper, where it is as often a product package (a web framework's `test` client)
 _TEST_PARENTS = {"src", "lib", "source"}
-# a folder named as the tests of something: `Foo.Tests` (.NET), `integration_tests`, `unit-tests`, `app-test`,
-# `Foo.Specs`; a Gradle or Kotlin Multiplatform source set or a .NET test project in camelCase (`jvmTest`,
-# `commonTest`, `androidTest`, `UnitTests`, `Foo.IntegrationTests`); or as what tests use: `test-helpers`,
-# `test_utils`, `TestUtils`, `testFixtures`
+# a folder named as the tests of something (`Foo.Tests`, `Foo.Specs`, `integration_tests`, `app-test`, camelCase source
+# sets and .NET projects: `jvmTest`, `commonTest`, `UnitTests`) or as what tests use (`test-helpers`, `TestUtils`)
 _TEST_FOLDER = lazy(r"[.\-_][Tt]ests?$|[.\-_]Specs?$|[a-z](?:Tests?|Specs)$|(?:^|[.\-_])[Tt]ests?(?:[\-_][A-Za-z]|[A-Z])")
 # file-name shapes of tests in each language: test_x.py, x_test.py, x_test.go, x.test.js, x.spec.ts, XTest.java
 _TEST_STEM = lazy(r"^test_|_tests?$|^tests?$|^conftest$|[a-z0-9](?:Test|Tests|IT|Spec)$")
