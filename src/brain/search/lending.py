@@ -42,6 +42,9 @@ class Links:
     build: str | None = None  # its Rust crate's build script
     folder: list[str] = field(default_factory=list)  # product files of its folder in its language (evidence.folder)
     namesakes: list[str] = field(default_factory=list)  # files of its name in sibling folders
+    kin: list[str] = field(default_factory=list)  # its base types' files and its subtypes' (evidence.types)
+    family: list[str] = field(default_factory=list)  # files whose type name goes on from its own, or it from theirs
+    users: list[str] | None = field(default_factory=list)  # files writing its type name (None: too many)
 
     def to_json(self) -> dict:
         out: dict = {}
@@ -53,9 +56,11 @@ class Links:
             out["build"] = self.build
         if self.near is None or self.near:
             out["near"] = self.near
-        for key in ("twins", "declarations", "folder", "namesakes"):
+        for key in ("twins", "declarations", "folder", "namesakes", "kin", "family"):
             if getattr(self, key):
                 out[key] = list(getattr(self, key))
+        if self.users is None or self.users:
+            out["users"] = self.users
         if self.overrides:
             out["overrides"] = [list(o) for o in self.overrides]
         if self.siblings:
@@ -76,7 +81,9 @@ class Links:
                        cochange=[(str(p), float(c), str(r)) for p, c, r in data.get("cochange", [])],
                        forward=_paths(data.get("forward", [])),
                        build=None if data.get("build") is None else str(data["build"]),
-                       folder=_paths(data.get("folder", [])), namesakes=_paths(data.get("namesakes", [])))
+                       folder=_paths(data.get("folder", [])), namesakes=_paths(data.get("namesakes", [])),
+                       kin=_paths(data.get("kin", [])), family=_paths(data.get("family", [])),
+                       users=_paths_or_none(data.get("users", [])))
         except (TypeError, ValueError, AttributeError) as exc:
             raise InvalidInput(f"evidence links of the wrong shape: {exc}") from None
 
@@ -253,6 +260,24 @@ def _lend_to_folder(evidence, weights, score, add, missing) -> None:
     give_all(lent, add)
 
 
+def _lend_to_types(evidence, weights, score, add, missing) -> None:
+    """In languages of one type per file (``evidence.types``): a best file's kin (the types its header extends
+    and those extending it) get the ``kin`` share, its family (type names going on from its own) the
+    ``family`` share, and the files writing its type name the ``users`` share."""
+    shares = weights.shares
+    seeds = best_seeds(evidence, weights, score)[: weights.params["type_seeds"]]
+    lent: dict[str, tuple[float, str]] = {}
+    for seed in seeds:
+        links = links_of(evidence, seed, missing)
+        for kind, paths, reason in (("kin", links.kin, "extends or is extended by"),
+                                    ("family", links.family, "named after"), ("users", links.users or (), "uses")):
+            share = shares[kind] * score[seed]
+            for path in paths:
+                if path not in seeds and share > lent.get(path, (0.0, ""))[0]:
+                    lent[path] = (share, f"{reason} `{seed}`")
+    give_all(lent, add)
+
+
 # in this order: each pass finds the best files again, after the shares the one before lent
 PASSES = (_lend_to_cochanged, _lend_to_neighbours, _lend_to_overriders, _lend_to_declarations, _lend_to_entry_points,
-           _lend_to_siblings, _lend_to_folder)
+           _lend_to_siblings, _lend_to_folder, _lend_to_types)

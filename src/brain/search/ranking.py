@@ -174,21 +174,23 @@ def gather(view, text: str | None, *, changed=(), claimed=(), module: str | None
     which the best files are found (default: the shipped ones). ``links="all"`` reads the
     neighbours of every candidate (what a fitter combining other weights needs);
     ``links="best"`` only those of the files that are the best under ``weights`` (what one
-    ranking needs: ``combine`` with ``weights`` is the same, for less reading)."""
+    ranking needs: ``combine`` with ``weights`` is the same, for less reading), and only the kinds of
+    link some share of ``weights`` lends along."""
     from .evidence import collect_links, gather_direct
 
     if links not in ("all", "best"):
         raise InvalidInput("links must be \"all\" or \"best\"", field="links")
     weights = weights or shipped_weights()
     evidence, context = gather_direct(view, text, changed=changed, claimed=claimed, module=module, weights=weights)
-    if links == "all":
-        collect_links(view, evidence, evidence.candidates, context, weights)
+    every = links == "all"
+    if every:
+        collect_links(view, evidence, evidence.candidates, context, weights, every)
     for _ in range(32):  # the files that are the best (also those that became so only through lent shares)
         missing: set[str] = set()
         _rank(evidence, weights, missing)
         if not missing:
             break
-        collect_links(view, evidence, sorted(missing), context, weights)
+        collect_links(view, evidence, sorted(missing), context, weights, every)
     return evidence
 
 
