@@ -222,6 +222,12 @@ def test_trace_lines_are_frames_not_written_paths():
     ("MyLib.Tests/ParserTests.cs", True), ("integration_tests/run.rs", True), ("src/latest/a.rs", False),
     ("test-helpers/context.js", True), ("src/test_utils/fake.go", True), ("src/testament/a.rs", False),
     ("lib/tests-e2e/run.js", True), ("contest-rules/a.js", False),
+    # Gradle and Kotlin Multiplatform source sets, .NET test projects in camelCase, what tests use
+    ("okhttp/src/jvmTest/java/okhttp3/CallTest.kt", True), ("core/src/commonTest/kotlin/Lazy.kt", True),
+    ("app/src/androidTest/java/a/MainScreen.kt", True), ("src/UnitTests/Bug/MemberNamedTypeBug.cs", True),
+    ("src/Polly.Specs/Retry/RetrySpecs.cs", True), ("src/Polly.TestUtils/Clock.cs", True),
+    ("lib/src/testFixtures/java/Fake.java", True), ("src/jvmMain/kotlin/okhttp3/Call.kt", False),
+    ("src/Polly.Core/Retry/RetryHelper.cs", False), ("src/Contest/Rules.cs", False), ("lib/latest/x.rb", False),
 ])
 def test_test_files_of_every_language(path, test):
     assert is_test_path(path) is test

@@ -65,7 +65,7 @@ def _source(*names: str) -> str:
     return "\n".join((SEARCH / n).read_text(encoding="utf-8") for n in names)
 
 
-FILE_CODE = ("ranking.py", "locate.py", "signals.py", "codeview.py",
+FILE_CODE = ("ranking.py", "lending.py", "locate.py", "signals.py", "codeview.py",
              *(f"evidence/{p.name}" for p in sorted((SEARCH / "evidence").glob("*.py"))))
 
 

@@ -66,9 +66,9 @@ TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e", "t
 # a `test` folder is a test tree at the top of a repository or a package (`src/test/java/...`, `crate/test/`),
 # not deeper, where it is as often a product package (a web framework's `test` client)
 _TEST_PARENTS = {"src", "lib", "source"}
-# a folder named as the tests of something: `Foo.Tests` (.NET), `integration_tests`, `unit-tests`, `app-test`,
-# or as what tests use: `test-helpers`, `test_utils`
-_TEST_FOLDER = lazy(r"[.\-_][Tt]ests?$|^[Tt]ests?[\-_][A-Za-z]")
+# a folder named as the tests of something (`Foo.Tests`, `Foo.Specs`, `integration_tests`, `app-test`, camelCase source
+# sets and .NET projects: `jvmTest`, `commonTest`, `UnitTests`) or as what tests use (`test-helpers`, `TestUtils`)
+_TEST_FOLDER = lazy(r"[.\-_][Tt]ests?$|[.\-_]Specs?$|[a-z](?:Tests?|Specs)$|(?:^|[.\-_])[Tt]ests?(?:[\-_][A-Za-z]|[A-Z])")
 # file-name shapes of tests in each language: test_x.py, x_test.py, x_test.go, x.test.js, x.spec.ts, XTest.java
 _TEST_STEM = lazy(r"^test_|_tests?$|^tests?$|^conftest$|[a-z0-9](?:Test|Tests|IT|Spec)$")
 # folders of code that ships beside the product but is rarely what a report is about

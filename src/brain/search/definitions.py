@@ -39,6 +39,8 @@ _CALL = re.compile(r"([A-Za-z_$][\w$]*)\s*\(")
 _TYPEDEF_END = re.compile(r"\}\s*(\w+)\s*;")
 _TEST_MODULE = "\0test"
 _BASES = re.compile(r"\b(?:extends|implements)\s")
+_BLOCK_END = re.compile(r"end\b(?![?!=:])")  # a Ruby `end` (not `end_time`, `end?`, `end:`)
+_ONE_LINER = re.compile(r";\s*end\b|\bend\s*$")  # `class Error < StandardError; end`
 
 
 def _without_generics(text: str) -> str:
@@ -88,10 +90,13 @@ class LanguageTable:
     nested_are_local: bool = False  # an indented definition outside a class is a closure or a local (JS)
     bare_definitions: bool = False  # `name(...)` alone at column 0 defines (C, GNU style type on the line above)
     caps_are_macros: bool = True  # an ALL-CAPS `NAME(` is a macro call, not a definition
-    base_types: bool = False  # `extends A implements B` on a class header names types it depends on (Java)
+    header_bases: object = None  # (header line) -> the base types it names (Java `extends A implements B`, C# `: B`)
     inline_imports: re.Pattern | None = None  # an import anywhere on a line, comments too (JSDoc `import("./types")`)
     closing_imports: bool = False  # a line opening with `}` may end a multi-line import (JS `} from "./x"`)
     rust_uses: bool = False  # `use a::{b, c::d};` statements, over several lines too
+    keyword_blocks: bool = False  # containers open at their header and close at the `end` at their indent (Ruby)
+    signature_line: object = None  # (line) -> the line a signature is read from (C# drops generics: `Run<T>(`)
+    attrs: tuple[re.Pattern, ...] = ()  # property shapes that count only inside a container (C# `Type Name {`)
 
 
 def _p(pattern: str) -> re.Pattern:
@@ -130,7 +135,7 @@ LANGUAGES: dict[str, LanguageTable] = {
         defs=((_p(_JAVA_MODS + r"(?:class|interface|enum|record|@interface|object)\s+(?P<name>\w+)"), "class"),),
         containers=(_p(r"(?:@\w+\s+)*" + _JAVA_MODS + r"(?:class|interface|enum|record|@interface|object)\s+(?P<name>\w+)"),),
         imports=(_p(r"import\s+(?:static\s+)?(?P<target>[\w.]+)"),),
-        c_like=True, caps_are_macros=False, base_types=True,
+        c_like=True, caps_are_macros=False, header_bases=base_types,
     ),
     "js": LanguageTable(
         defs=(
@@ -208,6 +213,7 @@ LANGUAGES["kotlin"] = LanguageTable(
           (_p(_JAVA_MODS + r"(?:val|var)\s+(?P<name>\w+)"), "var")),
     containers=LANGUAGES["java"].containers, imports=LANGUAGES["java"].imports, caps_are_macros=False,
 )
+from . import definitions_langs  # noqa: E402,F401  C#, PHP and Ruby, and Kotlin's `:` bases (it registers them)
 
 
 # Rust imports: `use crate::a::{b, c::D};`, possibly over several lines (read up to its `;`)
@@ -339,8 +345,8 @@ def scan_definitions(text: str, lang: str) -> _Scan:
         indent = len(raw) - len(raw.lstrip())
         if pending is not None:
             # a class header whose brace opens on a later line (Allman style, or `implements ...` below)
-            if table.base_types:
-                out.imports.extend(base_types(line))
+            if table.header_bases is not None:
+                out.imports.extend(table.header_bases(line))
             if line.startswith("{") or line.endswith("{"):
                 stack.append(pending[:2])
                 pending = None
@@ -350,6 +356,10 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                 pending = None
             else:
                 pending = (pending[0], pending[1], pending[2] - 1)
+        if table.keyword_blocks and _BLOCK_END.match(line):
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            continue
         if line.startswith("}"):
             while stack and stack[-1][0] >= indent:
                 stack.pop()
@@ -428,8 +438,15 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                     out.symbols.append((m.group("name"), "method", f"{owner}.{m.group('name')}", number))
                     found = True
                     break
+        if not found and owner is not None:
+            for pattern in table.attrs:
+                m = pattern.match(line)
+                if m and m.group("name") not in _KEYWORDS:
+                    out.symbols.append((m.group("name"), "attr", f"{owner}.{m.group('name')}", number))
+                    found = True
+                    break
         if not found and table.c_like and "(" in line and not line.startswith("#"):
-            sig = _signature(line, indent, table)
+            sig = _signature(line if table.signature_line is None else table.signature_line(line), indent, table)
             if sig:
                 name, explicit_owner, prototype = sig
                 who = explicit_owner or owner
@@ -442,11 +459,14 @@ def scan_definitions(text: str, lang: str) -> _Scan:
             if m:
                 name = m.groupdict().get("name") or _owner_from_head(m.groupdict().get("head") or "")
                 if name:
-                    if table.base_types:
-                        out.imports.extend(base_types(line))
+                    if table.header_bases is not None:
+                        out.imports.extend(table.header_bases(line))
                     if table.container_defines and name not in _KEYWORDS:
                         out.symbols.append((name, "class", f"{owner}.{name}" if owner else name, number))
-                    if line.endswith("{") or table.container_defines:
+                    if table.keyword_blocks:
+                        if not _ONE_LINER.search(line):
+                            stack.append((indent, name))
+                    elif line.endswith("{") or table.container_defines:
                         stack.append((indent, name))
                     elif not line.endswith((";", "}")):
                         pending = (indent, name, MAX_HEADER_LINES)

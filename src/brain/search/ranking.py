@@ -9,7 +9,7 @@ overriders, siblings, declaration twins, entry points). ``Evidence`` round-trips
 JSON, so a weight fitter measures a task once and combines it many times.
 
 ``combine(evidence, weights)`` needs no repository: the weighted sum of the features, then
-the lending passes (each lends a share of the best few files' scores to their neighbours, the
+the lending passes (``lending``: each lends a share of the best few files' scores to their neighbours, the
 best recomputed before each pass), then the demotion factors, then the order. For the weights
 ``gather`` was given (the shipped ones by default) it is exactly the ranking ``locate`` gives.
 For other weights it is approximate in one way only: when a file becomes one of the best few
@@ -20,11 +20,12 @@ lends nothing.
 
 from __future__ import annotations
 
-import heapq
 from collections import defaultdict
 
 from ..errors import InvalidInput
 from ..records import field, record
+from .lending import PASSES as _PASSES, Links, _paths, lend_to_served as _lend_to_served
+from .lending import _lend_to_entry_points, _lend_to_overriders, _lend_to_siblings  # noqa: F401  (their tests)
 from .weights import Weights, shipped_weights
 
 __all__ = ["Evidence", "FileEvidence", "Links", "FileHit", "Localization", "gather", "combine", "module_of",
@@ -35,9 +36,7 @@ EVIDENCE_SCHEMA = 1
 BOOST_FEATURES = frozenset({"in_module", "scope", "path_words"})
 # boosts multiplying the file's score by (1 + weight x value): an area lifts its files without reordering them
 LIFT_FEATURES = frozenset({"scope", "path_words"})
-_NO_SEED = frozenset({"test", "nonproduct"})  # files that never lend: demoted after the lending
 TRAP_FLAGS = frozenset({"amalgamated", "generated_trap", "tool"})  # their factor stacks with `nonproduct` (search.traps)
-_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 
 
 @record
@@ -87,75 +86,6 @@ def strength(evidence: "Evidence", weights: Weights, path: str | None) -> dict |
 def module_of(path: str) -> str:
     """The folder a file's score counts toward in the ranking's modules (``.`` at the top)."""
     return path.rsplit("/", 1)[0] if "/" in path else "."
-
-
-@record
-class Links:
-    """What a file lends to when it is one of the best few, as read from the repository.
-
-    ``near`` is None for a hub (more import neighbours than ``max_neighbours``); ``overrides``
-    are (named method, file) pairs, ``siblings`` (base type, sibling files, [(named word, the
-    siblings writing it)]), ``entries`` the JavaScript entry points importing the file (None:
-    a hub). Files that will be among the best are left in: ``combine`` drops them."""
-
-    near: list[str] | None = field(default_factory=list)
-    twins: list[str] = field(default_factory=list)
-    overrides: list[tuple[str, str]] = field(default_factory=list)
-    siblings: list[tuple[str, list[str], list[tuple[str, list[str]]]]] = field(default_factory=list)
-    declarations: list[str] = field(default_factory=list)
-    entries: list[str] | None = field(default_factory=list)
-    cochange: list[tuple[str, float, str]] = field(default_factory=list)  # (file, confidence, reason), best first
-    forward: list[str] = field(default_factory=list)  # forward-declaration headers serving the file
-    build: str | None = None  # its Rust crate's build script
-    folder: list[str] = field(default_factory=list)  # product files of its folder in its language (evidence.folder)
-    namesakes: list[str] = field(default_factory=list)  # files of its name in sibling folders
-
-    def to_json(self) -> dict:
-        out: dict = {}
-        if self.cochange:
-            out["cochange"] = [list(c) for c in self.cochange]
-        if self.forward:
-            out["forward"] = list(self.forward)
-        if self.build:
-            out["build"] = self.build
-        if self.near is None or self.near:
-            out["near"] = self.near
-        for key in ("twins", "declarations", "folder", "namesakes"):
-            if getattr(self, key):
-                out[key] = list(getattr(self, key))
-        if self.overrides:
-            out["overrides"] = [list(o) for o in self.overrides]
-        if self.siblings:
-            out["siblings"] = [[base, list(sibs), [[w, list(ps)] for w, ps in words]] for base, sibs, words in self.siblings]
-        if self.entries is None or self.entries:
-            out["entries"] = self.entries
-        return out
-
-    @classmethod
-    def from_json(cls, data: dict) -> "Links":
-        try:
-            return cls(near=_paths_or_none(data.get("near", [])), twins=_paths(data.get("twins", [])),
-                       overrides=[(str(w), str(p)) for w, p in data.get("overrides", [])],
-                       siblings=[(str(b), _paths(s), [(str(w), _paths(ps)) for w, ps in words])
-                                 for b, s, words in data.get("siblings", [])],
-                       declarations=_paths(data.get("declarations", [])),
-                       entries=_paths_or_none(data.get("entries", [])),
-                       cochange=[(str(p), float(c), str(r)) for p, c, r in data.get("cochange", [])],
-                       forward=_paths(data.get("forward", [])),
-                       build=None if data.get("build") is None else str(data["build"]),
-                       folder=_paths(data.get("folder", [])), namesakes=_paths(data.get("namesakes", [])))
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise InvalidInput(f"evidence links of the wrong shape: {exc}") from None
-
-
-def _paths(value) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
-        raise ValueError("a list of paths was expected")
-    return list(value)
-
-
-def _paths_or_none(value) -> list[str] | None:
-    return None if value is None else _paths(value)
 
 
 @record
@@ -244,21 +174,23 @@ def gather(view, text: str | None, *, changed=(), claimed=(), module: str | None
     which the best files are found (default: the shipped ones). ``links="all"`` reads the
     neighbours of every candidate (what a fitter combining other weights needs);
     ``links="best"`` only those of the files that are the best under ``weights`` (what one
-    ranking needs: ``combine`` with ``weights`` is the same, for less reading)."""
+    ranking needs: ``combine`` with ``weights`` is the same, for less reading), and only the kinds of
+    link some share of ``weights`` lends along."""
     from .evidence import collect_links, gather_direct
 
     if links not in ("all", "best"):
         raise InvalidInput("links must be \"all\" or \"best\"", field="links")
     weights = weights or shipped_weights()
     evidence, context = gather_direct(view, text, changed=changed, claimed=claimed, module=module, weights=weights)
-    if links == "all":
-        collect_links(view, evidence, evidence.candidates, context, weights)
+    every = links == "all"
+    if every:
+        collect_links(view, evidence, evidence.candidates, context, weights, every)
     for _ in range(32):  # the files that are the best (also those that became so only through lent shares)
         missing: set[str] = set()
         _rank(evidence, weights, missing)
         if not missing:
             break
-        collect_links(view, evidence, sorted(missing), context, weights)
+        collect_links(view, evidence, sorted(missing), context, weights, every)
     return evidence
 
 
@@ -331,170 +263,3 @@ def _rank(evidence: Evidence, weights: Weights, missing: set[str] | None):
                 break
     _lend_to_served(evidence, weights, score, add, missing)
     return score, why
-
-
-def _seeds(evidence: Evidence, weights: Weights, score: dict[str, float]) -> list[str]:
-    """The best few files that lend their neighbours a share: product code only (tests, examples,
-    scripts and docs are demoted after lending, so they must not lend on their raw score)."""
-    files = evidence.files
-    eligible = [p for p in score if p not in files or not _NO_SEED.intersection(files[p].flags)]
-    return heapq.nsmallest(weights.params["neighbour_seeds"], eligible, key=lambda p: (-score[p], p))
-
-
-def _links(evidence: Evidence, path: str, missing: set[str] | None) -> Links:
-    found = evidence.files.get(path)
-    if found is None or found.links is None:
-        if missing is not None:
-            missing.add(path)
-        return Links()
-    return found.links
-
-
-def _give(lent: dict[str, tuple[float, str]], add) -> None:
-    for path, (weight, reason) in lent.items():
-        add(path, weight, reason)
-
-
-def _lend_to_neighbours(evidence, weights, score, add, missing) -> None:
-    """Files the best ones import or are imported by (a Go import reaches every file of the package), and
-    their header/source twin: a fix that changes a function often changes its caller, its declaration or
-    a sibling in the package; the share keeps a neighbour just under the files the text points to."""
-    seeds = _seeds(evidence, weights, score)
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in seeds:
-        base = score[seed]
-        links = _links(evidence, seed, missing)
-        for path in links.near or ():
-            share = weights.shares["import"] * base
-            if path != seed and share > lent.get(path, (0.0, ""))[0]:
-                lent[path] = (share, f"imports or is imported by `{seed}`")
-        for path in links.twins:
-            share = weights.shares["twin"] * base
-            if path != seed and share > lent.get(path, (0.0, ""))[0]:
-                lent[path] = (share, f"header/source twin of `{seed}`")
-    _give(lent, add)
-
-
-def _lend_to_overriders(evidence, weights, score, add, missing) -> None:
-    """A subclass, delegate or implementation linked to a best file by `extends` that defines a method the
-    text names which that file defines too (`JsonParser.getNumberType()` -> `JsonParserDelegate`). The best
-    files lend nothing to each other."""
-    seeds = _seeds(evidence, weights, score)
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in seeds:
-        for word, path in _links(evidence, seed, missing).overrides:
-            share = weights.shares["override"] * score[seed]
-            if path not in seeds and share > lent.get(path, (0.0, ""))[0]:
-                lent[path] = (share, f"also defines `{word}` of `{seed}`")
-    _give(lent, add)
-
-
-def _lend_to_declarations(evidence, weights, score, add, missing) -> None:
-    """A JavaScript module's declaration twin (`x.d.ts`, and the declarations beside it it takes its types
-    from), as a C source its header: a change to what a module exports changes its declarations."""
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in _seeds(evidence, weights, score):
-        for path in _links(evidence, seed, missing).declarations:
-            share = weights.shares["twin"] * score[seed]
-            if share > lent.get(path, (0.0, ""))[0]:
-                lent[path] = (share, f"declaration twin of `{seed}`")
-    _give(lent, add)
-
-
-def _lend_to_entry_points(evidence, weights, score, add, missing) -> None:
-    """A JavaScript file nothing imports (a request handler, a command, a page) gets a share of each best
-    file it imports: a feature in a module reaches the user through the entry point passing it on."""
-    seeds = [p for p in _seeds(evidence, weights, score) if p.endswith(_JS_EXTS)]
-    shares: dict[str, float] = defaultdict(float)
-    for seed in seeds:
-        entries = _links(evidence, seed, missing).entries
-        for path in entries or ():
-            if path not in seeds:
-                shares[path] += weights.shares["entry_share"] * score[seed]
-    for path, weight in shares.items():
-        add(path, weight, "entry point importing the best files")
-
-
-def _lend_to_siblings(evidence, weights, score, add, missing) -> None:
-    """Subclasses of the same base as a best file whose code also writes a code-like name the text names
-    and that file writes (`usesPadding()`): a fix to how one parser calls a method is repeated in its siblings."""
-    seeds = _seeds(evidence, weights, score)
-    most = weights.params["max_siblings"]
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in seeds:
-        for base, siblings, words in _links(evidence, seed, missing).siblings:
-            siblings = [p for p in siblings if p not in seeds]
-            if not siblings or len(siblings) > most:
-                continue
-            for word, writers in words:
-                for path in siblings:
-                    share = weights.shares["sibling"] * score[seed]
-                    if path in writers and share > lent.get(path, (0.0, ""))[0]:
-                        lent[path] = (share, f"like `{seed}` extends `{base}` and writes `{word}`")
-    _give(lent, add)
-
-
-def _lend_to_cochanged(evidence, weights, score, add, missing) -> None:
-    """Files that changed together with the best few in past commits (HEAD's history), by the pair's
-    confidence: a fix often spans files that move together though the text names one of them."""
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in _seeds(evidence, weights, score)[: weights.params["cochange_seeds"]]:
-        for path, confidence, reason in _links(evidence, seed, missing).cochange:
-            share = weights.shares["cochange"] * confidence * score[seed]
-            if share > lent.get(path, (0.0, ""))[0]:
-                lent[path] = (share, reason)
-    _give(lent, add)
-
-
-def _lend_to_served(evidence, weights, score, add, missing) -> None:
-    """After the demotions: an amalgamated copy gets a share of its best-ranked part's score (capped below it,
-    so it ranks just below the part it holds), and the forward-declaration headers and the crate build
-    script serving the best few files a share of theirs (see ``search.traps``)."""
-    lent: dict[str, tuple[float, str]] = {}
-
-    def give(path: str, weight: float, reason: str) -> None:
-        if weight > lent.get(path, (0.0, ""))[0]:
-            lent[path] = (weight, reason)
-
-    shares, p = weights.shares, weights.params
-    for copy, found in evidence.files.items():
-        held = [q for q in found.parts if score.get(q, 0.0) > 0]
-        if held:
-            best = max(held, key=lambda q: (score[q], q))
-            give(copy, min(shares["copy"] * score[best], p["copy_cap"] * score[best] - score.get(copy, 0.0)),
-                 f"copy holding `{best}`")
-    for seed in _seeds(evidence, weights, score)[: p["trap_seeds"]]:
-        base = score.get(seed, 0.0)
-        if base <= 0 or (seed in evidence.files and "amalgamated" in evidence.files[seed].flags):
-            continue
-        links = _links(evidence, seed, missing)
-        for header in links.forward:
-            give(header, shares["forward"] * base, f"forward declarations of `{seed}`")
-        if links.build:
-            give(links.build, shares["build"] * base, f"build script of `{seed}`'s crate")
-    _give(lent, add)
-
-
-def _lend_to_folder(evidence, weights, score, add, missing) -> None:
-    """The files beside the best few (``evidence.folder``): a folder-mate that has evidence of its own gets
-    the ``folder`` share of the seed's score, a file of the same name in a sibling folder the ``namesake``
-    share: a fix to one file of a package, or to one platform's copy, often touches its siblings."""
-    shares = weights.shares
-    seeds = _seeds(evidence, weights, score)[: weights.params["folder_seeds"]]
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in seeds:
-        links = _links(evidence, seed, missing)
-        for path in links.folder:
-            share = shares["folder"] * score[seed]
-            if path not in seeds and score.get(path, 0.0) > 0 and share > lent.get(path, (0.0, ""))[0]:
-                lent[path] = (share, f"beside `{seed}` in its folder")
-        for path in links.namesakes:
-            share = shares["namesake"] * score[seed]
-            if path not in seeds and share > lent.get(path, (0.0, ""))[0]:
-                lent[path] = (share, f"named as `{seed}` in a sibling folder")
-    _give(lent, add)
-
-
-# in this order: each pass finds the best files again, after the shares the one before lent
-_PASSES = (_lend_to_cochanged, _lend_to_neighbours, _lend_to_overriders, _lend_to_declarations, _lend_to_entry_points,
-           _lend_to_siblings, _lend_to_folder)

@@ -18,6 +18,7 @@ from ..history import cochanged
 from ..traps import served_by
 from ..ranking import Evidence, Links
 from ..weights import Weights
+from . import types
 from .folder import folder_mates, namesakes
 from .task import flags_of
 
@@ -62,15 +63,22 @@ def type_name(path: str) -> str:
     return path.rsplit("/", 1)[-1].split(".", 1)[0]
 
 
-def extends(view, a: str, b: str) -> bool:
-    """Whether a class header of one file names the other's type (`extends B`, `implements B`):
+def names_type(view, path: str, type_file: str) -> bool:
+    """Whether a class header of ``path`` names the type of ``type_file`` (`extends B`, `implements B`):
     the bare type names a file's headers record among its imports."""
-    return type_name(b) in view.imports_of(a) or type_name(a) in view.imports_of(b)
+    return type_name(type_file) in view.imports_of(path)
 
 
-def collect_links(view, evidence: Evidence, paths, context: Context, weights: Weights) -> None:
-    """Read the ``Links`` of each of ``paths`` into ``evidence`` (and the flags of every file they name)."""
+def extends(view, a: str, b: str) -> bool:
+    """Whether a class header of one file names the other's type (`extends B`, `implements B`)."""
+    return names_type(view, a, b) or names_type(view, b, a)
+
+
+def collect_links(view, evidence: Evidence, paths, context: Context, weights: Weights, every: bool = False) -> None:
+    """Read the ``Links`` of each of ``paths`` into ``evidence`` (and the flags of every file they name);
+    the links no share of ``weights`` lends along are read only with ``every`` (for a fitter)."""
     p = weights.params
+    shares = weights.shares
     forward, backward = view.import_graph()
     users: dict[str, set[str]] = {}
     names = [w for w, weight in context.code_named.items() if weight >= p["min_method_codeness"]]
@@ -105,9 +113,15 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
             links.entries = entry_importers(view, seed, backward, p)
         links.cochange = cochanged(view, seed, context.changes)  # files changing with it (HEAD's history)
         links.forward, links.build = served_by(view, seed)  # its forward headers, its crate's build script
-        if weights.shares["folder"] > 0 or weights.shares["namesake"] > 0:  # read only when they lend (0031)
+        if every or shares["folder"] > 0 or shares["namesake"] > 0:  # read only when they lend (0031)
             links.folder = folder_mates(view, seed, p["max_folder"], C_FAMILY)  # beside it (evidence.folder)
             links.namesakes = namesakes(view, seed, p["max_namesakes"])
+        if every or shares["kin"] > 0:  # the types it is tied to, one type per file (evidence.types)
+            links.kin = types.kin(view, seed, forward, backward, names_type, p["max_kin"])
+        if every or shares["family"] > 0:
+            links.family = types.family(view, seed, p["max_family"])
+        if every or shares["users"] > 0:
+            links.users = types.users(view, seed, p["max_type_users"])
         found.links = links
         for target in _targets(links):
             if target not in context.flagged:
@@ -128,7 +142,8 @@ def entry_importers(view, seed: str, backward, p: dict) -> list[str] | None:
 def _targets(links: Links) -> list[str]:
     out = [*(links.near or ()), *links.twins, *(q for _, q in links.overrides), *links.declarations,
            *(links.entries or ()), *(q for q, _, _ in links.cochange), *links.forward,
-           *([links.build] if links.build else []), *links.folder, *links.namesakes]
+           *([links.build] if links.build else []), *links.folder, *links.namesakes, *links.kin, *links.family,
+           *(links.users or ())]
     for _, siblings, _ in links.siblings:
         out.extend(siblings)
     return out
@@ -167,12 +182,11 @@ def _siblings(view, seed: str, forward, backward, names: list[str], users: dict,
     """(base type, sibling subclasses, [(named word, the siblings writing it)]) for each base ``seed``
     extends: subclasses of the same base writing a code-like name the text names and ``seed`` writes."""
     out = []
-    own = view.imports_of(seed)
     for base in sorted(forward.get(seed, ())):
-        if type_name(base) not in own or len(backward.get(base, ())) > p["max_base_importers"]:
+        if not names_type(view, seed, base) or len(backward.get(base, ())) > p["max_base_importers"]:
             continue  # imported, not extended; or a base imported all over
         siblings = [q for q in sorted(backward.get(base, ())) if q != seed and not view.is_test(q)
-                    and type_name(base) in view.imports_of(q)]
+                    and names_type(view, q, base)]
         if not siblings or len(siblings) > p["max_siblings"] + p["neighbour_seeds"]:
             continue  # none, or too many even once the best files are left out
         words = []
