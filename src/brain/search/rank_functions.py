@@ -30,7 +30,7 @@ from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
 from .weights import Weights, shipped_weights
 
-__all__ = ["FunctionHit", "rank_functions", "gather_functions", "combine_functions", "locate_functions",
+__all__ = ["FunctionHit", "FN_STRENGTH", "strength_of", "rank_functions", "gather_functions", "combine_functions", "locate_functions",
            "imported_files", "FRAME"]
 
 _PRIOR = "in a ranked file"
@@ -51,6 +51,7 @@ class FunctionHit:
     lines: list[int] = field(default_factory=list)  # lines the evidence points to (frames, call sites)
     signature: str = ""
     body_start: int = 0
+    evidence: str = "text"  # the strongest kind of evidence it has (``FN_STRENGTH``): how far to trust its rank
 
     @property
     def key(self) -> str:
@@ -58,7 +59,32 @@ class FunctionHit:
 
     def to_dict(self) -> dict:
         return {"id": self.key, "path": self.path, "name": self.qual, "kind": self.kind, "start": self.start,
-                "end": self.end, "score": round(self.score, 4), "why": list(self.reasons)}
+                "end": self.end, "score": round(self.score, 4), "why": list(self.reasons), "evidence": self.evidence}
+
+
+# the kinds of evidence a definition can have, strongest first (the function ranking's twin of ranking.STRENGTH):
+# a traceback frame points into it; the task writes its name; it calls or is called by one of those; it sits
+# beside a ranked one (its class, a twin, a self-caller, a shared base); else text match or its file's rank only
+FN_STRENGTH = (
+    ("frame", frozenset({"frame_last", "frame"})),
+    ("named", frozenset({"qual", "name"})),
+    ("call", frozenset({"call", "caller"})),
+    ("near", frozenset({"member", "co", "self_caller", "base", "twin"})),
+)
+
+
+STRENGTH_SHARE = 0.25  # a kind of evidence says why a definition ranks when it gives this share of its score
+
+
+def strength_of(weighed: dict[str, float]) -> str:
+    """The strongest kind (``FN_STRENGTH``) that gives at least ``STRENGTH_SHARE`` of a definition's score
+    (``weighed``: feature -> weighted contribution): a name sixty definitions share, a sliver beside a strong
+    text match, does not make the definition "named"."""
+    total = sum(weighed.values())
+    for kind, names in FN_STRENGTH:
+        if sum(v for f, v in weighed.items() if f in names) >= STRENGTH_SHARE * total > 0:
+            return kind
+    return "text"
 
 
 class _Scores:
@@ -68,12 +94,15 @@ class _Scores:
         self.evidence: dict[int, float] = defaultdict(float)  # everything but the file prior and full text
         self.why: dict[int, list[tuple[float, str]]] = defaultdict(list)
         self.lines: dict[int, set[int]] = defaultdict(set)
+        self.kinds: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))  # feature -> weight (strength_of)
 
-    def add(self, row: DefRow, weight: float, reason: str, *, named: bool = False, line: int | None = None) -> None:
+    def add(self, row: DefRow, weight: float, reason: str, *, named: bool = False, line: int | None = None,
+            feature: str = "") -> None:
         if weight <= 0:
             return
         self.rows[row.id] = row
         self.score[row.id] += weight
+        self.kinds[row.id][feature] += weight
         if named:
             self.evidence[row.id] += weight
         self.why[row.id].append((weight, reason))
@@ -218,7 +247,7 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
             for feature, value, reason, line in found.reasons:
                 if (feature in LATE) == late:
                     s.add(row or evidence.rows[def_id], F[feature] * value, reason, named=feature in NAMED,
-                          line=line or None)
+                          line=line or None, feature=feature)
 
     direct(False)
 
@@ -239,7 +268,7 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
                 for target, line in targets:
                     if target.id == caller.id:
                         continue
-                    s.add(target, share, f"called by `{caller.qual}`")
+                    s.add(target, share, f"called by `{caller.qual}`", feature="call")
                     s.lines[caller.id].add(line)
                     if target.id not in visited:
                         got = nxt.get(target.id)
@@ -273,7 +302,7 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
             continue
         owner = next((r for r in graph.in_file(path) if r.qual == parent and r.kind == "class"), None)
         if owner is not None and owner.id not in leaders:
-            s.add(owner, F["co"] * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top")
+            s.add(owner, F["co"] * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top", feature="co")
 
     _lift_self_callers(graph, s, leaders, F)
     _lift_shared_bases(graph, s, leaders, F)
@@ -288,7 +317,8 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
             if reason not in reasons:
                 reasons.append(reason)
         hits.append(FunctionHit(row.path, row.qual, row.kind, row.start, row.end, round(s.score[def_id], 4),
-                                reasons[:3], sorted(s.lines[def_id]), row.signature, row.body_start))
+                                reasons[:3], sorted(s.lines[def_id]), row.signature, row.body_start,
+                                strength_of(s.kinds[def_id])))
     return hits
 
 
@@ -302,7 +332,7 @@ def _add_callers(graph, s: _Scores, seeds: list[tuple[DefRow, float]], F: dict) 
             continue
         share = F["caller"] * strength / len(found) ** F["fanout_power"]
         for row, line in found:
-            s.add(row, share, f"calls `{seed.qual}`", line=line)
+            s.add(row, share, f"calls `{seed.qual}`", line=line, feature="caller")
 
 
 def _lift_self_callers(graph, s: _Scores, leaders: list[int], F: dict) -> None:
@@ -318,7 +348,7 @@ def _lift_self_callers(graph, s: _Scores, leaders: list[int], F: dict) -> None:
         share = F["self_caller"] * before[method.id] / len(found) ** F["fanout_power"]
         for row, line in found:
             lift = min(share, F["self_caller_cap"] * before[method.id] - s.score.get(row.id, 0.0))
-            s.add(row, lift, f"calls `self.{method.name}`", line=line)
+            s.add(row, lift, f"calls `self.{method.name}`", line=line, feature="self_caller")
 
 
 def _lift_shared_bases(graph, s: _Scores, leaders: list[int], F: dict) -> None:
@@ -337,10 +367,11 @@ def _lift_shared_bases(graph, s: _Scores, leaders: list[int], F: dict) -> None:
         if owner is None:
             continue
         lift = F["base"] * min(scores)
-        s.add(owner, lift, f"base of {len(scores)} top-ranked classes")
+        s.add(owner, lift, f"base of {len(scores)} top-ranked classes", feature="base")
         members = [r for r in rows if r.parent == owner.qual and r.kind == "method"]
         for m in members:
-            s.add(m, lift / max(len(members), 1) ** F["fanout_power"], f"method of `{base}`, a base of top-ranked classes")
+            s.add(m, lift / max(len(members), 1) ** F["fanout_power"], f"method of `{base}`, a base of top-ranked classes",
+                  feature="base")
 
 
 _COMPARISON = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"})
@@ -370,7 +401,7 @@ def _lift_twins(graph, s: _Scores, leaders: list[int], F: dict) -> None:
                     and _twin_key(other.name) == key):
                 # lifted toward the named twin, never past it
                 lift = min(F["twin"] * before[def_id], 0.99 * before[def_id] - s.score.get(other.id, 0.0))
-                s.add(other, lift, f"twin of `{row.qual}`")
+                s.add(other, lift, f"twin of `{row.qual}`", feature="twin")
 
 
 def _imported_by(cview: CodeView, path: str) -> list[str]:
