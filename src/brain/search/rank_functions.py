@@ -20,6 +20,7 @@ Pure over two read-only views (``FunctionView``, ``CodeView``): same inputs, sam
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import defaultdict
@@ -92,9 +93,9 @@ class _Scores:
         self.rows: dict[int, DefRow] = {}
         self.score: dict[int, float] = defaultdict(float)
         self.evidence: dict[int, float] = defaultdict(float)  # everything but the file prior and full text
-        self.why: dict[int, list[tuple[float, str]]] = defaultdict(list)
+        self.why: dict[int, list[tuple[float, str, str]]] = defaultdict(list)  # (weight, reason, feature)
         self.lines: dict[int, set[int]] = defaultdict(set)
-        self.kinds: dict[int, dict[str, float]] = defaultdict(lambda: defaultdict(float))  # feature -> weight (strength_of)
+        self.beyond_prior: set[int] = set()  # definitions with evidence other than their file's rank
 
     def add(self, row: DefRow, weight: float, reason: str, *, named: bool = False, line: int | None = None,
             feature: str = "") -> None:
@@ -102,12 +103,20 @@ class _Scores:
             return
         self.rows[row.id] = row
         self.score[row.id] += weight
-        self.kinds[row.id][feature] += weight
         if named:
             self.evidence[row.id] += weight
-        self.why[row.id].append((weight, reason))
+        self.why[row.id].append((weight, reason, feature))
+        if reason != _PRIOR:
+            self.beyond_prior.add(row.id)
         if line:
             self.lines[row.id].add(line)
+
+    def kinds(self, def_id: int) -> dict[str, float]:
+        """Feature -> summed weight of one definition (for ``strength_of``)."""
+        out: dict[str, float] = defaultdict(float)
+        for weight, _, feature in self.why[def_id]:
+            out[feature] += weight
+        return out
 
 
 def _innermost(rows: list[DefRow], line: int) -> DefRow | None:
@@ -241,15 +250,48 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
     if not evidence.defs:
         return []
 
-    def direct(late: bool) -> None:
-        for def_id, found in evidence.defs.items():
-            row = None
-            for feature, value, reason, line in found.reasons:
-                if (feature in LATE) == late:
-                    s.add(row or evidence.rows[def_id], F[feature] * value, reason, named=feature in NAMED,
-                          line=line or None, feature=feature)
+    # each definition's recorded evidence, split once into what comes before the call graph and after (LATE)
+    early: list[tuple[DefRow, list]] = []
+    late: list[tuple[DefRow, list]] = []
+    for def_id, found in evidence.defs.items():
+        row = evidence.rows[def_id]
+        before = [r for r in found.reasons if r[0] not in LATE]
+        if before:
+            early.append((row, before))
+        if len(before) < len(found.reasons):
+            late.append((row, [r for r in found.reasons if r[0] in LATE]))
 
-    direct(False)
+    def direct(items: list[tuple[DefRow, list]]) -> None:
+        # ``_Scores.add`` inlined (the hot loop: thousands of definitions per task); each sum is accumulated in
+        # the same order as one ``add`` per reason would, so the floats are the same to the last bit
+        rows, score, named, why, lines, beyond = s.rows, s.score, s.evidence, s.why, s.lines, s.beyond_prior
+        for row, reasons in items:
+            i = row.id
+            total = score.get(i, 0.0)
+            by_name = named.get(i, 0.0)
+            kept = []
+            has_name = False
+            for feature, value, reason, line in reasons:
+                weight = F[feature] * value
+                if weight <= 0:
+                    continue
+                total += weight
+                if feature in NAMED:
+                    by_name += weight
+                    has_name = True
+                kept.append((weight, reason, feature))
+                if reason != _PRIOR:
+                    beyond.add(i)
+                if line:
+                    lines[i].add(line)
+            if kept:
+                rows[i] = row
+                score[i] = total
+                if has_name:
+                    named[i] = by_name
+                why[i].extend(kept)
+
+    direct(early)
 
     # 3. the call graph, from the definitions the evidence names
     seeds = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:F["max_seeds"]]
@@ -283,15 +325,14 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
     if named:
         _add_callers(graph, s, [(s.rows[i], s.evidence[i] / s.evidence[named[0]]) for i in named], F)
 
-    direct(True)  # 4. full text
+    direct(late)  # 4. full text
 
     # being in a ranked file is a prior, not evidence: alone it weighs less
-    for def_id, reasons in s.why.items():
-        if all(reason == _PRIOR for _, reason in reasons):
-            s.score[def_id] *= F["prior_alone"]
+    for def_id in s.score.keys() - s.beyond_prior:
+        s.score[def_id] *= F["prior_alone"]
 
     # two or more methods of one class at the very top: the class itself is what changes (a member added)
-    leaders = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start))[:F["co_top"]]
+    leaders = _top(s, F["co_top"], lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start))
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for def_id in leaders:
         row = s.rows[def_id]
@@ -308,18 +349,29 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
     _lift_shared_bases(graph, s, leaders, F)
     _lift_twins(graph, s, leaders, F)
 
-    order = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))[:limit]
+    order = _top(s, limit, lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))
     hits = []
     for def_id in order:
         row = s.rows[def_id]
         reasons: list[str] = []
-        for _, reason in sorted(s.why[def_id], key=lambda r: -r[0]):
+        for _, reason, _ in sorted(s.why[def_id], key=lambda r: -r[0]):
             if reason not in reasons:
                 reasons.append(reason)
         hits.append(FunctionHit(row.path, row.qual, row.kind, row.start, row.end, round(s.score[def_id], 4),
                                 reasons[:3], sorted(s.lines[def_id]), row.signature, row.body_start,
-                                strength_of(s.kinds[def_id])))
+                                strength_of(s.kinds(def_id))))
     return hits
+
+
+def _top(s: _Scores, n: int, key) -> list[int]:
+    """``sorted(s.score, key=key)[:n]`` for a key led by the score, without keying every definition: only
+    those scoring at least the n-th best score can be among the first n."""
+    if n <= 0:
+        return []
+    if len(s.score) <= n:
+        return sorted(s.score, key=key)
+    floor = heapq.nlargest(n, s.score.values())[-1]
+    return sorted((i for i, v in s.score.items() if v >= floor), key=key)[:n]
 
 
 def _add_callers(graph, s: _Scores, seeds: list[tuple[DefRow, float]], F: dict) -> None:
