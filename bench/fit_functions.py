@@ -22,7 +22,7 @@ than under the hand-set ones (the guard). Whether a move is kept is decided on h
 Django only vetoes.
 
     .venv/bin/python bench/fit_weights.py --functions --evidence DIR [--dev FILE] [--folds 5] [--passes 2]
-        [--keep-tasks 3] [--out bench/results/fit-functions.json] [--write]
+        [--keep-tasks 3] [--only W,...] [--grid 0,0.5,2] [--jobs 2] [--out bench/results/fit-functions.json] [--write]
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ sys.path.insert(0, str(HERE))
 
 import locbench  # noqa: E402
 
-__all__ = ["FnTask", "load_corpus", "load_dev", "ranks", "summary", "fit", "cross_validate", "main"]
+__all__ = ["FnTask", "load_corpus", "load_dev", "rank_all", "ranks", "summary", "fit", "cross_validate", "keep_rule",
+           "main"]
 
 GRID = (0.0, 0.25, 0.5, 2 ** -0.5, 1.0, 2 ** 0.5, 2.0, 4.0)
 TOP = 5
@@ -115,7 +116,8 @@ def _objective(tasks: list[FnTask], got: dict) -> tuple[float, float]:
     return s["all@5"], s["mrr"]
 
 
-def fit(tasks: list[FnTask], start: dict[str, float], names: list[str], passes: int, shipped) -> dict[str, float]:
+def fit(tasks: list[FnTask], start: dict[str, float], names: list[str], passes: int, shipped,
+        grid=GRID) -> dict[str, float]:
     """Coordinate ascent (see the module doc); returns the fitted values of ``names``."""
     current = dict(start)
     weights = shipped.replace(functions=current)
@@ -130,7 +132,7 @@ def fit(tasks: list[FnTask], start: dict[str, float], names: list[str], passes: 
         for name in names:
             base = start[name]
             touched = [t for t in tasks if name in t.features or name in _LIFTS]
-            for factor in GRID:
+            for factor in grid:
                 value = base * factor
                 if value == current[name]:
                     continue
@@ -149,22 +151,49 @@ def fit(tasks: list[FnTask], start: dict[str, float], names: list[str], passes: 
 _LIFTS = frozenset({"call", "caller", "co", "self_caller", "base", "twin"})
 
 
-def cross_validate(tasks: list[FnTask], folds: int, names: list[str], passes: int, shipped) -> tuple[dict, dict, list]:
+_JOB: dict = {}
+
+
+def _fit_job(k: int):
+    """One fold's fit (k >= 0: on the other folds' repositories) or the final one (k < 0: on every fold)."""
+    tasks, fold_of, names, passes, grid = (_JOB[x] for x in ("tasks", "fold_of", "names", "passes", "grid"))
+    from brain.search.weights import shipped_weights
+
+    shipped = shipped_weights()
+    start = {n: shipped.functions[n] for n in names}
+    train = [t for t in tasks if k < 0 or fold_of[t.repo] != k]
+    return k, fit(train, start, names, passes, shipped, grid)
+
+
+def cross_validate(tasks: list[FnTask], folds: int, names: list[str], passes: int, shipped, *, grid=GRID,
+                   jobs: int = 1) -> tuple[dict, dict, list, dict]:
+    """Each fold ranked under weights fitted on the others, and the final fit on all (in ``jobs`` processes)."""
     repos = sorted({t.repo for t in tasks}, key=str.lower)
     fold_of = {r: i % folds for i, r in enumerate(repos)}
     start = {n: shipped.functions[n] for n in names}
+    _JOB.update(tasks=tasks, fold_of=fold_of, names=names, passes=passes, grid=grid)
+    ks = [k for k in range(folds) if any(fold_of[t.repo] == k for t in tasks)] + [-1]
+    if jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            results = dict(pool.map(_fit_job, ks))
+    else:
+        results = dict(map(_fit_job, ks))
     held: dict[str, int | None] = {}
     fitted_per_fold = []
-    for k in range(folds):
-        train = [t for t in tasks if fold_of[t.repo] != k]
-        test = [t for t in tasks if fold_of[t.repo] == k]
-        if not test:
-            continue
-        values = fit(train, start, names, passes, shipped)
+    for k in ks[:-1]:
+        values = results[k]
         fitted_per_fold.append({"fold": k, "repos": sorted(r for r, f in fold_of.items() if f == k),
                                 "moved": {n: v for n, v in values.items() if v != start[n]}})
-        held.update(ranks(test, shipped.replace(functions=values)))
-    return held, fold_of, fitted_per_fold
+        held.update(ranks([t for t in tasks if fold_of[t.repo] == k], shipped.replace(functions=values)))
+    return held, fold_of, fitted_per_fold, results[-1]
+
+
+def keep_rule(moved: dict, gain: float, net: int, keep_tasks: int, dev_ok: bool | None) -> bool:
+    """Kept only when a weight moved, the held-out macro all@5 rose by ``keep_tasks`` tasks or more (net),
+    and Django's guard ran and passed."""
+    return bool(moved) and gain > 0 and net >= keep_tasks and dev_ok is True
 
 
 def main(argv=None) -> int:
@@ -177,6 +206,8 @@ def main(argv=None) -> int:
     ap.add_argument("--passes", type=int, default=2)
     ap.add_argument("--only", help="comma-separated function weights to fit (default: all)")
     ap.add_argument("--keep-tasks", type=int, default=3)
+    ap.add_argument("--grid", help="comma-separated factors of each hand-set value to try (default: the 8-point grid)")
+    ap.add_argument("--jobs", type=int, default=1, help="fits (one per fold, and the final) in parallel processes")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "fit-functions.json")
     ap.add_argument("--write", action="store_true", help="write the fitted weights to the package when the keep rule holds")
     args = ap.parse_args(argv)
@@ -195,8 +226,9 @@ def main(argv=None) -> int:
         raise SystemExit(f"fit_functions: no function evidence in {args.evidence}")
     cpu0, t0 = _cpu(), time.perf_counter()
     hand = ranks(tasks, shipped)
-    held, fold_of, per_fold = cross_validate(tasks, args.folds, names, args.passes, shipped)
-    final = fit(tasks, {n: shipped.functions[n] for n in names}, names, args.passes, shipped)
+    grid = tuple(float(x) for x in args.grid.split(",")) if args.grid else GRID
+    held, fold_of, per_fold, final = cross_validate(tasks, args.folds, names, args.passes, shipped, grid=grid,
+                                                    jobs=args.jobs)
     moved = {n: v for n, v in final.items() if v != shipped.functions[n]}
     h, f = summary(tasks, hand), summary(tasks, held)
     net = f["macro"]["hits@5"] - h["macro"]["hits@5"]
@@ -207,12 +239,13 @@ def main(argv=None) -> int:
         dh, df = summary(dev_tasks, ranks(dev_tasks, shipped)), summary(dev_tasks, ranks(dev_tasks, shipped.replace(functions=final)))
         dev = {"hand": dh["macro"], "fitted": df["macro"],
                "ok": all(df["macro"][f"all@{k}"] >= dh["macro"][f"all@{k}"] for k in (1, 5, 10))}
-    keep = bool(moved) and gain > 0 and net >= args.keep_tasks and dev.get("ok", False)
+    keep = keep_rule(moved, gain, net, args.keep_tasks, dev.get("ok"))
     bm25 = {}
     if rows:
         bm = {t.id: t.bm25 for t in tasks}
         bm25 = summary(tasks, bm)
-    out = {"tasks": len(tasks), "repos": len(fold_of), "folds": args.folds, "names": names, "hand": h, "held_out": f,
+    out = {"tasks": len(tasks), "repos": len(fold_of), "folds": args.folds, "names": names, "grid": grid,
+           "passes": args.passes, "hand": h, "held_out": f,
            "bm25_bodies": bm25, "per_fold": per_fold, "final": moved, "gain": gain, "net_tasks": net, "dev": dev,
            "keep": keep, "cpu": round(_cpu() - cpu0, 1), "wall": round(time.perf_counter() - t0, 1),
            "load": os.getloadavg()}
