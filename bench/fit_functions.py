@@ -200,7 +200,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--functions", action="store_true", help=argparse.SUPPRESS)  # fit_weights.py's switch
     ap.add_argument("--evidence", type=Path, required=True, help="bench_corpus.py's evidence folder (its --trees/evidence)")
-    ap.add_argument("--results", type=Path, help="bench_corpus.py's results (for BM25 beside; optional)")
+    ap.add_argument("--results", type=Path, help="bench_corpus.py's results, or its rows folder (for BM25 beside; optional)")
     ap.add_argument("--dev", type=Path, default=locbench.EVIDENCE / "functions.jsonl", help="Django's function evidence")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--passes", type=int, default=2)
@@ -221,6 +221,9 @@ def main(argv=None) -> int:
     rows = {}
     if args.results and args.results.is_file():
         rows = {r["id"]: r for r in json.loads(args.results.read_text()).get("rows", [])}
+    elif args.results and args.results.is_dir():  # bench_corpus.py's per-repository rows (its --trees/rows)
+        for path in sorted(args.results.glob("*.json")):
+            rows.update({r["id"]: r for r in json.loads(path.read_text()).get("rows", [])})
     tasks = load_corpus(args.evidence, rows)
     if not tasks:
         raise SystemExit(f"fit_functions: no function evidence in {args.evidence}")

@@ -26,13 +26,13 @@ import re
 from collections import defaultdict
 
 from ..records import field, record
-from .function_evidence import LATE, NAMED, FunctionEvidence, LiveGraph
+from .function_evidence import FN_STRENGTH, LATE, NAMED, FunctionEvidence, LiveGraph, strength_of
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
 from .weights import Weights, shipped_weights
 
-__all__ = ["FunctionHit", "FN_STRENGTH", "strength_of", "rank_functions", "gather_functions", "combine_functions", "locate_functions",
-           "imported_files", "FRAME"]
+__all__ = ["FunctionHit", "FN_STRENGTH", "strength_of", "rank_functions", "gather_functions", "combine_functions",
+           "locate_functions", "imported_files", "FRAME"]
 
 _PRIOR = "in a ranked file"
 FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
@@ -61,31 +61,6 @@ class FunctionHit:
     def to_dict(self) -> dict:
         return {"id": self.key, "path": self.path, "name": self.qual, "kind": self.kind, "start": self.start,
                 "end": self.end, "score": round(self.score, 4), "why": list(self.reasons), "evidence": self.evidence}
-
-
-# the kinds of evidence a definition can have, strongest first (the function ranking's twin of ranking.STRENGTH):
-# a traceback frame points into it; the task writes its name; it calls or is called by one of those; it sits
-# beside a ranked one (its class, a twin, a self-caller, a shared base); else text match or its file's rank only
-FN_STRENGTH = (
-    ("frame", frozenset({"frame_last", "frame"})),
-    ("named", frozenset({"qual", "name"})),
-    ("call", frozenset({"call", "caller"})),
-    ("near", frozenset({"member", "co", "self_caller", "base", "twin"})),
-)
-
-
-STRENGTH_SHARE = 0.25  # a kind of evidence says why a definition ranks when it gives this share of its score
-
-
-def strength_of(weighed: dict[str, float]) -> str:
-    """The strongest kind (``FN_STRENGTH``) that gives at least ``STRENGTH_SHARE`` of a definition's score
-    (``weighed``: feature -> weighted contribution): a name sixty definitions share, a sliver beside a strong
-    text match, does not make the definition "named"."""
-    total = sum(weighed.values())
-    for kind, names in FN_STRENGTH:
-        if sum(v for f, v in weighed.items() if f in names) >= STRENGTH_SHARE * total > 0:
-            return kind
-    return "text"
 
 
 class _Scores:
