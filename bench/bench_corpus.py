@@ -157,6 +157,7 @@ def run_repo(job: tuple) -> dict:
             return cached
     import brain as brainlib
     from brain.search.functions import FunctionView
+    from brain.search.rank_functions import gather_functions
     from brain.search.tokenize import tokens
 
     mirror = locbench.git_dir(mirrors, repo, "bench_corpus")
@@ -192,8 +193,15 @@ def run_repo(job: tuple) -> dict:
             franks = cf.function_ranks(fgold, [f["id"] for f in result["functions"]], fview,
                                        tokens(text, stop=True)) if fgold else {}
             if evidence is not None:
-                evidence_out.append({"id": task["instance_id"], "repo": repo, "lang": task["language"],
-                                     "gold": gold, "evidence": evidence})
+                item = {"id": task["instance_id"], "repo": repo, "lang": task["language"], "gold": gold,
+                        "evidence": evidence}
+                if fgold:
+                    # the definitions' evidence on the boot's own file ranking (memoized per text): what
+                    # fit_weights.py --functions re-ranks under other function weights (`combine_functions`)
+                    found = b.locate(text, limit=b.settings.get("search.boot_files") or 20)
+                    item.update(fgold=fgold, fboot=[f["id"] for f in result["functions"]],
+                                functions=gather_functions(fview, view, text, found).to_json())
+                evidence_out.append(item)
             rows.append({
                 "id": task["instance_id"], "repo": repo, "lang": task["language"], "base": task["base_commit"],
                 "gold": gold, "brain": cs.gold_ranks(gold, result["files"]),

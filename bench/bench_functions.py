@@ -46,7 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from bench_localization import BUDGET, CACHE, DEFAULT_TASKS, prepare, workspace_for  # noqa: E402
-from locbench import load_tasks, pick_tasks, write_results  # noqa: E402
+from locbench import EVIDENCE, load_tasks, pick_tasks, write_evidence, write_results  # noqa: E402
 
 KS = (1, 5, 10)
 
@@ -93,11 +93,15 @@ def main(argv=None) -> int:
                                     "a private one keeps another checkout's index out of the measurement)")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold functions are not all in the top 10")
     ap.add_argument("--out", default=str(HERE / "results" / "functions.json"))
+    ap.add_argument("--evidence", default=str(EVIDENCE / "functions.jsonl"),
+                    help="per-task function evidence (`gather_functions`, unit weights) for fit_weights.py --functions "
+                         "(JSONL; '' writes none)")
     args = ap.parse_args(argv)
 
     os.environ.setdefault("BRAIN_HOME", str(CACHE / "brain-home"))
     import brain as brainlib
     from brain.search.functions import FunctionView
+    from brain.search.rank_functions import combine_functions, gather_functions
     from brain.search.tokenize import tokens
     from brain.tokens import estimate_tokens
 
@@ -106,7 +110,7 @@ def main(argv=None) -> int:
     for task in tasks:
         by_release[task["pypi"]].append(task)
 
-    rows, cli_seconds, cli_baseline = [], [], []
+    rows, cli_seconds, cli_baseline, evidence_out = [], [], [], []
     tmp = (Path(args.trees) if args.trees else CACHE) / "tmp-functions"
     tmp.mkdir(parents=True, exist_ok=True)
     for pypi in sorted(by_release):
@@ -153,6 +157,16 @@ def main(argv=None) -> int:
                 "boot_tokens": result["tokens"], "seconds": round(seconds, 4), "top": ranked[:5],
             }
             rows.append(row)
+            if args.evidence:
+                # the boot's own file ranking (memoized per text) and the definitions' evidence gathered on it:
+                # fit_weights.py --functions re-ranks it under any weights (`combine_functions`) without the index
+                b2 = brainlib.open(folder)
+                found = b2.locate(text, limit=b2.settings.get("search.boot_files") or 20)
+                ev = gather_functions(fview, cview, text, found)
+                same = [h.key for h in combine_functions(ev, limit=len(ranked) or 20)] == ranked
+                evidence_out.append({"id": row["id"], "repo": "django/django", "lang": "Python", "gold": gold,
+                                     "boot": ranked, "boot_equal": same, "files": found.paths[:20],
+                                     "evidence": ev.to_json()})
             if args.misses and (row["brain"] is None or row["brain"] > 10):
                 # where each gold function's file stands in the boot's files: a file-ranking miss or a wrong function
                 files = [result["files"].index(g.split("::", 1)[0]) + 1 if g.split("::", 1)[0] in result["files"] else None
@@ -228,6 +242,10 @@ def main(argv=None) -> int:
           + (f" (before this change: {summary['boot_seconds_cli_baseline']['median']:.3f}, ratio "
              f"{summary['boot_seconds_cli']['ratio_to_baseline']:.2f})" if cli_baseline else ""))
     write_results(args.out, summary, rows)
+    if evidence_out:
+        write_evidence(args.evidence, evidence_out)
+        print(f"function evidence of {len(evidence_out)} tasks: {args.evidence} "
+              f"({sum(not e['boot_equal'] for e in evidence_out)} re-ranked differently from their boot)")
     return 0
 
 

@@ -45,6 +45,9 @@ changes), and reverting from the fitted file asks the question the gate asks, of
         [--passes 3] [--min-gain TASKS] [--keep-tasks 10] [--only W_A,W_B] [--out bench/results/fit.json]
         [--jobs 2] [--freeze NAME...] [--no-back-off] [--no-tests] [--dev-evidence DIR] [--no-guard] [--dry-run]
 
+`--functions` fits the function ranking's weights instead (bench/fit_functions.py: its own evidence,
+objective and Django guard).
+
 Deterministic: no randomness beyond the seeded fold assignment of the corpus run. Refuses reserved and
 development-set repositories (bench/reserved.py) when the results name one.
 """
@@ -458,6 +461,10 @@ def back_off(fit_round, gate, frozen: dict[str, list[str]] | None = None, tests=
 
 
 def main(argv=None) -> int:
+    if "--functions" in (sys.argv[1:] if argv is None else argv):
+        import fit_functions  # the function ranking's weights: its own evidence, objective and guard
+
+        return fit_functions.main(argv)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", type=Path, default=HERE / "results" / "corpus.json", help="bench_corpus.py's results")
     ap.add_argument("--evidence", type=Path, default=HERE / ".cache" / "corpus" / "evidence")

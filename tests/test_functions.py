@@ -322,8 +322,10 @@ def test_boot_json_functions_schema_from_the_cli(shop):
     assert data["tokens"] <= data["budget"]
     functions = data["functions"]
     assert functions and functions[0]["id"] == "shop/tax.py::vat_for"
+    assert functions[0]["evidence"] == "named"  # the task writes `vat_for`
     for entry in functions:
-        assert set(entry) == {"id", "path", "name", "kind", "start", "end", "score", "why", "code"}
+        assert set(entry) == {"id", "path", "name", "kind", "start", "end", "score", "why", "code", "evidence"}
+        assert entry["evidence"] in ("frame", "named", "call", "near", "text")
         assert entry["id"] == f"{entry['path']}::{entry['name']}"
         assert entry["kind"] in ("function", "method", "class")
         assert isinstance(entry["start"], int) and 1 <= entry["start"] <= entry["end"]
@@ -441,3 +443,32 @@ def test_a_method_calling_a_top_ranked_method_through_self_ranks(kinds):
     assert hits["kit/money.py::Amount.total"].score > hits["kit/money.py::Amount.label"].score
     assert hits["kit/money.py::Amount.total"].score < hits["kit/money.py::Amount._rounded"].score
     assert _hits(kinds, text, _without("self_caller"))["kit/money.py::Amount.total"].score < hits["kit/money.py::Amount.total"].score
+
+
+def test_each_ranked_function_says_how_strong_its_evidence_is(shop):
+    """A traceback frame, a written name, the call graph, or a text match only: the boot's line says which,
+    so an agent reads on a frame and explores on a text match."""
+    shop.map()
+    frame = _boot(shop, "Checkout fails for Monaco\n"
+                        '  File "/srv/venv/lib/site-packages/shop/tax.py", line 3, in vat_for\n'
+                        "ValueError: unknown country code\n")
+    assert frame.functions[0]["id"] == "shop/tax.py::vat_for" and frame.functions[0]["evidence"] == "frame"
+    assert "Evidence: a traceback frame points into `shop/tax.py::vat_for`" in frame.text
+    assert "1. [frame] `shop/tax.py::vat_for`" in frame.text
+    named = _boot(shop, "Order.total ignores the VAT rate")
+    assert named.functions[0]["id"] == "shop/orders.py::Order.total" and named.functions[0]["evidence"] == "named"
+    assert "Evidence: the task names `shop/orders.py::Order.total`" in named.text
+    # a definition the named one calls is reached through the call graph, not named itself
+    assert {f["id"]: f["evidence"] for f in named.functions}.get("shop/tax.py::vat_for") == "call"
+    words = _boot(shop, "the country rate is wrong when checking out")
+    assert words.functions and all(f["evidence"] in ("text", "near") for f in words.functions)
+    assert "Evidence: text match only" in words.text
+
+
+def test_a_kind_of_evidence_counts_only_when_it_weighs(shop):
+    from brain.search.rank_functions import strength_of
+
+    assert strength_of({"frame_last": 6.0, "body": 4.0}) == "frame"
+    assert strength_of({"name": 0.2, "body": 4.0, "file": 2.0}) == "text"  # a sliver of a shared name
+    assert strength_of({"name": 0.2, "call": 3.0, "body": 4.0}) == "call"
+    assert strength_of({}) == "text"

@@ -23,11 +23,37 @@ from ..errors import InvalidInput
 from ..records import field, record
 from .functions import DefRow, FunctionView
 
-__all__ = ["DefEvidence", "FunctionEvidence", "LiveGraph", "RecordedGraph", "FN_EVIDENCE_SCHEMA", "NAMED", "LATE"]
+__all__ = ["DefEvidence", "FunctionEvidence", "LiveGraph", "RecordedGraph", "FN_EVIDENCE_SCHEMA", "NAMED", "LATE",
+           "FN_STRENGTH", "STRENGTH_SHARE", "strength_of"]
 
 FN_EVIDENCE_SCHEMA = 1
 NAMED = frozenset({"frame", "frame_last", "qual", "name"})  # evidence that names the definition: seeds the graph
 LATE = frozenset({"body", "body_title", "body_size"})  # added after the call graph (the graph starts from named evidence only)
+
+
+# the kinds of evidence a definition can have, strongest first (the function ranking's twin of ranking.STRENGTH):
+# a traceback frame points into it; the task writes its name; it calls or is called by one of those; it sits
+# beside a ranked one (its class, a twin, a self-caller, a shared base); else text match or its file's rank only
+FN_STRENGTH = (
+    ("frame", frozenset({"frame_last", "frame"})),
+    ("named", frozenset({"qual", "name"})),
+    ("call", frozenset({"call", "caller"})),
+    ("near", frozenset({"member", "co", "self_caller", "base", "twin"})),
+)
+
+
+STRENGTH_SHARE = 0.25  # a kind of evidence says why a definition ranks when it gives this share of its score
+
+
+def strength_of(weighed: dict[str, float]) -> str:
+    """The strongest kind (``FN_STRENGTH``) that gives at least ``STRENGTH_SHARE`` of a definition's score
+    (``weighed``: feature -> weighted contribution): a name sixty definitions share, a sliver beside a strong
+    text match, does not make the definition "named"."""
+    total = sum(weighed.values())
+    for kind, names in FN_STRENGTH:
+        if sum(v for f, v in weighed.items() if f in names) >= STRENGTH_SHARE * total > 0:
+            return kind
+    return "text"
 
 
 @record

@@ -20,18 +20,19 @@ Pure over two read-only views (``FunctionView``, ``CodeView``): same inputs, sam
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import defaultdict
 
 from ..records import field, record
-from .function_evidence import LATE, NAMED, FunctionEvidence, LiveGraph
+from .function_evidence import FN_STRENGTH, LATE, NAMED, FunctionEvidence, LiveGraph, strength_of
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
 from .weights import Weights, shipped_weights
 
-__all__ = ["FunctionHit", "rank_functions", "gather_functions", "combine_functions", "locate_functions",
-           "imported_files", "FRAME"]
+__all__ = ["FunctionHit", "FN_STRENGTH", "strength_of", "rank_functions", "gather_functions", "combine_functions",
+           "locate_functions", "imported_files", "FRAME"]
 
 _PRIOR = "in a ranked file"
 FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
@@ -51,6 +52,7 @@ class FunctionHit:
     lines: list[int] = field(default_factory=list)  # lines the evidence points to (frames, call sites)
     signature: str = ""
     body_start: int = 0
+    evidence: str = "text"  # the strongest kind of evidence it has (``FN_STRENGTH``): how far to trust its rank
 
     @property
     def key(self) -> str:
@@ -58,7 +60,7 @@ class FunctionHit:
 
     def to_dict(self) -> dict:
         return {"id": self.key, "path": self.path, "name": self.qual, "kind": self.kind, "start": self.start,
-                "end": self.end, "score": round(self.score, 4), "why": list(self.reasons)}
+                "end": self.end, "score": round(self.score, 4), "why": list(self.reasons), "evidence": self.evidence}
 
 
 class _Scores:
@@ -66,19 +68,30 @@ class _Scores:
         self.rows: dict[int, DefRow] = {}
         self.score: dict[int, float] = defaultdict(float)
         self.evidence: dict[int, float] = defaultdict(float)  # everything but the file prior and full text
-        self.why: dict[int, list[tuple[float, str]]] = defaultdict(list)
+        self.why: dict[int, list[tuple[float, str, str]]] = defaultdict(list)  # (weight, reason, feature)
         self.lines: dict[int, set[int]] = defaultdict(set)
+        self.beyond_prior: set[int] = set()  # definitions with evidence other than their file's rank
 
-    def add(self, row: DefRow, weight: float, reason: str, *, named: bool = False, line: int | None = None) -> None:
+    def add(self, row: DefRow, weight: float, reason: str, *, named: bool = False, line: int | None = None,
+            feature: str = "") -> None:
         if weight <= 0:
             return
         self.rows[row.id] = row
         self.score[row.id] += weight
         if named:
             self.evidence[row.id] += weight
-        self.why[row.id].append((weight, reason))
+        self.why[row.id].append((weight, reason, feature))
+        if reason != _PRIOR:
+            self.beyond_prior.add(row.id)
         if line:
             self.lines[row.id].add(line)
+
+    def kinds(self, def_id: int) -> dict[str, float]:
+        """Feature -> summed weight of one definition (for ``strength_of``)."""
+        out: dict[str, float] = defaultdict(float)
+        for weight, _, feature in self.why[def_id]:
+            out[feature] += weight
+        return out
 
 
 def _innermost(rows: list[DefRow], line: int) -> DefRow | None:
@@ -212,15 +225,48 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
     if not evidence.defs:
         return []
 
-    def direct(late: bool) -> None:
-        for def_id, found in evidence.defs.items():
-            row = None
-            for feature, value, reason, line in found.reasons:
-                if (feature in LATE) == late:
-                    s.add(row or evidence.rows[def_id], F[feature] * value, reason, named=feature in NAMED,
-                          line=line or None)
+    # each definition's recorded evidence, split once into what comes before the call graph and after (LATE)
+    early: list[tuple[DefRow, list]] = []
+    late: list[tuple[DefRow, list]] = []
+    for def_id, found in evidence.defs.items():
+        row = evidence.rows[def_id]
+        before = [r for r in found.reasons if r[0] not in LATE]
+        if before:
+            early.append((row, before))
+        if len(before) < len(found.reasons):
+            late.append((row, [r for r in found.reasons if r[0] in LATE]))
 
-    direct(False)
+    def direct(items: list[tuple[DefRow, list]]) -> None:
+        # ``_Scores.add`` inlined (the hot loop: thousands of definitions per task); each sum is accumulated in
+        # the same order as one ``add`` per reason would, so the floats are the same to the last bit
+        rows, score, named, why, lines, beyond = s.rows, s.score, s.evidence, s.why, s.lines, s.beyond_prior
+        for row, reasons in items:
+            i = row.id
+            total = score.get(i, 0.0)
+            by_name = named.get(i, 0.0)
+            kept = []
+            has_name = False
+            for feature, value, reason, line in reasons:
+                weight = F[feature] * value
+                if weight <= 0:
+                    continue
+                total += weight
+                if feature in NAMED:
+                    by_name += weight
+                    has_name = True
+                kept.append((weight, reason, feature))
+                if reason != _PRIOR:
+                    beyond.add(i)
+                if line:
+                    lines[i].add(line)
+            if kept:
+                rows[i] = row
+                score[i] = total
+                if has_name:
+                    named[i] = by_name
+                why[i].extend(kept)
+
+    direct(early)
 
     # 3. the call graph, from the definitions the evidence names
     seeds = sorted((i for i in s.evidence if s.evidence[i] > 0), key=lambda i: (-s.evidence[i], i))[:F["max_seeds"]]
@@ -239,7 +285,7 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
                 for target, line in targets:
                     if target.id == caller.id:
                         continue
-                    s.add(target, share, f"called by `{caller.qual}`")
+                    s.add(target, share, f"called by `{caller.qual}`", feature="call")
                     s.lines[caller.id].add(line)
                     if target.id not in visited:
                         got = nxt.get(target.id)
@@ -254,15 +300,14 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
     if named:
         _add_callers(graph, s, [(s.rows[i], s.evidence[i] / s.evidence[named[0]]) for i in named], F)
 
-    direct(True)  # 4. full text
+    direct(late)  # 4. full text
 
     # being in a ranked file is a prior, not evidence: alone it weighs less
-    for def_id, reasons in s.why.items():
-        if all(reason == _PRIOR for _, reason in reasons):
-            s.score[def_id] *= F["prior_alone"]
+    for def_id in s.score.keys() - s.beyond_prior:
+        s.score[def_id] *= F["prior_alone"]
 
     # two or more methods of one class at the very top: the class itself is what changes (a member added)
-    leaders = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start))[:F["co_top"]]
+    leaders = _top(s, F["co_top"], lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start))
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for def_id in leaders:
         row = s.rows[def_id]
@@ -273,23 +318,35 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
             continue
         owner = next((r for r in graph.in_file(path) if r.qual == parent and r.kind == "class"), None)
         if owner is not None and owner.id not in leaders:
-            s.add(owner, F["co"] * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top")
+            s.add(owner, F["co"] * min(s.score[i] for i in ids), f"{len(ids)} of its methods rank at the top", feature="co")
 
     _lift_self_callers(graph, s, leaders, F)
     _lift_shared_bases(graph, s, leaders, F)
     _lift_twins(graph, s, leaders, F)
 
-    order = sorted(s.score, key=lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))[:limit]
+    order = _top(s, limit, lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))
     hits = []
     for def_id in order:
         row = s.rows[def_id]
         reasons: list[str] = []
-        for _, reason in sorted(s.why[def_id], key=lambda r: -r[0]):
+        for _, reason, _ in sorted(s.why[def_id], key=lambda r: -r[0]):
             if reason not in reasons:
                 reasons.append(reason)
         hits.append(FunctionHit(row.path, row.qual, row.kind, row.start, row.end, round(s.score[def_id], 4),
-                                reasons[:3], sorted(s.lines[def_id]), row.signature, row.body_start))
+                                reasons[:3], sorted(s.lines[def_id]), row.signature, row.body_start,
+                                strength_of(s.kinds(def_id))))
     return hits
+
+
+def _top(s: _Scores, n: int, key) -> list[int]:
+    """``sorted(s.score, key=key)[:n]`` for a key led by the score, without keying every definition: only
+    those scoring at least the n-th best score can be among the first n."""
+    if n <= 0:
+        return []
+    if len(s.score) <= n:
+        return sorted(s.score, key=key)
+    floor = heapq.nlargest(n, s.score.values())[-1]
+    return sorted((i for i, v in s.score.items() if v >= floor), key=key)[:n]
 
 
 def _add_callers(graph, s: _Scores, seeds: list[tuple[DefRow, float]], F: dict) -> None:
@@ -302,7 +359,7 @@ def _add_callers(graph, s: _Scores, seeds: list[tuple[DefRow, float]], F: dict) 
             continue
         share = F["caller"] * strength / len(found) ** F["fanout_power"]
         for row, line in found:
-            s.add(row, share, f"calls `{seed.qual}`", line=line)
+            s.add(row, share, f"calls `{seed.qual}`", line=line, feature="caller")
 
 
 def _lift_self_callers(graph, s: _Scores, leaders: list[int], F: dict) -> None:
@@ -318,7 +375,7 @@ def _lift_self_callers(graph, s: _Scores, leaders: list[int], F: dict) -> None:
         share = F["self_caller"] * before[method.id] / len(found) ** F["fanout_power"]
         for row, line in found:
             lift = min(share, F["self_caller_cap"] * before[method.id] - s.score.get(row.id, 0.0))
-            s.add(row, lift, f"calls `self.{method.name}`", line=line)
+            s.add(row, lift, f"calls `self.{method.name}`", line=line, feature="self_caller")
 
 
 def _lift_shared_bases(graph, s: _Scores, leaders: list[int], F: dict) -> None:
@@ -337,10 +394,11 @@ def _lift_shared_bases(graph, s: _Scores, leaders: list[int], F: dict) -> None:
         if owner is None:
             continue
         lift = F["base"] * min(scores)
-        s.add(owner, lift, f"base of {len(scores)} top-ranked classes")
+        s.add(owner, lift, f"base of {len(scores)} top-ranked classes", feature="base")
         members = [r for r in rows if r.parent == owner.qual and r.kind == "method"]
         for m in members:
-            s.add(m, lift / max(len(members), 1) ** F["fanout_power"], f"method of `{base}`, a base of top-ranked classes")
+            s.add(m, lift / max(len(members), 1) ** F["fanout_power"], f"method of `{base}`, a base of top-ranked classes",
+                  feature="base")
 
 
 _COMPARISON = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__"})
@@ -370,7 +428,7 @@ def _lift_twins(graph, s: _Scores, leaders: list[int], F: dict) -> None:
                     and _twin_key(other.name) == key):
                 # lifted toward the named twin, never past it
                 lift = min(F["twin"] * before[def_id], 0.99 * before[def_id] - s.score.get(other.id, 0.0))
-                s.add(other, lift, f"twin of `{row.qual}`")
+                s.add(other, lift, f"twin of `{row.qual}`", feature="twin")
 
 
 def _imported_by(cview: CodeView, path: str) -> list[str]:

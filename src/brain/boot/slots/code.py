@@ -20,7 +20,8 @@ from ...tokens import estimate_tokens
 from ..call import current_memo
 from ..parts import Part
 
-__all__ = ["collect", "ranked_for", "code_view_for", "functions_json", "render_code", "excerpt_lines", "LISTED", "MAX_SHOWN",
+__all__ = ["collect", "ranked_for", "code_view_for", "functions_json", "render_code", "excerpt_lines", "evidence_line",
+           "STRENGTH_TAG", "LISTED", "MAX_SHOWN",
            "WHOLE_LINES", "BIG_CLASS_LINES"]
 
 LISTED = 10          # definitions named in the list (the JSON has `search.boot_functions`)
@@ -130,11 +131,36 @@ def _read_lines(brain, path: str, cache: dict) -> list[str] | None:
     return cache[path]
 
 
+# how strong each listed definition's evidence is (``rank_functions.FN_STRENGTH``): the tag before it, and the
+# line saying what the best one rests on, so an agent knows when to read and when to explore first
+STRENGTH_TAG = {"frame": "frame", "named": "named", "call": "call graph", "near": "beside", "text": "text"}
+STRENGTH_LINE = {
+    "frame": "a traceback frame points into `{key}`: start there",
+    "named": "the task names `{key}`",
+    "call": "`{key}` calls or is called by a definition the task names",
+    "near": "`{key}` sits beside definitions the task points to (their class, a twin, a caller)",
+    "text": "text match only: no traceback frame or name of the task points at a definition; explore before "
+            "trusting the order",
+}
+
+
+def evidence_line(hits) -> str:
+    """The line on the best definition's evidence, and how many of the listed ones each kind holds."""
+    listed = hits[:LISTED]
+    if not listed:
+        return ""
+    counts = {kind: sum(h.evidence == kind for h in listed) for kind in STRENGTH_TAG}
+    spread = ", ".join(f"{n} {STRENGTH_TAG[k]}" for k, n in counts.items() if n)
+    return (f"Evidence: {STRENGTH_LINE.get(listed[0].evidence, STRENGTH_LINE['text']).format(key=listed[0].key)} "
+            f"(the {len(listed)} listed: {spread}).")
+
+
 def _list_text(hits) -> str:
-    lines = []
+    lines = [evidence_line(hits)]
     for i, hit in enumerate(hits[:LISTED], 1):
         why = "; ".join(hit.reasons)
-        lines.append(f"{i}. `{hit.key}` ({hit.kind}, lines {hit.start}-{hit.end})" + (f": {why}" if why else ""))
+        lines.append(f"{i}. [{STRENGTH_TAG.get(hit.evidence, 'text')}] `{hit.key}` ({hit.kind}, lines {hit.start}-{hit.end})"
+                     + (f": {why}" if why else ""))
     return "\n".join(lines)
 
 
