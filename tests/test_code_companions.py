@@ -152,6 +152,17 @@ def test_the_index_walk_notes_the_same_vendored_folders_as_a_walk_of_their_own(t
     assert vendored_folders(repo, files, marks) == alone
 
 
+def test_folders_named_as_copies_of_other_libraries_are_vendored(tmp_path):
+    # the spellings projects give a folder of third-party code (`3rd-party/eigen`), or a library bundled inside
+    # the product's own tree (`include/log/fmt/bundled`); a folder merely containing the word is not one
+    repo = _tree(tmp_path, {
+        "src/main.cpp": "int main() { return 0; }\n", "3rd-party/eigen/Core.h": "int e;\n",
+        "lib/3rd_party/x.c": "int x;\n", "include/log/fmt/bundled/format.h": "int f;\n",
+        "include/log/bundled_sinks/s.h": "int s;\n", "src/bundler/b.cpp": "int b;\n",
+    })
+    assert vendored_folders(repo) == {"3rd-party", "lib/3rd_party", "include/log/fmt/bundled"}
+
+
 def test_vendored_files_are_marked_generated_in_the_index(brain):
     _tree(brain.repo, {
         "COPYING": "Copyright (c) 2012 Stephen Dolan\n",

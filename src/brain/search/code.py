@@ -101,7 +101,11 @@ def is_nonproduct_path(path: str) -> bool:
     return any(p.lower() in NONPRODUCT_DIRS for p in parts[:-1]) or bool(_CONFIG_FILE.search(parts[-1]))
 
 
-VENDORED_DIRS = {"third_party", "thirdparty", "3rdparty", "third-party", "external", "extern", "deps"}
+# folders of third-party code by their names; `bundled` is a library copied inside the product's own tree
+# (`include/log/fmt/bundled`), `3rd-party` the spelling that put a vendored linear-algebra library's files
+# in the top 5 of every task of a C++ corpus repository (issue 23)
+VENDORED_DIRS = {"third_party", "thirdparty", "3rdparty", "third-party", "3rd-party", "3rd_party", "external", "extern",
+                 "deps", "bundled"}
 _GENERATED_MARK = lazy(r"code generated|generated (?:by|from)|do not edit|made by gnu bison", re.I)
 _COMMENT_START = ("//", "#", "/*", "*", "--", "<!--", ";")
 
