@@ -115,7 +115,7 @@ def _bind(tool: ToolDef, brain) -> Callable[..., Any]:
                     return to_result(await tool.fn(brain, **kwargs))
                 if tool.inline:  # quick and non-blocking by declaration: no worker-thread hop
                     return run(kwargs)
-                return await in_thread(run, kwargs)
+                return await in_thread(run, kwargs, heavy=tool.heavy)
         except BrainError as error:
             return brain_error_result(error)
         except Exception as exc:  # noqa: BLE001 - every failure reaches the agent as a tool error
