@@ -27,9 +27,9 @@ half millisecond) run in a lane of their own, ``HEAVY_THREADS`` threads, FIFO to
 booting, claiming and signalling, a claim no longer waits behind the boots queued before it on
 one limiter (it did: claims in that mix had a p99 of half a second to 1.6 s), and at most that
 many boots compete with the claims for the GIL at once. One: a boot holds the GIL for nearly all
-its time, and a second boot thread (measured on PostgreSQL, load 22-27) bought 30-40% more boots
-per second by taking the GIL from the claims, whose rate in the mix halved (about 1,900 -> 800 a
-second, p99 110 -> 270 ms). ``--workers N`` gives each process its own lane.
+its time, and a second boot thread bought a third more boots per second by taking the GIL from the
+claims (PostgreSQL, 64 clients, load 20-27: claims in the mix p99 87-270 ms against 37-83 with one
+thread; README, team server). ``--workers N`` gives each process its own lane.
 """
 
 from __future__ import annotations
