@@ -6,11 +6,34 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import brain as brainlib
 from conftest import git
 from test_boot_concurrent import make_project
 
 TASK = "add a retry to the payment webhook"
+
+
+@pytest.fixture(autouse=True)
+def keeping():
+    """Answers kept, as in a server (a one-shot process keeps none)."""
+    from brain.search.answers import keep_answers
+
+    keep_answers(True)
+    yield
+    keep_answers(False)
+
+
+def test_a_one_shot_process_keeps_no_answers(brain, monkeypatch):
+    from brain.search.answers import keep_answers
+
+    _project(brain)
+    keep_answers(False)
+    ranked = _counting(monkeypatch)
+    for _ in range(3):
+        brain.locate(TASK)
+    assert ranked == [1, 1, 1]
 
 
 def _counting(monkeypatch):

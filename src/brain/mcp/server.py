@@ -372,8 +372,10 @@ def _lifespan(brain, registry: ToolRegistry):
 def build_server(brain, registry: ToolRegistry | None = None, *, transport: str = "stdio") -> MCPServer:
     """An ``MCPServer`` serving ``brain`` with every tool group of ``TOOL_MODULES`` (or ``registry``)."""
     from .. import __version__
+    from ..search.answers import keep_answers
     from .tools import collect
 
+    keep_answers()  # a server boots again and again: a repeated task ranks once (brain.search.answers)
     registry = collect() if registry is None else registry
     server = _BrainMCPServer(
         registry,

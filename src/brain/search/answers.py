@@ -16,22 +16,33 @@ key, never of the cache.
 
 from __future__ import annotations
 
-import pickle
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
 
-__all__ = ["remembered", "MAX_ANSWERS"]
+__all__ = ["remembered", "keep_answers", "MAX_ANSWERS"]
 
 MAX_ANSWERS = 64  # answers kept per thread's connection (least recently used dropped first)
+_keeping = False  # off in a one-shot process (the CLI boots once): nothing kept, pickle never imported
+
+
+def keep_answers(on: bool = True) -> None:
+    """Keep answers in this process from now on (the MCP servers, stdio and HTTP, which boot again and
+    again); a one-shot command leaves it off and asks the index every time."""
+    global _keeping
+    _keeping = on
 
 
 def _state(db) -> tuple[int, int]:
     return db.execute("PRAGMA data_version").fetchone()[0], db.total_changes
 
 
-def remembered(index, key: Hashable, compute: Callable[[], Any]) -> Any:
+def remembered(index, key: Hashable, compute: Callable[[], object]) -> object:
     """``compute()``, or a copy of its answer from an earlier call with ``key`` on this thread's connection
-    while the index has not changed since."""
+    while the index has not changed since (when this process keeps answers: ``keep_answers``)."""
+    if not _keeping:
+        return compute()
+    import pickle
+
     db = index.db
     held = index._local.held  # this thread's connection (a new one, after a reopen or heal: no answers yet)
     state = _state(db)
