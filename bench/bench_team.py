@@ -54,6 +54,13 @@ def setup(root: Path, clients: int, backend: str | None) -> tuple[Path, dict, li
     b.write("now.md", "# Now\n\nLoad test of the team server.\n")
     for i in range(40):
         b.write(f"notes/n{i}.md", f"# note {i}\n\npayment retry webhook details {i}\n")
+    for i in range(8):  # a little code, committed: a team's repository has a HEAD (an unborn branch cannot
+        (repo / "src" / f"pay{i}").mkdir(parents=True)  # prove a code refresh a no-op, so every boot would walk)
+        (repo / "src" / f"pay{i}" / "webhook.py").write_text(
+            f"def retry_payment_{i}(event):\n    \"\"\"Retry the payment webhook {i}.\"\"\"\n    return event\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "project"], check=True)
     tokens = [b.tokens.create(f"agent{i:02d}", role="worker", machine=f"m{i:02d}")[0] for i in range(clients)]
     return repo, env, tokens
 

@@ -159,3 +159,28 @@ def test_a_boot_runs_git_status_once(shop, monkeypatch):
     result = b.boot("the vat amount is wrong in shop/tax.py", record=False).to_dict()
     assert "shop/tax.py" in result["files"]
     assert sum("status" in a for a in calls) == 1  # the changed files and the refresh's check share one answer
+
+
+def test_a_call_takes_a_git_status_started_after_it_arrived_never_an_older_one(shop, monkeypatch):
+    """A team server's call (``arrived``) reuses the answer of a git status another call started after its
+    arrival; a change made before it arrived is always in its answer (it runs git itself then)."""
+    import time
+
+    from brain.search import gitstamp
+
+    runs: list[float] = []
+    real = gitstamp._read_state
+    monkeypatch.setattr(gitstamp, "_read_state", lambda repo: runs.append(time.monotonic()) or real(repo))
+    first_arrived = time.monotonic()
+    with gitstamp.arrived(first_arrived):
+        assert "shop/new.py" not in git_state(shop).paths  # nothing newer: its own status
+    assert len(runs) == 1
+    with gitstamp.arrived(first_arrived):  # arrived before that status started: its answer will do
+        assert "shop/new.py" not in git_state(shop).paths
+    assert len(runs) == 1
+    (shop / "shop" / "new.py").write_text("x = 1\n")
+    with gitstamp.arrived(time.monotonic()):  # arrived after the change: the old answer is not enough
+        assert "shop/new.py" in git_state(shop).paths
+    assert len(runs) == 2
+    assert "shop/new.py" in git_state(shop).paths  # a library call (no arrival) always asks git
+    assert len(runs) == 3

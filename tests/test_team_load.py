@@ -113,3 +113,47 @@ def test_a_call_limit_of_zero_is_refused_not_unlimited(brain, repo):
         result = run(body)
     assert result.is_error and result.structured_content["error"] == "settings"
     assert result.structured_content["key"] == "server.token_calls"
+
+
+def test_a_call_never_queues_behind_heavy_calls():
+    """With the heavy lane full (every one of its threads held by a boot-like call, more queued), an ordinary
+    call still gets a thread and is answered; the heavy ones then finish in their order."""
+    import functools
+    import threading
+
+    from brain.mcp import calls
+
+    HEAVY_CALLS = calls.TOOL_THREADS + calls.HEAVY_THREADS + 1
+    release = threading.Event()
+    started = threading.Semaphore(0)
+    finished: list[int] = []
+
+    def heavy(n: int) -> int:
+        started.release()
+        if not release.wait(ANSWERED_WITHIN):
+            raise TimeoutError("never released")
+        finished.append(n)
+        return n
+
+    async def body():
+        async with anyio.create_task_group() as tg:
+            for n in range(HEAVY_CALLS):  # more than every thread of both lanes: one limiter would be full
+                tg.start_soon(functools.partial(calls.in_thread, heavy, n, heavy=True))
+            for _ in range(calls.HEAVY_THREADS):
+                await anyio.to_thread.run_sync(started.acquire, True, ANSWERED_WITHIN)
+            with anyio.fail_after(ANSWERED_WITHIN):
+                assert await calls.in_thread(lambda: "claimed") == "claimed"  # the light lane: answered meanwhile
+            assert finished == []  # the heavy calls still hold their lane
+            assert started.acquire(blocking=False) is False  # and no more of them run than its threads
+            release.set()
+
+    anyio.run(body)
+    assert sorted(finished) == list(range(HEAVY_CALLS))
+
+
+def test_boot_and_search_are_heavy_and_coordination_is_not():
+    from brain.mcp.tools import collect
+
+    registry = collect()
+    heavy = {name for name, tool in registry.tools.items() if tool.heavy}
+    assert heavy == {"brain_boot", "brain_search"}

@@ -21,6 +21,15 @@ not on all 40 of anyio's: a tool holds the GIL for nearly all its time and coord
 queue on one writer lock, so more threads buy no throughput, only thread switches — with 64
 HTTP clients, 40 threads cost 0.3-0.4 ms more CPU per claim than 8 (``bench/bench_team.py``).
 The limiter is FIFO, so a token with calls queued never overtakes another token's earlier call.
+
+Heavy tools (``heavy=True``: a boot, a search; tens of milliseconds of CPU against a claim's
+half millisecond) run in a lane of their own, ``HEAVY_THREADS`` threads, FIFO too: with 64 agents
+booting, claiming and signalling, a claim no longer waits behind the boots queued before it on
+one limiter (it did: claims in that mix had a p99 of half a second to 1.6 s), and at most that
+many boots compete with the claims for the GIL at once. One: a boot holds the GIL for nearly all
+its time, and a second boot thread bought a third more boots per second by taking the GIL from the
+claims (PostgreSQL, 64 clients, load 20-27: claims in the mix p99 87-270 ms against 37-83 with one
+thread; README, team server). ``--workers N`` gives each process its own lane.
 """
 
 from __future__ import annotations
@@ -38,10 +47,11 @@ import anyio.to_thread
 
 from ..errors import Busy
 
-__all__ = ["admitted", "in_thread", "wait_for_ask", "ask_changed", "TOKEN_CALLS_MAX", "TOOL_THREADS"]
+__all__ = ["admitted", "in_thread", "wait_for_ask", "ask_changed", "TOKEN_CALLS_MAX", "TOOL_THREADS", "HEAVY_THREADS"]
 
 TOKEN_CALLS_MAX = 256
 TOOL_THREADS = 16  # threads running sync tool calls at once, per event loop: twice a token's default call limit
+HEAVY_THREADS = 1  # threads running heavy tool calls (boots, searches) at once, per event loop, beside those
 POLL_FIRST = 0.01  # seconds between two reads of a waited ask, doubling up to POLL_MOST
 POLL_MOST = 0.25
 
@@ -73,22 +83,24 @@ async def admitted(brain):
             del _running[key]
 
 
-_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter]" = weakref.WeakKeyDictionary()
+_limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[anyio.CapacityLimiter, anyio.CapacityLimiter]]" = \
+    weakref.WeakKeyDictionary()
 
 
-def _tool_limiter() -> anyio.CapacityLimiter:
-    """The running loop's limiter of tool threads (made on first use: a limiter belongs to one loop)."""
+def _tool_limiter(heavy: bool = False) -> anyio.CapacityLimiter:
+    """The running loop's limiter of tool threads, or of heavy-tool threads (made on first use: a limiter
+    belongs to one loop)."""
     loop = asyncio.get_running_loop()
-    limiter = _limiters.get(loop)
-    if limiter is None:
-        limiter = _limiters[loop] = anyio.CapacityLimiter(TOOL_THREADS)
-    return limiter
+    limiters = _limiters.get(loop)
+    if limiters is None:
+        limiters = _limiters[loop] = (anyio.CapacityLimiter(TOOL_THREADS), anyio.CapacityLimiter(HEAVY_THREADS))
+    return limiters[1 if heavy else 0]
 
 
-async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
-    """``fn(*args)`` on a worker thread, at most ``TOOL_THREADS`` at once (the context, and so the caller's
-    principal, follows it)."""
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=_tool_limiter())
+async def in_thread(fn: Callable[..., Any], *args: Any, heavy: bool = False) -> Any:
+    """``fn(*args)`` on a worker thread, at most ``TOOL_THREADS`` at once, or ``HEAVY_THREADS`` in the heavy
+    lane (the context, and so the caller's principal, follows it)."""
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=_tool_limiter(heavy))
 
 
 # -- waiting on an ask -------------------------------------------------------------

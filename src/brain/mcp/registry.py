@@ -69,6 +69,7 @@ class ToolDef:
     inline: bool = False  # a sync tool run on the event loop rather than a worker thread
     access: dict[str, Any] = field(default_factory=dict)  # argument -> what it names (brain.mcp.access)
     output: type | None = None  # the TypedDict of its structured content (brain.mcp.outputs)
+    heavy: bool = False  # ranks or reads the search index (tens of ms): runs in the heavy lane (brain.mcp.calls)
 
     def output_schema(self) -> dict[str, Any] | None:
         """The JSON Schema listed as the tool's ``outputSchema``."""
@@ -100,7 +101,7 @@ class ToolRegistry:
 
     def tool(self, name: str | None = None, *, title: str | None = None, description: str | None = None,
              read_only: bool = False, destructive: bool = False, idempotent: bool = False, inline: bool = False,
-             output: type | None = None):
+             heavy: bool = False, output: type | None = None):
         """Decorator: declare ``fn(brain, ...)`` as an MCP tool (its docstring is the description).
 
         The description is what an agent reads to decide when to call the tool:
@@ -110,6 +111,10 @@ class ToolRegistry:
         loop instead, saving the thread hop (about half a millisecond of a stdio
         call): only for calls that finish in well under a millisecond and never
         wait, such as reading one memory file.
+
+        ``heavy=True``: a call that ranks or reads the search index (a boot, a search: tens of
+        milliseconds of CPU); it runs in its own lane of threads, so claims and signals never queue
+        behind it (``brain.mcp.calls``).
 
         ``output`` is the ``TypedDict`` of the tool's structured content (``brain.mcp.outputs``):
         every tool declares one, listed as its ``outputSchema``.
@@ -140,7 +145,7 @@ class ToolRegistry:
             if not text:
                 raise ValueError(f"MCP tool {tool_name!r} needs a description (a docstring)")
             self.tools[tool_name] = ToolDef(tool_name, fn, text, title, read_only, destructive, idempotent, inline,
-                                           access, output)
+                                           access, output, heavy)
             return fn
 
         return decorator

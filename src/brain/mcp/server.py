@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
+import time
 from contextlib import asynccontextmanager
 from typing import Any, Callable
 
@@ -108,18 +109,24 @@ def _bind(tool: ToolDef, brain) -> Callable[..., Any]:
         return to_result(tool.fn(brain, **kwargs))
 
     async def call(**kwargs):
+        from ..search.gitstamp import arrived
+
         try:
-            async with admitted(brain):
-                if tool.is_async:
-                    await in_thread(authorize, brain, tool.name, access, kwargs)
-                    return to_result(await tool.fn(brain, **kwargs))
-                if tool.inline:  # quick and non-blocking by declaration: no worker-thread hop
-                    return run(kwargs)
-                return await in_thread(run, kwargs)
+            with arrived(time.monotonic()):  # a git status started after this moment answers this call too
+                return await _admitted_call(kwargs)
         except BrainError as error:
             return brain_error_result(error)
         except Exception as exc:  # noqa: BLE001 - every failure reaches the agent as a tool error
             return _internal(tool.name, exc)
+
+    async def _admitted_call(kwargs):
+        async with admitted(brain):
+            if tool.is_async:
+                await in_thread(authorize, brain, tool.name, access, kwargs)
+                return to_result(await tool.fn(brain, **kwargs))
+            if tool.inline:  # quick and non-blocking by declaration: no worker-thread hop
+                return run(kwargs)
+            return await in_thread(run, kwargs, heavy=tool.heavy)
 
     call.__name__ = call.__qualname__ = tool.name
     call.__doc__ = tool.description
@@ -365,8 +372,10 @@ def _lifespan(brain, registry: ToolRegistry):
 def build_server(brain, registry: ToolRegistry | None = None, *, transport: str = "stdio") -> MCPServer:
     """An ``MCPServer`` serving ``brain`` with every tool group of ``TOOL_MODULES`` (or ``registry``)."""
     from .. import __version__
+    from ..search.answers import keep_answers
     from .tools import collect
 
+    keep_answers()  # a server boots again and again: a repeated task ranks once (brain.search.answers)
     registry = collect() if registry is None else registry
     server = _BrainMCPServer(
         registry,

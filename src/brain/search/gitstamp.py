@@ -16,14 +16,19 @@ answers "walk", never "unchanged".
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
+import threading
+import time
+from contextvars import ContextVar
 from pathlib import Path
 
 from ..records import record
 
-__all__ = ["GitState", "git_state", "known_git_state", "unchanged_since_refresh", "record_refresh", "MAX_CANDIDATES"]
+__all__ = ["GitState", "git_state", "known_git_state", "unchanged_since_refresh", "record_refresh", "MAX_CANDIDATES",
+           "arrived"]
 
 _KEY = "code_git"
 MAX_CANDIDATES = 2000  # more changed files than this: the walk is as cheap as their stats
@@ -37,19 +42,57 @@ class GitState:
     paths: dict[str, str]  # repository-relative path -> its two status letters (v1 style: ' ' unchanged)
 
 
+_ARRIVED: ContextVar[float | None] = ContextVar("brain_call_arrived", default=None)
+_latest: dict[str, tuple[float, "GitState | None"]] = {}  # repo -> (when its last git status started, its answer)
+_latest_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def arrived(when: float):
+    """Within: the current call arrived at ``when`` (``time.monotonic()``), so any ``git status`` that
+    started after that is an answer for it (the team server's tool calls; see ``git_state``)."""
+    token = _ARRIVED.set(when)
+    try:
+        yield
+    finally:
+        _ARRIVED.reset(token)
+
+
 def git_state(repo: Path) -> GitState | None:
     """``git status`` of the repository whose ``.git`` is in ``repo`` (``.brain/`` left out), or None
     when there is none or git fails. Memoized in the current boot: the boot's changed files and the
-    refresh's check read the same answer."""
+    refresh's check read the same answer.
+
+    A call that says when it arrived (``arrived``: a team server's tool call) also takes the answer of
+    a ``git status`` another call of this process started after that moment: what it would have seen
+    running its own then, so each boot still equals the boot run alone at some moment of its call.
+    Boots queued in the heavy lane (``brain.mcp.calls``) then mostly share one git process instead of
+    each waiting for its own (a fork and a walk of the tree; tens of ms on a loaded machine)."""
     from ..boot.call import current_memo
 
     memo = current_memo()
     key = ("git_state", str(repo))
     if memo is not None and key in memo:
         return memo[key]
-    state = _read_state(repo)
+    state = _shared_state(repo)
     if memo is not None:
         memo[key] = state
+    return state
+
+
+def _shared_state(repo: Path) -> GitState | None:
+    since = _ARRIVED.get()
+    key = str(repo)
+    if since is not None:
+        with _latest_lock:
+            latest = _latest.get(key)
+        if latest is not None and latest[0] >= since:
+            return latest[1]
+    started = time.monotonic()  # before git reads anything: its answer is valid for calls arrived before
+    state = _read_state(repo)
+    with _latest_lock:
+        if key not in _latest or _latest[key][0] < started:
+            _latest[key] = (started, state)
     return state
 
 

@@ -77,11 +77,13 @@ class _Held:
     so a thread that reopens (the file moved: often this process's own checkpoint) never closes a
     connection under a reader's feet."""
 
-    __slots__ = ("db", "_lock")
+    __slots__ = ("db", "_lock", "answers", "answers_state")
 
     def __init__(self, db: sqlite3.Connection, lock) -> None:
         self.db = db
         self._lock = lock
+        self.answers = None  # the rankings this connection has computed (brain.search.answers)
+        self.answers_state = None
 
     def __del__(self) -> None:
         db, self.db = self.db, None

@@ -487,4 +487,9 @@ def locate_functions(brain, task: str | None, *, module: str | None = None, sess
         refresh_functions(index.db, index.repo)
     from .service import boot_code_view
 
-    return found, rank_functions(fview, view or boot_code_view(index), task, found, limit=limit, weights=weights)
+    if view is not None or weights is not None:  # a benchmark's own view or weights: ranked as asked
+        return found, rank_functions(fview, view or boot_code_view(index), task, found, limit=limit, weights=weights)
+    from .answers import remembered
+
+    return found, remembered(index, ("functions", task, limit, repr(found)),
+                             lambda: rank_functions(fview, boot_code_view(index), task, found, limit=limit))

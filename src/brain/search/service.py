@@ -188,7 +188,12 @@ def locate(brain, task: str | None, *, module: str | None = None, session: str |
         if call is not None:
             call.memo.pop("code_view", None)  # a view made before the refresh reads the old rows
             call.memo["index_fresh"] = True
-    found = rank_files(boot_code_view(index), task, changed=changed, claimed=claimed, module=module, limit=limit)
+    from .answers import remembered
+
+    # a repeated boot with the same task, tree and claims ranks once while the index is unchanged
+    found = remembered(index, ("locate", task, module, tuple(changed), tuple(claimed), limit),
+                       lambda: rank_files(boot_code_view(index), task, changed=changed, claimed=claimed,
+                                          module=module, limit=limit))
     if call is not None:
         call.located[key] = found
     return found

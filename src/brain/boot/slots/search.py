@@ -31,7 +31,11 @@ def collect(brain, request) -> list[Part]:
     try:
         from ...team.identity import memory_visible  # a token never sees another thread's local handoff
 
-        hits = [h for h in index.search(query, limit=MAX_HITS * 3, code_snippets=False) if h.kind not in SKIP_KINDS
+        from ...search.answers import remembered
+
+        found = remembered(index, ("search", query, MAX_HITS * 3),  # hits are the same for every caller:
+                           lambda: index.search(query, limit=MAX_HITS * 3, code_snippets=False))  # then filtered
+        hits = [h for h in found if h.kind not in SKIP_KINDS
                 and (h.kind == "code" or memory_visible(brain, h.path))][:MAX_HITS]
     except Exception as exc:  # derived help: never cost the agent its boot
         from ...workspace import _debug

@@ -45,7 +45,7 @@ def _boot_session(brain, session: str | None) -> str | None:
 
 
 def register(tools: ToolRegistry) -> None:
-    @tools.tool(title="Boot context", read_only=True, output=outputs.Boot)
+    @tools.tool(title="Boot context", read_only=True, heavy=True, output=outputs.Boot)
     def brain_boot(
         brain,
         task: Annotated[str | None, Field(description="What you are about to do, in your own words or pasted "

@@ -20,7 +20,7 @@ Kind = Literal["now", "focus", "note", "workflow", "card", "decision", "handoff"
 
 
 def register(tools: ToolRegistry) -> None:
-    @tools.tool(title="Search the memory and code symbols", read_only=True, output=outputs.Hits)
+    @tools.tool(title="Search the memory and code symbols", read_only=True, heavy=True, output=outputs.Hits)
     def brain_search(
         brain,
         query: Annotated[str, Field(description="Words, identifiers (camelCase, snake_case, dotted.paths are "
