@@ -11,6 +11,7 @@ repository is never held in memory at once.
 from __future__ import annotations
 
 import ast
+import gc
 import os
 import warnings
 from pathlib import Path
@@ -97,10 +98,23 @@ def _shared_tree(path: str, raw: bytes | None, wanted: bool) -> ast.Module | Non
         return None  # each side parses again and reports it its own way
 
 
+def _without_gc(step, *args, **kwargs):
+    """``step(*args, **kwargs)`` with the cyclic garbage collector paused: the index rows of one file are
+    tens of thousands of young tuples and strings (none in a cycle), and each collection they would
+    trigger walks them all again, and in a worker the parent's whole inherited heap too."""
+    if not gc.isenabled():
+        return step(*args, **kwargs)
+    gc.disable()
+    try:
+        return step(*args, **kwargs)
+    finally:
+        gc.enable()
+
+
 def read_job(job: tuple) -> tuple[str, str | None, dict | None, tuple | None]:
     """Worker: read one file once; hash and extract its card facts (``card``) and index it (``spec``: language,
     module, is a package). Never raises: what failed is None, and the parent does it itself."""
-    from ..search.build import decode_source, index_file
+    from ..search.build import index_read
 
     root, path, dotted, max_bytes, card, spec = job
     full = os.path.join(root, path)
@@ -120,8 +134,8 @@ def read_job(job: tuple) -> tuple[str, str | None, dict | None, tuple | None]:
                 with open(full, "rb") as handle:
                     raw = handle.read()
             lang, module, is_package = spec
-            item = index_file(decode_source(raw), path, lang, module, is_package, raw=raw,
-                              card_facts=facts if card else None, card_max_bytes=max_bytes, tree=tree)
+            item = _without_gc(index_read, raw, path, lang, module, is_package, card_facts=facts if card else None,
+                               card_max_bytes=max_bytes, tree=tree)
     except Exception:  # noqa: BLE001 - the main process does this file itself
         return path, sha if facts is not None else None, facts, None
     return path, sha, facts, item

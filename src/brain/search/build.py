@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import traps
@@ -22,7 +22,7 @@ from .code import (CODE_EXTENSIONS, FolderMarks, code_diff, extract, is_test_pat
 from .function_defs import MAX_CARD_FILE, extract_functions, from_symbols, has_extractor, python_functions
 from .tokenize import token_text
 
-__all__ = ["index_file", "decode_source", "read_source", "IndexWriter", "Indexed", "FLUSH_FILES", "CodePlan", "plan_code",
+__all__ = ["index_file", "index_read", "decode_source", "read_source", "IndexWriter", "Indexed", "FLUSH_FILES", "CodePlan", "plan_code",
            "refresh"]
 
 FLUSH_FILES = 256  # files buffered before one executemany per table: bounds the memory of a big build
@@ -108,6 +108,15 @@ def index_file(text: str, path: str, lang: str, module: str, is_package: bool, *
             token_text(names), body, functions)
 
 
+def index_read(raw: bytes, path: str, lang: str, module: str, is_package: bool, *, card_facts: dict | None = None,
+               card_max_bytes: int = MAX_CARD_FILE, tree=None) -> tuple:
+    """``index_file`` of a file's bytes as `brain map`'s workers read them, with its trap facts as an eighth
+    element: those of its first ``TRAP_HEAD`` bytes, what the build would otherwise read again (``_head``)."""
+    item = index_file(decode_source(raw), path, lang, module, is_package, raw=raw, card_facts=card_facts,
+                      card_max_bytes=card_max_bytes, tree=tree)
+    return (*item, traps.read_facts(path, decode_source(raw[:TRAP_HEAD])))
+
+
 class IndexWriter:
     """Buffered inserts into the code and function tables, inside the caller's transaction.
 
@@ -183,20 +192,24 @@ class CodePlan:
     changed: list[str]  # sorted: the order the rows are written in
     package_dirs: set[str]
     marks: FolderMarks | None = None  # the walk's notes for vendored_folders
+    described: dict = field(default_factory=dict, repr=False)  # path -> describe(path), worked out once
 
     @property
     def noop(self) -> bool:
         return not self.removed and not self.changed
 
     def describe(self, path: str) -> tuple[str, bool, str]:
-        """(language, is a test, module name) of one source file."""
-        lang = CODE_EXTENSIONS[os.path.splitext(path)[1]]
-        module = module_name_for(path, self.package_dirs) if lang == "python" else path.rsplit(".", 1)[0]
-        return lang, is_test_path(path), module
+        """(language, is a test, module name) of one source file (the read pass and the build both ask)."""
+        got = self.described.get(path)
+        if got is None:
+            lang = CODE_EXTENSIONS[os.path.splitext(path)[1]]
+            module = module_name_for(path, self.package_dirs) if lang == "python" else path.rsplit(".", 1)[0]
+            got = self.described[path] = (lang, is_test_path(path), module)
+        return got
 
     def reads(self) -> list[str]:
         """The changed files the build reads (test files are listed, never read)."""
-        return [p for p in self.changed if not is_test_path(p)]
+        return [p for p in self.changed if not self.describe(p)[1]]
 
 
 def plan_code(db: sqlite3.Connection, repo: Path) -> CodePlan:
@@ -265,12 +278,14 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
         chunk = []
         for path in changed[start: start + FLUSH_FILES]:
             lang, test, module = plan.describe(path)
-            item = text = None
+            item = text = facts = None
             if not test:
                 while ahead is _UNREAD or ahead is not None and ahead[0] < path:
                     ahead = next(source, None)
                 if ahead is not None and ahead[0] == path:
-                    item = ahead[1]
+                    item, facts = ahead[1], None
+                    if len(item) > 7:  # the worker read the trap facts from the same bytes (``index_read``)
+                        item, facts = item[:7], item[7]
                 else:
                     try:
                         text = read_source(str(repo / path))
@@ -281,7 +296,8 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
                     item = (*item[:6], None)
             foreign = item is not None and (item[3] or any(path.startswith(folder + "/") for folder in vendored))
             if item is not None:
-                trap_facts[path] = traps.read_facts(path, text if text is not None else _head(repo, path))
+                trap_facts[path] = (facts if facts is not None else
+                                    traps.read_facts(path, text if text is not None else _head(repo, path)))
             read += item is not None
             chunk.append((path, module, lang, test, item, foreign))
         with transaction(db):
