@@ -11,7 +11,6 @@ repository is never held in memory at once.
 from __future__ import annotations
 
 import ast
-import gc
 import os
 import warnings
 from pathlib import Path
@@ -98,23 +97,10 @@ def _shared_tree(path: str, raw: bytes | None, wanted: bool) -> ast.Module | Non
         return None  # each side parses again and reports it its own way
 
 
-def _without_gc(step, *args, **kwargs):
-    """``step(*args, **kwargs)`` with the cyclic garbage collector paused: the index rows of one file are
-    tens of thousands of young tuples and strings (none in a cycle), and each collection they would
-    trigger walks them all again, and in a worker the parent's whole inherited heap too."""
-    if not gc.isenabled():
-        return step(*args, **kwargs)
-    gc.disable()
-    try:
-        return step(*args, **kwargs)
-    finally:
-        gc.enable()
-
-
 def read_job(job: tuple) -> tuple[str, str | None, dict | None, tuple | None]:
     """Worker: read one file once; hash and extract its card facts (``card``) and index it (``spec``: language,
     module, is a package). Never raises: what failed is None, and the parent does it itself."""
-    from ..search.build import index_read
+    from ..search.build import index_read, paused_gc
 
     root, path, dotted, max_bytes, card, spec = job
     full = os.path.join(root, path)
@@ -134,8 +120,9 @@ def read_job(job: tuple) -> tuple[str, str | None, dict | None, tuple | None]:
                 with open(full, "rb") as handle:
                     raw = handle.read()
             lang, module, is_package = spec
-            item = _without_gc(index_read, raw, path, lang, module, is_package, card_facts=facts if card else None,
-                               card_max_bytes=max_bytes, tree=tree)
+            with paused_gc():  # the rows of one file: young objects in no cycle (see paused_gc)
+                item = index_read(raw, path, lang, module, is_package, card_facts=facts if card else None,
+                                  card_max_bytes=max_bytes, tree=tree)
     except Exception:  # noqa: BLE001 - the main process does this file itself
         return path, sha if facts is not None else None, facts, None
     return path, sha, facts, item
