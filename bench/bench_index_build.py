@@ -17,6 +17,8 @@ RSS from wait4), in this order, each ``--repeat`` times (median reported):
 - the cold map with the index: ``brain map --json`` (cards, runtime/ deleted): map + code + function
   index + graph in one pass; files/s over the source files the index lists;
 - the first task boot after it: ``brain boot --task T --json --no-record`` (target <= 1 s CPU on Django);
+- with ``--baseline SRC`` (another checkout's ``src/``, e.g. main's), its map alone, map + index and first
+  task boot too, each run right after this tree's (the same load): what a change to the build bought;
 - the first task boot without a map before it (index.db deleted: the boot builds the index itself, as
   every first boot did before), once: what an agent waited for.
 
@@ -95,24 +97,32 @@ def clean(repo: Path, *, index_only: bool = False) -> None:
     shutil.rmtree(runtime, ignore_errors=True)
 
 
-def bench_tree(label: str, repo: Path, task: str, repeat: int, env: dict) -> dict:
+def bench_tree(label: str, repo: Path, task: str, repeat: int, env: dict, baseline: str | None = None) -> dict:
     brain = [sys.executable, "-m", "brain"]
+    base_env = {**env, "PYTHONPATH": baseline} if baseline else None
     subprocess.run([*brain, "init"], cwd=repo, env=env, check=True, capture_output=True)
     local = repo / ".brain" / "brain.local.yml"
     figures: dict = {"load_before": load()}
     figures["python_pass"] = {"cpu": median(runs := [measure([sys.executable, "-c", "pass"], repo, env)
                                                     for _ in range(repeat)], "cpu"), "wall": median(runs, "wall")}
-    alone = []
+    alone, base_alone = [], []
     local.write_text("search:\n  enabled: false\n")
     for _ in range(repeat):
         clean(repo)
         alone.append(measure([*brain, "map", "--json"], repo, env))
+        if base_env:  # the baseline source tree's map alone, interleaved: the same load
+            clean(repo)
+            base_alone.append(measure([*brain, "map", "--json"], repo, base_env))
     local.unlink()
-    built, boots = [], []
+    built, boots, base_built, base_boots = [], [], [], []
     for _ in range(repeat):
         clean(repo)
         built.append(measure([*brain, "map", "--json"], repo, env))
         boots.append(measure([*brain, "boot", "--task", task, "--json", "--no-record"], repo, env))
+        if base_env:
+            clean(repo)
+            base_built.append(measure([*brain, "map", "--json"], repo, base_env))
+            base_boots.append(measure([*brain, "boot", "--task", task, "--json", "--no-record"], repo, base_env))
     index = json.loads(built[-1]["out"])["index"]
     clean(repo, index_only=True)
     unmapped = measure([*brain, "boot", "--task", task, "--json", "--no-record"], repo, env)
@@ -133,6 +143,16 @@ def bench_tree(label: str, repo: Path, task: str, repeat: int, env: dict) -> dic
     figures["index_cpu_added"] = round(added, 3)
     figures["files_per_s_cpu"] = round(index["files"] / figures["map_and_index"]["cpu"], 1)
     figures["index_ms_per_read_file"] = round(1000 * added / max(1, index.get("read") or index["changed"]), 2)
+    figures["index_over_map_alone"] = round(added / figures["map_alone"]["cpu"], 3)
+    if base_env:
+        base = {"map_alone": {"cpu": median(base_alone, "cpu"), "wall": median(base_alone, "wall")},
+                "map_and_index": {"cpu": median(base_built, "cpu"), "wall": median(base_built, "wall"),
+                                  "rss_mb": max(r["rss"] for r in base_built)},
+                "first_task_boot_after_map": {"cpu": median(base_boots, "cpu"), "wall": median(base_boots, "wall")}}
+        base["index_cpu_added"] = round(base["map_and_index"]["cpu"] - base["map_alone"]["cpu"], 3)
+        base["index_ms_per_read_file"] = round(1000 * base["index_cpu_added"] / max(1, index.get("read") or index["changed"]), 2)
+        base["index_over_map_alone"] = round(base["index_cpu_added"] / base["map_alone"]["cpu"], 3)
+        figures["baseline"] = base
     print(f"{label}: {index['files']} source files indexed ({index['functions']} in the function index), "
           f"load {figures['load_before']} -> {figures['load_after']}, median of {repeat}")
     print(f"  python -c pass              {figures['python_pass']['cpu']:7.3f} s CPU  {figures['python_pass']['wall']:7.3f} s wall")
@@ -145,6 +165,16 @@ def bench_tree(label: str, repo: Path, task: str, repeat: int, env: dict) -> dic
                       ("first_task_boot_without_map", "first task boot, no map")):
         f = figures[key]
         print(f"  {name:27} {f['cpu']:7.3f} s CPU  {f['wall']:7.3f} s wall")
+    print(f"  index added / map alone     {figures['index_over_map_alone']:7.3f}  (target <= 1 per file read)")
+    if base_env:
+        b = figures["baseline"]
+        print(f"  baseline ({baseline}), same run:")
+        print(f"    cold map alone            {b['map_alone']['cpu']:7.3f} s CPU  {b['map_alone']['wall']:7.3f} s wall")
+        print(f"    cold map + index          {b['map_and_index']['cpu']:7.3f} s CPU  {b['map_and_index']['wall']:7.3f} s wall  "
+              f"{b['map_and_index']['rss_mb']:5d} MB peak")
+        print(f"    index added               {b['index_cpu_added']:7.3f} s CPU  ({b['index_ms_per_read_file']} ms per file read, "
+              f"{b['index_over_map_alone']} of the map alone)")
+        print(f"    first task boot after map {b['first_task_boot_after_map']['cpu']:7.3f} s CPU")
     return figures
 
 
@@ -157,10 +187,13 @@ def main() -> int:
     parser.add_argument("--big", nargs="*", default=[], metavar="NAME", help="mirrors put side by side as the big tree")
     parser.add_argument("--skip-django", action="store_true")
     parser.add_argument("--out", default=str(HERE / "results" / "index-build.json"))
+    parser.add_argument("--baseline", metavar="SRC", help="another source tree (e.g. main's src/) measured in the same "
+                        "run, interleaved with this one: map alone, map + index and the first task boot")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-index-"))
     env = {**os.environ, "BRAIN_HOME": str(work / "home"), "PYTHONPATH": str(ROOT / "src")}
     env.pop("BRAIN_DIR", None)
+    baseline = str(Path(args.baseline).resolve()) if args.baseline else None
     results: dict = {"cores": os.cpu_count()}
     try:
         if not args.skip_django:
@@ -172,14 +205,15 @@ def main() -> int:
             repo = work / "django"
             shutil.copytree(tree, repo, symlinks=True)
             git_tree(repo)
-            results["django"] = bench_tree("Django 4.2", repo, DJANGO_TASK, args.repeat, env)
+            results["django"] = bench_tree("Django 4.2", repo, DJANGO_TASK, args.repeat, env, baseline)
         if args.big:
             if not args.mirrors:
                 parser.error("--big needs --mirrors DIR (or BRAIN_BENCH_MIRRORS)")
             repo = work / "big"
             big_tree(Path(args.mirrors), args.big, repo)
             files = int(subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True).stdout.count("\n"))
-            results["big"] = bench_tree(f"{' + '.join(args.big)} ({files} files)", repo, BIG_TASK, args.repeat, env)
+            results["big"] = bench_tree(f"{' + '.join(args.big)} ({files} files)", repo, BIG_TASK, args.repeat, env,
+                                        baseline)
             results["big"]["tree"] = {"mirrors": args.big, "files": files}
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps(results, indent=2) + "\n")

@@ -16,12 +16,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings, strategies as st
 
 from brain.search.code import (CODE_EXTENSIONS, CODE_SCHEMA, extract, is_test_path, looks_generated, module_name_for,
                                nested_modules, refresh_code, scan_files, vendored_folders)
 from brain.search.functions import FUNCTIONS_SCHEMA, extract_functions, has_extractor, refresh_functions
 from brain.search.progress import DelayedProgress
-from brain.search.tokenize import token_text
+from brain.search.tokenize import token_text, tokens
 
 TABLES = ["code_files", "code_symbols", "code_imports", "code_modules", "code_fts", "fn_files", "fn_defs", "fn_calls",
           "fn_fts"]
@@ -258,3 +259,13 @@ def test_a_damaged_index_never_costs_the_map_its_cards(project):
     assert "damaged" in report.index["error"] and "next search or task boot" in report.index["error"]
     found = project.locate("place_order retries Order.add")  # the next task boot heals the index
     assert any(f.path == "app0/models.py" for f in found.files)
+
+
+@given(st.lists(st.sampled_from(list("aZ9_./-:\u00e9 \t\n(),'\"#@") + ["self.", "__init__", "getHTTPResponse"]),
+                max_size=40).map("".join))
+@example("a._b a..b -x_ __ _ x.__init__.y 1.5e-3 é_x")
+@settings(max_examples=400, deadline=None)
+def test_token_text_is_the_join_of_the_tokens(text):
+    """The index's fast path for ASCII text (runs of word bytes, cached) stores exactly what the tokens say."""
+    assert token_text(text) == " ".join(tokens(text))
+    assert token_text(text) == token_text(text)  # cached the second time: the same

@@ -93,6 +93,7 @@ class Mapper(Resolution, Hashing):
         self._lang_modules: dict[str, object] = {}
         self._folders: dict[str, int] = {}
         self._git: dict | None = None  # HEAD and git status paths when the layout was discovered
+        self._git_state = None  # the git status this run read before discovering the layout (None: none read)
         self._layout_dirty = False
         self._unread_seen: dict[str, list[list[str]]] = {}
         self._prefetched: dict[str, tuple[str, dict]] = {}
@@ -111,7 +112,8 @@ class Mapper(Resolution, Hashing):
         from ..search.gitstamp import git_state
 
         self._info_map = None  # built from the layout being replaced
-        self._git = self._git_note(git_state(self.repo))  # before the scan: a file added meanwhile makes the next check differ
+        self._git_state = git_state(self.repo)  # before the scan: a file added meanwhile makes the next check differ
+        self._git = self._git_note(self._git_state)
         folders: dict[str, int] = {}
         self._files = scan(self.repo, prune=not self.globs, folders=folders)
         self._folders = folders
@@ -407,7 +409,8 @@ class Mapper(Resolution, Hashing):
     def _refresh_index(self, index, plan, rows, progress: Progress | None) -> dict:
         """The code and function tables brought up to date: from ``rows`` the read pass made, the rest read here."""
         started = time.perf_counter()
-        stats = index.refresh_code(progress=progress, indexed=rows, plan=plan)
+        # the git status read for the layout, before the index's walk: its "before" (not one more git status)
+        stats = index.refresh_code(progress=progress, indexed=rows, plan=plan, git_before=self._git_state)
         return {"files": stats["files"], "changed": stats["changed"], "removed": stats["removed"],
                 "read": stats.get("read", 0), "functions": stats.get("functions", 0),
                 "seconds": round(time.perf_counter() - started, 3)}

@@ -100,7 +100,7 @@ def _shared_tree(path: str, raw: bytes | None, wanted: bool) -> ast.Module | Non
 def read_job(job: tuple) -> tuple[str, str | None, dict | None, tuple | None]:
     """Worker: read one file once; hash and extract its card facts (``card``) and index it (``spec``: language,
     module, is a package). Never raises: what failed is None, and the parent does it itself."""
-    from ..search.build import decode_source, index_file
+    from ..search.build import index_read, paused_gc
 
     root, path, dotted, max_bytes, card, spec = job
     full = os.path.join(root, path)
@@ -120,8 +120,9 @@ def read_job(job: tuple) -> tuple[str, str | None, dict | None, tuple | None]:
                 with open(full, "rb") as handle:
                     raw = handle.read()
             lang, module, is_package = spec
-            item = index_file(decode_source(raw), path, lang, module, is_package, raw=raw,
-                              card_facts=facts if card else None, card_max_bytes=max_bytes, tree=tree)
+            with paused_gc():  # the rows of one file: young objects in no cycle (see paused_gc)
+                item = index_read(raw, path, lang, module, is_package, card_facts=facts if card else None,
+                                  card_max_bytes=max_bytes, tree=tree)
     except Exception:  # noqa: BLE001 - the main process does this file itself
         return path, sha if facts is not None else None, facts, None
     return path, sha, facts, item

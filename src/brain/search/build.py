@@ -11,19 +11,22 @@ one-row-at-a-time inserts gave, so the tables are the same whichever way they we
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
+import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import traps
-from .code import (CODE_EXTENSIONS, FolderMarks, code_diff, extract, is_test_path, looks_generated, module_name_for, nested_modules,
+from .code import (CODE_SCHEMA, CODE_EXTENSIONS, FolderMarks, code_diff, extract, is_test_path, looks_generated, module_name_for, nested_modules,
                    parse_python, record_modules, scan_files, transaction, vendored_folders)
 from .function_defs import MAX_CARD_FILE, extract_functions, from_symbols, has_extractor, python_functions
 from .tokenize import token_text
 
-__all__ = ["index_file", "decode_source", "read_source", "IndexWriter", "Indexed", "FLUSH_FILES", "CodePlan", "plan_code",
-           "refresh"]
+__all__ = ["index_file", "index_read", "decode_source", "read_source", "IndexWriter", "Indexed", "FLUSH_FILES", "CodePlan", "plan_code",
+           "refresh", "paused_gc"]
 
 FLUSH_FILES = 256  # files buffered before one executemany per table: bounds the memory of a big build
 
@@ -108,6 +111,15 @@ def index_file(text: str, path: str, lang: str, module: str, is_package: bool, *
             token_text(names), body, functions)
 
 
+def index_read(raw: bytes, path: str, lang: str, module: str, is_package: bool, *, card_facts: dict | None = None,
+               card_max_bytes: int = MAX_CARD_FILE, tree=None) -> tuple:
+    """``index_file`` of a file's bytes as `brain map`'s workers read them, with its trap facts as an eighth
+    element: those of its first ``TRAP_HEAD`` bytes, what the build would otherwise read again (``_head``)."""
+    item = index_file(decode_source(raw), path, lang, module, is_package, raw=raw, card_facts=card_facts,
+                      card_max_bytes=card_max_bytes, tree=tree)
+    return (*item, traps.read_facts(path, decode_source(raw[:TRAP_HEAD])))
+
+
 class IndexWriter:
     """Buffered inserts into the code and function tables, inside the caller's transaction.
 
@@ -183,20 +195,24 @@ class CodePlan:
     changed: list[str]  # sorted: the order the rows are written in
     package_dirs: set[str]
     marks: FolderMarks | None = None  # the walk's notes for vendored_folders
+    described: dict = field(default_factory=dict, repr=False)  # path -> describe(path), worked out once
 
     @property
     def noop(self) -> bool:
         return not self.removed and not self.changed
 
     def describe(self, path: str) -> tuple[str, bool, str]:
-        """(language, is a test, module name) of one source file."""
-        lang = CODE_EXTENSIONS[os.path.splitext(path)[1]]
-        module = module_name_for(path, self.package_dirs) if lang == "python" else path.rsplit(".", 1)[0]
-        return lang, is_test_path(path), module
+        """(language, is a test, module name) of one source file (the read pass and the build both ask)."""
+        got = self.described.get(path)
+        if got is None:
+            lang = CODE_EXTENSIONS[os.path.splitext(path)[1]]
+            module = module_name_for(path, self.package_dirs) if lang == "python" else path.rsplit(".", 1)[0]
+            got = self.described[path] = (lang, is_test_path(path), module)
+        return got
 
     def reads(self) -> list[str]:
         """The changed files the build reads (test files are listed, never read)."""
-        return [p for p in self.changed if not is_test_path(p)]
+        return [p for p in self.changed if not self.describe(p)[1]]
 
 
 def plan_code(db: sqlite3.Connection, repo: Path) -> CodePlan:
@@ -249,11 +265,39 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
     nested = nested_modules(repo)
     functions = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'fn_defs'").fetchone() is not None
     source = iter(indexed) if indexed is not None else iter(())
-    ahead: tuple | None = _UNREAD  # the source is first read when the first file is wanted (its pool starts then)
     with transaction(db):
         known, removed, changed = code_diff(db, current)  # again under the write lock: another thread or
         record_modules(db, nested)                        # process may have indexed these files meanwhile
         _drop_rows(db, removed + [p for p in changed if p in known], functions)
+        # a build from nothing writes its rows first and sorts them into the secondary indexes once at the end
+        # (cheaper than growing each B-tree row by row); any connection opening index.db meanwhile or after a
+        # crash creates them again (the schema's IF NOT EXISTS)
+        deferred = _secondary_indexes(functions) if not known and len(changed) >= FLUSH_FILES else []
+        for name, _sql in deferred:
+            db.execute(f"DROP INDEX IF EXISTS {name}")
+    try:
+        with paused_gc():
+            written, read, trap_facts = _write_changed(db, repo, plan, changed, source, functions, vendored, progress)
+    finally:
+        if deferred:
+            with transaction(db):
+                for _name, sql in deferred:
+                    db.execute(sql)
+    with transaction(db):
+        traps.record(db, trap_facts, removed + changed, repo)  # copies and tool scripts: judged on the whole index
+    if progress is not None:
+        progress(len(changed), len(changed), "indexing the code")
+    for _rest in source:  # what the caller computed beyond the last changed file (its side effects are its own)
+        pass
+    return {"files": len(current), "changed": len(changed), "removed": len(removed), "read": read, "functions": written}
+
+
+def _write_changed(db: sqlite3.Connection, repo: Path, plan: CodePlan, changed: list[str], source, functions: bool,
+                   vendored: set[str], progress) -> tuple[int, int, dict]:
+    """Index and write the ``changed`` files, a chunk at a time: (files in the function index, files read,
+    their trap facts)."""
+    current = plan.current
+    ahead: tuple | None = _UNREAD  # the source is first read when the first file is wanted (its pool starts then)
     total = len(changed)
     written = read = 0
     trap_facts: dict[str, list[tuple[str, str]]] = {}  # files read now -> their trap facts (banner, forward declarations)
@@ -265,12 +309,14 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
         chunk = []
         for path in changed[start: start + FLUSH_FILES]:
             lang, test, module = plan.describe(path)
-            item = text = None
+            item = text = facts = None
             if not test:
                 while ahead is _UNREAD or ahead is not None and ahead[0] < path:
                     ahead = next(source, None)
                 if ahead is not None and ahead[0] == path:
-                    item = ahead[1]
+                    item, facts = ahead[1], None
+                    if len(item) > 7:  # the worker read the trap facts from the same bytes (``index_read``)
+                        item, facts = item[:7], item[7]
                 else:
                     try:
                         text = read_source(str(repo / path))
@@ -281,18 +327,39 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
                     item = (*item[:6], None)
             foreign = item is not None and (item[3] or any(path.startswith(folder + "/") for folder in vendored))
             if item is not None:
-                trap_facts[path] = traps.read_facts(path, text if text is not None else _head(repo, path))
+                trap_facts[path] = (facts if facts is not None else
+                                    traps.read_facts(path, text if text is not None else _head(repo, path)))
             read += item is not None
             chunk.append((path, module, lang, test, item, foreign))
         with transaction(db):
             written += _write_chunk(db, chunk, current, functions)
-    with transaction(db):
-        traps.record(db, trap_facts, removed + changed, repo)  # copies and tool scripts: judged on the whole index
-    if progress is not None:
-        progress(total, total, "indexing the code")
-    for _rest in source:  # what the caller computed beyond the last changed file (its side effects are its own)
-        pass
-    return {"files": len(current), "changed": len(changed), "removed": len(removed), "read": read, "functions": written}
+    return written, read, trap_facts
+
+
+_INDEX_SQL = re.compile(r"CREATE INDEX IF NOT EXISTS (\w+) ON [^;]+;")
+
+
+def _secondary_indexes(functions: bool) -> list[tuple[str, str]]:
+    """(name, CREATE statement) of the code tables' secondary indexes (and the function tables', with ``functions``),
+    as the schema spells them."""
+    from .functions import FUNCTIONS_SCHEMA
+
+    return [(m.group(1), m.group(0)) for m in _INDEX_SQL.finditer(CODE_SCHEMA + (FUNCTIONS_SCHEMA if functions else ""))]
+
+
+@contextlib.contextmanager
+def paused_gc():
+    """The cyclic garbage collector paused for a bulk step: index rows are tens of thousands of young tuples
+    and strings in no cycle, and each collection they trigger walks them, and the older heap, again
+    (a worker's heap is its parent's, inherited). Nothing is left uncollected: it runs again after."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _head(repo: Path, path: str) -> str:

@@ -328,8 +328,9 @@ def scan_files(repo: Path, marks: FolderMarks | None = None) -> dict[str, tuple[
         if marks is not None:
             marks.note(rel_folder.replace(os.sep, "/"), files)
         for name in files:
-            ext = os.path.splitext(name)[1]
-            if ext not in CODE_EXTENSIONS or name.startswith(".") or _BUNDLED.search(name):
+            dot = name.rfind(".")
+            # the last suffix (``os.path.splitext``'s, but for names starting with a dot, which are skipped anyway)
+            if dot <= 0 or name[dot:] not in CODE_EXTENSIONS or name.startswith(".") or _BUNDLED.search(name):
                 continue  # minified and bundled files are build output, not source
             full = os.path.join(folder, name)
             try:

@@ -79,39 +79,50 @@ def _callee(node: ast.Call) -> tuple[str, str] | None:
 # nodes that hold no call: never pushed on the walk (a Name's Load context would be its only child), and
 # the plain values of the other fields; compared by exact type, which is what makes the walk cheap
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias,
-                     str, int, float, bool, type(None)}
+                     str, int, float, bool, complex, bytes, type(None), type(...)}
                     | {cls for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
                        for cls in base.__subclasses__()})
 _DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# fields that only ever hold leaves (names, flags, contexts, operators, aliases): never read by the walk
+_PLAIN_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "type_comment",
+                           "kind", "conversion", "simple", "is_async", "kwd_attrs", "rest", "tag"})
 _FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(cls)
+    if fields is None:
+        fields = _FIELDS[cls] = tuple(name for name in cls._fields if name not in _PLAIN_FIELDS)
+    return fields
 
 
 def _children(node: ast.AST, out: list) -> None:
     """``ast.iter_child_nodes`` onto ``out``, leaving out the nodes that cannot hold a call."""
-    cls = node.__class__
-    fields = _FIELDS.get(cls)
-    if fields is None:
-        fields = _FIELDS[cls] = cls._fields
-    for name in fields:
+    leaves = _LEAVES
+    for name in _fields(node.__class__):
         value = getattr(node, name, None)
         kind = value.__class__
         if kind is list:
             if value:  # most lists are empty (decorators, keywords, orelse): no comprehension for them
-                out += [item for item in value if item.__class__ not in _LEAVES and isinstance(item, ast.AST)]
-        elif kind not in _LEAVES and isinstance(value, ast.AST):
+                out += [item for item in value if item.__class__ not in leaves]
+        elif kind not in leaves:
             out.append(value)
 
 
 def _own_calls(node: ast.AST) -> tuple[Call, ...]:
-    """Calls in ``node``'s body, not descending into nested functions or classes (they have their own)."""
+    """Calls in ``node``'s body, not descending into nested functions or classes (they have their own).
+
+    The children are pushed inline (``_children``'s loop, without a call per node): the walk visits
+    every node of a Python file once, and this loop is most of what indexing a Python file costs."""
     found: list[Call] = []
     stack: list = []
     _children(node, stack)
-    call, attribute, load = ast.Call, ast.Attribute, ast.Load
+    call, attribute, load, name_node = ast.Call, ast.Attribute, ast.Load, ast.Name
+    leaves, defs, field_map = _LEAVES, _DEFS, _FIELDS
     while stack and len(found) < MAX_CALLS:
         child = stack.pop()
         kind = child.__class__
-        if kind in _DEFS:
+        if kind in defs:
             stack.extend(child.decorator_list)  # a decorator runs in the enclosing scope
             continue
         if kind is call:
@@ -124,10 +135,20 @@ def _own_calls(node: ast.AST) -> tuple[Call, ...]:
                 stack.extend(child.args)
                 stack.extend(child.keywords)
                 continue
-        elif (kind is attribute and child.ctx.__class__ is load and child.value.__class__ is ast.Name
+        elif (kind is attribute and child.ctx.__class__ is load and child.value.__class__ is name_node
               and child.value.id in ("self", "cls")):
             found.append(Call(child.attr, child.lineno, "self"))  # `self.identity`: a property is a call too
-        _children(child, stack)
+        fields = field_map.get(kind)
+        if fields is None:
+            fields = _fields(kind)
+        for name in fields:
+            value = getattr(child, name, None)
+            vkind = value.__class__
+            if vkind is list:
+                if value:
+                    stack += [item for item in value if item.__class__ not in leaves]
+            elif vkind not in leaves:
+                stack.append(value)
     return tuple(sorted(set(found), key=lambda c: (c.line, c.name, c.via)))
 
 

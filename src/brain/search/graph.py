@@ -240,8 +240,8 @@ def _rebuild_graph(db) -> dict[str, int]:
     edges: set[tuple[str, str, str]] = set()
     files = {p: m for p, m in db.execute("SELECT path, module FROM code_files WHERE is_test = 0")}
     by_module = {m: p for p, m in sorted(files.items())}
-    for path in files:
-        mod = _module_of(path)
+    folder_of = {path: _module_of(path) for path in files}  # each file's module folder, worked out once
+    for path, mod in folder_of.items():
         nodes[f"file:{path}"] = ("file", path, path)
         nodes[f"module:{mod}"] = ("module", mod, mod)
         edges.add((f"file:{path}", f"module:{mod}", "in"))
@@ -253,10 +253,11 @@ def _rebuild_graph(db) -> dict[str, int]:
             dst = None
         if dst and dst != path:
             edges.add((f"file:{path}", f"file:{dst}", "imports"))
-            a, b = _module_of(path), _module_of(dst)
+            a, b = folder_of[path], folder_of[dst]
             if a != b:
                 edges.add((f"module:{a}", f"module:{b}", "depends"))
-    modules = {_module_of(p) for p in files}
+    modules = set(folder_of.values())
+    named = _ModuleNames(modules)
     decisions: dict[str, str] = {}
     for rel, text in db.execute("SELECT docs.path, docs_fts.body FROM docs JOIN docs_fts ON docs_fts.rowid = docs.id "
                                 "WHERE docs.kind IN ('card', 'contract', 'decision')"):
@@ -265,7 +266,7 @@ def _rebuild_graph(db) -> dict[str, int]:
             name = rel[len("modules/"):].rsplit(".", 1)[0]  # cards of nested modules live in subfolders
             nid = f"card:{name}"
             nodes[nid] = ("card", name, rel)
-            for mod in _named_modules(text, name, modules):
+            for mod in _named_modules(text, name, modules, named):
                 edges.add((nid, f"module:{mod}", "describes"))
         elif rel.startswith("contracts/"):
             nid = f"contract:{name}"
@@ -323,9 +324,30 @@ def _link_memory(db, nodes: dict, edges: set) -> set[tuple[str, str]]:
     return keys
 
 
-def _named_modules(text: str, name: str, modules: set[str]) -> set[str]:
+class _ModuleNames:
+    """The module folders a card's name can mean, looked up instead of tested one folder at a time per card:
+    the folder itself, a folder ending in ``/name``, or one whose dotted spelling is the name."""
+
+    def __init__(self, modules: set[str]) -> None:
+        self.by_name: dict[str, set[str]] = defaultdict(set)
+        for m in modules:
+            self.by_name[m].add(m)
+            self.by_name[m.replace("/", ".")].add(m)
+            cut = m.find("/")
+            while cut != -1:
+                self.by_name[m[cut + 1:]].add(m)
+                cut = m.find("/", cut + 1)
+
+    def named(self, name: str) -> set[str]:
+        return set(self.by_name.get(name, ()))
+
+
+def _named_modules(text: str, name: str, modules: set[str], names: _ModuleNames | None = None) -> set[str]:
     """Modules a card is about: its name as a folder, or folders it lists."""
-    found = {m for m in modules if m == name or m.endswith("/" + name) or m.replace("/", ".") == name}
+    if names is not None:
+        found = names.named(name)
+    else:
+        found = {m for m in modules if m == name or m.endswith("/" + name) or m.replace("/", ".") == name}
     for match in _PATHISH.finditer(text[:20000]):
         ref = (match.group(1) or match.group(0)).strip("`./")
         if ref in modules:

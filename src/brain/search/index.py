@@ -250,8 +250,11 @@ class SearchIndex(MemoryDocs, Queries):
         stats["graph"] = update_graph(self)
         return stats
 
-    def refresh_code(self, *, progress=None, indexed=None, plan=None) -> dict[str, int]:
-        """The code and function tables brought up to date (``code.refresh_code``: a changed file is read once)."""
+    def refresh_code(self, *, progress=None, indexed=None, plan=None, git_before=None) -> dict[str, int]:
+        """The code and function tables brought up to date (``code.refresh_code``: a changed file is read once).
+
+        ``git_before``: a ``git status`` (``gitstamp.GitState``) the caller read before ``plan``'s walk
+        (`brain map`'s, for its layout), used instead of asking git once more."""
         from . import gitstamp
         from .functions import refresh_functions
         from .history_store import known_head, refresh_history
@@ -264,7 +267,8 @@ class SearchIndex(MemoryDocs, Queries):
                 refresh_history(self.db, self.repo)
             files = self.db.execute("SELECT COUNT(*) FROM code_files").fetchone()[0]
             return {"files": files, "changed": 0, "removed": 0}
-        before = gitstamp.git_state(self.repo)  # asked before the walk: a file changed during it is checked next time
+        # asked before the walk: a file changed during it is checked next time
+        before = git_before if git_before is not None and plan is not None else gitstamp.git_state(self.repo)
         if plan is None:
             from .build import plan_code
 

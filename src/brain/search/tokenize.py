@@ -91,8 +91,30 @@ def _ident(word: str, parts: bool, stop: bool) -> list[str]:
 
 
 def token_text(text: str) -> str:
-    """The space-joined token string stored in an FTS5 column."""
-    return " ".join(tokens(text))
+    """The space-joined token string stored in an FTS5 column (``" ".join(tokens(text))``).
+
+    The index build calls this on every line of every source file, so an ASCII text (nearly all
+    code) takes a path with no Python work per word: one ``bytes.translate`` turns every byte that
+    cannot be part of a ``WORD`` into a space, ``split`` cuts the runs, and each distinct run's
+    token string comes from a cache (its ``WORD`` matches are those of the text at that place:
+    a match never holds a byte the translation blanked, and the pattern looks behind nothing)."""
+    if not text.isascii():
+        return " ".join(tokens(text))
+    runs = text.encode("ascii").translate(_RUN_BYTES).split()
+    cache = _RUN_CACHE
+    got = list(map(cache.get, runs))
+    if None in got:
+        if len(cache) > 200_000:
+            cache.clear()
+        for i, run in enumerate(runs):
+            if got[i] is None:
+                got[i] = cache[run] = " ".join(tokens(run.decode("ascii")))
+    return " ".join(filter(None, got))
+
+
+# the ASCII bytes a WORD match can hold: letters, digits, `_` and the joiners `./-:`; every other byte is a space
+_RUN_BYTES = bytes(c if (chr(c).isalnum() or chr(c) in "_./-:") and c < 128 else 32 for c in range(256))
+_RUN_CACHE: dict[bytes, str] = {}
 
 
 # camelCase and ACRONYMWord boundaries, undone by C-level substitutions (no Python loop per word)
