@@ -1,10 +1,9 @@
 """The code side of the derived index: source files, their symbols and imports.
 
-Built from the repository itself (Python through ``ast``, other languages through a
-light regular-expression pass), stored in ``runtime/index.db`` and refreshed
-incrementally: a file is re-read only when its size or modification time changed,
-and removed files are dropped. Test files are listed (so a path naming one still
-resolves) but never parsed: they are not what a task is about.
+Built from the repository itself (Python through ``ast``, other languages through a light
+regular-expression pass), stored in ``runtime/index.db`` and refreshed incrementally: a file is re-read
+only when its size or modification time changed, and removed files are dropped. Test files are listed
+(so a path naming one still resolves) but never parsed: they are not what a task is about.
 """
 
 from __future__ import annotations
@@ -22,9 +21,10 @@ from ..trees import walk as walk_tree
 from . import traps
 from ..lazyre import lazy
 
-__all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files", "extract", "FileFacts",
-           "CODE_SCHEMA", "refresh_code", "module_name_for", "parse_python", "record_modules", "code_diff",
-           "is_nonproduct_path", "looks_generated", "vendored_folders", "FolderMarks", "copyright_holder", "nested_modules"]
+__all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files",
+           "extract", "FileFacts", "CODE_SCHEMA", "refresh_code", "module_name_for", "parse_python", "record_modules",
+           "code_diff", "is_nonproduct_path", "looks_generated", "vendored_folders", "FolderMarks", "copyright_holder",
+           "nested_modules"]
 
 @contextlib.contextmanager
 def transaction(db: sqlite3.Connection):
@@ -43,9 +43,7 @@ CODE_EXTENSIONS = {
     ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js", ".ts": "ts", ".tsx": "ts", ".mts": "ts", ".cts": "ts",
     ".go": "go", ".rs": "rust", ".java": "java", ".kt": "kotlin", ".rb": "ruby", ".php": "php",
     ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".hpp": "cpp", ".cs": "csharp", ".swift": "swift",
-    ".scala": "scala", ".sh": "shell",
-    # more spellings of C++ sources and headers
-    ".cxx": "cpp", ".hh": "cpp", ".hxx": "cpp", ".ipp": "cpp", ".inl": "cpp", ".cu": "cpp", ".cuh": "cpp",
+    ".scala": "scala", ".sh": "shell", ".cxx": "cpp", ".hh": "cpp", ".hxx": "cpp", ".ipp": "cpp", ".inl": "cpp", ".cu": "cpp", ".cuh": "cpp",
 }
 # source files of languages a project writes beside its main one: grammars (the parser's real source),
 # a query language's own builtins, embedded and build scripts. Indexed like the rest (their definitions by
@@ -53,9 +51,8 @@ CODE_EXTENSIONS = {
 # completion scripts (`.bash`, `.zsh`) are left out: they repeat every option's name and help text and won
 # reports about any option (a held-out check on ripgrep's history: its `rg.zsh` in 27 of 40 top tens).
 COMPANION_EXTENSIONS = {
-    ".y": "yacc", ".yy": "yacc", ".l": "lex", ".ll": "lex",
-    ".jq": "jq", ".lua": "lua", ".pl": "perl", ".pm": "perl", ".tcl": "tcl", ".awk": "awk",
-    ".vim": "vim", ".el": "elisp",
+    ".y": "yacc", ".yy": "yacc", ".l": "lex", ".ll": "lex", ".jq": "jq", ".lua": "lua", ".pl": "perl",
+    ".pm": "perl", ".tcl": "tcl", ".awk": "awk", ".vim": "vim", ".el": "elisp",
 }
 CODE_EXTENSIONS.update(COMPANION_EXTENSIONS)
 SKIP_DIRS = {"node_modules", "__pycache__", "build", "dist", "venv", "env", "site-packages", "target",
@@ -101,11 +98,9 @@ def is_nonproduct_path(path: str) -> bool:
     return any(p.lower() in NONPRODUCT_DIRS for p in parts[:-1]) or bool(_CONFIG_FILE.search(parts[-1]))
 
 
-# folders of third-party code by their names; `bundled` is a library copied inside the product's own tree
-# (`include/log/fmt/bundled`), `3rd-party` the spelling that put a vendored linear-algebra library's files
-# in the top 5 of every task of a C++ corpus repository (issue 23)
-VENDORED_DIRS = {"third_party", "thirdparty", "3rdparty", "third-party", "3rd-party", "3rd_party", "external", "extern",
-                 "deps", "bundled"}
+# third-party code by folder name; `bundled`: a library copied into the product's tree (decision 0047)
+VENDORED_DIRS = {"third_party", "thirdparty", "3rdparty", "third-party", "3rd-party", "3rd_party", "external",
+                 "extern", "deps", "bundled"}
 _GENERATED_MARK = lazy(r"code generated|generated (?:by|from)|do not edit|made by gnu bison", re.I)
 _COMMENT_START = ("//", "#", "/*", "*", "--", "<!--", ";")
 
@@ -328,8 +323,7 @@ def scan_files(repo: Path, marks: FolderMarks | None = None) -> dict[str, tuple[
         if marks is not None:
             marks.note(rel_folder.replace(os.sep, "/"), files)
         for name in files:
-            dot = name.rfind(".")
-            # the last suffix (``os.path.splitext``'s, but for names starting with a dot, which are skipped anyway)
+            dot = name.rfind(".")  # os.path.splitext's suffix (dot files are skipped anyway)
             if dot <= 0 or name[dot:] not in CODE_EXTENSIONS or name.startswith(".") or _BUNDLED.search(name):
                 continue  # minified and bundled files are build output, not source
             full = os.path.join(folder, name)
