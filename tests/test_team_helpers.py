@@ -19,10 +19,10 @@ def client_for(url: str, token: str | None, name: str = "agent"):
     return Client(transport, client_info=Implementation(name=name, version="1"))
 
 
-def run(body):
-    """``await body()`` bounded in time."""
+def run(body, bound: float = BOUND):
+    """``await body()`` bounded in time (``bound`` seconds)."""
     async def main():
-        with anyio.fail_after(BOUND):
+        with anyio.fail_after(bound):
             return await body()
 
     return anyio.run(main)
