@@ -29,9 +29,6 @@ C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
 _DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")  # TypeScript declarations of a JavaScript module
 _DECLARED_EXTS = (".js", ".mjs", ".cjs", ".jsx")
 _CALLABLE = ("function", "method", "decl")
-_HEADERS = (".h", ".hpp", ".hh", ".hxx")
-_INLINE_EXTS = (".inl", ".ipp", ".tpp", ".tcc")  # a header's inline or template definitions
-_INLINE_SUFFIXES = ("_inl", "-inl")
 
 
 @record
@@ -60,39 +57,6 @@ def declaration_twins(files, path: str) -> list[str]:
     if ext in _DECLARED_EXTS:
         return [base + e for e in _DECLARATION_EXTS if base + e in files]
     return []
-
-
-def inline_twins(view, seed: str) -> list[str]:
-    """A header and the file of its inline or template definitions, which it includes at its end: `App.hpp`
-    <-> `impl/App_inl.hpp`, `array.h` <-> `array.inl`, `logger.h` <-> `logger-inl.h` (at most two, else
-    the name is too common to pair)."""
-    name = posixpath.basename(seed)
-    stem, ext = posixpath.splitext(name)
-    if ext in _INLINE_EXTS or stem.lower().endswith(_INLINE_SUFFIXES):  # the definitions: find their header
-        base = stem[:-4] if stem.lower().endswith(_INLINE_SUFFIXES) else stem
-        found = [q for q in view.by_stem.get(base.lower(), []) if q.endswith(_HEADERS)]
-    elif ext in _HEADERS:  # a header: find its definitions
-        found = [q for suffix in _INLINE_SUFFIXES for q in view.by_stem.get(stem.lower() + suffix, [])
-                 if q.endswith(_HEADERS)]
-        found += [q for q in view.by_stem.get(stem.lower(), []) if q.endswith(_INLINE_EXTS)]
-    else:
-        return []
-    found = [q for q in dict.fromkeys(found) if q != seed and q in view.files and not view.is_test(q)]
-    return found if len(found) <= 2 else []
-
-
-def package_stubs(view, seed: str) -> list[str]:
-    """The stub of ``seed``'s Python package (`__init__.pyi` beside it) when it declares a class or function
-    ``seed`` defines: a stub re-declares the package's public names, so a change to one changes it too."""
-    if not seed.endswith(".py"):
-        return []
-    folder = posixpath.dirname(seed)
-    stub = f"{folder}/__init__.pyi" if folder else "__init__.pyi"
-    if stub == seed + "i" or stub not in view.files or view.is_test(stub):
-        return []
-    sql = "SELECT DISTINCT name FROM code_symbols WHERE path = ? AND kind IN ('class', 'function')"
-    defined = {n for (n,) in view.db.execute(sql, (seed,)) if not n.startswith("_")}
-    return [stub] if defined and defined & {n for (n,) in view.db.execute(sql, (stub,))} else []
 
 
 def type_name(path: str) -> str:
@@ -132,13 +96,12 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
         else:
             links.near = None
         stem, ext = posixpath.splitext(seed)
-        if ext in C_FAMILY or ext in _INLINE_EXTS:
+        if ext in C_FAMILY:
             name = posixpath.basename(stem)
             twins = [q for q in view.by_stem.get(name.lower(), []) if q != seed and q.endswith(C_FAMILY)
                      and (q.endswith(".h") or q.endswith(".hpp")) != (ext in (".h", ".hpp", ".hh"))]
             if 0 < len(twins) <= 2:
                 links.twins = [q for q in twins if q in view.files and not view.is_test(q)]
-            links.twins += [q for q in inline_twins(view, seed) if q not in links.twins]
         links.overrides = _overrides(view, seed, near_all, context, p)
         links.siblings = _siblings(view, seed, forward, backward, names, users, p)
         folder = posixpath.dirname(seed)
@@ -146,13 +109,10 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
         beside = [q for q in sorted(forward.get(seed, ()))
                   if q.endswith(_DECLARATION_EXTS) and posixpath.dirname(q) == folder]
         links.declarations = [q for q in declaration_twins(view.files, seed) + beside if not view.is_test(q)]
-        if ext in (".py", ".pyi") and stem + (".pyi" if ext == ".py" else ".py") in view.files:
-            links.declarations.append(stem + (".pyi" if ext == ".py" else ".py"))  # a stub and its module
         if seed.endswith(JS_EXTS):
             links.entries = entry_importers(view, seed, backward, p)
         links.cochange = cochanged(view, seed, context.changes)  # files changing with it (HEAD's history)
         links.forward, links.build = served_by(view, seed)  # its forward headers, its crate's build script
-        links.forward += package_stubs(view, seed)  # the package's stub declaring what it defines
         if every or shares["folder"] > 0 or shares["namesake"] > 0:  # read only when they lend (0031)
             links.folder = folder_mates(view, seed, p["max_folder"], C_FAMILY)  # beside it (evidence.folder)
             links.namesakes = namesakes(view, seed, p["max_namesakes"])
