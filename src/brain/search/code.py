@@ -18,6 +18,7 @@ from pathlib import Path
 from .. import pyast
 from ..records import field, record
 from ..trees import walk as walk_tree
+from .outdirs import SKIP_DIRS, FolderFilter  # noqa: F401  (re-exported)
 from . import traps
 from ..lazyre import lazy
 
@@ -55,8 +56,6 @@ COMPANION_EXTENSIONS = {
     ".pm": "perl", ".tcl": "tcl", ".awk": "awk", ".vim": "vim", ".el": "elisp",
 }
 CODE_EXTENSIONS.update(COMPANION_EXTENSIONS)
-SKIP_DIRS = {"node_modules", "__pycache__", "build", "dist", "venv", "env", "site-packages", "target",
-             "vendor", "bower_components", "coverage", "htmlcov"}
 MAX_FILE_BYTES = 1_000_000
 TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e", "testdata", "__mocks__", "__snapshots__",
              "__fixtures__"}
@@ -197,8 +196,9 @@ def vendored_folders(repo: Path, files: dict[str, object] | None = None, marks: 
     # ``marks``: what ``scan_files`` noted of the folders in its walk (else the tree is walked here)
     if marks is None:
         marks = FolderMarks()
+        keep = FolderFilter(str(repo)).keep
         for folder, dirs, names in walk_tree(str(repo)):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS)
+            dirs[:] = sorted(d for d in dirs if keep(folder, d))
             marks.note(folder[len(str(repo)) + 1:].replace(os.sep, "/"), names)
     found = {rel for rel in marks.named if not _below(rel, marks.named)}
     licensed = {rel for rel in marks.licensed if rel not in marks.named and not _below(rel, marks.named)}
@@ -270,9 +270,9 @@ def nested_modules(repo: Path) -> dict[str, list[str]]:
     if not os.path.isfile(os.path.join(root, "go.mod")):
         return {}
     found: dict[str, list[str]] = {}
-    cut = len(root) + 1
+    cut, keep = len(root) + 1, FolderFilter(root).keep
     for folder, dirs, files in walk_tree(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and d not in TEST_DIRS)
+        dirs[:] = sorted(d for d in dirs if d not in TEST_DIRS and keep(folder, d))
         rel = folder[cut:].replace(os.sep, "/")
         if not rel or "go.mod" not in files:
             continue
@@ -316,9 +316,9 @@ def scan_files(repo: Path, marks: FolderMarks | None = None) -> dict[str, tuple[
     ``marks``, the walk's folders are noted there too (``vendored_folders`` then needs no walk of its own)."""
     found: dict[str, tuple[int, int]] = {}
     root = str(repo)
-    cut = len(root) + 1
+    cut, keep = len(root) + 1, FolderFilter(root).keep  # dependency and output folders (`build`, `env` by content)
     for folder, dirs, files in walk_tree(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS and not d.endswith(".egg-info"))
+        dirs[:] = sorted(d for d in dirs if keep(folder, d))
         rel_folder = folder[cut:]
         if marks is not None:
             marks.note(rel_folder.replace(os.sep, "/"), files)

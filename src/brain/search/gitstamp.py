@@ -152,11 +152,13 @@ def _read_state(repo: Path) -> GitState | None:
 
 def _stamp(repo: Path, rel: str) -> tuple[int, int] | None:
     """(mtime_ns, size) of ``rel`` when ``code.scan_files`` would list it, else None."""
-    from .code import CODE_EXTENSIONS, MAX_FILE_BYTES, SKIP_DIRS, _BUNDLED
+    from .code import CODE_EXTENSIONS, MAX_FILE_BYTES, _BUNDLED
+    from .outdirs import FolderFilter
 
     parts = rel.split("/")
     name = parts[-1]
-    if any(d.startswith(".") or d in SKIP_DIRS or d.endswith(".egg-info") for d in parts[:-1]):
+    keep = FolderFilter(str(repo)).keep
+    if not all(keep(os.path.join(str(repo), *parts[:i]), d) for i, d in enumerate(parts[:-1])):
         return None
     if os.path.splitext(name)[1] not in CODE_EXTENSIONS or name.startswith(".") or _BUNDLED.search(name):
         return None
