@@ -40,6 +40,7 @@ class Links:
     cochange: list[tuple[str, float, str]] = field(default_factory=list)  # (file, confidence, reason), best first
     forward: list[str] = field(default_factory=list)  # forward-declaration headers serving the file
     build: str | None = None  # its Rust crate's build script
+    package_build: list[str] = field(default_factory=list)  # its package's build scripts (search.buildscripts)
     folder: list[str] = field(default_factory=list)  # product files of its folder in its language (evidence.folder)
     namesakes: list[str] = field(default_factory=list)  # files of its name in sibling folders
     kin: list[str] = field(default_factory=list)  # its base types' files and its subtypes' (evidence.types)
@@ -54,6 +55,8 @@ class Links:
             out["forward"] = list(self.forward)
         if self.build:
             out["build"] = self.build
+        if self.package_build:
+            out["package_build"] = list(self.package_build)
         if self.near is None or self.near:
             out["near"] = self.near
         for key in ("twins", "declarations", "folder", "namesakes", "kin", "family"):
@@ -81,6 +84,7 @@ class Links:
                        cochange=[(str(p), float(c), str(r)) for p, c, r in data.get("cochange", [])],
                        forward=_paths(data.get("forward", [])),
                        build=None if data.get("build") is None else str(data["build"]),
+                       package_build=_paths(data.get("package_build", [])),
                        folder=_paths(data.get("folder", [])), namesakes=_paths(data.get("namesakes", [])),
                        kin=_paths(data.get("kin", [])), family=_paths(data.get("family", [])),
                        users=_paths_or_none(data.get("users", [])))
@@ -214,7 +218,7 @@ def _lend_to_cochanged(evidence, weights, score, add, missing) -> None:
 def lend_to_served(evidence, weights, score, add, missing) -> None:
     """After the demotions: an amalgamated copy gets a share of its best-ranked part's score (capped below it,
     so it ranks just below the part it holds), and the forward-declaration headers and the crate build
-    script serving the best few files a share of theirs (see ``search.traps``)."""
+    script and the package build scripts serving the best few files a share of theirs (see ``search.traps``)."""
     lent: dict[str, tuple[float, str]] = {}
 
     def give(path: str, weight: float, reason: str) -> None:
@@ -237,6 +241,9 @@ def lend_to_served(evidence, weights, score, add, missing) -> None:
             give(header, shares["forward"] * base, f"forward declarations of `{seed}`")
         if links.build:
             give(links.build, shares["build"] * base, f"build script of `{seed}`'s crate")
+        for script in links.package_build:  # capped like a copy: never above the file it builds
+            give(script, min(shares["package_build"] * base, p["copy_cap"] * base - score.get(script, 0.0)),
+                 f"build script of `{seed}`'s package")
     give_all(lent, add)
 
 

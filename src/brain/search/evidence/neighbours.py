@@ -13,6 +13,7 @@ from __future__ import annotations
 import posixpath
 
 from ...records import field, record
+from ..buildscripts import package_build_scripts
 from ..code import is_nonproduct_path
 from ..history import cochanged
 from ..traps import served_by
@@ -113,6 +114,7 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
             links.entries = entry_importers(view, seed, backward, p)
         links.cochange = cochanged(view, seed, context.changes)  # files changing with it (HEAD's history)
         links.forward, links.build = served_by(view, seed)  # its forward headers, its crate's build script
+        links.package_build = package_build_scripts(view, seed)  # setup.py, Gruntfile.js, rollup.config.js
         if every or shares["folder"] > 0 or shares["namesake"] > 0:  # read only when they lend (0031)
             links.folder = folder_mates(view, seed, p["max_folder"], C_FAMILY)  # beside it (evidence.folder)
             links.namesakes = namesakes(view, seed, p["max_namesakes"])
@@ -142,7 +144,8 @@ def entry_importers(view, seed: str, backward, p: dict) -> list[str] | None:
 def _targets(links: Links) -> list[str]:
     out = [*(links.near or ()), *links.twins, *(q for _, q in links.overrides), *links.declarations,
            *(links.entries or ()), *(q for q, _, _ in links.cochange), *links.forward,
-           *([links.build] if links.build else []), *links.folder, *links.namesakes, *links.kin, *links.family,
+           *([links.build] if links.build else []), *links.package_build,
+           *links.folder, *links.namesakes, *links.kin, *links.family,
            *(links.users or ())]
     for _, siblings, _ in links.siblings:
         out.extend(siblings)
