@@ -280,21 +280,12 @@ def _weight_names(shipped) -> set[str]:
 
 def _write(values: dict[str, float]) -> None:
     """The moved function weights into the package's weights file, its layout and `why`s kept."""
-    import re
-
     from brain.search.weights import WEIGHTS_FILE, load_weights
+    from fit_weights import set_values
 
     path = Path(WEIGHTS_FILE)
-    text = path.read_text(encoding="utf-8")
-    cut = text.index('"functions"')
-    head, tail = text[:cut], text[cut:]
-    for name, value in values.items():
-        pattern = re.compile(r'("' + re.escape(name) + r'": \{"value": )([-0-9.e]+)')
-        if len(pattern.findall(tail)) != 1:
-            raise SystemExit(f"fit_functions: cannot find the one function weight `{name}`")
-        tail = pattern.sub(lambda m: m.group(1) + repr(float(value)), tail)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(head + tail, encoding="utf-8")
+    tmp.write_text(set_values(path.read_text(encoding="utf-8"), values, functions=True), encoding="utf-8")
     load_weights(tmp)  # a file the product cannot read is never put in place
     tmp.replace(path)
 

@@ -91,6 +91,21 @@ _LINK_SHARES = {"import": ("near",), "twin": ("twins", "declarations"), "overrid
                 "sibling": ("siblings",), "entry_share": ("entries",)}
 
 
+def set_values(text: str, values: dict, *, functions: bool) -> str:
+    """The weights file's ``text`` with ``values`` put in place in its file part or (``functions``) its
+    function part, its layout and `why`s kept; each name must occur exactly once in that part."""
+    import re
+
+    cut = text.index('"functions"')
+    part = text[cut:] if functions else text[:cut]
+    for name, value in values.items():
+        pattern = re.compile(r'("' + re.escape(name) + r'": \{"value": )([-0-9.e]+)')
+        if len(pattern.findall(part)) != 1:
+            raise SystemExit(f"cannot find the one {'function ' if functions else ''}weight `{name}` in the weights file")
+        part = pattern.sub(lambda m: m.group(1) + repr(float(value)), part)
+    return text[:cut] + part if functions else part + text[cut:]
+
+
 class Ranker:
     """The product's ranking as a pure function of (evidence, weights): brain.search.ranking.combine."""
 
@@ -127,17 +142,7 @@ class Ranker:
 
     def render(self, values: dict) -> str:
         """The weights file's text with the changed values (its layout and `why`s kept)."""
-        import re
-
-        text = self.weights_file.read_text(encoding="utf-8")
-        cut = text.index('"functions"')
-        head, tail = text[:cut], text[cut:]
-        for name, value in values.items():
-            pattern = re.compile(r'("' + re.escape(name) + r'": \{"value": )([-0-9.e]+)')
-            if len(pattern.findall(head)) != 1:
-                raise SystemExit(f"fit_weights: cannot find the one entry `{name}` in {self.weights_file.name}")
-            head = pattern.sub(lambda m: m.group(1) + repr(float(value)), head)
-        return head + tail
+        return set_values(self.weights_file.read_text(encoding="utf-8"), values, functions=False)
 
     def write(self, values: dict, target: Path | None = None) -> Path:
         """The changed values into ``target`` (default: the package's weights file, in place), then read back."""
