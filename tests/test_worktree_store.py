@@ -4,6 +4,7 @@ folders, real processes killed with SIGKILL for the import's crash-safety."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -357,3 +358,44 @@ def test_doctor_in_a_worktree_names_the_shared_store_and_a_missing_brain_local_y
     assert (check["ok"], check["level"], check["file"]) == (False, "warning", str(repo / ".brain" / "brain.local.yml"))
     (tmp_path / "side" / ".brain" / "brain.local.yml").write_text("machine: build-box\n")
     assert worktree_check(tmp_path / "side")["ok"]
+
+
+# -- a worktree whose branch lacks the main working tree's memory ---------------------------------------------------
+def brain_cli(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "brain", *args], cwd=folder, capture_output=True, text=True,
+                          env=os.environ, timeout=60)
+
+
+def test_a_worktree_made_before_the_brain_was_committed_is_told_where_the_memory_is(tmp_path, repo):
+    """`brain init` then `git worktree add` before committing `.brain/`: the agent in the worktree learns that
+    the repository has a brain its branch lacks, and how to bring it in, not to `brain init` a second one."""
+    git(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    brainlib.init(repo)
+    (tmp_path / "side" / "pkg").mkdir()
+    for folder in (tmp_path / "side", tmp_path / "side" / "pkg"):
+        out = brain_cli(folder, "boot", "--json")
+        assert out.returncode == 3
+        error = json.loads(out.stderr)  # errors go to stderr, as JSON under --json
+        assert error["error"] == "not_initialized"
+        assert error["main_brain"] == str((repo / ".brain").resolve()) and error["branch"] == "side"
+    # the main working tree and a plain folder outside git are as before: no main_brain
+    assert brain_cli(repo, "boot", "--json").returncode == 0
+    (tmp_path / "plain").mkdir()
+    plain = json.loads(brain_cli(tmp_path / "plain", "boot", "--json").stderr)
+    assert plain["error"] == "not_initialized" and plain["main_brain"] is None
+    # once committed and merged into the branch, the worktree has its own copy and boots
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "brain")
+    git(tmp_path / "side", "merge", "-q", "main")
+    assert brain_cli(tmp_path / "side", "boot", "--json").returncode == 0
+
+
+def test_init_says_to_commit_the_brain_and_warns_of_a_second_memory_in_a_worktree(tmp_path, repo):
+    git(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    first = json.loads(brain_cli(repo, "init", "--json").stdout)
+    assert first["git"] and first["commit"].startswith("git add .brain") and "main_worktree_brain" not in first
+    again = json.loads(brain_cli(repo, "init", "--json").stdout)
+    assert again["created"] == [] and "commit" not in again  # nothing new: nothing to say
+    side = json.loads(brain_cli(tmp_path / "side", "init", "--json").stdout)
+    assert side["main_worktree_brain"] == str((repo / ".brain").resolve())
+    assert side["brain"] == str((tmp_path / "side" / ".brain").resolve())

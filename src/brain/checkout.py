@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .gitsafe import find_worktree_root
 
-__all__ = ["Checkout", "locate_checkout", "store_key", "prepare_store_dir", "STORE_FOLDER"]
+__all__ = ["Checkout", "locate_checkout", "main_worktree_brain", "store_key", "prepare_store_dir", "STORE_FOLDER"]
 
 STORE_FOLDER = "brain"  # inside the common git dir: never versioned, shared by every worktree
 _READ_LIMIT = 4096      # the git files read here are one short line; a bigger one is not git's
@@ -160,6 +160,31 @@ def locate_checkout(start: Path) -> Checkout | None:
     if not points_back:
         return None
     return Checkout(root, git_dir.resolve(), common.resolve(), linked=True)
+
+
+def main_worktree_brain(start: Path) -> tuple[Checkout, Path] | None:
+    """For ``start`` in a linked worktree whose branch has no `.brain/` of its own: this checkout and the
+    `.brain` the repository's main working tree holds at the same place (or above it), else None.
+
+    Why: `git worktree add` checks out a commit, and a `.brain/` made by `brain init` but not yet committed
+    (or committed after the branch forked) is not in it. An agent there should be told that, and how to
+    bring the memory in, not to run `brain init` and start a second, diverging memory on its branch.
+    Only read here, never opened: the main working tree's files are another checkout's."""
+    checkout = locate_checkout(start)
+    if checkout is None or not checkout.linked or checkout.common_dir.name != ".git":
+        return None  # not a linked worktree, or a bare repository: no main working tree to look in
+    main_root = checkout.common_dir.parent
+    try:
+        rel = Path(start).resolve().relative_to(checkout.root)
+    except ValueError:
+        return None
+    for folder in (rel, *rel.parents):
+        if os.path.lexists(checkout.root / folder / ".brain" / "brain.yml"):
+            return None  # this branch has its own
+        candidate = main_root / folder / ".brain"
+        if os.path.lexists(candidate / "brain.yml") and not os.path.islink(candidate):
+            return checkout, candidate
+    return None
 
 
 def prepare_store_dir(store: Path) -> None:

@@ -76,12 +76,24 @@ class NotInitialized(BrainError):
     exit_code = 3
     kind = "not_initialized"
 
-    def __init__(self, start: str) -> None:
-        super().__init__(
-            f"no .brain/ found in {start} or any parent folder",
-            hint="run `brain init` in the repository first",
-        )
+    def __init__(self, start: str, main_brain: str | None = None, branch: str | None = None) -> None:
+        if main_brain is None:
+            super().__init__(
+                f"no .brain/ found in {start} or any parent folder",
+                hint="run `brain init` in the repository first",
+            )
+        else:  # a linked worktree whose branch lacks the memory the main working tree has
+            on = f"branch {branch}" if branch else "this worktree's commit"
+            super().__init__(
+                f"no .brain/ in {start}: this is a linked git worktree, and {on} does not have the .brain/ "
+                f"of the repository's main working tree ({main_brain})",
+                hint="commit .brain/ in the main working tree (`git add .brain AGENTS.md && git commit`), then "
+                     "bring that commit into this branch (`git merge` or `git rebase`); worktrees made after "
+                     "it have it. Running `brain init` here would start a second, separate memory",
+            )
         self.start = start
+        self.main_brain = main_brain
+        self.branch = branch
 
 
 class SettingsError(BrainError):

@@ -51,6 +51,11 @@ def find_brain_dir(start: Path, env: dict[str, str] | None = None) -> Path:
         if os.path.lexists(folder / ".brain" / "brain.yml"):
             refuse_linked_brain(folder / ".brain")
             return folder / ".brain"
+    from .checkout import main_worktree_brain
+
+    found = main_worktree_brain(start)
+    if found is not None:
+        raise NotInitialized(str(start), main_brain=str(found[1]), branch=found[0].branch())
     raise NotInitialized(str(start))
 
 

@@ -127,11 +127,22 @@ def cmd_init(args) -> int:
     from ..gitsafe import discover_toplevel
     from ..workspace import init_brain
 
-    brain, created = init_brain(args.path or getattr(args, "dir", None))
+    from pathlib import Path
+
+    from ..checkout import main_worktree_brain
+
+    target = args.path or getattr(args, "dir", None)
+    # looked up before init creates anything: a linked worktree whose branch lacks the main tree's memory
+    other = main_worktree_brain(Path(target) if target else Path.cwd())
+    brain, created = init_brain(target)
     data = {"brain": str(brain.dir), "created": created, "git": discover_toplevel(brain.repo) is not None}
     if not data["git"]:  # a brain outside git works (memory, boot, coordination): say what it goes without
         data["without_git"] = list(WITHOUT_GIT)
         data["fix"] = _git_init_command(brain.repo)
+    elif created:  # worktrees and teammates get the memory only through a commit
+        data["commit"] = "git add .brain AGENTS.md && git commit -m 'brain: init'"
+    if other is not None and created and other[1] != brain.dir:
+        data["main_worktree_brain"] = str(other[1])
 
     def render(d):
         lines = [f"brain ready in {d['brain']}"]
@@ -140,6 +151,12 @@ def cmd_init(args) -> int:
             lines.append(f"not a git repository: memory, boot and coordination work here, but these need git: "
                          f"{'; '.join(d['without_git'])}")
             lines.append(f"  fix: `{d['fix']}` (then commit .brain/ to share the memory)")
+        if d.get("main_worktree_brain"):
+            lines.append(f"note: this is a linked git worktree and the main working tree has its own brain "
+                         f"({d['main_worktree_brain']}): this one is a second, separate memory on this branch; "
+                         f"to share that one instead, commit it there and merge it into this branch")
+        elif d.get("commit"):
+            lines.append(f"commit it so every `git worktree` and teammate has this memory: `{d['commit']}`")
         lines.append("next: edit .brain/now.md (or `brain write now`), then `brain boot`")
         return "\n".join(lines)
 
