@@ -90,10 +90,9 @@ def lift_attr_sharers(graph, s, leaders: list[int], F: dict) -> None:
         method = s.rows[def_id]
         if method.kind != "method":
             continue
-        found = graph.attr_sharers(method)
         if F["attr_named"] and s.evidence.get(def_id, 0.0) <= 0:
-            continue
-        for row, shared in found:
+            continue  # (asked first, the graph would record every leader's answer: what a sweep of attr_named needs)
+        for row, shared in graph.attr_sharers(method):
             link, name = attr_link(shared, F)
             if link <= 0:
                 continue
