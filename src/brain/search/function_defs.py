@@ -35,7 +35,7 @@ class Call:
 
     name: str
     line: int
-    via: str  # "name" (f()), "self" (self.f() / cls.f() / super().f()), "attr" (obj.f())
+    via: str  # "name" (f()), "self" (self.f() / cls.f() / super().f()), "attr" (obj.f()), "set" (self.x = ...: no call)
 
 
 @record(frozen=True)
@@ -135,9 +135,12 @@ def _own_calls(node: ast.AST) -> tuple[Call, ...]:
                 stack.extend(child.args)
                 stack.extend(child.keywords)
                 continue
-        elif (kind is attribute and child.ctx.__class__ is load and child.value.__class__ is name_node
-              and child.value.id in ("self", "cls")):
-            found.append(Call(child.attr, child.lineno, "self"))  # `self.identity`: a property is a call too
+        elif kind is attribute:
+            if child.ctx.__class__ is not load:
+                # `self.x = ...`, `clone._fields = ...`, `self.query.x = ...`: data the methods share (fn_attrs)
+                found.append(Call(child.attr, child.lineno, "set"))
+            elif child.value.__class__ is name_node and child.value.id in ("self", "cls"):
+                found.append(Call(child.attr, child.lineno, "self"))  # `self.identity`: a property is a call too
         fields = field_map.get(kind)
         if fields is None:
             fields = _fields(kind)

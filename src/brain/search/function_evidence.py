@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ..errors import InvalidInput
 from ..records import field, record
+from .fn_attrs import find_attr_sharers
 from .functions import DefRow, FunctionView
 
 __all__ = ["DefEvidence", "FunctionEvidence", "LiveGraph", "RecordedGraph", "FN_EVIDENCE_SCHEMA", "NAMED", "LATE",
@@ -38,7 +39,7 @@ FN_STRENGTH = (
     ("frame", frozenset({"frame_last", "frame"})),
     ("named", frozenset({"qual", "name"})),
     ("call", frozenset({"call", "caller"})),
-    ("near", frozenset({"member", "co", "self_caller", "base", "twin"})),
+    ("near", frozenset({"member", "co", "self_caller", "base", "twin", "attr"})),
 )
 
 
@@ -81,6 +82,7 @@ class RecordedGraph:
         self.callees_of: dict[int, list[tuple[int, int]]] = {}
         self.callers_of: dict[int, list[tuple[int, int]] | None] = {}  # None: more callers than max_callers
         self.self_callers_of: dict[int, list[tuple[int, int]] | None] = {}
+        self.attr_sharers_of: dict[int, list[tuple[int, str]]] = {}  # fn_attrs: (method, shared attributes)
         self.missing: set[str] = set()
 
     def _keep(self, row: DefRow) -> int:
@@ -110,11 +112,19 @@ class RecordedGraph:
     def self_callers(self, row: DefRow) -> list[tuple[DefRow, int]] | None:
         return self._pairs(self.self_callers_of, row, "self-callers")
 
+    def attr_sharers(self, row: DefRow) -> list[tuple[DefRow, str]]:
+        found = self.attr_sharers_of.get(row.id)
+        if found is None:
+            self.missing.add(f"attr-sharers {row.id}")
+            return []
+        return [(self.rows[i], shared) for i, shared in found]
+
     def to_json(self) -> dict:
         pairs = lambda table: {str(k): None if v is None else [list(p) for p in v] for k, v in table.items()}  # noqa: E731
         return {"rows": [_row_json(r) for _, r in sorted(self.rows.items())], "files": dict(self.files),
                 "callees": pairs(self.callees_of), "callers": pairs(self.callers_of),
-                "self_callers": pairs(self.self_callers_of)}
+                "self_callers": pairs(self.self_callers_of),
+                "attr_sharers": {str(k): [list(t) for t in v] for k, v in self.attr_sharers_of.items()}}
 
     @classmethod
     def from_json(cls, data: dict) -> "RecordedGraph":
@@ -125,6 +135,8 @@ class RecordedGraph:
             for key, table in (("callees", g.callees_of), ("callers", g.callers_of), ("self_callers", g.self_callers_of)):
                 for k, v in data.get(key, {}).items():
                     table[int(k)] = None if v is None else [(int(i), int(line)) for i, line in v]
+            g.attr_sharers_of = {int(k): [(int(i), str(shared)) for i, shared in v]
+                                 for k, v in data.get("attr_sharers", {}).items()}
             known = set(g.rows)
             if any(i not in known for ids in g.files.values() for i in ids):
                 raise ValueError("a file lists a definition the record does not hold")
@@ -142,6 +154,7 @@ class LiveGraph(RecordedGraph):
         self._resolve = lambda row: _resolve_calls(fview, cview, row, fview.calls_of([row.id]).get(row.id, []))
         self._find_callers = lambda row: _find_callers(fview, row, params)
         self._find_self = lambda row: _find_self_callers(fview, self, row, params)
+        self._params = params
 
     def in_file(self, path: str) -> list[DefRow]:
         if path not in self.files:
@@ -165,6 +178,13 @@ class LiveGraph(RecordedGraph):
     def self_callers(self, row: DefRow) -> list[tuple[DefRow, int]] | None:
         return self._ask(self.self_callers_of, row, self._find_self)
 
+    def attr_sharers(self, row: DefRow) -> list[tuple[DefRow, str]]:
+        if row.id not in self.attr_sharers_of:
+            self._keep(row)
+            found = find_attr_sharers(self.fview, self, row, self._params)
+            self.attr_sharers_of[row.id] = [(self._keep(r), shared) for r, shared in found]
+        return [(self.rows[i], shared) for i, shared in self.attr_sharers_of[row.id]]
+
 
 def _find_callers(fview: FunctionView, seed: DefRow, F: dict) -> list[tuple[DefRow, int]]:
     """The definitions that call ``seed`` (resolved as a reader would: `self.f()` in the seed's class, `f()` in
@@ -179,7 +199,7 @@ def _find_callers(fview: FunctionView, seed: DefRow, F: dict) -> list[tuple[DefR
     found: dict[int, int] = {}
     for def_id, call in sites:
         row = callers.get(def_id)
-        if row is None or row.id == seed.id:
+        if row is None or row.id == seed.id or call.via == "set":
             continue
         if call.via == "self":
             ok = row.path == seed.path and (row.parent == seed.parent or rare)
@@ -210,6 +230,7 @@ def _resolve_calls(fview: FunctionView, cview: CodeView, caller: DefRow, calls) 
     same_file = fview.in_file(caller.path)
     klass = caller.qual if caller.kind == "class" else caller.parent
     imports = None
+    calls = [c for c in calls if c.via != "set"]  # an attribute written, not a call
     names = {c.name.lower() for c in calls if c.via != "self"}
     global_rows = fview.named(names) if names else {}
     for call in calls:

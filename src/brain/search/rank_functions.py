@@ -26,6 +26,7 @@ import re
 from collections import defaultdict
 
 from ..records import field, record
+from .fn_attrs import lift_attr_sharers
 from .function_evidence import FN_STRENGTH, LATE, NAMED, FunctionEvidence, LiveGraph, strength_of
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
@@ -323,6 +324,7 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
     _lift_self_callers(graph, s, leaders, F)
     _lift_shared_bases(graph, s, leaders, F)
     _lift_twins(graph, s, leaders, F)
+    lift_attr_sharers(graph, s, leaders, F)
 
     order = _top(s, limit, lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))
     hits = []
