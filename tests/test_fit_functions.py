@@ -54,3 +54,28 @@ def test_fitting_recorded_evidence_ranks_as_the_boot_and_moves_nothing_without_a
     assert ff.fit(tasks, start, names, 1, shipped, grid=(0.0, 2.0)) == start  # already best: no move gains
     held, fold_of, per_fold, final = ff.cross_validate(tasks, 2, names, 1, shipped, grid=(0.0, 2.0))
     assert set(fold_of) == {"a/one", "b/two"} and set(held) == {t.id for t in tasks} and final == start
+
+
+class _Fake:
+    def __init__(self, id: str, lang: str = "Go") -> None:
+        self.id, self.repo, self.lang, self.features = id, "a/one", lang, {"body"}
+
+
+def test_all_at_1_in_the_objective_refuses_a_move_that_trades_the_top_for_the_top_5(monkeypatch):
+    from brain.search.weights import shipped_weights
+
+    shipped = shipped_weights()
+    tasks = [_Fake("a"), _Fake("b")]
+    hand = shipped.functions["body"]
+
+    def fake_ranks(ts, weights):  # body halved: a leaves the top, b enters the top 5
+        moved = weights.functions["body"] != hand
+        table = {"a": 2 if moved else 1, "b": 3 if moved else 6}
+        return {t.id: table[t.id] for t in ts}
+
+    monkeypatch.setattr(ff, "ranks", fake_ranks)
+    assert ff._objective(tasks, {"a": 1, "b": 6}) == (0.5, 0.5833)
+    assert ff._objective(tasks, {"a": 1, "b": 6}, (5, 1)) == (1.0, 0.5833)
+    start = {"body": hand}
+    assert ff.fit(tasks, start, ["body"], 1, shipped, grid=(0.5,)) == {"body": hand / 2}  # all@5 alone: taken
+    assert ff.fit(tasks, start, ["body"], 1, shipped, grid=(0.5,), objective=(5, 1)) == start  # all@5 + all@1: even
