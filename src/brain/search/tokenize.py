@@ -107,19 +107,37 @@ def token_text(text: str) -> str:
     code) takes a path with no Python work per word: one ``bytes.translate`` turns every byte that
     cannot be part of a ``WORD`` into a space, ``split`` cuts the runs, and each distinct run's
     token string comes from a cache (its ``WORD`` matches are those of the text at that place:
-    a match never holds a byte the translation blanked, and the pattern looks behind nothing)."""
+    a match never holds a byte the translation blanked, and the pattern looks behind nothing).
+    A text with other characters takes that path for its ASCII lines (a match never spans a line
+    break), ``tokens`` for the others."""
     if not text.isascii():
-        return " ".join(tokens(text))
+        if "\n" not in text:
+            return " ".join(tokens(text))
+        return " ".join(filter(None, map(_line_text, text.split("\n"))))
     runs = text.encode("ascii").translate(_RUN_BYTES).split()
     cache = _RUN_CACHE
     got = list(map(cache.get, runs))
     if None in got:
         if len(cache) > 200_000:
             cache.clear()
+        words = _CACHE[(True, False)]  # ``tokens``' own loop, inline: a run's first sight costs one call less
         for i, run in enumerate(runs):
             if got[i] is None:
-                got[i] = cache[run] = " ".join(tokens(run.decode("ascii")))
+                out: list[str] = []
+                for word in WORD.findall(run.decode("ascii")):
+                    toks = words.get(word)
+                    if toks is None:
+                        toks = _word_tokens(word, True, False)
+                        if len(words) > 200_000:
+                            words.clear()
+                        words[word] = toks
+                    out += toks
+                got[i] = cache[run] = " ".join(out)
     return " ".join(filter(None, got))
+
+
+def _line_text(line: str) -> str:
+    return token_text(line) if line.isascii() else " ".join(tokens(line))
 
 
 # the ASCII bytes a WORD match can hold: letters, digits, `_` and the joiners `./-:`; every other byte is a space
