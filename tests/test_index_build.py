@@ -264,8 +264,10 @@ def test_a_damaged_index_never_costs_the_map_its_cards(project):
 @given(st.lists(st.sampled_from(list("aZ9_./-:\u00e9 \t\n(),'\"#@") + ["self.", "__init__", "getHTTPResponse"]),
                 max_size=40).map("".join))
 @example("a._b a..b -x_ __ _ x.__init__.y 1.5e-3 é_x")
+@example("café = getHTTPResponse(x)\n\nself.__init__.y = a.b_c\n  naïve.x_y é\n")  # ASCII lines beside others
 @settings(max_examples=400, deadline=None)
 def test_token_text_is_the_join_of_the_tokens(text):
-    """The index's fast path for ASCII text (runs of word bytes, cached) stores exactly what the tokens say."""
+    """The index's fast path for ASCII text (runs of word bytes, cached; a text with other characters takes it
+    for its ASCII lines) stores exactly what the tokens say."""
     assert token_text(text) == " ".join(tokens(text))
     assert token_text(text) == token_text(text)  # cached the second time: the same

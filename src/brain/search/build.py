@@ -115,9 +115,10 @@ def index_read(raw: bytes, path: str, lang: str, module: str, is_package: bool, 
                card_max_bytes: int = MAX_CARD_FILE, tree=None) -> tuple:
     """``index_file`` of a file's bytes as `brain map`'s workers read them, with its trap facts as an eighth
     element: those of its first ``TRAP_HEAD`` bytes, what the build would otherwise read again (``_head``)."""
-    item = index_file(decode_source(raw), path, lang, module, is_package, raw=raw, card_facts=card_facts,
+    text = decode_source(raw)
+    item = index_file(text, path, lang, module, is_package, raw=raw, card_facts=card_facts,
                       card_max_bytes=card_max_bytes, tree=tree)
-    return (*item, traps.read_facts(path, decode_source(raw[:TRAP_HEAD])))
+    return (*item, traps.read_facts(path, text if len(raw) <= TRAP_HEAD else decode_source(raw[:TRAP_HEAD])))
 
 
 class IndexWriter:

@@ -113,12 +113,14 @@ def _own_calls(node: ast.AST) -> tuple[Call, ...]:
     """Calls in ``node``'s body, not descending into nested functions or classes (they have their own).
 
     The children are pushed inline (``_children``'s loop, without a call per node): the walk visits
-    every node of a Python file once, and this loop is most of what indexing a Python file costs."""
-    found: list[Call] = []
+    every node of a Python file once, and this loop is most of what indexing a Python file costs. A call
+    is noted as a (line, name, via) tuple (``_callee`` inline): deduplicated and sorted as tuples, and a
+    ``Call`` made only for each distinct one."""
+    found: list[tuple[int, str, str]] = []
     stack: list = []
     _children(node, stack)
     call, attribute, load, name_node = ast.Call, ast.Attribute, ast.Load, ast.Name
-    leaves, defs, field_map = _LEAVES, _DEFS, _FIELDS
+    leaves, defs, field_map, own = _LEAVES, _DEFS, _FIELDS, ("self", "cls")
     while stack and len(found) < MAX_CALLS:
         child = stack.pop()
         kind = child.__class__
@@ -126,21 +128,27 @@ def _own_calls(node: ast.AST) -> tuple[Call, ...]:
             stack.extend(child.decorator_list)  # a decorator runs in the enclosing scope
             continue
         if kind is call:
-            got = _callee(child)
-            if got:
-                found.append(Call(got[0], child.lineno, got[1]))
-            if child.func.__class__ is attribute:
-                # the callee's own attribute node is counted above: walk only its receiver and the arguments
-                stack.append(child.func.value)
+            func = child.func
+            if func.__class__ is attribute:
+                value = func.value
+                if value.__class__ is name_node and value.id in own or (
+                        value.__class__ is call and value.func.__class__ is name_node and value.func.id == "super"):
+                    found.append((child.lineno, func.attr, "self"))
+                else:
+                    found.append((child.lineno, func.attr, "attr"))
+                # the callee's own attribute node is counted here: walk only its receiver and the arguments
+                stack.append(value)
                 stack.extend(child.args)
                 stack.extend(child.keywords)
                 continue
+            if func.__class__ is name_node:
+                found.append((child.lineno, func.id, "name"))
         elif kind is attribute:
             if child.ctx.__class__ is not load:
                 # `self.x = ...`, `clone._fields = ...`, `self.query.x = ...`: data the methods share (fn_attrs)
-                found.append(Call(child.attr, child.lineno, "set"))
-            elif child.value.__class__ is name_node and child.value.id in ("self", "cls"):
-                found.append(Call(child.attr, child.lineno, "self"))  # `self.identity`: a property is a call too
+                found.append((child.lineno, child.attr, "set"))
+            elif child.value.__class__ is name_node and child.value.id in own:
+                found.append((child.lineno, child.attr, "self"))  # `self.identity`: a property is a call too
         fields = field_map.get(kind)
         if fields is None:
             fields = _fields(kind)
@@ -152,7 +160,7 @@ def _own_calls(node: ast.AST) -> tuple[Call, ...]:
                     stack += [item for item in value if item.__class__ not in leaves]
             elif vkind not in leaves:
                 stack.append(value)
-    return tuple(sorted(set(found), key=lambda c: (c.line, c.name, c.via)))
+    return tuple([Call(name, line, via) for line, name, via in sorted(set(found))])
 
 
 def _signature(lines: list[str], node, body_start: int) -> str:

@@ -23,6 +23,8 @@ FTS_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_'"
 # a run of identifier characters, optionally joined by dots, slashes or dashes
 WORD = lazy(r"[^\W_][\w]*(?:[./\-:][^\W_][\w]*)*|_+[^\W_]\w*", re.UNICODE)
 _CASE = lazy(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_SEPARATORS = lazy(r"[./\-:_]+")
+_JOINERS = lazy(r"[./\-:]+")
 
 STOPWORDS = frozenset(
     "a an and are as at be but by for from has have i if in into is it its of on or so such that the their "
@@ -36,9 +38,12 @@ MAX_TOKEN = 80
 def split_identifier(word: str) -> list[str]:
     """Parts of one identifier, lowercased, in order, without the whole (see ``tokens``)."""
     parts: list[str] = []
-    for chunk in re.split(r"[./\-:_]+", word):
+    for chunk in _SEPARATORS.split(word):
         if chunk:
-            parts.extend(p.lower() for p in (_CASE.findall(chunk) if chunk.isascii() else [chunk]))
+            if chunk.isascii():
+                parts += map(str.lower, _CASE.findall(chunk))
+            else:
+                parts.append(chunk.lower())
     return parts
 
 
@@ -68,14 +73,19 @@ def _word_tokens(word: str, parts: bool, stop: bool) -> tuple[str, ...]:
     word = word.strip("_")
     if not word:
         return ()
-    if any(c in word for c in "./-:"):
-        # a dotted or slashed path: the whole path, each identifier in it, and their parts
+    if "." in word or "/" in word or "-" in word or ":" in word:
+        # a dotted or slashed path: the whole path, each identifier in it, and their parts (each identifier's
+        # from the same cache as a word's: a stripped word without joiners is its own WORD match's tokens)
         whole = word.lower()[:MAX_TOKEN]
         out = [] if stop and whole in STOPWORDS else [whole]
-        for piece in re.split(r"[./\-:]+", word):
+        cache = _CACHE[(parts, stop)]
+        for piece in _JOINERS.split(word):
             piece = piece.strip("_")
             if piece:
-                out.extend(_ident(piece, parts, stop))
+                got = cache.get(piece)
+                if got is None:
+                    got = cache[piece] = tuple(_ident(piece, parts, stop))
+                out += got
         return tuple(out)
     return tuple(_ident(word, parts, stop))
 
@@ -86,7 +96,7 @@ def _ident(word: str, parts: bool, stop: bool) -> list[str]:
     if parts and not word.isalpha() or (parts and not word.islower() and not word.isupper()):
         pieces = split_identifier(word)
         if pieces != [whole]:
-            got.extend(p for p in dict.fromkeys(pieces) if not (stop and p in STOPWORDS))
+            got += dict.fromkeys(pieces) if not stop else [p for p in dict.fromkeys(pieces) if p not in STOPWORDS]
     return got
 
 
@@ -97,19 +107,37 @@ def token_text(text: str) -> str:
     code) takes a path with no Python work per word: one ``bytes.translate`` turns every byte that
     cannot be part of a ``WORD`` into a space, ``split`` cuts the runs, and each distinct run's
     token string comes from a cache (its ``WORD`` matches are those of the text at that place:
-    a match never holds a byte the translation blanked, and the pattern looks behind nothing)."""
+    a match never holds a byte the translation blanked, and the pattern looks behind nothing).
+    A text with other characters takes that path for its ASCII lines (a match never spans a line
+    break), ``tokens`` for the others."""
     if not text.isascii():
-        return " ".join(tokens(text))
+        if "\n" not in text:
+            return " ".join(tokens(text))
+        return " ".join(filter(None, map(_line_text, text.split("\n"))))
     runs = text.encode("ascii").translate(_RUN_BYTES).split()
     cache = _RUN_CACHE
     got = list(map(cache.get, runs))
     if None in got:
         if len(cache) > 200_000:
             cache.clear()
+        words = _CACHE[(True, False)]  # ``tokens``' own loop, inline: a run's first sight costs one call less
         for i, run in enumerate(runs):
             if got[i] is None:
-                got[i] = cache[run] = " ".join(tokens(run.decode("ascii")))
+                out: list[str] = []
+                for word in WORD.findall(run.decode("ascii")):
+                    toks = words.get(word)
+                    if toks is None:
+                        toks = _word_tokens(word, True, False)
+                        if len(words) > 200_000:
+                            words.clear()
+                        words[word] = toks
+                    out += toks
+                got[i] = cache[run] = " ".join(out)
     return " ".join(filter(None, got))
+
+
+def _line_text(line: str) -> str:
+    return token_text(line) if line.isascii() else " ".join(tokens(line))
 
 
 # the ASCII bytes a WORD match can hold: letters, digits, `_` and the joiners `./-:`; every other byte is a space
