@@ -62,20 +62,6 @@ class FunctionDef:
 # -- Python ------------------------------------------------------------------------
 
 
-def _callee(node: ast.Call) -> tuple[str, str] | None:
-    func = node.func
-    if isinstance(func, ast.Name):
-        return func.id, "name"
-    if isinstance(func, ast.Attribute):
-        value = func.value
-        if isinstance(value, ast.Name) and value.id in ("self", "cls"):
-            return func.attr, "self"
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super":
-            return func.attr, "self"
-        return func.attr, "attr"
-    return None
-
-
 # nodes that hold no call: never pushed on the walk (a Name's Load context would be its only child), and
 # the plain values of the other fields; compared by exact type, which is what makes the walk cheap
 _LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias,
@@ -114,7 +100,7 @@ def _own_calls(node: ast.AST) -> tuple[Call, ...]:
 
     The children are pushed inline (``_children``'s loop, without a call per node): the walk visits
     every node of a Python file once, and this loop is most of what indexing a Python file costs. A call
-    is noted as a (line, name, via) tuple (``_callee`` inline): deduplicated and sorted as tuples, and a
+    is noted as a (line, name, via) tuple: deduplicated and sorted as tuples, and a
     ``Call`` made only for each distinct one."""
     found: list[tuple[int, str, str]] = []
     stack: list = []
