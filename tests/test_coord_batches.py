@@ -73,6 +73,23 @@ def test_a_batchs_values_come_back_exactly_as_given(backend):
 AUDIT = "INSERT INTO audit (at, session, action, subject, detail) VALUES (?, ?, ?, ?, ?)"
 
 
+def test_a_statement_runs_again_after_a_batch_that_failed_with_it(backend):
+    """PostgreSQL prepares a batch's statements on the connection (PREPARE is not undone by a rollback):
+    after batches that failed with a statement in them, the same statement still runs, with any values."""
+    insert = "INSERT INTO audit (at, session, action, subject, detail) VALUES (?, ?, ?, ?, ?)"
+    for _ in range(2):
+        with pytest.raises(BackendError):
+            with backend.transaction() as tx:
+                tx.batch([(insert, (1.0, "s", "p", "x", "d")),
+                          ("INSERT INTO counters (name, value) VALUES ('y', 1)", ()),
+                          ("INSERT INTO counters (name, value) VALUES ('y', 2)", ())])  # duplicate key
+    with backend.transaction() as tx:
+        tx.batch([(insert, (2.0, "s", "p", "x", "d")), (insert, (3.0, None, "p", "x", "d"))], commit=True)
+    with backend.transaction(write=False) as tx:
+        rows = tx.batch([("SELECT at, session FROM audit WHERE action = ? ORDER BY id", ("p",))])
+    assert rows == [[(2.0, "s"), (3.0, None)]]
+
+
 def test_a_failing_batch_rolls_back_the_whole_transaction(backend):
     with pytest.raises(BackendError):
         with backend.transaction() as tx:

@@ -40,6 +40,23 @@ _BUG = "this is a bug in brain: report it with the traceback (BRAIN_LOG=debug)"
 
 
 _PIECES: dict[str, list[bytes]] = {}
+# the type of each parameter of a prepared statement, from its value's Python type (None: PostgreSQL infers it)
+_PG_TYPES = {bool: "boolean", int: "bigint", float: "double precision", str: "text", type(None): "unknown"}
+MAX_PREPARED = 512  # prepared statements per connection (a claim group's few shapes; the IN lists vary in length)
+
+
+class _Prepared:
+    """The statements a batch has prepared on one connection: ``(sql, types)`` -> name.
+
+    Names are never reused: PREPARE is not transactional, so a PREPARE sent in a batch that failed may or
+    may not exist; its entry is dropped and the statement is prepared again under a new name."""
+
+    __slots__ = ("conn", "names", "count")
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        self.names: dict[tuple, bytes] = {}
+        self.count = 0
 
 
 def _pieces(sql: str) -> list[bytes]:
@@ -62,6 +79,7 @@ class _Tx:
         self.write = write
         self.begun = not write  # a read runs in autocommit: nothing to open or to commit
         self.finished = False
+        self.prepared: _Prepared | None = None  # the connection's prepared statements (given by the backend)
 
     def _check(self, statements) -> None:
         if self.finished:
@@ -80,8 +98,10 @@ class _Tx:
     def batch(self, statements: Sequence[tuple[str, Sequence[Any]]], *, commit: bool = False) -> list[list[tuple]]:
         """The statements as one query string, one round trip: one execute and one result per statement, where
         psycopg's pipeline costs a cursor, a send and a fetch for each, in Python, with the writers' lock held
-        (a group of claims sends about five statements a claim). The parameters are bound by psycopg's own
-        quoting (``as_literal``: what its ``ClientCursor`` does, the connection's encoding and string rules)."""
+        (a group of claims sends about five statements a claim). The values are quoted by psycopg's own
+        adapters (``as_literal``: what its ``ClientCursor`` does, the connection's encoding and string rules).
+        Each statement is prepared on the connection the first time (``PREPARE``, in the same string) and
+        sent as ``EXECUTE name(values)`` after: PostgreSQL parses and plans it once per connection."""
         self._check(statements)
         if commit and not self.write:
             raise BackendError("batch(commit=True) in a read transaction", hint=_BUG)
@@ -90,25 +110,43 @@ class _Tx:
         from psycopg.pq import ExecStatus
 
         conn = self.cur.connection
-        cur = ClientCursor(conn)
         literal = Transformer(conn).as_literal  # the connection's adapters: what ClientCursor.mogrify() calls
+        prepared = self.prepared if self.prepared is not None and self.prepared.conn is conn else None
+        new: dict[tuple, bytes] = {}
+        prepares: list[bytes] = []
         parts: list[bytes] = []
-        if not self.begun:
-            self.begun = True  # BEGIN is sent: whatever fails next, the caller's rollback ends it
-            parts.append(_BEGIN_LOCKED.encode())
-        skip = 2 if parts else 0  # the results of BEGIN and of the lock come first
         for sql, params in statements:
             pieces = _pieces(sql)
             if len(pieces) != len(params) + 1:
                 raise BackendError(f"{len(params)} parameters for {len(pieces) - 1} placeholders", hint=_BUG)
+            types = tuple(_PG_TYPES.get(type(value), "") for value in params) if params and prepared else ()
+            if types and "" not in types:
+                key = (sql, types)
+                name = prepared.names.get(key) or new.get(key)
+                if name is None and prepared.count + len(new) < MAX_PREPARED:
+                    name = new[key] = f"brain_{prepared.count + len(new)}".encode()
+                    numbered = "".join(f"{piece}${k}" for k, piece in enumerate(sql.split("?")[:-1], 1))
+                    prepares.append(b"PREPARE %s (%s) AS %s" % (name, ", ".join(types).encode(),
+                                                                 (numbered + sql.split("?")[-1]).encode()))
+                if name is not None:
+                    parts.append(b"EXECUTE %s(%s)" % (name, b", ".join(literal(value) for value in params)))
+                    continue
             out = [pieces[0]]
             for value, piece in zip(params, pieces[1:]):
                 out += (literal(value), piece)
             parts.append(b"".join(out))
+        head = list(prepares)
+        if not self.begun:
+            self.begun = True  # BEGIN is sent: whatever fails next, the caller's rollback ends it
+            head.append(_BEGIN_LOCKED.encode())
+        skip = len(prepares) + (0 if len(head) == len(prepares) else 2)  # their results come first (BEGIN, the lock)
+        if prepared is not None:
+            prepared.count += len(new)  # the names are taken, whatever happens next
         if commit:
             parts.append(_commit_sql(self.channels).encode())
+        cur = ClientCursor(conn)
         try:
-            cur.execute(b"; ".join(parts))
+            cur.execute(b"; ".join(head + parts))
             for _ in range(skip):
                 cur.nextset()
             rows = []
@@ -117,6 +155,8 @@ class _Tx:
                 cur.nextset()
         finally:
             cur.close()
+        if new:  # prepared: known from now on (on a failure above they are forgotten, their names never reused)
+            prepared.names.update(new)
         self.finished = commit
         return rows
 
@@ -170,6 +210,12 @@ class PostgresBackend:
             setattr(self._local, name, conn)
         return conn
 
+    def _prepared(self, conn) -> _Prepared:
+        prepared = getattr(self._local, "prepared", None)
+        if prepared is None or prepared.conn is not conn:  # a new connection prepares anew
+            prepared = self._local.prepared = _Prepared(conn)
+        return prepared
+
     @contextmanager
     def _raw(self, write: bool) -> Iterator[_Tx]:
         import psycopg
@@ -180,7 +226,9 @@ class PostgresBackend:
             # "transaction" is the same statements in autocommit: two round trips fewer per wait turn
             try:
                 with conn.cursor() as cur:
-                    yield _Tx(cur, write=False)
+                    tx = _Tx(cur, write=False)
+                    tx.prepared = self._prepared(conn)
+                    yield tx
             except psycopg.OperationalError as exc:
                 self._local.conn = None
                 raise BackendError(f"PostgreSQL error: {type(exc).__name__}: {exc}".splitlines()[0]) from None
@@ -196,6 +244,7 @@ class PostgresBackend:
             with conn.cursor() as cur:
                 try:
                     tx = _Tx(cur, write=True)
+                    tx.prepared = self._prepared(conn)
                     yield tx
                     if tx.begun and not tx.finished:
                         cur.execute(_commit_sql(tx.channels))
