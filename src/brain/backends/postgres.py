@@ -102,39 +102,42 @@ class _Tx:
         adapters (``as_literal``: what its ``ClientCursor`` does, the connection's encoding and string rules).
         Each statement is prepared on the connection the first time (``PREPARE``, in the same string) and
         sent as ``EXECUTE name(values)`` after: PostgreSQL parses and plans it once per connection."""
-        self._check(statements)
+        if self.finished:
+            raise BackendError("a statement after the transaction's last batch", hint=_BUG)
         if commit and not self.write:
             raise BackendError("batch(commit=True) in a read transaction", hint=_BUG)
-        from psycopg import ClientCursor
+        import psycopg
         from psycopg.adapt import Transformer
         from psycopg.pq import ExecStatus
 
         conn = self.cur.connection
         literal = Transformer(conn).as_literal  # the connection's adapters: what ClientCursor.mogrify() calls
         prepared = self.prepared if self.prepared is not None and self.prepared.conn is conn else None
+        names = prepared.names if prepared is not None else None
         new: dict[tuple, bytes] = {}
         prepares: list[bytes] = []
         parts: list[bytes] = []
-        for sql, params in statements:
-            pieces = _pieces(sql)
-            if len(pieces) != len(params) + 1:
-                raise BackendError(f"{len(params)} parameters for {len(pieces) - 1} placeholders", hint=_BUG)
-            types = tuple(_PG_TYPES.get(type(value), "") for value in params) if params and prepared else ()
-            if types and "" not in types:
-                key = (sql, types)
-                name = prepared.names.get(key) or new.get(key)
-                if name is None and prepared.count + len(new) < MAX_PREPARED:
-                    name = new[key] = f"brain_{prepared.count + len(new)}".encode()
-                    numbered = "".join(f"{piece}${k}" for k, piece in enumerate(sql.split("?")[:-1], 1))
-                    prepares.append(b"PREPARE %s (%s) AS %s" % (name, ", ".join(types).encode(),
-                                                                 (numbered + sql.split("?")[-1]).encode()))
-                if name is not None:
-                    parts.append(b"EXECUTE %s(%s)" % (name, b", ".join(literal(value) for value in params)))
-                    continue
-            out = [pieces[0]]
-            for value, piece in zip(params, pieces[1:]):
-                out += (literal(value), piece)
-            parts.append(b"".join(out))
+        try:
+            for sql, params in statements:
+                if names is not None and params:
+                    key = (sql, tuple(map(type, params)))
+                    name = names.get(key) or new.get(key)
+                    if name is None and prepared.count + len(new) < MAX_PREPARED:
+                        name = self._prepare(sql, key, new, prepares, prepared.count)
+                    if name:
+                        parts.append(b"EXECUTE %s(%s)" % (name, b", ".join(map(literal, params))))
+                        continue
+                pieces = _pieces(sql)
+                if len(pieces) != len(params) + 1:
+                    raise BackendError(f"{len(params)} parameters for {len(pieces) - 1} placeholders", hint=_BUG)
+                out = [pieces[0]]
+                for value, piece in zip(params, pieces[1:]):
+                    out += (literal(value), piece)
+                parts.append(b"".join(out))
+        except psycopg.DataError:  # a NUL in a text: the same InvalidInput as on SQLite, before anything is sent
+            for _, params in statements:
+                refuse_nul(params)
+            raise
         head = list(prepares)
         if not self.begun:
             self.begun = True  # BEGIN is sent: whatever fails next, the caller's rollback ends it
@@ -144,7 +147,7 @@ class _Tx:
             prepared.count += len(new)  # the names are taken, whatever happens next
         if commit:
             parts.append(_commit_sql(self.channels).encode())
-        cur = ClientCursor(conn)
+        cur = psycopg.ClientCursor(conn)
         try:
             cur.execute(b"; ".join(head + parts))
             for _ in range(skip):
@@ -159,6 +162,21 @@ class _Tx:
             prepared.names.update(new)
         self.finished = commit
         return rows
+
+    @staticmethod
+    def _prepare(sql: str, key: tuple, new: dict, prepares: list, count: int) -> bytes:
+        """The name of ``sql`` prepared for the parameter types of ``key`` (its PREPARE added to ``prepares``),
+        or b"" when a value's type has no PostgreSQL type here (then it is sent with its values inline)."""
+        types = [_PG_TYPES.get(kind) for kind in key[1]]
+        if None in types:
+            return b""
+        pieces = sql.split("?")
+        if len(pieces) != len(types) + 1:
+            raise BackendError(f"{len(types)} parameters for {len(pieces) - 1} placeholders", hint=_BUG)
+        name = new[key] = f"brain_{count + len(new)}".encode()
+        numbered = "".join(f"{piece}${k}" for k, piece in enumerate(pieces[:-1], 1)) + pieces[-1]
+        prepares.append(b"PREPARE %s (%s) AS %s" % (name, ", ".join(types).encode(), numbered.encode()))
+        return name
 
     def rowcount(self) -> int:
         return self.cur.rowcount
