@@ -1,6 +1,6 @@
 """A claim in two batches (issue 21, item 7): ``Tx.batch`` on both backends, and the claim's fast path.
 
-On PostgreSQL a batch is one round trip (psycopg's pipeline mode) and a write holds the writers' lock
+On PostgreSQL a batch is one round trip (one query string, its values quoted by psycopg) and a write holds the writers' lock
 across its round trips, so a claim sends its reads in one batch and its writes with COMMIT in another.
 Checked here on both backends, with real stores: what a batch returns, commits and rolls back; that a
 claim is exactly two batches; that it writes the same rows and audit as the general path (which it
@@ -49,6 +49,45 @@ def test_a_batch_returns_each_statements_rows_in_order_and_commits(backend_spec)
     finally:
         writer.close()
         reader.close()
+
+
+def test_a_batchs_values_come_back_exactly_as_given(backend):
+    """PostgreSQL binds a batch's values in its query text: floats to the last bit, quotes, backslashes,
+    semicolons, non-ASCII text, NULL and 64-bit integers, written and read back as ``execute`` would."""
+    texts = ["it's", "back\\slash \\' end", "a; DROP TABLE claims; --", "ünïcödé ✓ 日本", "%s ? %% ?", ""]
+    floats = [0.1, 1 / 3, 1765432109.123456789, 1e-300, -2.5e300, 123456789012.5]
+    with backend.transaction() as tx:
+        tx.batch([(AUDIT, (at, None if k == 0 else f"s{k}", "a", text, text)) for k, (at, text) in
+                  enumerate(zip(floats, texts))] + [("INSERT INTO counters (name, value) VALUES ('big', ?)", (2**62,))])
+        rows = tx.batch([("SELECT at, session, subject, detail FROM audit WHERE action = ? ORDER BY id", ("a",)),
+                         ("SELECT value FROM counters WHERE name = ?", ("big",)),
+                         ("SELECT COUNT(*) FROM audit WHERE at > ? AND at < ?", (0.1, 1 / 3 + 1e-12))], commit=True)
+    assert rows[0] == [(at, None if k == 0 else f"s{k}", text, text) for k, (at, text) in enumerate(zip(floats, texts))]
+    assert all(type(r[0]) is float for r in rows[0])
+    assert rows[1] == [(2**62,)]
+    assert rows[2] == [(1,)]
+    with backend.transaction(write=False) as tx:  # nothing was dropped
+        assert tx.execute("SELECT COUNT(*) FROM claims") == [(0,)]
+
+
+AUDIT = "INSERT INTO audit (at, session, action, subject, detail) VALUES (?, ?, ?, ?, ?)"
+
+
+def test_a_statement_runs_again_after_a_batch_that_failed_with_it(backend):
+    """PostgreSQL prepares a batch's statements on the connection (PREPARE is not undone by a rollback):
+    after batches that failed with a statement in them, the same statement still runs, with any values."""
+    insert = "INSERT INTO audit (at, session, action, subject, detail) VALUES (?, ?, ?, ?, ?)"
+    for _ in range(2):
+        with pytest.raises(BackendError):
+            with backend.transaction() as tx:
+                tx.batch([(insert, (1.0, "s", "p", "x", "d")),
+                          ("INSERT INTO counters (name, value) VALUES ('y', 1)", ()),
+                          ("INSERT INTO counters (name, value) VALUES ('y', 2)", ())])  # duplicate key
+    with backend.transaction() as tx:
+        tx.batch([(insert, (2.0, "s", "p", "x", "d")), (insert, (3.0, None, "p", "x", "d"))], commit=True)
+    with backend.transaction(write=False) as tx:
+        rows = tx.batch([("SELECT at, session FROM audit WHERE action = ? ORDER BY id", ("p",))])
+    assert rows == [[(2.0, "s"), (3.0, None)]]
 
 
 def test_a_failing_batch_rolls_back_the_whole_transaction(backend):

@@ -29,6 +29,15 @@ from test_team_helpers import team_server  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 
+
+@pytest.fixture(autouse=True, params=["httptools", "h11"])
+def parser(request, monkeypatch):
+    """Every guard on both HTTP parsers: httptools (the ``speed`` extra) and h11 (``BRAIN_HTTP_PARSER=h11``)."""
+    if request.param == "httptools":
+        pytest.importorskip("httptools")
+    monkeypatch.setenv("BRAIN_HTTP_PARSER", request.param)
+    return request.param
+
 WAIT = 10.0  # seconds a raw socket waits for the server's answer (the deadlines below are 1 s)
 INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -176,8 +185,33 @@ def test_half_sent_requests_cannot_exhaust_the_servers_descriptors(brain, repo):
                 sock.close()
 
 
+def test_the_servers_use_the_parser_asked_for(parser):
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from brain.team.connections import ConnectionLimits, guarded_protocol, parser_name
+
+    assert parser_name() == parser
+    assert issubclass(guarded_protocol(ConnectionLimits()), H11Protocol) == (parser == "h11")
+
+
+def test_a_complete_head_above_the_bound_is_refused(brain, repo, parser):
+    """A head of 40 KB sent whole: refused with 400 on httptools (MAX_HEAD on the line and headers); h11 bounds
+    only the head it has not parsed yet, so a whole one in one read may pass it, and is then answered 401."""
+    configure(brain, header_timeout=60)
+    with team_server(repo) as url:
+        sock = opened(url)
+        try:
+            sock.sendall(head(url) + b"X-Pad: " + b"a" * 40_000 + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            status = answer(sock)[:13]
+        except ConnectionResetError:  # closed with our bytes unread: a reset instead of the 400
+            status = b"HTTP/1.1 400 "
+        sock.close()
+    assert status == b"HTTP/1.1 400 " or (parser == "h11" and status == b"HTTP/1.1 401 ")
+
+
 def test_huge_headers_are_refused_without_buffering_them(brain, repo):
-    """Headers that never end, 200 KB of them: refused (h11 keeps at most 16 KB of an unfinished head)."""
+    """Headers that never end, 200 KB of them: refused (at most 16 KB of an unfinished head is kept: h11's
+    bound, and brain.team.connections.MAX_HEAD on httptools)."""
     configure(brain, header_timeout=60)
     with team_server(repo) as url:
         sock = opened(url)

@@ -49,8 +49,8 @@ class Tx(Protocol):
         """Run ``(sql, params)`` statements in order; return each one's rows (empty for none).
 
         Why: on PostgreSQL a write holds the writers' lock across every round trip, so a hot path (a claim)
-        sends its statements together: one round trip (psycopg's pipeline mode), the first one also opening
-        the transaction and taking the lock. ``commit=True`` says these are the transaction's last statements:
+        sends its statements together: one round trip (one query string, its values quoted by psycopg's own
+        adapters), the first one also opening the transaction and taking the lock. ``commit=True`` says these are the transaction's last statements:
         PostgreSQL sends the notifications and COMMIT in the same round trip. A failing statement raises as
         ``execute`` would and the transaction rolls back. SQLite runs them one after the other."""
 

@@ -39,6 +39,36 @@ def _redact(url: str) -> str:
 _BUG = "this is a bug in brain: report it with the traceback (BRAIN_LOG=debug)"
 
 
+_PIECES: dict[str, list[bytes]] = {}
+# the type of each parameter of a prepared statement, from its value's Python type (None: PostgreSQL infers it)
+_PG_TYPES = {bool: "boolean", int: "bigint", float: "double precision", str: "text", type(None): "unknown"}
+MAX_PREPARED = 512  # prepared statements per connection (a claim group's few shapes; the IN lists vary in length)
+
+
+class _Prepared:
+    """The statements a batch has prepared on one connection: ``(sql, types)`` -> name.
+
+    Names are never reused: PREPARE is not transactional, so a PREPARE sent in a batch that failed may or
+    may not exist; its entry is dropped and the statement is prepared again under a new name."""
+
+    __slots__ = ("conn", "names", "count")
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+        self.names: dict[tuple, bytes] = {}
+        self.count = 0
+
+
+def _pieces(sql: str) -> list[bytes]:
+    """``sql`` split at its ``?`` placeholders, encoded (the statements are a few constants: kept)."""
+    pieces = _PIECES.get(sql)
+    if pieces is None:
+        pieces = [piece.encode() for piece in sql.split("?")]
+        if len(_PIECES) < 4096:
+            _PIECES[sql] = pieces
+    return pieces
+
+
 class _Tx:
     """One transaction on one connection. A write opens lazily: its first statement (or batch) carries BEGIN
     and the writers' lock in the same round trip, and ``batch(commit=True)`` carries COMMIT in its own."""
@@ -49,6 +79,7 @@ class _Tx:
         self.write = write
         self.begun = not write  # a read runs in autocommit: nothing to open or to commit
         self.finished = False
+        self.prepared: _Prepared | None = None  # the connection's prepared statements (given by the backend)
 
     def _check(self, statements) -> None:
         if self.finished:
@@ -65,32 +96,87 @@ class _Tx:
         return self.cur.fetchall() if self.cur.description else []
 
     def batch(self, statements: Sequence[tuple[str, Sequence[Any]]], *, commit: bool = False) -> list[list[tuple]]:
-        self._check(statements)
+        """The statements as one query string, one round trip: one execute and one result per statement, where
+        psycopg's pipeline costs a cursor, a send and a fetch for each, in Python, with the writers' lock held
+        (a group of claims sends about five statements a claim). The values are quoted by psycopg's own
+        adapters (``as_literal``: what its ``ClientCursor`` does, the connection's encoding and string rules).
+        Each statement is prepared on the connection the first time (``PREPARE``, in the same string) and
+        sent as ``EXECUTE name(values)`` after: PostgreSQL parses and plans it once per connection."""
+        if self.finished:
+            raise BackendError("a statement after the transaction's last batch", hint=_BUG)
         if commit and not self.write:
             raise BackendError("batch(commit=True) in a read transaction", hint=_BUG)
+        import psycopg
+        from psycopg.adapt import Transformer
+        from psycopg.pq import ExecStatus
+
         conn = self.cur.connection
-        cursors = []
+        literal = Transformer(conn).as_literal  # the connection's adapters: what ClientCursor.mogrify() calls
+        prepared = self.prepared if self.prepared is not None and self.prepared.conn is conn else None
+        names = prepared.names if prepared is not None else None
+        new: dict[tuple, bytes] = {}
+        prepares: list[bytes] = []
+        parts: list[bytes] = []
         try:
-            with conn.pipeline() as pipeline:
-                if not self.begun:
-                    self.begun = True  # BEGIN is sent: whatever fails next, the caller's rollback ends it
-                    self.cur.execute("BEGIN")
-                    self.cur.execute(f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})")
-                for sql, params in statements:
-                    cur = conn.cursor()
-                    cursors.append(cur)
-                    cur.execute(sql.replace("?", "%s"), tuple(params) if params else None)
-                if commit:
-                    for channel in sorted(self.channels):
-                        self.cur.execute(f"SELECT pg_notify('{channel}', '')")
-                    self.cur.execute("COMMIT")
-                pipeline.sync()
-                rows = [cur.fetchall() if cur.description else [] for cur in cursors]
+            for sql, params in statements:
+                if names is not None and params:
+                    key = (sql, tuple(map(type, params)))
+                    name = names.get(key) or new.get(key)
+                    if name is None and prepared.count + len(new) < MAX_PREPARED:
+                        name = self._prepare(sql, key, new, prepares, prepared.count)
+                    if name:
+                        parts.append(b"EXECUTE %s(%s)" % (name, b", ".join(map(literal, params))))
+                        continue
+                pieces = _pieces(sql)
+                if len(pieces) != len(params) + 1:
+                    raise BackendError(f"{len(params)} parameters for {len(pieces) - 1} placeholders", hint=_BUG)
+                out = [pieces[0]]
+                for value, piece in zip(params, pieces[1:]):
+                    out += (literal(value), piece)
+                parts.append(b"".join(out))
+        except psycopg.DataError:  # a NUL in a text: the same InvalidInput as on SQLite, before anything is sent
+            for _, params in statements:
+                refuse_nul(params)
+            raise
+        head = list(prepares)
+        if not self.begun:
+            self.begun = True  # BEGIN is sent: whatever fails next, the caller's rollback ends it
+            head.append(_BEGIN_LOCKED.encode())
+        skip = len(prepares) + (0 if len(head) == len(prepares) else 2)  # their results come first (BEGIN, the lock)
+        if prepared is not None:
+            prepared.count += len(new)  # the names are taken, whatever happens next
+        if commit:
+            parts.append(_commit_sql(self.channels).encode())
+        cur = psycopg.ClientCursor(conn)
+        try:
+            cur.execute(b"; ".join(head + parts))
+            for _ in range(skip):
+                cur.nextset()
+            rows = []
+            for _ in statements:
+                rows.append(cur.fetchall() if cur.pgresult.status == ExecStatus.TUPLES_OK else [])
+                cur.nextset()
         finally:
-            for cur in cursors:
-                cur.close()
+            cur.close()
+        if new:  # prepared: known from now on (on a failure above they are forgotten, their names never reused)
+            prepared.names.update(new)
         self.finished = commit
         return rows
+
+    @staticmethod
+    def _prepare(sql: str, key: tuple, new: dict, prepares: list, count: int) -> bytes:
+        """The name of ``sql`` prepared for the parameter types of ``key`` (its PREPARE added to ``prepares``),
+        or b"" when a value's type has no PostgreSQL type here (then it is sent with its values inline)."""
+        types = [_PG_TYPES.get(kind) for kind in key[1]]
+        if None in types:
+            return b""
+        pieces = sql.split("?")
+        if len(pieces) != len(types) + 1:
+            raise BackendError(f"{len(types)} parameters for {len(pieces) - 1} placeholders", hint=_BUG)
+        name = new[key] = f"brain_{count + len(new)}".encode()
+        numbered = "".join(f"{piece}${k}" for k, piece in enumerate(pieces[:-1], 1)) + pieces[-1]
+        prepares.append(b"PREPARE %s (%s) AS %s" % (name, ", ".join(types).encode(), numbered.encode()))
+        return name
 
     def rowcount(self) -> int:
         return self.cur.rowcount
@@ -126,7 +212,8 @@ class PostgresBackend:
             conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
             # the durability trade of SQLite's WAL + synchronous=NORMAL: a crash of the whole server may lose
             # the last few milliseconds of coordination writes, never corrupt them; an app crash loses nothing
-            conn.execute("SET synchronous_commit = off")
+            # UTF-8 both ways: the batches encode their SQL once (``_pieces``), the values in the same encoding
+            conn.execute("SET synchronous_commit = off; SET client_encoding = 'UTF8'")
         except psycopg.Error as exc:
             raise BackendError(f"cannot reach PostgreSQL at {_redact(self.url)}: {type(exc).__name__}",
                                hint="check the backend URL in brain.local.yml or BRAIN_BACKEND") from None
@@ -141,6 +228,12 @@ class PostgresBackend:
             setattr(self._local, name, conn)
         return conn
 
+    def _prepared(self, conn) -> _Prepared:
+        prepared = getattr(self._local, "prepared", None)
+        if prepared is None or prepared.conn is not conn:  # a new connection prepares anew
+            prepared = self._local.prepared = _Prepared(conn)
+        return prepared
+
     @contextmanager
     def _raw(self, write: bool) -> Iterator[_Tx]:
         import psycopg
@@ -151,7 +244,9 @@ class PostgresBackend:
             # "transaction" is the same statements in autocommit: two round trips fewer per wait turn
             try:
                 with conn.cursor() as cur:
-                    yield _Tx(cur, write=False)
+                    tx = _Tx(cur, write=False)
+                    tx.prepared = self._prepared(conn)
+                    yield tx
             except psycopg.OperationalError as exc:
                 self._local.conn = None
                 raise BackendError(f"PostgreSQL error: {type(exc).__name__}: {exc}".splitlines()[0]) from None
@@ -167,6 +262,7 @@ class PostgresBackend:
             with conn.cursor() as cur:
                 try:
                     tx = _Tx(cur, write=True)
+                    tx.prepared = self._prepared(conn)
                     yield tx
                     if tx.begun and not tx.finished:
                         cur.execute(_commit_sql(tx.channels))

@@ -36,12 +36,18 @@ class SessionInfo(_Dict):
     worktree: str | None = None   # the working tree's short name (brain.checkout.Checkout.name)
     branch: str | None = None     # its branch when the session started
 
+    def to_dict(self) -> dict:  # every field a scalar: asdict's recursion and deep copy are for nothing
+        return dict(self.__dict__)
+
 
 @dataclass
 class Overlap(_Dict):
     session: str
     item: str
     claim: int
+
+    def to_dict(self) -> dict:  # asdict's deep copy costs a claim's audit row and answer more than the rest
+        return {"session": self.session, "item": self.item, "claim": self.claim}
 
 
 @dataclass

@@ -141,8 +141,8 @@ def _serve_socket(brain, sock: socket.socket, host: str, path: str) -> None:
     app = team_app(brain, path=path, host=host, port=sock.getsockname()[1])
     _quiet_collector()
     debug = logging.getLogger("brain").isEnabledFor(logging.DEBUG)
-    # h11 with request deadlines and a bound per client address (brain.team.connections), whatever
-    # else is installed: uvicorn's "auto" would pick httptools when present, which has neither
+    # request deadlines, a bound per client address and on a request's head (brain.team.connections), on
+    # httptools when the speed extra installed it, else h11: uvicorn's own protocols have none of them
     limits = limits_from_settings(brain.settings)
     config = uvicorn.Config(app, log_config=_uvicorn_logging(debug), log_level="debug" if debug else "warning",
                             lifespan="on", http=guarded_protocol(limits), backlog=limits.backlog,
