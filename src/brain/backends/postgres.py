@@ -188,8 +188,10 @@ class _Tx:
 
 
 def _commit_sql(channels: set[str], commit: bool = True) -> str:
-    """The notifications and COMMIT as one round trip (no parameters: the simple query protocol)."""
-    return "".join(f"SELECT pg_notify('{c}', ''); " for c in sorted(channels)) + ("COMMIT" if commit else "")
+    """The notifications and COMMIT as one round trip (no parameters: the simple query protocol). The payload
+    is the sender's schema: channels are per database, and brains in other schemas of it ignore the wake-up."""
+    return ("".join(f"SELECT pg_notify('{c}', current_schema()); " for c in sorted(channels))
+            + ("COMMIT" if commit else ""))
 
 
 class PostgresBackend:
@@ -304,15 +306,20 @@ class PostgresBackend:
         if timeout <= 0:
             return
         conn = self._conn("listen")
-        listening: set[str] = getattr(self._local, "listening", set())
-        for channel in channels:
-            if channel not in listening:
-                conn.execute(f'LISTEN "{channel}"')
-                listening.add(channel)
-        self._local.listening = listening
         try:
-            for _ in conn.notifies(timeout=min(timeout, POLL_SECONDS), stop_after=1):
-                break
+            listening: set[str] = getattr(self._local, "listening", set())
+            if not listening:
+                self._local.schema = conn.execute("SELECT current_schema()").fetchone()[0]
+            for channel in channels:
+                if channel not in listening:
+                    conn.execute(f'LISTEN "{channel}"')
+                    listening.add(channel)
+            self._local.listening = listening
+            schema = self._local.schema
+            # the timeout bounds the whole wait; another schema's wake-ups (same channel, other brain) are skipped
+            for note in conn.notifies(timeout=min(timeout, POLL_SECONDS)):
+                if note.payload == schema:
+                    break
         except Exception:  # a wake-up is only a hint: on any trouble the caller polls
             self._local.listen = None
             self._local.listening = set()
