@@ -6,13 +6,14 @@ of every candidate file, `brain.search.ranking.gather`), and that run's fold of 
 `brain.search.ranking.combine(evidence, weights)`, pure and cheap.
 
 The method: coordinate ascent over a log-spaced grid per weight (x0, x1/4, x1/2, x1/sqrt2, x1, xsqrt2, x2,
-x4 of its current value), a few passes in a fixed order, keeping a move only when it raises the objective
+x4 of its current value; a share at 0 tries 0.05, 0.1, 0.15 and 0.3), a few passes in a fixed order, keeping a move only when it raises the objective
 by at least one task's worth (`--min-gain`) on the training tasks; the objective is the macro (mean over
 languages) all@5, with the macro MRR as tie-break. Why this and not a pairwise-logistic fit: the ranking is
 not a linear model (shares lent to neighbours, demotion factors, thresholds), the metric is a top-5
 cut-off, and a grid search optimises that very metric through the product's own combine, needs no
 gradient or smoothing, is deterministic, and never moves a weight on a fraction of a task. Each move is
-evaluated only on the tasks whose evidence holds that weight's feature (the others cannot change), which
+evaluated only on the tasks whose evidence holds that weight's feature or the links its share lends along
+(the others cannot change), which
 keeps a full fit within minutes.
 
 Cross-validation: for each fold, fit on the other folds' repositories (starting from the hand-set
@@ -87,8 +88,16 @@ TOP = 5
 
 
 FITTED_SECTIONS = ("features", "shares", "factors")  # params are thresholds of the gathering: fixed here
+# each share and the links it lends along (a None `near`/`entries` is a hub: still the share's task); every
+# share of the file needs its links here, or the fit never tries it (cochange, the served and the folder and
+# type shares were missing until the 2026-12-07 refit: their weights could not move)
 _LINK_SHARES = {"import": ("near",), "twin": ("twins", "declarations"), "override": ("overrides",),
-                "sibling": ("siblings",), "entry_share": ("entries",)}
+                "sibling": ("siblings",), "entry_share": ("entries",), "cochange": ("cochange",),
+                "forward": ("forward",), "package_build": ("package_build",), "folder": ("folder",),
+                "namesake": ("namesakes",), "kin": ("kin",), "family": ("family",)}
+_NONE_IS_HUB = ("near", "entries")  # None: too many to read, the share still applies (the file is a hub)
+# a weight at 0 has no multiplicative grid: a share fitted from 0 tries these absolute values instead
+ZERO_SHARE_GRID = (0.05, 0.1, 0.15, 0.3)
 
 
 def set_values(text: str, values: dict, *, functions: bool) -> str:
@@ -127,11 +136,17 @@ class Ranker:
         for found in evidence.files.values():
             used.update(f for f, _, _ in found.reasons)
             used.update(found.flags)
+            if found.parts:
+                used.add("copy")
             links = found.links
             if links is not None:
                 for share, kinds in _LINK_SHARES.items():
-                    if any(getattr(links, k) is None or getattr(links, k) for k in kinds):
+                    if any((getattr(links, k) is None and k in _NONE_IS_HUB) or getattr(links, k) for k in kinds):
                         used.add(share)
+                if links.build:
+                    used.add("build")
+                if links.users:  # None: written in too many files, lends nothing
+                    used.add("users")
         return used
 
     def weights(self, values: dict):
@@ -204,6 +219,8 @@ def fit(ranker: Ranker, tasks: list[Task], start: dict, names: list[str], passes
                 continue
             base = start[name]
             values = sorted({round(base * g, 6) for g in GRID} | {weights[name]})
+            if base == 0 and name in ranker.shipped.shares:
+                values = sorted(set(values) | set(ZERO_SHARE_GRID))
             if name in ranker.shipped.factors:
                 values = [v for v in values if v <= 1.0]  # a demotion never becomes a promotion
             chosen, chosen_score, chosen_metrics = weights[name], best, None

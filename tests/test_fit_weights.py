@@ -167,3 +167,39 @@ def test_blame_falls_back_to_reverting_moves_in_turn_when_no_single_revert_fixes
     # stops as soon as the test passes (bm25, path) and never blames `symbol`
     moves = {"bm25": [hand["bm25"], 2.0], "path": [hand["path"], hand["path"] * 2], "symbol": [hand["symbol"], 3.0]}
     assert fw.blame(moves, failed, gate) == {"bm25": failed, "path": failed}
+
+
+def test_every_share_of_the_file_is_fitted_on_the_tasks_whose_links_it_lends_along():
+    """A share whose links the fitter does not look for never moves (co-change could not be fitted)."""
+    from brain.search.ranking import Evidence
+
+    ranker = fw.Ranker()
+    links = {"cochange": [["src/b.go", 0.5, "changed with"]], "forward": ["src/fwd.h"], "build": "build.rs",
+             "package_build": ["setup.py"], "folder": ["src/c.go"], "namesakes": ["other/a.go"],
+             "kin": ["src/Base.java"], "family": ["src/AFoo.java"], "users": ["src/u.java"]}
+    ev = Evidence.from_json({"schema": 1, "files": {
+        "src/a.go": {"features": {"bm25": 1.0}, "reasons": [["bm25", 1.0, "body"]], "links": links},
+        "single.h": {"features": {}, "reasons": [], "parts": ["src/a.go"]}}})
+    used = ranker.features(ev)
+    lent = {"cochange", "forward", "build", "package_build", "folder", "namesake", "kin", "family", "users", "copy"}
+    assert lent <= used
+    assert lent | {"bm25", "import", "twin", "override", "sibling", "entry_share"} >= set(ranker.shipped.shares) | {"bm25"}
+    # a crate without a build script and a type written everywhere (None) lend nothing: not their tasks
+    quiet = Evidence.from_json({"schema": 1, "files": {
+        "src/a.go": {"features": {"bm25": 1.0}, "reasons": [["bm25", 1.0, "body"]], "links": {"users": None}}}})
+    assert not {"build", "users", "cochange"} & ranker.features(quiet)
+
+
+def test_a_share_at_zero_is_tried_at_small_absolute_values():
+    ranker = fw.Ranker()
+    tasks = []
+    for i in range(4):
+        row = {"id": f"t{i}", "repo": f"o/r{i}", "lang": "Go", "gold": ["src/b.go"], "bm25": [None]}
+        ev = fw.Ranker().evidence({"schema": 1, "files": {
+            "src/a.go": {"features": {"bm25": 1.0}, "reasons": [["bm25", 1.0, "body"]], "links": {"folder": ["src/b.go"]}},
+            "src/b.go": {"features": {"bm25": 0.01}, "reasons": [["bm25", 0.01, "body"]]},
+            **{f"src/n{j}.go": {"features": {"bm25": 0.1}, "reasons": [["bm25", 0.1, "body"]]} for j in range(6)}}})
+        tasks.append(fw.Task(row, ev, ranker.features(ev)))
+    assert ranker.current["folder"] == 0.0
+    fitted = fw.fit(ranker, tasks, ranker.current, ["folder"], passes=1, min_gain_tasks=1.0)
+    assert fitted["folder"] in fw.ZERO_SHARE_GRID
