@@ -399,3 +399,25 @@ def test_init_says_to_commit_the_brain_and_warns_of_a_second_memory_in_a_worktre
     side = json.loads(brain_cli(tmp_path / "side", "init", "--json").stdout)
     assert side["main_worktree_brain"] == str((repo / ".brain").resolve())
     assert side["brain"] == str((tmp_path / "side" / ".brain").resolve())
+
+
+def test_the_session_start_hook_tells_an_agent_in_such_a_worktree_what_it_is_missing(tmp_path, repo):
+    git(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    brainlib.init(repo)
+    side = tmp_path / "side"
+    for client in ("claude-code", "codex"):
+        payload = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup",
+                              "cwd": str(side)})
+        out = subprocess.run([sys.executable, "-m", "brain", "hook", client, "session-start"], cwd=side,
+                             input=payload, capture_output=True, text=True, env=os.environ, timeout=60)
+        assert out.returncode == 0
+        answer = json.loads(out.stdout)["hookSpecificOutput"]
+        assert answer["hookEventName"] == "SessionStart"
+        assert str((repo / ".brain").resolve()) in answer["additionalContext"]
+    assert not (side / ".brain").exists()  # told, nothing written
+    # a folder with no brain anywhere stays silent on stdout (a global plugin runs in every project)
+    (tmp_path / "plain").mkdir()
+    out = subprocess.run([sys.executable, "-m", "brain", "hook", "claude-code", "session-start"],
+                         cwd=tmp_path / "plain", input=json.dumps({"session_id": "s2", "cwd": str(tmp_path / "plain")}),
+                         capture_output=True, text=True, env=os.environ, timeout=60)
+    assert out.returncode == 0 and out.stdout == ""

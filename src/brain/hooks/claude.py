@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from ..coord.clients import client_pid, joins_client
-from ..errors import InvalidInput
+from ..errors import InvalidInput, NotInitialized
 from .claude_install import HOOK_EVENTS, hook_command, install, uninstall
 from .jsonedit import read_json_object
 
@@ -175,7 +175,15 @@ def handle(event: str, payload: dict, env: dict[str, str], client: str = "claude
     from ..workspace import open_brain
 
     where = env.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or os.getcwd()
-    brain = open_brain(where, env=env)
+    try:
+        brain = open_brain(where, env=env)
+    except NotInitialized as error:
+        if event != "session-start" or error.main_brain is None:
+            raise
+        # a linked worktree whose branch lacks the repository's memory: the agent is told (its context), since
+        # it works in a project that uses brain and would otherwise start without knowing what it is missing
+        context = f"brain: {error.message}. What to do: {error.hint}."
+        return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}), 0
     sid = str(payload.get("session_id") or "unknown")
     from ..memory.files import file_lock
 
