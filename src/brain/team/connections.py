@@ -148,6 +148,24 @@ class _Guards:
     _stall = None  # the TimerHandle of a write the client stopped reading
     limits: ConnectionLimits
 
+    # the uvicorn protocol's own callbacks, wrapped alike for both parsers (this mixin comes first in the MRO)
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if self._admit(transport):
+            self._watch()
+
+    def connection_lost(self, exc) -> None:
+        self._release()
+        super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self._watch_writes()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._unstall()
+
     def _admit(self, transport) -> bool:
         limits = self.limits
         address = client_key(self.client[0]) if self.client else "unknown"
@@ -231,15 +249,6 @@ def _guarded_h11(limits: ConnectionLimits):
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class GuardedH11Protocol(_Guards, H11Protocol):
-        def connection_made(self, transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            if self._admit(transport):
-                self._watch()
-
-        def connection_lost(self, exc) -> None:
-            self._release()
-            super().connection_lost(exc)
-
         def data_received(self, data: bytes) -> None:
             self._partial = True
             super().data_received(data)
@@ -251,14 +260,6 @@ def _guarded_h11(limits: ConnectionLimits):
         def on_response_complete(self) -> None:
             super().on_response_complete()
             self._watch()
-
-        def pause_writing(self) -> None:
-            super().pause_writing()
-            self._watch_writes()
-
-        def resume_writing(self) -> None:
-            super().resume_writing()
-            self._unstall()
 
         def _phase_now(self) -> str | None:
             state = self.conn.their_state
@@ -288,15 +289,6 @@ def _guarded_httptools(limits: ConnectionLimits):
         _stage = "head"  # the latest message the parser is in: "head", "body" or "done" (its end parsed)
         _head_bytes = 0  # bytes received since the last message ended, while its successor's head is unfinished
         _head_size = 0  # the line and headers of the message being parsed
-
-        def connection_made(self, transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            if self._admit(transport):
-                self._watch()
-
-        def connection_lost(self, exc) -> None:
-            self._release()
-            super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
             self._partial = True
@@ -348,14 +340,6 @@ def _guarded_httptools(limits: ConnectionLimits):
             if self._stage == "done" and not self.pipeline:
                 self._stage = "head"  # waiting for the next request
             self._watch()
-
-        def pause_writing(self) -> None:
-            super().pause_writing()
-            self._watch_writes()
-
-        def resume_writing(self) -> None:
-            super().resume_writing()
-            self._unstall()
 
         def _phase_now(self) -> str | None:
             answering = self.cycle is not None and not self.cycle.response_complete
