@@ -150,8 +150,7 @@ def _decisions_check(brain) -> dict:
         return _check("decisions", True, "every decision record has a number of its own")
     shown = "; ".join(f"{n:04d}: {', '.join(paths)}" for n, paths in sorted(dups.items()))
     found = _check("decisions", False, f"{len(dups)} decision number(s) held by several records: {shown}",
-                   "renumber all but one record of each number (rename the file and its title line), then "
-                   "`brain decisions --reindex`", level="warning")
+                   "`brain decisions --renumber` (`--dry-run` first shows which records move)", level="warning")
     return found | {"duplicates": {str(n): paths for n, paths in sorted(dups.items())}}
 
 
