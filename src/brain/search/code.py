@@ -462,7 +462,7 @@ def extract(text: str, lang: str, module: str = "", is_package: bool = False, *,
 CODE_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_./-:'"
 CODE_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS code_files(id INTEGER PRIMARY KEY, path TEXT UNIQUE, mtime_ns INTEGER, size INTEGER,
-    module TEXT, lang TEXT, is_test INTEGER, doc TEXT, generated INTEGER NOT NULL DEFAULT 0);
+    module TEXT, lang TEXT, is_test INTEGER, doc TEXT, generated INTEGER NOT NULL DEFAULT 0, crc INTEGER);
 CREATE INDEX IF NOT EXISTS code_files_module ON code_files(module);
 CREATE TABLE IF NOT EXISTS code_symbols(path TEXT, name TEXT, lname TEXT, kind TEXT, qual TEXT, line INTEGER);
 CREATE INDEX IF NOT EXISTS code_symbols_lname ON code_symbols(lname);
