@@ -56,6 +56,7 @@ def run_checks(brain) -> list[dict]:
         checks.append(_check("runtime", False, str(exc), "make .brain/runtime/ writable"))
     checks.append(_private_modes_check(brain))
     checks.append(_decisions_check(brain))
+    checks.append(_merge_marks_check(brain))
     checks.append(_profiles_check(brain))
     checks.append(_legacy_handoffs_check(brain))
     checks.append(_backend_check(brain))
@@ -136,6 +137,41 @@ def _client_command_checks(brain) -> list[dict]:
             checks.append(_check(f"client:{command.client}", True, f"{command.argv[0]} starts ({detail}); used by "
                                  f"{where}"))
     return checks
+
+
+MERGE_SCAN_FILES = 5000  # memory files read for conflict markers (a doctor run stays bounded)
+
+
+def _merge_marks_check(brain) -> dict:
+    """Memory files committed with git's conflict markers (two worktrees or clones wrote them): named with
+    their lines, and what resolves each (regenerated files: the command; the others: a person's choice)."""
+    from .memory.files import read_regular_file
+    from .memory.merge_marks import conflict_regions, describe_regions
+
+    found: list[str] = []
+    scanned = 0
+    for path in sorted(brain.dir.rglob("*.md")):
+        rel = path.relative_to(brain.dir).as_posix()
+        if rel.startswith("runtime/") or path.is_symlink():
+            continue
+        scanned += 1
+        if scanned > MERGE_SCAN_FILES:
+            break
+        try:
+            data = read_regular_file(path)
+        except OSError:
+            continue
+        if data is None or b"<<<<<<<" not in data:
+            continue
+        regions = conflict_regions(data.decode("utf-8", errors="replace"))
+        if regions:
+            found.append(f"{rel} (lines {describe_regions(regions)})")
+    if not found:
+        return _check("merge", True, "no memory file holds an unresolved git merge")
+    return _check("merge", False, f"{len(found)} memory file(s) hold an unresolved git merge: {'; '.join(found)}",
+                  "regenerate what is generated (`brain map` for modules/, `brain decisions --reindex` for "
+                  "decisions.md); for the others keep what is true, drop the markers and write the file back "
+                  "(`brain write now`, `brain write note NAME`)", level="warning") | {"files": found}
 
 
 def _decisions_check(brain) -> dict:
