@@ -111,7 +111,7 @@ def test_without_git_the_order_is_the_paths_and_citations_are_listed(tmp_path):
     assert result["moves"] == [{"number": 1, "to": 3, "path": ".brain/decisions/0001-beta.md",
                                 "new_path": ".brain/decisions/0003-beta.md"}]
     assert result["mentions"] == {1: [".brain/decisions/0002-gamma.md"]}  # may mean either record: reported
-    assert (folder / "0003-beta.md").read_text().startswith("# 0003. Beta\n")
+    assert (folder / "0003-beta.md").read_text().startswith("# 3. Beta\n")  # the title's own style kept
     assert not (folder / "0001-beta.md").exists()
 
 

@@ -83,7 +83,7 @@ def _move(brain, move: dict, role: str | None) -> None:
         if line.startswith("# "):
             m = _TITLE_NUMBER.match(line)
             if m:
-                width = max(4, len(m.group(2)))
+                width = len(m.group(2)) if m.group(2).startswith("0") else 0  # "0007" stays padded, "7" plain
                 lines[i] = m.group(1) + f"{move['to']:0{width}d}" + line[m.end():]
                 _write_repo_file(brain, new, "\n".join(lines), role)
             break
