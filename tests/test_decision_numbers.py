@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -42,10 +43,10 @@ def test_a_pull_keeps_the_teammates_number_and_moves_ours(tmp_path):
     assert cli(bob, "decision", "new", "Use spaces", "--status", "accepted").returncode == 0
     git(bob, "add", "-A")
     git(bob, "commit", "-q", "-m", "bob")
+    identity = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+                "GIT_COMMITTER_EMAIL": "t@example.invalid"}
     merged = subprocess.run(["git", "pull", "-q", "--no-rebase", "origin", "main"], cwd=bob, capture_output=True,
-                            text=True, env={**__import__("os").environ, "GIT_AUTHOR_NAME": "t",
-                                            "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-                                            "GIT_COMMITTER_EMAIL": "t@example.invalid"})
+                            text=True, env={**os.environ, **identity})
     assert merged.returncode != 0  # decisions.md conflicts: both sides added line 0001
     git(bob, "branch", "-q", "--set-upstream-to=origin/main")
 
