@@ -96,7 +96,7 @@ def run_tree(job: tuple) -> list[dict]:
         seconds = time.perf_counter() - started
         bm25 = bm25_files(view, task["problem_statement"], 20)
         plain = shipped_weights().replace(NO_HISTORY)
-        no_history = [h.path for h in locate(view, task["problem_statement"], limit=20, weights=plain).files]
+        no_history = [h.path for h in locate(view, task["problem_statement"], limit=20, weights=plain).files]  # first 20
         rows.append({
             "id": task["instance_id"], "lang": task["language"], "repo": repo, "gold": gold,
             "brain": gold_ranks(gold, result["files"]), "brain_ctx": all(g in result["text"] for g in gold),
