@@ -16,7 +16,7 @@ files excluded).
 `--archive` measures the older way: the tree alone (`git archive COMMIT | tar -x`, under
 .../<owner>+<name>@<commit>), no history, so no history evidence; the files indexed are the same
 (only export-ignored `.gitignore`/`.gitattributes` files differ), and its figures equal the "no
-history" row of the default run (decision 0058).
+history" row of the default run (decision 0059).
 
     BRAIN_BENCH_MIRRORS=/path/to/mirrors .venv/bin/python bench/bench_multilang.py
     .venv/bin/python bench/bench_multilang.py --mirrors DIR --lang Go --limit 5 --jobs 2 --misses
@@ -164,7 +164,7 @@ def main(argv=None) -> int:
     trees.add_argument("--history", action="store_true", help="trees as git checkouts at the base commit (`git clone "
                        "--shared` of the mirror), so brain has the project's history up to it (the default)")
     trees.add_argument("--archive", action="store_true", help="trees extracted with `git archive`: no history, so "
-                       "no history evidence (the benchmark of record before decision 0058)")
+                       "no history evidence (the benchmark of record before decision 0059)")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold files are not all in the top 5")
     ap.add_argument("--out", default=str(HERE / "results" / "multilang.json"))
     ap.add_argument("--evidence", default=str(EVIDENCE / "multilang.jsonl"),
