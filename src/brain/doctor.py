@@ -149,23 +149,23 @@ def _merge_marks_check(brain) -> dict:
     from .memory.merge_marks import conflict_regions, describe_regions
 
     found: list[str] = []
-    scanned = 0
-    for path in sorted(brain.dir.rglob("*.md")):
-        rel = path.relative_to(brain.dir).as_posix()
-        if rel.startswith("runtime/") or path.is_symlink():
-            continue
-        scanned += 1
-        if scanned > MERGE_SCAN_FILES:
+    paths: list[Path] = []
+    for folder, dirs, files in walk_tree(brain.dir):  # no recursion, only so deep (a cloned tree may be 1,200 deep)
+        if Path(folder) == brain.dir:
+            dirs[:] = [d for d in dirs if d != "runtime"]
+        paths += [Path(folder) / name for name in files if name.endswith(".md")]
+        if len(paths) >= MERGE_SCAN_FILES:
             break
+    for path in sorted(paths)[:MERGE_SCAN_FILES]:
         try:
-            data = read_regular_file(path)
+            data = read_regular_file(path)  # a link is not read
         except OSError:
             continue
         if data is None or b"<<<<<<<" not in data:
             continue
         regions = conflict_regions(data.decode("utf-8", errors="replace"))
         if regions:
-            found.append(f"{rel} (lines {describe_regions(regions)})")
+            found.append(f"{path.relative_to(brain.dir).as_posix()} (lines {describe_regions(regions)})")
     if not found:
         return _check("merge", True, "no memory file holds an unresolved git merge")
     return _check("merge", False, f"{len(found)} memory file(s) hold an unresolved git merge: {'; '.join(found)}",
