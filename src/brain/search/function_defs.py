@@ -16,11 +16,11 @@ language-neutral ``name(`` scan. Pure: text in, definitions out.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Iterable
 
 from .. import pyast
 from ..records import record
+from ..lazyre import lazy
 
 __all__ = ["FunctionDef", "Call", "KINDS", "MAX_CALLS", "extract_functions", "python_functions", "from_symbols",
            "register_extractor", "has_extractor"]
@@ -200,7 +200,7 @@ def python_functions(text: str, tree: ast.Module | None = None) -> list[Function
 
 # -- any extractor's symbols ---------------------------------------------------------
 
-_CALL_SITE = re.compile(r"(?:(\bthis|\bself|\bsuper\(\))\s*\.\s*|(\.)\s*)?\b([A-Za-z_$][\w$]*)\s*\(")
+_CALL_SITE = lazy(r"(?:(\bthis|\bself|\bsuper\(\))\s*\.\s*|(\.)\s*)?\b([A-Za-z_$][\w$]*)\s*\(")
 _NOT_CALLS = frozenset("if for while switch catch return function fn func def match typeof sizeof new await yield "
                        "elif and or not in class struct impl".split())
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 from collections import defaultdict
 
 from ..records import field, record
@@ -31,12 +30,13 @@ from .function_evidence import FN_STRENGTH, LATE, NAMED, FunctionEvidence, LiveG
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
 from .weights import Weights, shipped_weights
+from ..lazyre import lazy
 
 __all__ = ["FunctionHit", "FN_STRENGTH", "strength_of", "rank_functions", "gather_functions", "combine_functions",
            "locate_functions", "imported_files", "FRAME"]
 
 _PRIOR = "in a ranked file"
-FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
+FRAME = lazy(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 
 # the weights and thresholds are data: ``functions`` of ``weights.json`` (each with its why there), read as ``F``
 
