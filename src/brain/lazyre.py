@@ -9,7 +9,7 @@ reads with no indirection left.
 
 Compiling is itself the cost a task boot pays most for its patterns (about 8 ms of CPU for the 60
 it applies: ``re``'s parser and compiler are Python). ``compile`` keeps what the compiler produced
-(the pattern's program, its flags and groups) in a file of the user's brain home, one per
+(the pattern's program, its flags and groups) in a file of the user's brain home (``kept``), one per
 interpreter version, and builds a later process's pattern from it (``_sre.compile``, what
 ``re.compile`` ends with): the same program, so the same pattern (``==`` holds: it compares the
 pattern, the flags and the program). An entry is kept only when the pattern built from it equals the
@@ -25,81 +25,27 @@ __all__ = ["lazy", "LazyPattern", "compile"]
 
 _METHODS = ("search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split", "scanner")
 
-MAX_KEPT = 2000  # entries in the file (the package has a few hundred patterns)
-_KEPT: dict | None = None  # (pattern, flags) -> (flags, code, groups, groupindex, indexgroup), read once
-_NEW: dict = {}  # entries this process compiled, written at its exit
+_KEPT = None  # kept.Kept("patterns"): (pattern, flags) -> (flags, program, groups, groupindex, indexgroup)
 
 
-def _store_file():
-    import os
-    import sys
-
-    import _sre
-
-    home = os.environ.get("BRAIN_HOME") or os.path.join(os.path.expanduser("~"), ".brain")
-    tag = f"{sys.implementation.cache_tag}-{_sre.MAGIC}-{sys.hexversion:x}"
-    return os.path.join(home, "cache", f"patterns.{tag}.marshal")
-
-
-def _kept() -> dict:
+def _kept():
     global _KEPT
     if _KEPT is None:
-        _KEPT = {}
-        try:
-            import marshal
-            import sys
+        from .kept import Kept
 
-            with open(_store_file(), "rb") as f:
-                data = marshal.loads(f.read())
-            if isinstance(data, dict) and data.get("version") == sys.version:
-                entries = data.get("patterns")
-                _KEPT = entries if isinstance(entries, dict) else {}
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
+        _KEPT = Kept("patterns")
     return _KEPT
-
-
-def _save() -> None:
-    """Add this process's new entries to the file (merged with what other processes wrote meanwhile)."""
-    if not _NEW:
-        return
-    try:
-        import marshal
-        import os
-        import sys
-
-        from .memory.private import ensure_private_dir, open_private
-
-        path = _store_file()
-        ensure_private_dir(os.path.dirname(path))
-        entries = {}
-        try:
-            with open(path, "rb") as f:
-                data = marshal.loads(f.read())
-            if isinstance(data, dict) and data.get("version") == sys.version and isinstance(data.get("patterns"), dict):
-                entries = data["patterns"]
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
-        entries.update(_NEW)
-        data = marshal.dumps({"version": sys.version, "patterns": entries})
-        tmp = f"{path}.{os.getpid()}.tmp"
-        fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-        _NEW.clear()
-    except Exception:  # noqa: BLE001 - a cache: not keeping it only costs the next process the compile
-        pass
 
 
 def compile(pattern: str, flags: int = 0) -> re.Pattern:  # noqa: A001 - re.compile's stand-in
     """``re.compile(pattern, flags)``, built from the kept program when there is one. For the package's fixed
-    patterns: a pattern made from input (a task's words) would only grow the file (``MAX_KEPT`` entries)."""
+    patterns: a pattern made from input (a task's words) would only fill the file (``kept.MAX_ENTRIES``)."""
     flags = int(flags)
     if not isinstance(pattern, (str, bytes)) or flags & (re.DEBUG | getattr(re, "T", 0)):
         return re.compile(pattern, flags)
     key = (pattern, flags)
-    entry = _kept().get(key)
+    kept = _kept()
+    entry = kept.get(key)
     if entry is not None:
         try:
             import _sre
@@ -120,13 +66,8 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern:  # noqa: A001 - re.comp
         entry = (flags | parsed.state.flags, code, parsed.state.groups - 1, groupindex, tuple(indexgroup))
         import _sre
 
-        if len(_kept()) + len(_NEW) < MAX_KEPT and _sre.compile(pattern, *entry) == compiled:  # the same
-            # program: kept for the next process
-            if not _NEW:
-                import atexit
-
-                atexit.register(_save)
-            _NEW[key] = entry
+        if _sre.compile(pattern, *entry) == compiled:  # the same program: kept for the next process
+            kept.put(key, entry)
     except Exception:  # noqa: BLE001 - another interpreter's internals: nothing kept
         pass
     return compiled
