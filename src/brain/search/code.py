@@ -8,7 +8,6 @@ only when its size or modification time changed, and removed files are dropped. 
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import os
 import re
@@ -380,6 +379,8 @@ def parse_python(text: str) -> ast.Module | None:
 
 
 def _python_facts(text: str, module: str, is_package: bool, tree: ast.Module | None = None) -> FileFacts:
+    import ast  # (imported where a Python file is read: a task boot reads none)
+
     facts = FileFacts()
     if tree is None:
         tree = parse_python(text)

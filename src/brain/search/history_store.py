@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import sqlite3
 import threading
 from pathlib import Path
@@ -31,6 +30,7 @@ from pathlib import Path
 from ..records import field, record
 from .code import CODE_EXTENSIONS, CODE_TOKENIZE, is_test_path, transaction
 from .tokenize import token_text
+from ..lazyre import lazy
 
 __all__ = ["HISTORY_SCHEMA", "MAX_COMMITS", "MAX_FILES_PER_COMMIT", "MAX_MESSAGE_BYTES", "FIRST_PARENT",
            "Commit", "parse_log", "refresh_history", "clear_history", "known_head"]
@@ -42,7 +42,7 @@ MAX_SUBJECT_CHARS = 100
 FIRST_PARENT = False  # all commits reachable from HEAD: a merge workflow keeps its work on the second parents
 LOG_TIMEOUT = 300.0  # seconds for the whole `git log` read; past it the history read so far is dropped
 _CHUNK = 1 << 20
-_HEADER = re.compile(rb"\n?([0-9a-f]{40}(?:[0-9a-f]{24})?) (\d{1,12})")  # sha1 or sha256, commit time
+_HEADER = lazy(rb"\n?([0-9a-f]{40}(?:[0-9a-f]{24})?) (\d{1,12})")  # sha1 or sha256, commit time
 
 HISTORY_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS hist_commits(id INTEGER PRIMARY KEY, sha TEXT UNIQUE, time INTEGER, subject TEXT,
