@@ -30,24 +30,6 @@ def test_javascript_imports_that_end_a_multi_line_statement_and_type_imports_in_
     assert scan_definitions(text, "js").imports == ["../common/utils", "./helpers", "../fetchers/types", "./lazy"]
 
 
-def test_typescript_members_with_type_parameters_and_parameters_over_several_lines():
-    text = ("export class EntityManager {\n"
-            "    subscribe(listener: (state: S) => void): () => void {\n        return () => {}\n    }\n"
-            "    get<K extends Map<string, T>>(key: K): T {\n        return this.map.get(key)\n    }\n"
-            "    countBy<Entity extends ObjectLiteral>(\n        entityClass: EntityTarget<Entity>,\n"
-            "        where: FindOptionsWhere<Entity>,\n    ): Promise<number> {\n"
-            "        if (\n            where &&\n            this.ready\n        ) {\n"
-            "            track(\n                where,\n            )\n        }\n"
-            "        helper(\n            entityClass,\n        ).then(() => {\n        })\n"
-            "        return run(\n            entityClass,\n        )\n    }\n"
-            "    save<Entity>(\n        entity: Entity,\n    ): Promise<Entity>\n"
-            "    async *stream(\n        n: number,\n    ) {\n    }\n}\n")
-    quals = [qual for _, kind, qual, _ in scan_definitions(text, "ts").symbols if kind == "method"]
-    assert quals == ["EntityManager.subscribe", "EntityManager.get", "EntityManager.countBy", "EntityManager.stream"]
-    line = {qual: n for _, _, qual, n in scan_definitions(text, "ts").symbols}
-    assert line["EntityManager.countBy"] == 8  # where its signature starts
-
-
 def test_java_class_headers_with_the_brace_below_still_own_their_methods():
     text = ("package com.acme.core;\n\npublic abstract class JsonParser\n    implements Closeable, Versioned\n{\n"
             "    public abstract NumberType getNumberType() throws IOException;\n"

@@ -69,14 +69,6 @@ def base_types(header: str) -> list[str]:
     return [w.rsplit(".", 1)[-1] for w in words if w not in ("extends", "implements")]
 
 
-# a class member's head up to its parameters: modifiers, the name, type parameters one level deep
-# (`render() {`, `static async load(id) {`, TypeScript `private get<K extends Map<string, T>>(key: K): T {`)
-_JS_MEMBER_HEAD = (r"(?:(?:public|private|protected|readonly|override|abstract|static|async|get|set)\s+|\*\s*)*"
-                   r"(?P<name>[\w$]+)\s*(?:<(?:[^<>()]|<[^<>()]*>)*>)?\s*")
-_SIGNATURE_LINES = 30  # a member's parameters spread over more lines than this are not followed
-_SIGNATURE_END = re.compile(r"\)(?:\s*:\s*(?:[^{;=]|=>)+)?\s*\{\s*\}?\s*$")  # `): Promise<number> {`, `) {`
-
-
 @dataclass(frozen=True)
 class LanguageTable:
     """What one language's definitions look like: (pattern, kind) per line shape, and its imports.
@@ -105,9 +97,6 @@ class LanguageTable:
     keyword_blocks: bool = False  # containers open at their header and close at the `end` at their indent (Ruby)
     signature_line: object = None  # (line) -> the line a signature is read from (C# drops generics: `Run<T>(`)
     attrs: tuple[re.Pattern, ...] = ()  # property shapes that count only inside a container (C# `Type Name {`)
-    # member signatures that go on below (`count<E extends X>(` ... `): Promise<number> {`): a method once a line
-    # at the member's indent closes the parameters and opens the body (a call spread over lines never does)
-    open_members: tuple[re.Pattern, ...] = ()
 
 
 def _p(pattern: str) -> re.Pattern:
@@ -161,8 +150,8 @@ LANGUAGES: dict[str, LanguageTable] = {
         ),
         containers=(_p(r"(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)[^{]*\{\s*$"),),
         # class members: `render() {`, `static async load(id) {`, TypeScript `private get(key: string): T {`
-        members=(_p(_JS_MEMBER_HEAD + r"\((?:[^()]|\([^()]*\))*\)\s*(?::\s*(?:[^{;=]|=>)+)?\{\s*\}?\s*$"),),
-        open_members=(_p(_JS_MEMBER_HEAD + r"\((?:[^()]|\([^()]*\))*$"),),
+        members=(_p(r"(?:(?:public|private|protected|readonly|override|abstract|static|async|get|set)\s+|\*\s*)*"
+                    r"(?P<name>[\w$]+)\s*(?:<[^<>()]*>)?\s*\([^()]*\)\s*(?::\s*[^{;=]+)?\{\s*\}?\s*$"),),
         imports=(_p(r"""(?:import|export)\b[^'"]*?from\s*['"](?P<target>[^'"]+)['"]"""),
                  _p(r"""import\s*['"](?P<target>[^'"]+)['"]"""),
                  _p(r"""\}\s*from\s*['"](?P<target>[^'"]+)['"]"""),  # the end of a multi-line import
@@ -330,7 +319,6 @@ def scan_definitions(text: str, lang: str) -> _Scan:
     in_import_block = False
     pending: tuple[int, str, int] | None = None  # (indent, owner, lines left) of a container whose `{` is below
     use_lines: list[str] = []  # a Rust `use` statement read so far (it ends at `;`)
-    opened: tuple[int, str, str, int, int] | None = None  # (indent, owner, name, line, lines left) of a signature
     for number, raw in enumerate(text.split("\n"), 1):
         if len(raw) > MAX_LINE:
             continue
@@ -355,14 +343,6 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                 use_lines = []
             continue
         indent = len(raw) - len(raw.lstrip())
-        if opened is not None:
-            # a member whose parameters went on below: a method when its indent closes them and opens the body
-            if indent <= opened[0] or opened[4] <= 1:
-                if indent == opened[0] and _SIGNATURE_END.match(line):
-                    out.symbols.append((opened[2], "method", f"{opened[1]}.{opened[2]}", opened[3]))
-                opened = None
-            else:
-                opened = (*opened[:4], opened[4] - 1)
         if pending is not None:
             # a class header whose brace opens on a later line (Allman style, or `implements ...` below)
             if table.header_bases is not None:
@@ -456,13 +436,6 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                 m = pattern.match(line)
                 if m and m.group("name") not in _KEYWORDS:
                     out.symbols.append((m.group("name"), "method", f"{owner}.{m.group('name')}", number))
-                    found = True
-                    break
-        if not found and owner is not None and opened is None:
-            for pattern in table.open_members:
-                m = pattern.match(line)
-                if m and m.group("name") not in _KEYWORDS:
-                    opened = (indent, owner, m.group("name"), number, _SIGNATURE_LINES)
                     found = True
                     break
         if not found and owner is not None:
