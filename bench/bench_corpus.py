@@ -65,14 +65,23 @@ KEYS = ("brain", "bm25")
 BM25_LIMIT = 50
 
 
+# the bench modules a row depends on besides the package (its gold functions, BM25, the scoring)
+ROW_SOURCES = ("bench_corpus.py", "corpus_functions.py", "locbench.py")
+
+
 def code_fingerprint() -> str:
-    """A hash of the sources that decide the ranking and the boot: cached rows are reused only under it."""
+    """A hash of every source a cached row depends on: rows are reused only under it.
+
+    The whole package, not chosen folders: the extractors the index is built with (``pyast.py``,
+    ``lazyre.py``) live outside ``search/``, and a row kept across a change of theirs measured old code.
+    """
     h = hashlib.sha256()
     src = ROOT / "src" / "brain"
-    for folder in ("search", "boot", "cards", "languages"):
-        for path in sorted((src / folder).rglob("*")):
-            if path.suffix in (".py", ".json") and "__pycache__" not in path.parts:
-                h.update(path.relative_to(src).as_posix().encode() + b"\0" + path.read_bytes())
+    paths = [(p.relative_to(src).as_posix(), p) for p in sorted(src.rglob("*"))
+             if p.suffix in (".py", ".json") and "__pycache__" not in p.parts]
+    paths += [(f"bench/{name}", HERE / name) for name in ROW_SOURCES]
+    for name, path in paths:
+        h.update(name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()[:16]
 
 

@@ -2,17 +2,26 @@
 
 For each task of ../shared/bench/multilang-dev.jsonl (real bug reports in C, C++, Go, Java,
 JavaScript and Rust, with the commit the fix was made on and every source file it changed):
-the repository's tree at that commit is extracted once from a local bare mirror
-(`git archive COMMIT | tar -x`, cached under bench/.cache/multilang/<owner>+<name>@<commit>),
-`brain init` + `brain map` + the index are built once per tree, and the report is booted
-under an 8,000-token budget. Scores per language and their macro average (each language
-weighs the same): all@1/5/10 (every gold file among the first k ranked files), any@1/5 (at
-least one), in context (every gold file named in the boot text); beside an identifier-aware
-BM25 over the same source files (test files excluded) in the same run.
+the repository at that commit is checked out once from a local bare mirror (`git clone --shared`,
+detached at the base commit, cached under bench/.cache/multilang/<owner>+<name>@<commit>+history),
+so brain has the project's real history up to that commit and never after, as a user's repository
+has; `brain init` + `brain map` + the index (code and history) are built once per tree, and the
+report is booted under an 8,000-token budget. Scores per language and their macro average (each
+language weighs the same): all@1/5/10 (every gold file among the first k ranked files), any@1/5
+(at least one), in context (every gold file named in the boot text); beside the same ranking
+without the history evidence (the `history` and `cochange` weights at 0, same index, same run:
+what the project's history adds) and an identifier-aware BM25 over the same source files (test
+files excluded).
+
+`--archive` measures the older way: the tree alone (`git archive COMMIT | tar -x`, under
+.../<owner>+<name>@<commit>), no history, so no history evidence; the files indexed are the same
+(only export-ignored `.gitignore`/`.gitattributes` files differ), and its figures equal the "no
+history" row of the default run (decision 0059).
 
     BRAIN_BENCH_MIRRORS=/path/to/mirrors .venv/bin/python bench/bench_multilang.py
     .venv/bin/python bench/bench_multilang.py --mirrors DIR --lang Go --limit 5 --jobs 2 --misses
     .venv/bin/python bench/bench_multilang.py --mirrors DIR --cli     # boots through `brain boot --task-file ... --json`
+    .venv/bin/python bench/bench_multilang.py --mirrors DIR --archive # git archive trees: no history
 
 Each task's evidence (`brain.search.ranking.gather`, unit weights) goes to
 bench/.cache/evidence/multilang.jsonl (`--evidence`): fit_weights.py's development-set guard re-ranks the
@@ -50,11 +59,12 @@ def git_dir(mirrors: Path, repo: str) -> Path:
     return locbench.git_dir(mirrors, repo, "bench_multilang")
 
 
-HISTORY = False  # --history: trees are git checkouts at the base commit (brain reads their past commits)
+HISTORY = True  # trees are git checkouts at the base commit (brain reads their past commits); --archive: False
+NO_HISTORY = {"history": 0.0, "cochange": 0.0}  # the "no history" ranking: the history features off
 
 
 def tree_for(mirrors: Path, repo: str, commit: str) -> Path:
-    """The source tree of ``repo`` at ``commit``, extracted (or, with --history, checked out) once and cached."""
+    """The source tree of ``repo`` at ``commit``, checked out (or, with --archive, extracted) once and cached."""
     return locbench.tree_at(git_dir(mirrors, repo), commit, TREES / f"{repo.replace('/', '+')}@{commit}", HISTORY,
                             "bench_multilang")
 
@@ -68,6 +78,8 @@ def run_tree(job: tuple) -> list[dict]:
     """Prepare one tree and run its tasks (one process per tree when --jobs > 1)."""
     mirrors, repo, commit, tasks, cli, reindex, dump = job
     import brain as brainlib
+    from brain.search.locate import locate
+    from brain.search.weights import shipped_weights
 
     folder = tree_for(mirrors, repo, commit)
     if reindex:
@@ -83,13 +95,15 @@ def run_tree(job: tuple) -> list[dict]:
         result = boot(folder, task["problem_statement"], cli, tmp)
         seconds = time.perf_counter() - started
         bm25 = bm25_files(view, task["problem_statement"], 20)
+        plain = shipped_weights().replace(NO_HISTORY)
+        no_history = [h.path for h in locate(view, task["problem_statement"], limit=20, weights=plain).files]  # first 20
         rows.append({
             "id": task["instance_id"], "lang": task["language"], "repo": repo, "gold": gold,
             "brain": gold_ranks(gold, result["files"]), "brain_ctx": all(g in result["text"] for g in gold),
-            "bm25": gold_ranks(gold, bm25),
+            "bm25": gold_ranks(gold, bm25), "nohist": gold_ranks(gold, no_history),
             "indexed": [g in view.files and not view.is_test(g) for g in gold],
             "tokens": result["tokens"], "seconds": round(seconds, 4), "prepare_seconds": round(prep, 2),
-            "top": result["files"][:10],
+            "top": result["files"][:10], "top_nohist": no_history[:10],
         })
         if dump:
             found = gather_evidence(view, task["problem_statement"])
@@ -121,12 +135,15 @@ COLUMNS = ["all@1", "all@5", "all@10", "any@1", "any@5", "in_context"]
 
 def table(report: dict) -> str:
     lines = ["| language | tasks | ranking | " + " | ".join(COLUMNS) + " |", "|---|---:|---|" + "---:|" * len(COLUMNS)]
+    names = {"brain": "brain boot", "nohist": "no history", "bm25": "BM25"}
     for lang in [*sorted(report["languages"]), "macro"]:
         entry = report["macro"] if lang == "macro" else report["languages"][lang]
-        for name in ("brain", "bm25"):
+        for name in ("brain", "nohist", "bm25"):
+            if name not in entry:
+                continue
             s = entry[name]
             cells = [f"{s[c]:.2f}" if c in s else "—" for c in COLUMNS]
-            lines.append(f"| {lang} | {entry['tasks']} | {'brain boot' if name == 'brain' else 'BM25'} | " + " | ".join(cells) + " |")
+            lines.append(f"| {lang} | {entry['tasks']} | {names[name]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -143,8 +160,11 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="trees prepared and run in parallel")
     ap.add_argument("--cli", action="store_true", help="boot through the `brain` command instead of the library")
     ap.add_argument("--reindex", action="store_true", help="rebuild each tree's code index from scratch")
-    ap.add_argument("--history", action="store_true", help="trees as git checkouts at the base commit (`git clone "
-                    "--shared` of the mirror), so brain has the project's history up to it; default: `git archive`")
+    trees = ap.add_mutually_exclusive_group()
+    trees.add_argument("--history", action="store_true", help="trees as git checkouts at the base commit (`git clone "
+                       "--shared` of the mirror), so brain has the project's history up to it (the default)")
+    trees.add_argument("--archive", action="store_true", help="trees extracted with `git archive`: no history, so "
+                       "no history evidence (the benchmark of record before decision 0059)")
     ap.add_argument("--misses", action="store_true", help="print the tasks whose gold files are not all in the top 5")
     ap.add_argument("--out", default=str(HERE / "results" / "multilang.json"))
     ap.add_argument("--evidence", default=str(EVIDENCE / "multilang.jsonl"),
@@ -156,7 +176,7 @@ def main(argv=None) -> int:
     global TREES, HISTORY
     if args.trees:
         TREES = Path(args.trees).expanduser().resolve()
-    HISTORY = args.history
+    HISTORY = not args.archive
 
     os.environ.setdefault("BRAIN_HOME", str(CACHE / "brain-home"))
     tasks = load_tasks(args.tasks)
@@ -178,7 +198,8 @@ def main(argv=None) -> int:
     by_tree: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for task in tasks:
         by_tree[(task["repo"], task["base_commit"])].append(task)
-    jobs = [(mirrors, repo, commit, ts, args.cli, args.reindex, bool(args.evidence)) for (repo, commit), ts in sorted(by_tree.items())]
+    jobs = [(mirrors, repo, commit, ts, args.cli, args.reindex, bool(args.evidence))
+            for (repo, commit), ts in sorted(by_tree.items())]
     for repo in sorted({repo for repo, _ in by_tree}):
         git_dir(mirrors, repo)  # fail early on a missing mirror
 
@@ -197,16 +218,16 @@ def main(argv=None) -> int:
     by_lang: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         by_lang[row["lang"]].append(row)
-    languages = {lang: {"tasks": len(rs), "brain": scores(rs, "brain"), "bm25": scores(rs, "bm25")}
+    ranked = ("brain", "nohist", "bm25") if HISTORY else ("brain", "bm25")  # archive trees: no history to drop
+    languages = {lang: {"tasks": len(rs), **{name: scores(rs, name) for name in ranked}}
                  for lang, rs in sorted(by_lang.items())}
     toks = [r["tokens"] for r in rows]
     secs = [r["seconds"] for r in rows]
     report = {
         "tasks": len(rows), "trees": len(jobs), "mode": "cli" if args.cli else "library", "budget": BUDGET,
-        "history": args.history,
+        "history": HISTORY,
         "languages": languages,
-        "macro": {"tasks": len(rows), "brain": macro({k: v["brain"] for k, v in languages.items()}),
-                  "bm25": macro({k: v["bm25"] for k, v in languages.items()})},
+        "macro": {"tasks": len(rows), **{name: macro({k: v[name] for k, v in languages.items()}) for name in ranked}},
         "tokens": {"max": max(toks), "median": statistics.median(toks), "over_budget": sum(t > BUDGET for t in toks)},
         "boot_seconds": {"median": round(statistics.median(secs), 4), "p95": round(percentile(secs, 0.95), 4)},
         "gold_not_indexed": sum(not all(r["indexed"]) for r in rows),

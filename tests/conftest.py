@@ -15,6 +15,22 @@ import pytest
 POSTGRES_URL = os.environ.get("BRAIN_TEST_POSTGRES")
 
 
+def _session_home() -> None:
+    """A brain home for what the test process does before any test's own (``brain_home``): importing brain
+    builds its records, whose compiled code ``brain.kept`` keeps in the home of that moment (written at the
+    process's exit), which must not be the user's."""
+    import atexit
+    import shutil
+    import tempfile
+
+    home = tempfile.mkdtemp(prefix="brain-test-home-")
+    os.environ["BRAIN_HOME"] = home
+    atexit.register(shutil.rmtree, home, True)  # registered first: runs after the stores are written
+
+
+_session_home()
+
+
 def _candidate_weights() -> None:
     """BRAIN_TEST_WEIGHTS=FILE: run the tests against a candidate weights file instead of the packaged one.
 

@@ -184,3 +184,19 @@ def test_an_unknown_module_boots_without_a_card_and_names_a_command_that_works(b
     assert _cli(brain.repo, "map", "--module", "api").returncode == 0
     boot = json.loads(_cli(brain.repo, "boot", "--module", "api", "--json").stdout)
     assert [s["source"] for s in boot["sections"] if s["slot"] == "cards"] == [".brain/modules/api.md"]
+
+
+def test_an_inferred_module_whose_cut_is_empty_gets_its_whole_card_with_its_staleness(brain, monkeypatch):
+    """The first read of an inferred module's card skips its staleness (the cut checks its own cards'); when
+    the cut has nothing, the whole card is read again with it."""
+    from brain.boot.parts import BootRequest
+    from brain.boot.slots import cards as slot
+
+    make(brain)
+    write(brain.repo, "api/__init__.py", "def serve(port: int, host: str) -> None:\n    pass\n")
+    monkeypatch.setattr(slot, "_cut_to_ranking", lambda *_: [])
+    request = BootRequest(task="serve on a port", module="api", role=None, session=None, budget=8000,
+                          module_inferred=True)
+    parts = slot.collect(brain, request)
+    assert parts[0].title == "Module card: `api` (inferred from the task) — STALE: the code changed since this card " \
+                             "was built (`brain map --module api`)"

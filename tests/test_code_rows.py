@@ -71,3 +71,33 @@ def test_rows_on_demand_answer_as_the_maps_of_every_row(repo):
     assert sorted(changed.by_name.get("util.py")) == ["pkg/sub/util.py", "pkg/util.py", "web/util.py"]
     assert kept(b)
     same_answers(b.index.code_view())
+
+
+def test_prefetched_rows_answer_as_rows_asked_one_by_one(repo):
+    """``prefetch`` (one query for many paths, modules or stems) leaves the answers those of ``same_answers``."""
+    for folder in ("pkg", "pkg/sub", "web", "tests"):
+        (repo / folder).mkdir()
+    (repo / "pkg" / "__init__.py").write_text("")
+    (repo / "pkg" / "util.py").write_text("def f():\n    return 1\n")
+    (repo / "pkg" / "sub" / "util.py").write_text("def g():\n    return 2\n")
+    (repo / "pkg" / "Util.js").write_text("export const u = 1;\n")
+    (repo / "web" / "util.js").write_text("export const w = 1;\n")
+    (repo / "tests" / "test_util.py").write_text("def test_f():\n    pass\n")
+    b = brainlib.init(repo)
+    b.reindex()
+    b.index.code_view().by_stem.get("util")  # the name rows kept: stems are then asked of code_names
+    assert kept(b)
+    files, by_module, _, by_stem, _ = every_row_maps(b.index.db)
+    view = b.index.code_view()
+    view.files.prefetch([*files, "nope.py", "pkg/nope.js", None])
+    view.by_module.prefetch([*by_module, "no.such", "pkg.util.f"])
+    view.by_stem.prefetch([*by_stem, "missing"])
+    assert "nope.py" in view.files._memo and "no.such" in view.by_module._memo and "missing" in view.by_stem._memo
+    view.db = None  # every answer below comes from what the prefetches read
+    view.files.db = view.by_module.db = None
+    for path in [*files, "nope.py", "pkg/nope.js"]:
+        assert view.files.get(path) == files.get(path) and (path in view.files) == (path in files)
+    for module in [*by_module, "no.such"]:
+        assert view.by_module.get(module) == by_module.get(module)
+    for stem in [*by_stem, "missing"]:
+        assert view.by_stem.get(stem, []) == by_stem.get(stem, [])

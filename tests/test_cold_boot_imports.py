@@ -97,9 +97,10 @@ def test_content_hash_is_sha256():
 
 
 # what a task boot (search, ranking, the task module's card) never needs: its records are brain.records',
-# hashes are cached, nothing logs, no token is checked, git is found without shutil (decision 0043)
+# hashes are cached, nothing logs, no token is checked, git is found without shutil (decision 0043); no
+# source text is parsed (ast comes with the first Python file an index or a card reads)
 NOT_ON_THE_TASK_BOOT_PATH = ("dataclasses", "inspect", "typing", "hashlib", "shutil", "logging", "pickle", "secrets",
-                             "brain.team.tokens")
+                             "brain.team.tokens", "ast")
 
 
 def _mapped_repo(brain):

@@ -184,3 +184,45 @@ def test_a_call_takes_a_git_status_started_after_it_arrived_never_an_older_one(s
     assert len(runs) == 2
     assert "shop/new.py" in git_state(shop).paths  # a library call (no arrival) always asks git
     assert len(runs) == 3
+
+
+
+def test_a_checkout_moved_between_commits_indexes_what_a_fresh_clone_of_each_does(shop, tmp_path):
+    """One working tree moved between commits (a user's `git checkout`, bench_history.py's tasks): after each
+    move the refresh leaves what the ranking reads of the code and history tables as a fresh clone at that
+    commit builds it, also when a changed file keeps its size, a deleted file comes back (its older commits
+    were read while it was gone), and the move goes back in time."""
+    commits = {"a": git(shop, "rev-parse", "HEAD").strip()}
+    (shop / "shop" / "tax.py").write_text("def vax(amount):\n    return amount * 0.3\n")  # the same size
+    git(shop, "commit", "-q", "-am", "vat renamed")
+    commits["b"] = git(shop, "rev-parse", "HEAD").strip()
+    (shop / "shop" / "refund.py").write_text("def refund(order):\n    return order\n")
+    git(shop, "rm", "-q", "shop/gateway.py")
+    git(shop, "add", "-A", "shop")
+    git(shop, "commit", "-q", "-m", "refunds, no gateway")
+    commits["c"] = git(shop, "rev-parse", "HEAD").strip()
+    (shop / "shop" / "gateway.py").write_text("def charge(card, amount):\n    return card\n")
+    git(shop, "add", "-A", "shop")
+    git(shop, "commit", "-q", "-m", "the gateway is back")
+    commits["d"] = git(shop, "rev-parse", "HEAD").strip()
+
+    def tables(b) -> tuple:
+        db = b.index.db
+        sources = {p for (p,) in db.execute("SELECT path FROM code_files WHERE is_test = 0")}
+        return (symbols(b), set(db.execute("SELECT path, size FROM code_files")),
+                set(db.execute("SELECT sha FROM hist_commits")),
+                {(sha, path) for sha, path in db.execute("SELECT c.sha, f.path FROM hist_files f JOIN hist_commits c "
+                                                         "ON c.id = f.commit_id") if path in sources})
+
+    b = brainlib.init(shop)
+    b.reindex()
+    for step, name in enumerate(("c", "d", "a", "b", "a", "c", "b", "d")):
+        git(shop, "checkout", "-q", "--detach", commits[name])
+        b.index.refresh_code()
+        fresh = tmp_path / f"fresh-{step}"
+        git(tmp_path, "clone", "-q", str(shop), str(fresh))
+        git(fresh, "checkout", "-q", "--detach", commits[name])
+        other = brainlib.init(fresh)
+        other.reindex()
+        assert tables(b) == tables(other), f"step {step}: at {name}"
+    assert ("shop/gateway.py", "charge") in symbols(b) and ("shop/refund.py", "refund") in symbols(b)

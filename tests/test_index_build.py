@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import os
 import sqlite3
+import time
+import zlib
 import subprocess
 import sys
 from pathlib import Path
@@ -47,8 +49,10 @@ def reference_build(db: sqlite3.Connection, repo: Path) -> None:
             text = texts[path] = (repo / path).read_text(encoding="utf-8", errors="replace")
             facts = extract(text, lang, module, path.endswith("__init__.py"))
         foreign = text is not None and (looks_generated(text) or any(path.startswith(f + "/") for f in vendored))
-        cur = db.execute("INSERT INTO code_files(path, mtime_ns, size, module, lang, is_test, doc, generated) "
-                         "VALUES (?,?,?,?,?,?,?,?)", (path, mtime, size, module, lang, int(test), facts.doc, int(foreign)))
+        crc = None if text is None else zlib.crc32(text.encode("utf-8"))  # the text the rows were made from
+        cur = db.execute("INSERT INTO code_files(path, mtime_ns, size, module, lang, is_test, doc, generated, crc) "
+                         "VALUES (?,?,?,?,?,?,?,?,?)",
+                         (path, mtime, size, module, lang, int(test), facts.doc, int(foreign), crc))
         if text is None:
             continue
         names = " ".join([path, module, " ".join(sorted({s[0] for s in facts.symbols if s[1] != "inner"}))])
@@ -150,6 +154,31 @@ def test_one_pass_build_equals_the_row_by_row_build(project, tmp_path):
     assert expected["fn_defs"] and expected["code_fts"], "the project indexes nothing: the comparison would be empty"
     assert dump(built) == expected
     assert refresh_functions(built, project.repo)["changed"] == 0  # the function tables followed in the same pass
+
+
+def test_a_new_stamp_on_the_same_text_restamps_and_reads_nothing_to_index(project):
+    """What a worktree seeded with a sibling's index meets: every file new to the file system, none to the index."""
+    db = fresh_db()
+    refresh_code(db, project.repo)
+    files = scan_files(project.repo)
+    later = time.time_ns() + 10**10
+    for path in files:
+        os.utime(project.repo / path, ns=(later, later))
+    stats = refresh_code(db, project.repo)
+    assert stats["changed"] == 0 and stats["removed"] == 0  # restamped: nothing indexed again
+    fresh = fresh_db()
+    refresh_code(fresh, project.repo)
+    assert dump(db) == dump(fresh)  # the restamped rows equal a build from nothing of the same files
+
+    edited = sorted(p for p in files if p.endswith("models.py"))[0]
+    text = (project.repo / edited).read_text()
+    same_size = text.replace("class ", "klass ", 1)
+    assert same_size != text and len(same_size) == len(text)
+    (project.repo / edited).write_text(same_size)
+    os.utime(project.repo / edited, ns=(later + 10**9, later + 10**9))
+    stats = refresh_code(db, project.repo)
+    assert stats["changed"] == 1 and stats["read"] == 1  # a new text at the same size is indexed again
+    assert refresh_code(db, project.repo)["changed"] == 0
 
 
 def test_brain_map_workers_build_the_same_index(brain, monkeypatch):

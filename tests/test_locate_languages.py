@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from brain.search.code import is_nonproduct_path, is_test_path, looks_generated
 from brain.search.definitions import scan_definitions
 from brain.search.locate import extract_signals
+from brain.search.signals import TEMPLATE_SENTENCES
 from brain.search.ranking import combine, gather
 from brain.search.traces import trace_frames
 from brain.search.weights import shipped_weights
@@ -383,6 +384,31 @@ def test_issue_template_sentences_are_not_the_report():
                 "behavior", "ios", "additional", "expected"} & set(sig.words), sig.words
     assert {"streams", "timeouthandler", "skip", "timeout", "stream", "stays", "open"} <= set(sig.words)
     assert "Describe" not in sig.idents and "timeoutHandler" in sig.idents
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(list(TEMPLATE_SENTENCES) + [
+    "a clear and concise description of it", "[e.g. chrome]", "go to '...'", "scroll down to '....'", "ASCII",
+    "see", "error", "the problem", "steps", "reproduce", "describe", "feature"]), st.text(max_size=12)),
+    max_size=8), st.lists(st.sampled_from([" ", "\n", "-", "_", "?", "  "]), min_size=8, max_size=8),
+    st.randoms(use_true_random=False))
+def test_a_text_skipped_by_the_template_check_holds_no_template_text(pieces, seps, rnd):
+    """The pattern is not applied to a text the word check rules out (`_may_hold_template`): it would find nothing."""
+    from brain.search.signals import _TEMPLATE, _may_hold_template
+
+    pieces = ["".join(c.upper() if rnd.random() < 0.3 else c for c in p).replace(" ", seps[i % 8])
+              for i, p in enumerate(pieces)]
+    text = seps[0].join(pieces)
+    if not _may_hold_template(text):
+        assert _TEMPLATE.sub(" ", text) == text
+    for sentence in TEMPLATE_SENTENCES:
+        assert _may_hold_template(sentence.upper() + "!") and _TEMPLATE.sub("", sentence.upper()) == ""
+    assert _may_hold_template("\u212aey: ...")  # not ASCII: always searched (under re.I the Kelvin sign is a k)
+
+
+def test_cjk_edges_split_words():
+    sig = extract_signals("\u4f46discov.EtcdConf\u4e2d\u6ca1\u6709user")
+    assert sig.dotted == ["discov.EtcdConf"] and {"EtcdConf", "user"} <= set(sig.idents)
 
 
 def test_prose_words_are_not_full_text_terms():

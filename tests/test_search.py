@@ -305,3 +305,38 @@ def test_a_common_word_ranks_the_newest_candidates_only(tmp_path, monkeypatch):
     index.add_documents([best[:2] + (best[2] + "rewritten\n",)])  # written again: new, so ranked again
     assert index.search("plover")[0].path == "notes/best.md"
     index.close()
+
+
+def _reference_snippet(text: str, query: set[str], width: int = 240) -> str:
+    """``snippet`` before the whole-text check (each line lowered and tested against every word)."""
+    import re
+
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    best, best_score = 0, 0
+    for i, line in enumerate(lines[:2000]):
+        low = line.lower()
+        got = sum(1 for q in query if q in low)
+        if got > best_score:
+            best, best_score = i, got
+    out = lines[best]
+    j = best + 1
+    while len(out) < width and j < len(lines):
+        out += " / " + lines[j]
+        j += 1
+    out = re.sub(r"\s+", " ", out)
+    return out if len(out) <= width else out[: width - 1].rstrip() + "…"
+
+
+def test_snippet_picks_the_line_it_picked_before():
+    import random
+
+    from brain.search.index_query import snippet
+
+    rng = random.Random(3)
+    words = ["Cart", "total", "cart", "TOTAL", "empty", "ΣΑΣ", "σας", "İd", "id", "x", "", "  "]
+    for _ in range(2000):
+        text = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(0, 8)))
+        query = {w.lower() for w in rng.sample(words, 3) if w.strip()}
+        assert snippet(text, query) == _reference_snippet(text, query), (text, query)

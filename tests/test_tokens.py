@@ -82,3 +82,28 @@ def test_estimate_bounds_every_character_of_a_script_alone_and_after_a_space(fir
     for joiner in ("", " "):
         text = joiner.join(chars)
         assert estimate_tokens(text) >= real(text)
+
+
+PIECES = ["## Title\n\n", "text\n", "\n", "  indented\n", "\tx\n", "word", " ", "日本\n", "🙂 ", "AbCdEf12+/=xyz\n",
+          "HTTPServer\n", "end \n", "", "x"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=12))
+def test_pieces_of_texts_joined_cleanly_add_up(chunks):
+    """``pack`` counts a boot's text from its sections' counts: exact wherever ``joins_cleanly`` says so."""
+    from brain.tokens import joins_cleanly, token_pieces, tokens_of_count
+
+    text = "".join(chunks)
+    kept = [c for c in chunks if c]
+    if all(joins_cleanly(a, b) for a, b in zip(kept, kept[1:])):
+        assert token_pieces(text) == sum(token_pieces(c) for c in kept)
+        assert tokens_of_count(sum(token_pieces(c) for c in kept), text) == estimate_tokens(text)
+    assert tokens_of_count(token_pieces(text), text) == estimate_tokens(text)
+
+
+def test_joins_cleanly_only_at_a_line_end_before_no_space():
+    from brain.tokens import joins_cleanly
+
+    assert joins_cleanly("a\n", "b") and joins_cleanly("a\n", "\nb") and joins_cleanly("", " b")
+    assert not joins_cleanly("a", "b") and not joins_cleanly("a\n", "  b") and not joins_cleanly("a\n", "\tb")

@@ -272,3 +272,37 @@ def test_edit_a_note_and_meet_a_concurrent_change(site, page):
     assert "mine" not in b.read("notes/runbook.md").text
     if kind == "sqlite":
         shot(page, "edit-conflict")
+
+
+def test_a_thread_from_another_worktree(repo, page):
+    """A person supervising agents in worktrees reads their conversations from the main checkout's UI."""
+    from brain.web import create_app
+    from conftest import git
+
+    brainlib.init(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "brain")
+    tree = repo.parent / "wt-parser"
+    git(repo, "worktree", "add", "-q", str(tree), "-b", "parser-fix")
+    agent = brainlib.open(tree)
+    for i in range(1, 61):
+        agent.record_turn(None, "user" if i % 2 else "agent-parser", f"turn {i}: the parser drops comments",
+                          to="agent-parser" if i % 2 else "user")
+    expect = sync_api.expect
+    with Server(create_app(brainlib.open(repo), poll_seconds=0.5)) as server:
+        page.goto(server.url + "/threads")
+        expect(page.locator("p.empty")).to_contain_text("in this checkout")
+        table = page.locator("table[data-worktree='wt-parser']")
+        expect(table).to_contain_text("agent-parser")
+        table.get_by_role("link").first.click()
+        expect(page.locator("main p.muted").first).to_contain_text("In worktree wt-parser")
+        expect(page.locator("#thread")).to_contain_text("page 2 of 2")
+        expect(page.locator("ol.turns")).to_contain_text("turn 60:")
+        expect(page.locator("aside.handoff .md")).not_to_be_empty()
+        page.locator("nav.pager").first.get_by_role("link", name="1", exact=True).click()
+        expect(page.locator("ol.turns li").first).to_contain_text("turn 1:")
+        page.get_by_text("Replay this page turn by turn").click()
+        page.locator("#next-turn").click()
+        expect(page.locator("ol.turns li")).to_have_count(2)
+        expect(page.locator("ol.turns li").last).to_contain_text("turn 2:")
+        shot(page, "thread-other-worktree")

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .gitsafe import find_worktree_root
 
-__all__ = ["Checkout", "locate_checkout", "main_worktree_brain", "store_key", "prepare_store_dir", "STORE_FOLDER"]
+__all__ = ["Checkout", "locate_checkout", "main_worktree_brain", "sibling_worktrees", "store_key", "prepare_store_dir", "STORE_FOLDER"]
 
 STORE_FOLDER = "brain"  # inside the common git dir: never versioned, shared by every worktree
 _READ_LIMIT = 4096      # the git files read here are one short line; a bigger one is not git's
@@ -185,6 +185,41 @@ def main_worktree_brain(start: Path) -> tuple[Checkout, Path] | None:
         if os.path.lexists(candidate / "brain.yml") and not os.path.islink(candidate):
             return checkout, candidate
     return None
+
+
+def sibling_worktrees(checkout: Checkout) -> list[Checkout]:
+    """The repository's other working trees, as git's own files list them: the main one (unless the
+    repository is bare) and each linked one whose `.git` file names its git dir back — the same checks as
+    ``locate_checkout`` makes from inside, so a folder planted in `worktrees/` is never taken for one.
+
+    Why: a person supervising agents in several worktrees reads their conversation logs from one place,
+    and a log stays in the runtime of the checkout that wrote it (docs/coordination.md)."""
+    found: list[Checkout] = []
+    common = checkout.common_dir
+    if common.name == ".git" and checkout.linked:
+        main_root = common.parent
+        if _looks_like_git_dir(common) and os.path.isdir(main_root):
+            found.append(Checkout(main_root, common, common, linked=False))
+    try:
+        entries = sorted(os.scandir(common / "worktrees"), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    for entry in entries:
+        if not entry.is_dir(follow_symlinks=False):
+            continue
+        git_dir = Path(entry.path)
+        if git_dir == checkout.git_dir:
+            continue
+        back = _read_line(git_dir / "gitdir")
+        if back is None:
+            continue
+        dot_git = Path(os.path.normpath(git_dir / back))
+        if dot_git.name != ".git":
+            continue
+        other = locate_checkout(dot_git.parent)
+        if other is not None and other.linked and other.git_dir == git_dir.resolve() and other.root == dot_git.parent.resolve():
+            found.append(other)
+    return found
 
 
 def prepare_store_dir(store: Path) -> None:

@@ -56,6 +56,7 @@ def run_checks(brain) -> list[dict]:
         checks.append(_check("runtime", False, str(exc), "make .brain/runtime/ writable"))
     checks.append(_private_modes_check(brain))
     checks.append(_decisions_check(brain))
+    checks.append(_merge_marks_check(brain))
     checks.append(_profiles_check(brain))
     checks.append(_legacy_handoffs_check(brain))
     checks.append(_backend_check(brain))
@@ -138,6 +139,41 @@ def _client_command_checks(brain) -> list[dict]:
     return checks
 
 
+MERGE_SCAN_FILES = 5000  # memory files read for conflict markers (a doctor run stays bounded)
+
+
+def _merge_marks_check(brain) -> dict:
+    """Memory files committed with git's conflict markers (two worktrees or clones wrote them): named with
+    their lines, and what resolves each (regenerated files: the command; the others: a person's choice)."""
+    from .memory.files import read_regular_file
+    from .memory.merge_marks import conflict_regions, describe_regions
+
+    found: list[str] = []
+    paths: list[Path] = []
+    for folder, dirs, files in walk_tree(brain.dir):  # no recursion, only so deep (a cloned tree may be 1,200 deep)
+        if Path(folder) == brain.dir:
+            dirs[:] = [d for d in dirs if d != "runtime"]
+        paths += [Path(folder) / name for name in files if name.endswith(".md")]
+        if len(paths) >= MERGE_SCAN_FILES:
+            break
+    for path in sorted(paths)[:MERGE_SCAN_FILES]:
+        try:
+            data = read_regular_file(path)  # a link is not read
+        except OSError:
+            continue
+        if data is None or b"<<<<<<<" not in data:
+            continue
+        regions = conflict_regions(data.decode("utf-8", errors="replace"))
+        if regions:
+            found.append(f"{path.relative_to(brain.dir).as_posix()} (lines {describe_regions(regions)})")
+    if not found:
+        return _check("merge", True, "no memory file holds an unresolved git merge")
+    return _check("merge", False, f"{len(found)} memory file(s) hold an unresolved git merge: {'; '.join(found)}",
+                  "regenerate what is generated (`brain map` for modules/, `brain decisions --reindex` for "
+                  "decisions.md); for the others keep what is true, drop the markers and write the file back "
+                  "(`brain write now`, `brain write note NAME`)", level="warning") | {"files": found}
+
+
 def _decisions_check(brain) -> dict:
     """Two decision records with one number (an old repository, merged branches): `decision status N` refuses them."""
     from .decisions import duplicate_numbers, load_decisions
@@ -150,8 +186,7 @@ def _decisions_check(brain) -> dict:
         return _check("decisions", True, "every decision record has a number of its own")
     shown = "; ".join(f"{n:04d}: {', '.join(paths)}" for n, paths in sorted(dups.items()))
     found = _check("decisions", False, f"{len(dups)} decision number(s) held by several records: {shown}",
-                   "renumber all but one record of each number (rename the file and its title line), then "
-                   "`brain decisions --reindex`", level="warning")
+                   "`brain decisions --renumber` (`--dry-run` first shows which records move)", level="warning")
     return found | {"duplicates": {str(n): paths for n, paths in sorted(dups.items())}}
 
 

@@ -539,8 +539,8 @@ class DuplicateDecision(BrainError):
 
     def __init__(self, number: int, files: list[str]) -> None:
         super().__init__(f"decision {number:04d} is held by {len(files)} records: {', '.join(files)}",
-                         hint="renumber all but one of them (rename the file and its title line), then "
-                              "`brain decisions --reindex`")
+                         hint="`brain decisions --renumber` gives all but one of them new numbers (the one "
+                              "the upstream or this branch already holds keeps its number)")
         self.number = number
         self.files = list(files)
 

@@ -10,14 +10,15 @@ caller gets the tree it would get alone.
 from __future__ import annotations
 
 import _thread
-import ast
 
 __all__ = ["parse"]
 
 _LOCK = _thread.allocate_lock()
 
 
-def parse(source: str | bytes, filename: str = "<unknown>") -> ast.Module:
+def parse(source: str | bytes, filename: str = "<unknown>") -> "ast.Module":
     """``ast.parse(source, filename)``, one thread at a time; raises what ``ast.parse`` raises."""
+    import ast  # (imported by the first parse: a task boot parses nothing)
+
     with _LOCK:
         return ast.parse(source, filename=filename)

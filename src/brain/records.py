@@ -69,6 +69,28 @@ def _hash(self) -> int:
     return hash(self.__record_values__(self))
 
 
+_KEPT = None  # kept.Kept("records"): (source, filename) -> its code object
+
+
+def _code(source: str, filename: str):
+    """``compile(source, filename, "exec")``, from the code object a process before kept (``brain.kept``): a
+    compile per class is most of what building ~30 records costs a process (about 6 ms)."""
+    global _KEPT
+    if _KEPT is None:
+        from .kept import Kept
+
+        _KEPT = Kept("records")
+    key = (source, filename)
+    code = _KEPT.get(key)
+    if code.__class__ is not _CODE:
+        code = compile(source, filename, "exec")
+        _KEPT.put(key, code)
+    return code
+
+
+_CODE = _code.__code__.__class__
+
+
 def record(cls=None, /, *, frozen: bool = False):
     """Make ``cls`` a record (see the module's docstring); ``@record`` or ``@record(frozen=True)``."""
     if cls is None:
@@ -100,7 +122,7 @@ def _build(cls, frozen: bool):
     # only __init__ is compiled (it runs per instance: thousands on a boot); the others are shared
     # functions over an attrgetter of the fields, which cost no compile per class
     source = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
-    exec(compile(source, f"<record {cls.__qualname__}>", "exec"), env)
+    exec(_code(source, f"<record {cls.__qualname__}>"), env)
     init = env["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
     values = attrgetter(*names) if len(names) > 1 else (lambda self, _n=tuple(names): tuple(getattr(self, n) for n in _n))

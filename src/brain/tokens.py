@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .lazyre import lazy
 
-__all__ = ["estimate_tokens"]
+__all__ = ["estimate_tokens", "joins_cleanly", "token_pieces", "tokens_of_count"]
 
 _TOKEN = lazy(
     r"[A-Z]?[a-z]{1,4}"          # word chunks: "parse", "Http", "Response" -> Resp, onse
@@ -35,6 +35,30 @@ def estimate_tokens(text: str) -> int:
     """Return an upper-leaning estimate of the BPE token count of ``text``."""
     if not text:
         return 0
+    return tokens_of_count(token_pieces(text), text)
+
+
+def tokens_of_count(count: int, text: str) -> int:
+    """The estimate of ``text`` given its ``token_pieces`` count (the trailing space and the merges added)."""
+    if text and text[-1] in " \t":
+        count += 1  # a trailing space has no word to ride on
+    # a tenth more for merges the pieces above cannot see ("pya" is two tokens, not one)
+    return count + (count + 9) // 10
+
+
+def joins_cleanly(left: str, right: str) -> bool:
+    """Whether ``token_pieces(left + right) == token_pieces(left) + token_pieces(right)``: ``left`` ends a line
+    and ``right`` starts with neither a space nor a tab. No piece, run or blob holds a newline except a
+    newline piece at its start, which takes only the spaces after it: the pieces of ``left`` end at its
+    last newline's piece, those of ``right`` start at its first character, as they do alone."""
+    return not left or not right or (left[-1] == "\n" and (right[0] == "\n" or not right[0].isspace()))
+
+
+def token_pieces(text: str) -> int:
+    """The pieces counted for ``text``, before the trailing space and the tenth for merges (see
+    ``joins_cleanly`` for when the counts of two texts add up to their concatenation's)."""
+    if not text:
+        return 0
     count = len(_TOKEN.findall(text))
     if not text.isascii():
         # a byte-level BPE spends up to one token per UTF-8 byte on a rare character (a CJK ideograph
@@ -46,11 +70,8 @@ def estimate_tokens(text: str) -> int:
             normal = unicodedata.normalize("NFKC", run)
             count += len(normal.encode("utf-8")) - len(run) + normal.count(" ")
         count += len(_SPACE_BEFORE_NON_ASCII.findall(text))
-    if text[-1] in " \t":
-        count += 1  # a trailing space has no word to ride on
     for blob in _BLOB.findall(text):
         if not (blob.isalpha() or blob.isdigit() or blob.islower() or blob.isupper()):
             # BPE shreds random-looking text to about 1.4 characters a token
             count += max(0, (len(blob) * 5 + 6) // 7 - len(_TOKEN.findall(blob)))
-    # a tenth more for merges the pieces above cannot see ("pya" is two tokens, not one)
-    return count + (count + 9) // 10
+    return count

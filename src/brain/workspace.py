@@ -554,6 +554,12 @@ class Brain:
 
         return set_status(self, number, status, role=role)
 
+    def renumber_decisions(self, *, dry_run: bool = False, role: str | None = None) -> dict:
+        """Give records sharing a number (merged branches or clones) numbers of their own; see decision_numbers."""
+        from .decision_numbers import renumber_duplicates
+
+        return renumber_duplicates(self, dry_run=dry_run, role=role)
+
     def reindex_decisions(self) -> str:
         """Rewrite decisions.md from the records; returns its path relative to the repository."""
         from .decisions import write_index

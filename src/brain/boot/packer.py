@@ -13,7 +13,7 @@ included, only named (a slot showed a cut of it).
 
 from __future__ import annotations
 
-from ..tokens import estimate_tokens
+from ..tokens import estimate_tokens, joins_cleanly, token_pieces, tokens_of_count
 from .parts import LEFT_OUT_REASONS, BootResult, Omitted, Part
 
 __all__ = ["pack", "render_section", "render_manifest", "MANIFEST_LISTED"]
@@ -78,7 +78,23 @@ def _truncate(part: Part, tokens: int) -> Part:
 
 
 def pack(header: str, parts: list[Part], budget: int, footer: str = "") -> BootResult:
-    cost = lambda p: estimate_tokens(render_section(p))  # noqa: E731
+    pieces: dict[str, int] = {}  # text -> its token pieces: each section is counted once, and a text made of
+    # sections is counted from theirs (``measure``); the same figures as ``estimate_tokens`` of each text
+
+    def counted(text: str) -> int:
+        n = pieces.get(text)
+        if n is None:
+            n = pieces[text] = token_pieces(text)
+        return n
+
+    def measure(chunks: list[str]) -> tuple[str, int]:
+        text = "".join(chunks)
+        chunks = [c for c in chunks if c]
+        if all(joins_cleanly(a, b) for a, b in zip(chunks, chunks[1:])):
+            return text, tokens_of_count(sum(counted(c) for c in chunks), text)
+        return text, estimate_tokens(text)
+
+    cost = lambda p: tokens_of_count(counted(section := render_section(p)), section)  # noqa: E731
     fixed = estimate_tokens(header) + estimate_tokens(footer)
     reserve = estimate_tokens(render_manifest([Omitted("x", 10 ** 6, "y", reason=r) for r in LEFT_OUT_REASONS],
                                               _ONE_LINE)) + 4
@@ -112,16 +128,16 @@ def pack(header: str, parts: list[Part], budget: int, footer: str = "") -> BootR
                  for p in included if p.source in cut]
         return rests + omitted
 
-    def assemble() -> str | None:
-        body = header + "".join(render_section(p) for p in included)
+    def assemble() -> tuple[str, int] | None:
+        body = [header] + [render_section(p) for p in included]
         for level in (_DETAILED, _PER_SLOT, _ONE_LINE):
-            text = body + render_manifest(declared(), level) + footer
-            if estimate_tokens(text) <= budget:
-                return text
+            text, tokens = measure(body + [render_manifest(declared(), level), footer])
+            if tokens <= budget:
+                return text, tokens
         return None
 
-    text = assemble()
-    while text is None:
+    packed = assemble()
+    while packed is None:
         victims = [i for i, p in enumerate(included) if not p.required]
         if victims:
             dropped = included.pop(victims[-1])
@@ -131,13 +147,14 @@ def pack(header: str, parts: list[Part], budget: int, footer: str = "") -> BootR
             current = included[index]
             cut.setdefault(current.source, cost(current))
             included[index] = _truncate(originals[current.source], max(cost(current) - 20, 0))
-        text = assemble()
+        packed = assemble()
 
+    text, tokens = packed
     files: list[str] = []
     for part in included:
         for f in part.files:
             if f not in files:
                 files.append(f)
     sections = [{"slot": p.slot, "source": p.source, "tokens": cost(p)} for p in included]
-    return BootResult(text=text, tokens=estimate_tokens(text), budget=budget, sections=sections, files=files,
+    return BootResult(text=text, tokens=tokens, budget=budget, sections=sections, files=files,
                       omitted=declared())

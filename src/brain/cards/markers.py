@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 
 from ..records import field, record
+from ..lazyre import lazy
 
 __all__ = ["BEGIN", "END", "HOW_TO_USE_HEADING", "PLACEHOLDER", "ParsedCard", "parse_card", "join_card",
            "sanitize", "split_sections", "SOURCE_RE"]
@@ -30,7 +31,7 @@ HOW_TO_USE_HEADING = "## How to use"
 _SEPARATOR = "\n" + HOW_TO_USE_HEADING + "\n\n"
 PLACEHOLDER = ("_Not written yet. Say here how to use this module (entry points, invariants, pitfalls); "
                "`brain report-done --module M --how-to-use F` replaces this section._\n")
-SOURCE_RE = re.compile(r"^<!-- brain:source sha256:([0-9a-f]{64}) files:(\d+) -->$", re.M)
+SOURCE_RE = lazy(r"^<!-- brain:source sha256:([0-9a-f]{64}) files:(\d+) -->$", re.M)
 
 
 def sanitize(text: str) -> str:

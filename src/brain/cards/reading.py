@@ -10,7 +10,6 @@ repository is never held in memory at once.
 
 from __future__ import annotations
 
-import ast
 import os
 import warnings
 from pathlib import Path

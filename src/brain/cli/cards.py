@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
+from ..errors import InvalidInput
 from .common import add_json, add_role, open_from_args, writer_role
 from .output import emit, read_input_text
 
@@ -73,6 +74,11 @@ def register(sub) -> None:
     p.add_argument("--module", metavar="M", help="only records about this module (or its parents/children)")
     p.add_argument("--all", action="store_true", help="include superseded and rejected records")
     p.add_argument("--reindex", action="store_true", help="rewrite .brain/decisions.md from the records")
+    p.add_argument("--renumber", action="store_true",
+                   help="give records that share a number (merged branches or clones) the next free numbers: the "
+                        "record the upstream, else this branch, already holds keeps its number")
+    p.add_argument("--dry-run", action="store_true", help="with --renumber: show the moves, change nothing")
+    add_role(p)
     add_json(p)
     p.set_defaults(handler=cmd_decisions)
 
@@ -181,9 +187,21 @@ def cmd_report_done(args) -> int:
 
 def cmd_decisions(args) -> int:
     brain = open_from_args(args)
+    if args.dry_run and not args.renumber:
+        raise InvalidInput("--dry-run goes with --renumber", field="dry_run")
+    if args.renumber:
+        result = brain.renumber_decisions(dry_run=args.dry_run, role=writer_role(brain, args))
+        emit(result, args.json, _render_renumber)
+        return 0
     if args.reindex:
+        from ..decisions import duplicate_numbers, load_decisions
+
         path = brain.reindex_decisions()
-        emit({"index": path}, args.json, lambda d: f"wrote {d['index']}")
+        shared = sorted(duplicate_numbers(load_decisions(brain)))
+        emit({"index": path, "duplicates": shared}, args.json,
+             lambda d: f"wrote {d['index']}" + (f"\n{len(shared)} number(s) held by several records "
+                                               f"({', '.join(f'{n:04d}' for n in shared)}): `brain decisions "
+                                               "--renumber`" if shared else ""))
         return 0
     items = brain.decisions(query=args.query, module=args.module, include_inactive=args.all)
     emit(items, args.json, lambda d: "\n".join(i["line"] for i in d) or "no matching decision")
@@ -205,3 +223,16 @@ def cmd_decision_status(args) -> int:
     record = brain.set_decision_status(args.number, args.status, role=writer_role(brain, args))
     emit(record, args.json, lambda d: f"{d['path']}: {d['status']}")
     return 0
+
+
+def _render_renumber(d: dict) -> str:
+    if not d["moves"]:
+        return "every decision record has a number of its own"
+    verb = "would move" if d["dry_run"] else "moved"
+    lines = [f"{d['kept'][n]} keeps {int(n):04d}" for n in sorted(d["kept"], key=int)]
+    lines += [f"{verb} {m['path']} -> {m['new_path']} ({m['number']:04d} -> {m['to']:04d})" for m in d["moves"]]
+    for number, paths in d["mentions"].items():
+        lines.append(f"check: {', '.join(paths)} cite {int(number):04d}, which may mean either record")
+    if not d["dry_run"]:
+        lines.append("rewrote .brain/decisions.md; commit the renames: git add -A .brain && git commit")
+    return "\n".join(lines)

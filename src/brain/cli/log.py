@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..bounds import MAX_COUNT, MAX_PAGE, cli_int
 import sys
 
+from ..errors import InvalidInput, NotFound
 from .common import add_json, open_from_args, writer_role
 from .output import emit, read_input_text
 
@@ -27,6 +28,11 @@ def register(sub) -> None:
     p.add_argument("--page", type=cli_int(-MAX_PAGE, MAX_PAGE, "--page"), metavar="N", help="page number, 1 = oldest; negative counts from the end "
                                                          "(default: the last page)")
     p.add_argument("--size", type=cli_int(1, MAX_COUNT, "--size"), default=50, metavar="K", help="lines per page (default 50)")
+    p.add_argument("--worktrees", action="store_true",
+                   help="also list the conversations recorded in the repository's other worktrees (each agent's "
+                        "log stays in the checkout it ran in)")
+    p.add_argument("--worktree", metavar="NAME",
+                   help="read THREAD from the other worktree NAME (git's worktree id, as --worktrees lists it)")
     p.add_argument("--prune", action="store_true", help="delete rotated segments past log.retention_days now "
                                                         "(rotation does it for the thread it rotates), and the "
                                                         "local handoffs (handoffs/local/) not updated that long")
@@ -258,13 +264,30 @@ def cmd_log(args) -> int:
             [f"{t}: {', '.join(n)}" for t, n in d["pruned"].items()]
             + [f"{t}: local handoff" for t in d["handoffs"]]) or "nothing past the retention")
         return 0
+    if args.worktree and not args.thread:
+        raise InvalidInput("--worktree NAME reads one THREAD there; list them with --worktrees", field="worktree")
     if not args.thread:
         data = {"threads": [t.to_dict() for t in conv.threads()]}
-        emit(data, args.json, lambda d: "\n".join(
-            f"{t['thread']}  {', '.join(t['parties'])}  {t['bytes']} bytes  {t['segments']} segment(s)  "
-            f"updated {_when(t['updated'])}" for t in d["threads"]) or "no conversation recorded yet")
+        from ..log.worktrees import worktree_logs
+
+        others = [w.to_dict() | {"threads": [t.to_dict() for t in w.log.threads()]} for w in worktree_logs(brain)]
+        if args.worktrees:
+            data["worktrees"] = others
+        elsewhere = sum(len(w["threads"]) for w in others)
+        emit(data, args.json, lambda d: _render_threads(d) + (
+            f"\n{elsewhere} conversation(s) in other worktrees: brain log --worktrees"
+            if elsewhere and not args.worktrees else ""))
         return 0
-    page = conv.page(args.thread, args.page, args.size)
+    if args.worktree:
+        from ..log.worktrees import worktree_log
+
+        other = worktree_log(brain, args.worktree)
+        if other is None:
+            raise NotFound(f"worktree {args.worktree!r} with conversation logs",
+                           hint="`brain log --worktrees` lists the other worktrees and their threads")
+        page = other.log.page(args.thread, args.page, args.size)
+    else:
+        page = conv.page(args.thread, args.page, args.size)
 
     def render(d) -> str:
         # pages count lines (brain.log.pages): a damaged line keeps its place and is skipped here
@@ -280,6 +303,25 @@ def cmd_log(args) -> int:
 
     emit(page.to_dict(), args.json, render)
     return 0
+
+
+def _thread_line(t: dict) -> str:
+    return (f"{t['thread']}  {', '.join(t['parties'])}  {t['bytes']} bytes  {t['segments']} segment(s)  "
+            f"updated {_when(t['updated'])}")
+
+
+def _render_threads(d: dict) -> str:
+    lines = [_thread_line(t) for t in d["threads"]]
+    if "worktrees" not in d:
+        return "\n".join(lines) or "no conversation recorded yet"
+    lines = (["in this checkout:"] + ["  " + line for line in lines]) if lines else ["in this checkout: none"]
+    for w in d["worktrees"]:
+        lines.append(f"in worktree {w['worktree']} ({w['branch'] or 'no branch'}):"
+                     + ("" if w["threads"] else " none"))
+        lines += ["  " + _thread_line(t) for t in w["threads"]]
+    if any(w["threads"] for w in d["worktrees"]):
+        lines.append("read one: brain log THREAD --worktree NAME")
+    return "\n".join(lines)
 
 
 def cmd_handoff(args) -> int:

@@ -16,6 +16,7 @@ import gc
 import os
 import re
 import sqlite3
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,8 +26,8 @@ from .code import (CODE_SCHEMA, CODE_EXTENSIONS, FolderMarks, code_diff, extract
 from .function_defs import MAX_CARD_FILE, extract_functions, from_symbols, has_extractor, python_functions
 from .tokenize import token_text
 
-__all__ = ["index_file", "index_read", "decode_source", "read_source", "IndexWriter", "Indexed", "FLUSH_FILES", "CodePlan", "plan_code",
-           "refresh", "paused_gc"]
+__all__ = ["index_file", "index_read", "decode_source", "read_source", "text_crc", "IndexWriter", "Indexed", "FLUSH_FILES",
+           "CodePlan", "plan_code", "restamp_same_text", "refresh", "paused_gc"]
 
 FLUSH_FILES = 256  # files buffered before one executemany per table: bounds the memory of a big build
 
@@ -47,6 +48,15 @@ def read_source(full: str) -> str:
     """The text of one source file (OSError when it cannot be read)."""
     with open(full, encoding="utf-8", errors="replace") as handle:
         return handle.read()
+
+
+def text_crc(text: str) -> int:
+    """The checksum of the text a file's rows were made from (``code_files.crc``): a file whose stamp changed
+    but whose text did not (a new worktree seeded with a sibling's index, a checkout or a tool that rewrote
+    it) is restamped instead of indexed again. CRC-32 and not a cryptographic hash: it is compared only for
+    one path at one size, where a changed text keeping both is a one in four billion chance, and a stale row
+    costs a ranking, never data; zlib's CRC costs a few milliseconds for all of Django."""
+    return zlib.crc32(text.encode("utf-8", errors="surrogatepass"))
 
 
 def _card_defs(text: str, raw: bytes | None, card_facts: dict | None, card_max_bytes: int):
@@ -114,11 +124,13 @@ def index_file(text: str, path: str, lang: str, module: str, is_package: bool, *
 def index_read(raw: bytes, path: str, lang: str, module: str, is_package: bool, *, card_facts: dict | None = None,
                card_max_bytes: int = MAX_CARD_FILE, tree=None) -> tuple:
     """``index_file`` of a file's bytes as `brain map`'s workers read them, with its trap facts as an eighth
-    element: those of its first ``TRAP_HEAD`` bytes, what the build would otherwise read again (``_head``)."""
+    element (those of its first ``TRAP_HEAD`` bytes, what the build would otherwise read again: ``_head``) and
+    its text's ``text_crc`` as a ninth."""
     text = decode_source(raw)
     item = index_file(text, path, lang, module, is_package, raw=raw, card_facts=card_facts,
                       card_max_bytes=card_max_bytes, tree=tree)
-    return (*item, traps.read_facts(path, text if len(raw) <= TRAP_HEAD else decode_source(raw[:TRAP_HEAD])))
+    return (*item, traps.read_facts(path, text if len(raw) <= TRAP_HEAD else decode_source(raw[:TRAP_HEAD])),
+            text_crc(text))
 
 
 class IndexWriter:
@@ -136,14 +148,15 @@ class IndexWriter:
         self._lists: dict[str, list] = {name: [] for name in _INSERTS}
 
     def add(self, path: str, stamp: tuple[int, int], module: str, lang: str, test: bool,
-            item: Indexed | None, foreign: bool) -> None:
-        """One file: ``item`` is its ``index_file`` (None for a test file, listed but not read)."""
+            item: Indexed | None, foreign: bool, crc: int | None = None) -> None:
+        """One file: ``item`` is its ``index_file`` (None for a test file, listed but not read); ``crc`` the
+        ``text_crc`` of the text it was made from."""
         rows = self._lists
         file_id = self.next_file
         self.next_file += 1
         mtime, size = stamp
         doc = item[0] if item is not None else ""
-        rows["files"].append((file_id, path, mtime, size, module, lang, int(test), doc, int(foreign)))
+        rows["files"].append((file_id, path, mtime, size, module, lang, int(test), doc, int(foreign), crc))
         if item is not None:
             _doc, symbols, imports, _generated, names, body, functions = item
             rows["fts"].append((file_id, names, body))
@@ -173,8 +186,8 @@ class IndexWriter:
 
 
 _INSERTS = {
-    "files": "INSERT INTO code_files(id, path, mtime_ns, size, module, lang, is_test, doc, generated) "
-             "VALUES (?,?,?,?,?,?,?,?,?)",
+    "files": "INSERT INTO code_files(id, path, mtime_ns, size, module, lang, is_test, doc, generated, crc) "
+             "VALUES (?,?,?,?,?,?,?,?,?,?)",
     "fts": "INSERT INTO code_fts(rowid, names, body) VALUES (?, ?, ?)",
     "symbols": "INSERT INTO code_symbols(path, name, lname, kind, qual, line) VALUES (?,?,?,?,?,?)",
     "imports": "INSERT INTO code_imports(path, target) VALUES (?, ?)",
@@ -217,12 +230,51 @@ class CodePlan:
 
 
 def plan_code(db: sqlite3.Connection, repo: Path) -> CodePlan:
-    """The files that changed since the code tables were written (one walk of the tree, no read)."""
+    """The files that changed since the code tables were written: one walk of the tree, then a read of only
+    the files whose stamp changed at the same size, to restamp those whose text did not (``restamp_same_text``)."""
     marks = FolderMarks()
     current = scan_files(repo, marks)
-    _known, removed, changed = code_diff(db, current)
+    known, removed, changed = code_diff(db, current)
+    if known and changed:
+        changed = restamp_same_text(db, repo, current, changed, known)
     package_dirs = {p.rsplit("/", 1)[0] if "/" in p else "" for p in current if p.endswith("/__init__.py") or p == "__init__.py"}
     return CodePlan(repo, current, removed, changed, package_dirs, marks)
+
+
+def restamp_same_text(db: sqlite3.Connection, repo: Path, current: dict[str, tuple[int, int]], changed: list[str],
+                      known: dict[str, tuple[int, int]]) -> list[str]:
+    """``changed`` without the files whose text is the one their rows were made from (same size, same
+    ``text_crc``) and the test files (listed, never read): those get their new stamp in the code and function
+    tables and are not indexed again.
+    What makes many such files: a new worktree whose index was copied from a sibling's (every file is new
+    to the file system, almost none to the index), a `git checkout` there and back, a formatter run."""
+    again = [p for p in changed if p in known]
+    if not again:
+        return changed
+    same, compare = [], []
+    for i in range(0, len(again), 500):
+        chunk = again[i: i + 500]
+        for path, crc, test in db.execute(f"SELECT path, crc, is_test FROM code_files WHERE path IN "
+                                          f"({','.join('?' * len(chunk))})", chunk):
+            if test:
+                same.append(path)  # a test file's row holds nothing read from it: its path decides it all
+            elif crc is not None and known[path][1] == current[path][1]:
+                compare.append((path, crc))
+    for path, crc in compare:
+        try:
+            text = read_source(str(repo / path))
+        except OSError:
+            continue
+        if text_crc(text) == crc:
+            same.append(path)
+    if not same:
+        return changed
+    with transaction(db):  # each only where the row still has the stamp compared (another refresh may have run)
+        for table in ("code_files", "fn_files"):
+            db.executemany(f"UPDATE {table} SET mtime_ns = ?, size = ? WHERE path = ? AND mtime_ns = ? AND size = ?",
+                           [(*current[p], p, *known[p]) for p in same])
+    done = set(same)
+    return [p for p in changed if p not in done]
 
 
 def _drop_rows(db: sqlite3.Connection, paths: list[str], functions: bool) -> None:
@@ -310,20 +362,21 @@ def _write_changed(db: sqlite3.Connection, repo: Path, plan: CodePlan, changed: 
         chunk = []
         for path in changed[start: start + FLUSH_FILES]:
             lang, test, module = plan.describe(path)
-            item = text = facts = None
+            item = text = facts = crc = None
             if not test:
                 while ahead is _UNREAD or ahead is not None and ahead[0] < path:
                     ahead = next(source, None)
                 if ahead is not None and ahead[0] == path:
                     item, facts = ahead[1], None
-                    if len(item) > 7:  # the worker read the trap facts from the same bytes (``index_read``)
-                        item, facts = item[:7], item[7]
+                    if len(item) > 7:  # the worker read the trap facts and the checksum from the same bytes
+                        item, facts, crc = item[:7], item[7], item[8] if len(item) > 8 else None
                 else:
                     try:
                         text = read_source(str(repo / path))
                     except OSError:
                         continue
                     item = index_file(text, path, lang, module, path.endswith("__init__.py"))
+                    crc = text_crc(text)
                 if not functions:
                     item = (*item[:6], None)
             foreign = item is not None and (item[3] or any(path.startswith(folder + "/") for folder in vendored))
@@ -331,7 +384,7 @@ def _write_changed(db: sqlite3.Connection, repo: Path, plan: CodePlan, changed: 
                 trap_facts[path] = (facts if facts is not None else
                                     traps.read_facts(path, text if text is not None else _head(repo, path)))
             read += item is not None
-            chunk.append((path, module, lang, test, item, foreign))
+            chunk.append((path, module, lang, test, item, foreign, crc))
         with transaction(db):
             written += _write_chunk(db, chunk, current, functions)
     return written, read, trap_facts
@@ -385,9 +438,9 @@ def _write_chunk(db: sqlite3.Connection, chunk: list, current: dict, functions: 
               db.execute(f"SELECT path, mtime_ns, size FROM code_files WHERE path IN ({marks})", paths)} if paths else {}
     _drop_rows(db, [p for p, stamp in stamps.items() if stamp != current[p]], functions)
     writer = IndexWriter(db)
-    for path, module, lang, test, item, foreign in chunk:
+    for path, module, lang, test, item, foreign, crc in chunk:
         if stamps.get(path) == current[path]:
             continue
-        writer.add(path, current[path], module, lang, test, item, foreign)
+        writer.add(path, current[path], module, lang, test, item, foreign, crc)
     writer.flush()
     return writer.functions

@@ -8,7 +8,6 @@ only when its size or modification time changed, and removed files are dropped. 
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import os
 import re
@@ -381,6 +380,8 @@ def parse_python(text: str) -> ast.Module | None:
 
 
 def _python_facts(text: str, module: str, is_package: bool, tree: ast.Module | None = None) -> FileFacts:
+    import ast  # (imported where a Python file is read: a task boot reads none)
+
     facts = FileFacts()
     if tree is None:
         tree = parse_python(text)
@@ -463,7 +464,7 @@ def extract(text: str, lang: str, module: str = "", is_package: bool = False, *,
 CODE_TOKENIZE = "unicode61 remove_diacritics 0 tokenchars '_./-:'"
 CODE_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS code_files(id INTEGER PRIMARY KEY, path TEXT UNIQUE, mtime_ns INTEGER, size INTEGER,
-    module TEXT, lang TEXT, is_test INTEGER, doc TEXT, generated INTEGER NOT NULL DEFAULT 0);
+    module TEXT, lang TEXT, is_test INTEGER, doc TEXT, generated INTEGER NOT NULL DEFAULT 0, crc INTEGER);
 CREATE INDEX IF NOT EXISTS code_files_module ON code_files(module);
 CREATE TABLE IF NOT EXISTS code_symbols(path TEXT, name TEXT, lname TEXT, kind TEXT, qual TEXT, line INTEGER);
 CREATE INDEX IF NOT EXISTS code_symbols_lname ON code_symbols(lname);

@@ -54,6 +54,20 @@ class FileRows:
             self._memo[path] = (r[0], bool(r[1]), bool(r[2]), r[3]) if r else None
         return self._memo[path]
 
+    def prefetch(self, paths) -> None:
+        """Read the rows of ``paths`` not read yet in one query per 500 (the answers ``row`` gives one by one)."""
+        if self._all is not None:
+            return
+        wanted = [p for p in dict.fromkeys(paths) if isinstance(p, str) and p not in self._memo]
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            for path in chunk:
+                self._memo[path] = None
+            for path, module, test, generated, rowid in self.db.execute(
+                    f"SELECT path, module, is_test, generated, id FROM code_files WHERE path IN ({','.join('?' * len(chunk))})",
+                    chunk):
+                self._memo[path] = (module, bool(test), bool(generated), rowid)
+
     def every(self) -> dict[str, tuple]:
         """Every row, in row order (read once)."""
         if self._all is None:
@@ -113,6 +127,19 @@ class ModuleFiles:
         found = self._memo[module]
         return default if found is None else found
 
+    def prefetch(self, modules) -> None:
+        """Answer ``modules`` not asked yet in one query per 500 (the first product file of each, in row order)."""
+        wanted = [m for m in dict.fromkeys(modules) if isinstance(m, str) and m not in self._memo]
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            found: dict[str, str] = {}
+            for module, path in self.db.execute(
+                    f"SELECT module, path FROM code_files WHERE module IN ({','.join('?' * len(chunk))}) "
+                    "AND NOT COALESCE(is_test, 0) ORDER BY id", chunk):
+                found.setdefault(module, path)
+            for module in chunk:
+                self._memo[module] = found.get(module)
+
 
 class NameFiles:
     """``file name -> its files`` (``column="name"``) or ``lower-case stem -> product files``
@@ -135,6 +162,20 @@ class NameFiles:
 
     def __getitem__(self, key: str) -> list[str]:
         return self.get(key, [])
+
+    def prefetch(self, keys) -> None:
+        """Answer ``keys`` not asked yet in one query per 500 (each one's files in row order, as ``get``)."""
+        wanted = [k for k in dict.fromkeys(keys) if isinstance(k, str) and k not in self._memo]
+        if not wanted or self._view._name_maps() is not None:
+            return
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            found: dict[str, list[str]] = {k: [] for k in chunk}
+            for key, path in self._view.db.execute(
+                    f"SELECT {self._column}, path FROM code_names WHERE {self._column} IN ({','.join('?' * len(chunk))}) "
+                    "ORDER BY id", chunk):
+                found[key].append(path)
+            self._memo.update(found)
 
 
 def names_tables(db: sqlite3.Connection, rows: FileRows, key: str | None) -> dict[str, dict] | None:

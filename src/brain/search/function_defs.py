@@ -15,12 +15,11 @@ language-neutral ``name(`` scan. Pure: text in, definitions out.
 
 from __future__ import annotations
 
-import ast
-import re
 from collections.abc import Callable, Iterable
 
 from .. import pyast
 from ..records import record
+from ..lazyre import lazy
 
 __all__ = ["FunctionDef", "Call", "KINDS", "MAX_CALLS", "extract_functions", "python_functions", "from_symbols",
            "register_extractor", "has_extractor"]
@@ -63,12 +62,27 @@ class FunctionDef:
 
 
 # nodes that hold no call: never pushed on the walk (a Name's Load context would be its only child), and
-# the plain values of the other fields; compared by exact type, which is what makes the walk cheap
-_LEAVES = frozenset({ast.Name, ast.Constant, ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal, ast.alias,
-                     str, int, float, bool, complex, bytes, type(None), type(...)}
-                    | {cls for base in (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
-                       for cls in base.__subclasses__()})
-_DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+# the plain values of the other fields; compared by exact type, which is what makes the walk cheap. Made with
+# ``ast`` at the first Python text read (``_load_ast``): a task boot imports this module and reads none
+ast = None
+_LEAVES: frozenset = frozenset()
+_DEFS: frozenset = frozenset()
+
+
+def _load_ast() -> None:
+    global ast, _LEAVES, _DEFS
+    if ast is None:
+        import ast as module
+
+        _LEAVES = frozenset({module.Name, module.Constant, module.Pass, module.Break, module.Continue, module.Global,
+                             module.Nonlocal, module.alias, str, int, float, bool, complex, bytes, type(None), type(...)}
+                            | {cls for base in (module.expr_context, module.operator, module.unaryop, module.cmpop,
+                                                module.boolop)
+                               for cls in base.__subclasses__()})
+        _DEFS = frozenset({module.FunctionDef, module.AsyncFunctionDef, module.ClassDef})
+        ast = module
+
+
 # fields that only ever hold leaves (names, flags, contexts, operators, aliases): never read by the walk
 _PLAIN_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "type_comment",
                            "kind", "conversion", "simple", "is_async", "kwd_attrs", "rest", "tag"})
@@ -159,6 +173,7 @@ def _signature(lines: list[str], node, body_start: int) -> str:
 def python_functions(text: str, tree: ast.Module | None = None) -> list[FunctionDef]:
     """Functions, methods and classes of one Python source text, in line order (pure); ``tree`` is the
     text's ``ast.parse`` when the caller has it already (the index build parses a file once)."""
+    _load_ast()
     if tree is None:
         try:
             tree = pyast.parse(text)
@@ -200,7 +215,7 @@ def python_functions(text: str, tree: ast.Module | None = None) -> list[Function
 
 # -- any extractor's symbols ---------------------------------------------------------
 
-_CALL_SITE = re.compile(r"(?:(\bthis|\bself|\bsuper\(\))\s*\.\s*|(\.)\s*)?\b([A-Za-z_$][\w$]*)\s*\(")
+_CALL_SITE = lazy(r"(?:(\bthis|\bself|\bsuper\(\))\s*\.\s*|(\.)\s*)?\b([A-Za-z_$][\w$]*)\s*\(")
 _NOT_CALLS = frozenset("if for while switch catch return function fn func def match typeof sizeof new await yield "
                        "elif and or not in class struct impl".split())
 

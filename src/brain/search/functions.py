@@ -132,6 +132,7 @@ class FunctionView:
 
     db: sqlite3.Connection
     _by_path: dict[str, list[DefRow]] = field(default_factory=dict)
+    _by_id: dict[int, DefRow] = field(default_factory=dict)  # every row read (the same values each time)
 
     @property
     def empty(self) -> bool:
@@ -139,8 +140,10 @@ class FunctionView:
 
     def in_file(self, path: str) -> list[DefRow]:
         if path not in self._by_path:
-            self._by_path[path] = [_row(r) for r in self.db.execute(
+            rows = self._by_path[path] = [_row(r) for r in self.db.execute(
                 f"SELECT {_DEF_COLUMNS} FROM fn_defs WHERE path = ? ORDER BY start, qual", (path,))]
+            for row in rows:
+                self._by_id.setdefault(row.id, row)
         return self._by_path[path]
 
     def named(self, names: Iterable[str]) -> dict[str, list[DefRow]]:
@@ -159,12 +162,18 @@ class FunctionView:
 
     def by_ids(self, ids: Iterable[int]) -> dict[int, DefRow]:
         ids = sorted(set(ids))
+        known = self._by_id
         out: dict[int, DefRow] = {}
-        for i in range(0, len(ids), 500):
-            chunk = ids[i : i + 500]
+        missing = [i for i in ids if i not in known]
+        for i in range(0, len(missing), 500):
+            chunk = missing[i : i + 500]
             marks = ",".join("?" * len(chunk))
             for r in self.db.execute(f"SELECT {_DEF_COLUMNS} FROM fn_defs WHERE id IN ({marks})", chunk):
-                out[r[0]] = _row(r)
+                known[r[0]] = _row(r)
+        for i in ids:
+            row = known.get(i)
+            if row is not None:
+                out[i] = row
         return out
 
     def calls_of(self, def_ids: Iterable[int]) -> dict[int, list[Call]]:

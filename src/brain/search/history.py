@@ -20,9 +20,9 @@ A repository without history has empty tables: both features add nothing and cos
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
 from collections import Counter, defaultdict
+from ..lazyre import lazy
 
 __all__ = ["TOP_COMMITS", "COCHANGE_MIN", "MAX_COCHANGED", "history_evidence", "cochanged", "HISTORY_REASON",
            "COCHANGE_REASON"]
@@ -44,7 +44,7 @@ MAX_COCHANGED = 8  # files a candidate lends to, best first
 HISTORY_REASON = "changed by a past commit like this task"
 COCHANGE_REASON = "changes together with"
 SUBJECT_SHOWN = 48  # characters of a commit subject in a reason: the boot has a token budget
-_SHOWN = re.compile(r"[^\w .,:;()#'/+\-=<>\[\]]")
+_SHOWN = lazy(r"[^\w .,:;()#'/+\-=<>\[\]]")
 
 
 def _shown(subject: str) -> str:

@@ -4,8 +4,11 @@ Read from ``git log`` of HEAD only (never other refs: a checkout of an older com
 its past, a commit on another branch is not there), newest first and bounded: at most
 ``MAX_COMMITS`` non-merge commits, commits touching more than ``MAX_FILES_PER_COMMIT`` files
 skipped (a reformat or a vendoring says nothing about which files belong together), each
-message cut at ``MAX_MESSAGE_BYTES``. Only files that exist now (non-test source files of
-``code_files``) are kept. Stored in ``runtime/index.db`` beside the code tables and refreshed
+message cut at ``MAX_MESSAGE_BYTES``. Only source files (a code extension, not a test path) are kept,
+whether or not they exist now: the rows of a commit depend on the commit alone, so a checkout moved
+between commits holds what a fresh index at its HEAD holds (a file deleted and later restored keeps the
+commits read while it was gone); the ranking reads only the files indexed now. Stored in
+``runtime/index.db`` beside the code tables and refreshed
 incrementally from the last indexed HEAD: a refresh with HEAD unchanged is one
 ``git rev-parse``; a HEAD that is not a descendant of the indexed one (a rewrite, a checkout
 of another line) rebuilds the tables. No git repository, or no commit yet: empty tables, no cost.
@@ -18,15 +21,16 @@ never passed to a shell, and bounded in size and time.
 
 from __future__ import annotations
 
+import functools
 import os
-import re
 import sqlite3
 import threading
 from pathlib import Path
 
 from ..records import field, record
-from .code import CODE_TOKENIZE, transaction
+from .code import CODE_EXTENSIONS, CODE_TOKENIZE, is_test_path, transaction
 from .tokenize import token_text
+from ..lazyre import lazy
 
 __all__ = ["HISTORY_SCHEMA", "MAX_COMMITS", "MAX_FILES_PER_COMMIT", "MAX_MESSAGE_BYTES", "FIRST_PARENT",
            "Commit", "parse_log", "refresh_history", "clear_history", "known_head"]
@@ -38,7 +42,7 @@ MAX_SUBJECT_CHARS = 100
 FIRST_PARENT = False  # all commits reachable from HEAD: a merge workflow keeps its work on the second parents
 LOG_TIMEOUT = 300.0  # seconds for the whole `git log` read; past it the history read so far is dropped
 _CHUNK = 1 << 20
-_HEADER = re.compile(rb"\n?([0-9a-f]{40}(?:[0-9a-f]{24})?) (\d{1,12})")  # sha1 or sha256, commit time
+_HEADER = lazy(rb"\n?([0-9a-f]{40}(?:[0-9a-f]{24})?) (\d{1,12})")  # sha1 or sha256, commit time
 
 HISTORY_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS hist_commits(id INTEGER PRIMARY KEY, sha TEXT UNIQUE, time INTEGER, subject TEXT,
@@ -187,7 +191,7 @@ def _has_rows(db: sqlite3.Connection) -> bool:
 def refresh_history(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     """Bring the history tables up to HEAD of the repository at ``repo``; return counts.
 
-    Run after ``refresh_code``: the files kept are the non-test source files indexed now."""
+    Run after ``refresh_code`` (the ranking reads the rows of the files indexed then)."""
     from ..errors import SyncError, UntrustedRepository
     from ..gitsafe import project_repo
 
@@ -215,7 +219,6 @@ def refresh_history(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
         commits = None
     if commits is None:
         return {"commits": -1, "added": 0}  # git failed: keep what is indexed, try again next refresh
-    existing = {path for (path,) in db.execute("SELECT path FROM code_files WHERE is_test = 0")}
     added = 0
     with transaction(db):
         if known_head(db) != known:  # another refresh moved it meanwhile: its work stands
@@ -225,7 +228,7 @@ def refresh_history(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
         for commit in reversed(commits):  # oldest first: ids grow with time, pruning drops the lowest
             if commit.touched > MAX_FILES_PER_COMMIT:
                 continue
-            kept = sorted({path for letter, path in commit.files if letter != "D" and path in existing})
+            kept = sorted({path for letter, path in commit.files if letter != "D" and _source(path)})
             subject = commit.message.strip().split("\n", 1)[0][:MAX_SUBJECT_CHARS]
             cur = db.execute("INSERT OR IGNORE INTO hist_commits(sha, time, subject, nfiles) VALUES (?,?,?,?)",
                              (commit.sha, commit.time, subject, commit.touched))
@@ -239,6 +242,13 @@ def refresh_history(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
         db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_HEAD_KEY, head))
     total = db.execute("SELECT COUNT(*) FROM hist_commits").fetchone()[0]
     return {"commits": total, "added": added}
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a file recurs in many commits
+def _source(path: str) -> bool:
+    """A path the code index could hold as a non-test source file, by its name alone (never by whether it
+    exists now: see the module doc)."""
+    return os.path.splitext(path)[1] in CODE_EXTENSIONS and not is_test_path(path)
 
 
 def _prune(db: sqlite3.Connection) -> None:

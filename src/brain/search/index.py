@@ -33,7 +33,7 @@ __all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", 
            "is_corruption", "sqlite_file_problem"]  # the last two re-exported from brain.backends.sqlite
 
 INDEX_FILE = "index.db"
-SCHEMA_VERSION = "15"  # bump when tokens or tables change: an older index is rebuilt
+SCHEMA_VERSION = "16"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 
 DOCS_SCHEMA = f"""
@@ -114,6 +114,7 @@ class SearchIndex(MemoryDocs, Queries):
         self._generation = 0  # bumped when a heal replaces a damaged file: every thread then reopens
         self._heal_lock = threading.Lock()
         self._lock_path = self.path.with_name(INDEX_FILE + ".lock")
+        self.seedable = True  # a missing file may start as a sibling worktree's copy (search.seed); not a rebuild's
 
     # -- connection ----------------------------------------------------------------
     @property
@@ -140,6 +141,8 @@ class SearchIndex(MemoryDocs, Queries):
                 raise DamagedStore(str(self.path), "search index", "not a regular file",
                                    f"remove it (`rm -r {self.path}`), then `brain index --rebuild` (it is derived: "
                                    "nothing is lost)")
+            if self.seedable and not os.path.lexists(self.path):
+                self._seed()
             for _attempt in (1, 2):
                 with self._file_lock(exclusive=False):  # no swap (see _swap_in) between opening and stamping
                     db = self._open()
@@ -197,6 +200,24 @@ class SearchIndex(MemoryDocs, Queries):
             db.close()  # a damaged file fails here: keep no handle on it (it is replaced next)
             raise
 
+    def _seed(self) -> None:
+        """Start a missing index as a copy of a sibling worktree's (``search.seed``), renamed into place under
+        the exclusive lock only when there is still none; any failure leaves the usual build from nothing."""
+        from .seed import seed_from_sibling
+
+        self.seedable = False  # one try per process
+        copy = seed_from_sibling(self.repo, self.path, SCHEMA_VERSION, self._lock_path.name)
+        if copy is None:
+            return
+        with self._file_lock(exclusive=True):
+            if not os.path.lexists(self.path):
+                os.chmod(copy, 0o600)
+                os.replace(copy, self.path)
+                return
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(str(copy) + suffix)
+
     def close(self) -> None:
         """Let go of this thread's connection: closed now, or when a code view still reading it goes."""
         self._db = None
@@ -226,6 +247,7 @@ class SearchIndex(MemoryDocs, Queries):
                     old.unlink()  # left by a rebuild that was killed
         builder = SearchIndex(self.brain_dir, self.repo, self.path.parent, self.decisions_dir)
         builder.path = self.path.with_name(f"{INDEX_FILE}.rebuild-{os.getpid()}-{threading.get_ident()}")
+        builder.seedable = False  # a rebuild starts from nothing, by definition
         try:
             stats = builder.refresh()
             builder.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -28,8 +28,11 @@ def snippet(text: str, query: set[str], width: int = SNIPPET_CHARS) -> str:
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     if not lines:
         return ""
+    if text.isascii():  # (ASCII lowers character by character: a word no line holds is not in the whole text)
+        low_text = text.lower()
+        query = [q for q in query if q in low_text]
     best, best_score = 0, 0
-    for i, line in enumerate(lines[:2000]):
+    for i, line in enumerate(lines[:2000] if query else ()):
         low = line.lower()
         got = sum(1 for q in query if q in low)  # substring test: cheap, and good enough to pick a line
         if got > best_score:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 from collections import defaultdict
 
 from ..records import field, record
@@ -31,12 +30,13 @@ from .function_evidence import FN_STRENGTH, LATE, NAMED, FunctionEvidence, LiveG
 from .functions import DefRow, FunctionView
 from .locate import CodeView, Localization, extract_signals
 from .weights import Weights, shipped_weights
+from ..lazyre import lazy
 
 __all__ = ["FunctionHit", "FN_STRENGTH", "strength_of", "rank_functions", "gather_functions", "combine_functions",
            "locate_functions", "imported_files", "FRAME"]
 
 _PRIOR = "in a ranked file"
-FRAME = re.compile(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
+FRAME = lazy(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 
 # the weights and thresholds are data: ``functions`` of ``weights.json`` (each with its why there), read as ``F``
 
@@ -201,6 +201,7 @@ def _gather(fview: FunctionView, cview: CodeView, text: str | None, localization
             continue
         top = ranked[0][1] or 1.0
         rows = fview.by_ids(i for i, _ in ranked)
+        cview.files.prefetch(r.path for r in rows.values())
         for def_id, score in ranked:
             row = rows.get(def_id)
             if row is None or cview.is_test(row.path):
@@ -436,7 +437,10 @@ def _lift_twins(graph, s: _Scores, leaders: list[int], F: dict) -> None:
 def _imported_by(cview: CodeView, path: str) -> list[str]:
     """The repository files one file's imports point to, in the order it imports them."""
     out: list[str] = []
-    for target in cview.imports_of(path):
+    targets = cview.imports_of(path)
+    if not path.endswith(".rs"):
+        cview.by_module.prefetch([t for target in targets for t in (target, target.rsplit(".", 1)[0])])
+    for target in targets:
         if path.endswith(".rs"):
             out.extend(cview.resolve_import(path, target))  # Rust `use crate::a::B` by the crate's modules
             continue

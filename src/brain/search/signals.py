@@ -95,6 +95,21 @@ _TEMPLATE = lazy(
                 r"\b(?:go to|click on|scroll down to) '\.{3,4}'"]),
     re.I,
 )
+# the words each alternative of _TEMPLATE writes as they are (a sentence's words; the fixed parts of the three
+# patterns): an ASCII text lacking one of each alternative's, in any case, holds no template text, and the
+# costly pattern (1.5 ms to compile) is not applied. A text with other characters is always searched: under
+# re.I a few of them match ASCII letters (the Kelvin sign, a long s, a dotless i)
+_TEMPLATE_WORDS = tuple(tuple("".join(c if c.isalnum() or c == "_" else " " for c in s).split()) for s in TEMPLATE_SENTENCES) + (
+    ("clear", "concise", "description"), ("[e.g.",), ("'...",))
+
+
+def _may_hold_template(text: str) -> bool:
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(all(word in low for word in words) for words in _TEMPLATE_WORDS)
+
+
 _BACKTICK = lazy(r"`([^`\n]{1,120})`")
 # CJK letters are word characters to `\w`: `但discov.EtcdConf中没有user` would read as one word, so the
 # boundaries between CJK (and full-width punctuation) and ASCII word characters become spaces
@@ -106,6 +121,15 @@ _CJK_EDGE = lazy(f"(?<=[A-Za-z0-9_])(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9_])")
 _TITLE_OPTION = lazy(r"(?:^|(?<=[\s'\"`(\[]))(?:--?[A-Za-z][\w\-]*|--)(?=[\s'\"`)\],.:;!?]|$)")
 _TITLE_CLI = lazy(r"\b(?:exit (?:code|status)|return code|env|environment variables?|env vars?|command[\s-]line)\b",
                         re.I)
+# the text's other fixed patterns (compiled at first use, as every pattern here)
+_CAMEL = lazy(r"[a-z][A-Z]")
+_DIGIT = lazy(r"\d")
+_DRIVE = lazy(r"^[A-Za-z]:(?=[/\\])")
+_WORD2 = lazy(r"[A-Za-z_]\w+")
+_WORD3 = lazy(r"[A-Za-z_]\w{2,}")
+_CALLED = lazy(r"(?<!\w)([A-Za-z_]\w*)\s*\(")
+_FILE_EXT = lazy(r"\." + _EXT + r"$")
+_NUMBERED = lazy(r"(?<![\w])\d+_\w+")
 
 @record
 class Signals:
@@ -130,7 +154,7 @@ def _codeness(word: str, marked: bool) -> float:
     if marked:
         return 1.0
     inner = word.strip("_")
-    if "_" in inner or re.search(r"[a-z][A-Z]", inner) or re.search(r"\d", inner):
+    if "_" in inner or _CAMEL.search(inner) or _DIGIT.search(inner):
         return 1.0
     if word.startswith("_") or word.endswith("_"):
         return 1.0
@@ -176,8 +200,10 @@ def extract_signals(text: str | None, *, strip_urls: bool | None = None) -> Sign
 def _extract(text: str, strip_urls: bool) -> Signals:
     sig = Signals()
     text = _HTML_COMMENT.sub(" ", _clip(text))  # issue templates' hidden instructions are not the report
-    text = _TEMPLATE.sub(" ", text)  # nor their fixed questions
-    text = _CJK_EDGE.sub(" ", text)
+    if _may_hold_template(text):
+        text = _TEMPLATE.sub(" ", text)  # nor their fixed questions
+    if not text.isascii():  # (an ASCII text has no CJK edge: its pattern is costly to compile, 3 ms)
+        text = _CJK_EDGE.sub(" ", text)
     text = strip_boilerplate(text)  # a commit message's trailers, merge line and pull-request numbers say nothing
     if not text.strip():
         return sig
@@ -205,18 +231,18 @@ def _extract(text: str, strip_urls: bool) -> Signals:
             if "/" in run and len(words) >= 2 and all(_MODULE_WORD.fullmatch(w) for w in words):
                 sig.module_paths.append("/".join(words))  # `core/logx`, `./lib/router`: a package or module
             continue
-        path = re.sub(r"^[A-Za-z]:(?=[/\\])", "", run).replace("\\", "/")
+        path = _DRIVE.sub("", run).replace("\\", "/")
         if "/" not in path and path.count(".") > 1:
             continue  # a dotted name such as `pkg.mod.c`, handled as a dotted path
         sig.paths.append((path, 2.0 if match.start() < len(title) else 1.0))
     marked: set[str] = set()
     for match in _BACKTICK.finditer(text):
-        marked.update(re.findall(r"[A-Za-z_]\w+", match.group(1)))
-    for match in re.finditer(r"(?<!\w)([A-Za-z_]\w*)\s*\(", text):
+        marked.update(_WORD2.findall(match.group(1)))
+    for match in _CALLED.finditer(text):
         marked.add(match.group(1))
     for match in _DOTTED.finditer(text.replace("::", ".")):  # Rust and C++ paths read as dotted names
         dotted = match.group(1)
-        if not re.search(r"\." + _EXT + r"$", dotted) and dotted.count(".") < 12:
+        if not _FILE_EXT.search(dotted) and dotted.count(".") < 12:
             sig.dotted.append(dotted)
     for dotted in member_refs(text):  # `Chain#withConnectTimeout` is `Chain.withConnectTimeout`
         if dotted not in sig.dotted:
@@ -224,7 +250,7 @@ def _extract(text: str, strip_urls: bool) -> Signals:
     counts = Counter(m.group() for m in _IDENT.finditer(text))
     if unframed is not text:
         sig.in_traces_only = set(counts) - {m.group() for m in _IDENT.finditer(unframed)}
-    in_title = set(_IDENT.findall(title)) | {m.group() for m in re.finditer(r"[A-Za-z_]\w{2,}", title)}
+    in_title = set(_IDENT.findall(title)) | {m.group() for m in _WORD3.finditer(title)}
     for word, count in counts.items():
         if word.lower() in STOPWORDS:
             continue
@@ -235,7 +261,7 @@ def _extract(text: str, strip_urls: bool) -> Signals:
         if word in in_title:
             weight *= 2.0
         sig.idents[word] = weight
-    for word in set(re.findall(r"(?<![\w])\d+_\w+", text)):
+    for word in set(_NUMBERED.findall(text)):
         sig.idents.setdefault(word, 2.0 if word in title else 1.0)
     sig.cli = bool(_TITLE_OPTION.search(title) or _TITLE_CLI.search(title))
     sig.words = [w for w in tokens(text, stop=True) if w not in PROSE_WORDS]

@@ -134,11 +134,13 @@ class _Compiled:
     """The built-in rules, compiled once per process on first use (``import brain`` compiles nothing)."""
 
     def __init__(self) -> None:
-        self.rules = [(kind, re.compile(rx)) for kind, rx in _RULES]
-        self.pem_begin = re.compile(_PEM_BEGIN)
-        self.pem_end = re.compile(_PEM_END)
-        self.pem_body = re.compile(_PEM_BODY)
-        self.not_secret = re.compile(_NOT_SECRET_RX)
+        from ..lazyre import compile  # re.compile's patterns, from their kept programs (lazyre)
+
+        self.rules = [(kind, compile(rx)) for kind, rx in _RULES]
+        self.pem_begin = compile(_PEM_BEGIN)
+        self.pem_end = compile(_PEM_END)
+        self.pem_body = compile(_PEM_BODY)
+        self.not_secret = compile(_NOT_SECRET_RX)
 
 
 _COMPILED: _Compiled | None = None

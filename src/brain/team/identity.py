@@ -17,6 +17,7 @@ import threading
 
 from ..errors import Forbidden
 from ..records import record
+from ..lazyre import lazy
 
 __all__ = ["Principal", "PRINCIPAL", "current_principal", "principal_of_scope", "bound_session", "writer_role",
            "role_of_session", "read_own_checkpoint", "memory_visible", "SCOPE_KEY"]
@@ -43,7 +44,7 @@ PRINCIPAL: contextvars.ContextVar[Principal | None] = contextvars.ContextVar("br
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
-_SESSION_ROLE = re.compile(r"^sess-\d{8}-\d{4}-(?P<role>[A-Za-z0-9_-]+?)(?:\.\d+)?@")
+_SESSION_ROLE = lazy(r"^sess-\d{8}-\d{4}-(?P<role>[A-Za-z0-9_-]+?)(?:\.\d+)?@")
 
 
 def current_principal() -> Principal | None:

@@ -278,12 +278,20 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         number = None if page in (None, "", "last") else _int(page, 1, "page")
         upto = request.query_params.get("upto")
         upto = None if upto is None else _int(upto, 0, "upto")  # checked before any lookup: 400, not 404
+        worktree = request.query_params.get("worktree") or None
 
         def load():
+            if worktree is not None:  # another worktree's log, looked up by git's id (never a path)
+                from ..log.worktrees import worktree_log
+
+                other = worktree_log(brain, worktree)
+                if other is None:
+                    raise NotFound(f"worktree {worktree!r} with conversation logs")
+                return other.log.page(name, number, PAGE_SIZE), other.handoff(name), other.log.parties(name)
             found = brain.conversations.page(name, number, PAGE_SIZE)  # numbered as `brain log` does
             handoff = brain.conversations.handoff(name)
             parties = brain.conversations.log.parties(name)
-            return found, handoff, parties
+            return found, handoff.text if handoff else "", parties
 
         found, handoff, parties = await run_in_threadpool(load)
         turns = found.turns
@@ -292,8 +300,9 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
             step = max(0, min(upto, len(turns)))
             turns = turns[:step]
         first_index = (found.page - 1) * found.size
+        base = f"/threads/{quote(name, safe='')}?" + (f"worktree={quote(worktree, safe='')}&" if worktree else "")
         context = dict(section="threads", thread=name, page=found, turns=turns, step=step, first_index=first_index,
-                       handoff=handoff.text if handoff else "", parties=parties,
+                       handoff=handoff or "", parties=parties, worktree=worktree, base=base,
                        nav=_page_nav(found.page, found.pages))
         return render(request, "_thread.html" if partial(request) else "thread.html", **context)
 

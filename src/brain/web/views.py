@@ -188,7 +188,12 @@ def thread_list(brain) -> dict:
     parties = sorted({p for t in threads for p in t["parties"]}
                      | {s.id for s in brain.coord.sessions()} if brain.has_coordination_store()
                      else {p for t in threads for p in t["parties"]})
-    return {"threads": threads, "parties": parties}
+    from ..log.worktrees import worktree_logs
+
+    elsewhere = [{"worktree": w.name, "branch": w.branch or "",
+                  "threads": [{"thread": t.thread, "parties": t.parties, "bytes": t.bytes, "updated": stamp(t.updated)}
+                              for t in w.log.threads()]} for w in worktree_logs(brain)]
+    return {"threads": threads, "parties": parties, "elsewhere": [w for w in elsewhere if w["threads"]]}
 
 
 # -- memory -------------------------------------------------------------------------------------------------------

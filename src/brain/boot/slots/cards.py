@@ -56,14 +56,15 @@ def collect(brain, request) -> list[Part]:
 
     mapper = _mapper(brain)  # one scan of the tree for the module and all its dependencies
     name = request.module
+    cutting = bool(getattr(request, "module_inferred", False) and request.task)  # (the cut checks its own cards' staleness)
     try:
-        card = load_card(brain, request.module, mapper=mapper)
+        card = load_card(brain, request.module, mapper=mapper, check_stale=not cutting)
         if card is None and (brain.repo / request.module.strip("/")).exists():
             # a file or folder path was given: use the module it belongs to
             owner = mapper.owner(request.module.strip("/").rstrip("/") + ("/x" if (brain.repo / request.module.strip("/")).is_dir() else ""))
             if owner is not None:
                 name = owner
-                card = load_card(brain, owner, mapper=mapper)
+                card = load_card(brain, owner, mapper=mapper, check_stale=not cutting)
         if card is None and not request.module_inferred and not mapper.has_module(_normalize_module(name)):
             return [_unknown_module(request.module, mapper)]
     except BrainError as exc:
@@ -74,11 +75,12 @@ def collect(brain, request) -> list[Part]:
                      f"No card for `{name}` yet: run `brain map --module {name}` "
                      "(or `brain map` for every module).", f"brain map --module {name}")]
     inferred = " (inferred from the task)" if getattr(request, "module_inferred", False) else ""
-    if request.module_inferred and request.task:
+    if cutting:
         cut = _cut_to_ranking(brain, request, mapper)
         if cut:
             mapper.save_caches()
             return cut
+        card = load_card(brain, name, mapper=mapper)  # the whole card after all: with its staleness
     parts = [Part("cards", f".brain/{card.path}", f"Module card: `{card.module}`{inferred}{_stale_note(card)}", card_body(card),
                   f"brain read {card.path}", files=tuple(card.files))]
     for dep in card.dependencies[:MAX_DEPENDENCIES]:

@@ -201,10 +201,12 @@ def collect(brain, request) -> list[Part]:
         numbers = list(range(hit.start, end + 1))
         whole = len(numbers) <= WHOLE_LINES
         text = render_code(hit.path, lines, numbers) if whole else ""
-        if not whole or estimate_tokens(text) > min(PART_TOKENS, spend):
+        tokens = estimate_tokens(text) if whole else 0
+        if not whole or tokens > min(PART_TOKENS, spend):
             whole = False
             text = render_code(hit.path, lines, excerpt_lines(lines, hit, words))
-        cost = estimate_tokens(text) + 30
+            tokens = estimate_tokens(text)
+        cost = tokens + 30
         if cost > spend:
             continue
         spend -= cost

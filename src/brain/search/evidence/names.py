@@ -18,6 +18,7 @@ __all__ = ["collect", "files_named", "resolve_words", "follow_reexports"]
 def collect(task) -> None:
     view, sig, add, p = task.view, task.sig, task.add, task.params
     defs = task.definitions()
+    view.files.prefetch(path for rows in defs.values() for path, _, _ in rows)  # each is asked whether a test
     quals: dict[str, set[str]] = defaultdict(set)
     for rows in defs.values():
         for path, kind, qual in rows:
@@ -55,6 +56,7 @@ def collect(task) -> None:
 
     kind_factor = p["kind_factor"]
     symbol_hits: dict[str, list[tuple[float, str]]] = defaultdict(list)
+    view.by_stem.prefetch(word.lower() for word in sig.idents)  # each is looked up (files_named)
     for word, weight in sig.idents.items():
         rows = [r for r in defs.get(word, []) if not view.is_test(r[0])]
         per_file: dict[str, float] = {}

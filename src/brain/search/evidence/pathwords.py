@@ -60,6 +60,7 @@ def collect(task) -> None:
     title = {w[:_PREFIX] for w in task.sig.title_words if len(w) >= _MIN_WORD}
     if not title:
         return
+    view.files.prefetch(task.evidence.candidates)
     candidates = [p for p in task.evidence.candidates if p in view.files and not view.is_test(p)]
     words = {p: path_words(p) for p in candidates}
     if not any(title & w for w in words.values()):

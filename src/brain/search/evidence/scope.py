@@ -15,11 +15,11 @@ more also as the head of a longer one (`codemod` -> `codemods/`, `angular-query`
 
 from __future__ import annotations
 
-import re
+from ...lazyre import lazy
 
 __all__ = ["collect", "scope_matches"]
 
-_PUNCT = re.compile(r"[^0-9a-z]+")
+_PUNCT = lazy(r"[^0-9a-z]+")
 _MIN_HEAD = 4  # a scope this long or longer also matches as the head of a longer name
 
 

@@ -9,15 +9,15 @@ entry of ``FLAGS`` (name -> test of a file) and a factor of the same name in ``w
 
 from __future__ import annotations
 
-import re
 
 from ...records import field, record
 from ..code import is_nonproduct_path
 from ..ranking import Evidence
+from ...lazyre import lazy
 
 __all__ = ["Task", "FLAGS", "GENERATED_NAME", "flags_of", "unnamed_modules"]
 
-GENERATED_NAME = re.compile(r"(?:^|/)\d{3,}_\w*\.\w+$")  # numbered migrations and the like
+GENERATED_NAME = lazy(r"(?:^|/)\d{3,}_\w*\.\w+$")  # numbered migrations and the like
 
 
 @record
