@@ -247,3 +247,27 @@ def test_only_code_shaped_names_reach_the_override_and_sibling_shares():
     assert sig.idents["Add"] >= 1.0  # the title's weight alone would have let it through
     assert {"usesPadding", "clear"} <= sig.code_like
     assert not {"Add", "Avoid", "padding", "reading"} & sig.code_like
+
+
+def test_typescript_imports_name_a_source_by_what_it_compiles_to(brain):
+    commit_files(brain, {
+        "src/core/options.ts": "import { merge } from '../utils/merge.js';\nexport function normalize() {\n"
+                               "  return merge();\n}\n",
+        "src/utils/merge.ts": "export function merge() {\n  return {};\n}\n",
+        "src/view.tsx": "import { normalize } from './core/options.js';\nexport const View = () => normalize();\n",
+        "src/esm.mts": "import { merge } from './utils/merge.js';\nexport const m = merge;\n",
+        "src/legacy.js": "const x = require('./plain.js');\nmodule.exports = x;\n",
+        "src/plain.js": "module.exports = 1;\n",
+        "src/plain.ts": "export default 2;\n",
+    }, now=NOW)
+    brain.reindex()
+    view = brain.index.code_view()
+    assert view.resolve_import("src/core/options.ts", "../utils/merge.js") == ["src/utils/merge.ts"]
+    assert view.resolve_import("src/view.tsx", "./core/options.js") == ["src/core/options.ts"]
+    assert view.resolve_import("src/esm.mts", "./utils/merge.js") == ["src/utils/merge.ts"]
+    # a real `.js` file beside a `.ts` of the same name is the one imported
+    assert view.resolve_import("src/legacy.js", "./plain.js") == ["src/plain.js"]
+    assert view.resolve_import("src/core/options.ts", "../utils/missing.js") == []
+    forward, backward = view.import_graph()
+    assert "src/utils/merge.ts" in forward["src/core/options.ts"]
+    assert "src/view.tsx" in backward["src/core/options.ts"]

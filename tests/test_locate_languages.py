@@ -223,6 +223,9 @@ def test_trace_lines_are_frames_not_written_paths():
     ("MyLib.Tests/ParserTests.cs", True), ("integration_tests/run.rs", True), ("src/latest/a.rs", False),
     ("test-helpers/context.js", True), ("src/test_utils/fake.go", True), ("src/testament/a.rs", False),
     ("lib/tests-e2e/run.js", True), ("contest-rules/a.js", False),
+    # the top of a workspace's package, not a package named `test` nor deeper
+    ("packages/less/test/less-test.js", True), ("packages/test/src/index.ts", False),
+    ("packages/pug/lib/client/test/a.js", False), ("web/packages/ui/test/button.js", True),
     # Gradle and Kotlin Multiplatform source sets, .NET test projects in camelCase, what tests use
     ("okhttp/src/jvmTest/java/okhttp3/CallTest.kt", True), ("core/src/commonTest/kotlin/Lazy.kt", True),
     ("app/src/androidTest/java/a/MainScreen.kt", True), ("src/UnitTests/Bug/MemberNamedTypeBug.cs", True),

@@ -58,8 +58,8 @@ CODE_EXTENSIONS.update(COMPANION_EXTENSIONS)
 MAX_FILE_BYTES = 1_000_000
 TEST_DIRS = {"tests", "test", "__tests__", "spec", "specs", "testing", "e2e", "testdata", "__mocks__", "__snapshots__",
              "__fixtures__"}
-# a `test` folder is a test tree at the top of a repository or a package (`src/test/java/...`, `crate/test/`),
-# not deeper, where it is as often a product package (a web framework's `test` client)
+# a `test` folder is a test tree at the top of a repository or a package (`src/test/java/...`, `crate/test/`, a
+# workspace's `packages/less/test/`), not deeper, where it is as often a product package (a web framework's `test` client)
 _TEST_PARENTS = {"src", "lib", "source"}
 # a folder named as the tests of something (`Foo.Tests`, `Foo.Specs`, `integration_tests`, `app-test`, camelCase source
 # sets and .NET projects: `jvmTest`, `commonTest`, `UnitTests`) or as what tests use (`test-helpers`, `TestUtils`)
@@ -74,7 +74,7 @@ _BUNDLED = lazy(r"[.\-]min\.[cm]?js$|\.bundle\.[cm]?js$")
 
 
 def is_test_path(path: str) -> bool:
-    """True for test files of any language: `tests/` folders, a top-level or `src/test/`, test_*.py,
+    """True for test files of any language: `tests/` folders, a top-level, `src/test/` or `packages/x/test/`, test_*.py,
     *_test.go, *.test.js, *.spec.ts, FooTest.java, `__tests__/`, `testdata/`."""
     parts = path.split("/")
     name = parts[-1]
@@ -82,7 +82,8 @@ def is_test_path(path: str) -> bool:
     folders = parts[:-1]
     if any(p in TEST_DIRS and p != "test" or _TEST_FOLDER.search(p) for p in folders):
         return True
-    if folders and (folders[0] == "test" or any(p == "test" and i > 0 and folders[i - 1] in _TEST_PARENTS
+    if folders and (folders[0] == "test" or any(p == "test" and i > 0 and (folders[i - 1] in _TEST_PARENTS or
+                                                                       i > 1 and folders[i - 2] == "packages")
                                                 for i, p in enumerate(folders))):
         return True
     if _TEST_STEM.search(stem):

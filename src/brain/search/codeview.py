@@ -18,6 +18,8 @@ from .code import is_nonproduct_path
 __all__ = ["CodeView"]
 
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
+# TypeScript's ES modules import a source by the name it compiles to (`./x.js` is `x.ts` or `x.tsx`)
+_COMPILED_FROM = {".js": (".ts", ".tsx"), ".jsx": (".tsx",), ".mjs": (".mts",), ".cjs": (".cts",)}
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
 # folders that hold sources without naming a module: `src/main/java/com/x/Y.java` is module com.x.Y,
 # `tokio/src/sync/mpsc/mod.rs` is tokio::sync::mpsc, `include/fmt/core.h` is fmt/core
@@ -184,7 +186,7 @@ class CodeView:
         """Repository files an import line of ``path`` points to (none for outside packages).
 
         Python ``pkg.mod`` (or ``pkg.mod.Name``) by module; JavaScript relative specifiers
-        (``../lib/x`` -> ``lib/x.js`` or ``lib/x/index.js``); C/C++ ``"x.h"`` next to the file or
+        (``../lib/x`` -> ``lib/x.js`` or ``lib/x/index.js``; TypeScript's ``./x.js`` -> ``x.ts``); C/C++ ``"x.h"`` next to the file or
         by its tail; Java ``com.x.Y`` and Go ``github.com/org/app/pkg`` by their path words
         (a Go import names a folder: its files).
         """
@@ -196,8 +198,10 @@ class CodeView:
             return [found] if found and found != path else []
         if target.startswith("."):
             base = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            stem, ext = posixpath.splitext(base)
             for candidate in (base, *(base + e for e in _JS_EXTS), *(base + "/index" + e for e in _JS_EXTS),
-                              base + ".d.ts", base + "/index.d.ts"):  # a type import of a declaration file
+                              base + ".d.ts", base + "/index.d.ts",  # a type import of a declaration file
+                              *(stem + e for e in _COMPILED_FROM.get(ext, ()))):  # `./x.js` of `x.ts`
                 if candidate in self.files and candidate != path:
                     return [candidate]
             return []

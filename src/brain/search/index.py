@@ -33,7 +33,7 @@ __all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", 
            "is_corruption", "sqlite_file_problem"]  # the last two re-exported from brain.backends.sqlite
 
 INDEX_FILE = "index.db"
-SCHEMA_VERSION = "15"  # bump when tokens or tables change: an older index is rebuilt
+SCHEMA_VERSION = "16"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 
 DOCS_SCHEMA = f"""
