@@ -154,7 +154,7 @@ def fit(tasks: list[FnTask], start: dict[str, float], names: list[str], passes: 
 
 
 # weights whose effect does not show in a task's recorded features (the graph, the lifts): every task re-ranked
-_LIFTS = frozenset({"call", "caller", "co", "self_caller", "base", "twin"})
+_LIFTS = frozenset({"call", "caller", "co", "self_caller", "base", "twin", "attr"})
 
 
 _JOB: dict = {}
