@@ -187,6 +187,41 @@ def test_history_ranks_a_file_the_text_never_names(shop):
                for r in reasons["shop/ledger_sync.py"])
 
 
+def test_history_counts_by_how_like_the_task_the_closest_commit_is(shop):
+    """The history feature is relative to the best file, so a report no past commit resembles (one word of
+    its environment section matching an unrelated commit) would still give that commit's files full weight:
+    the closest commit's absolute likeness scales it."""
+    from brain.search.history import LIKENESS_FULL, history_evidence, likeness
+    from brain.search.signals import extract_signals
+
+    _history_shop(shop)
+    commit(shop, "Enable rounding of fractional cents on macOS builds",
+           {"shop/tax.py": "def vat(amount):\n    return round(amount * 0.2)\n"})
+    for n, subject in enumerate(("Negative refund amounts rounded toward zero in exports",
+                                 "Copy the array of invoice lines before sorting totals",
+                                 "Rebuild stale ledger indices during nightly reconciliation")):
+        commit(shop, subject, {"shop/ledger_sync.py": f"def post_entry(entry):\n    return entry * {n + 2}\n"})
+    b = brainlib.init(shop)
+    b.reindex()
+    view = b.index.code_view()
+    ids = [r[0] for r in view.db.execute("SELECT id FROM hist_commits")]
+
+    def history(text):
+        got = {}
+        history_evidence(view, extract_signals(text).words, lambda path, value, reason: got.__setitem__(path, value))
+        return got
+
+    close = "Timeout when the gateway retries a declined charge"
+    far = "Negative array indices wrap twice\n\nEnvironment: macOS"  # each word in a different past commit
+    near = likeness(view.db, extract_signals(close).words, ids)
+    unlike = likeness(view.db, extract_signals(far).words, ids)
+    assert near >= LIKENESS_FULL > unlike > 0  # a past commit says the same / none says much of it
+    assert likeness(view.db, [], ids) == 0.0 and likeness(view.db, ["timeout"], []) == 0.0
+    assert history(close)["shop/ledger_sync.py"] == 1.0  # full weight: the closest commit is like the task
+    weak = history(far)
+    assert max(weak.values()) == pytest.approx(unlike / LIKENESS_FULL)  # the best file's weight, scaled (< 1)
+
+
 def test_cochange_lends_to_files_changing_with_the_best_candidate(shop):
     for n in range(4):
         commit(shop, f"Update rates {n}", {"shop/tax.py": f"def vat(amount):\n    return amount * 0.{n + 1}\n",

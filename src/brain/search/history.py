@@ -5,7 +5,10 @@ Two features, read from the history tables of the index (see ``history_store``):
 - ``history``: BM25 of the task's words over past commit messages; the files of the best
   ``TOP_COMMITS`` commits get each commit's similarity (relative to the best one, as the other
   BM25 features), shared among the commit's files, and the sum per file is normalised by the
-  best file's: the ``history`` weight for the file most past commits like this task changed. A fix
+  best file's, then scaled by how like the task the closest commit really is (``likeness``: an
+  absolute cosine, full at ``LIKENESS_FULL``), so a report no past commit resembles (its
+  environment section matching an unrelated commit) lends history little: the ``history`` weight
+  for the file most past commits like this task changed, when one of them is close. A fix
   spreads over files the text never names, and the commits that fixed the same kind of
   problem before name them ("fix timeout in retry" -> the files retries live in).
 - ``cochange``: for the best few candidate files, the files that changed together with them
@@ -24,6 +27,8 @@ import sqlite3
 from collections import Counter, defaultdict
 from ..lazyre import lazy
 
+from .tokenize import tokens
+
 __all__ = ["TOP_COMMITS", "COCHANGE_MIN", "MAX_COCHANGED", "history_evidence", "cochanged", "HISTORY_REASON",
            "COCHANGE_REASON"]
 
@@ -34,8 +39,11 @@ __all__ = ["TOP_COMMITS", "COCHANGE_MIN", "MAX_COCHANGED", "history_evidence", "
 # (bench/bench_history.py --sweep: six languages 0.737 -> 0.759, corpus slice 0.485 -> 0.500), well below the
 # full-text weight (8.0): history reorders plausible files rather than overruling what the text names.
 # The co-change weight is a share of the candidate's score, as the twin (0.3) and import (0.12) shares are.
-# Both live in weights.json (`history`, `cochange`), to be fitted.
+# Both live in weights.json (`history`, `cochange`), to be fitted. With the likeness scale (decision 0063) the
+# history weight is 10: without it 6 lost 4 six-language tasks and gained 3 against no history at all, since
+# the closest commits got full weight even when none was like the task.
 TOP_COMMITS = 25  # commits whose files share the history feature
+LIKENESS_FULL = 0.5  # the task-to-closest-commit cosine (``likeness``) at which history counts in full
 MAX_TERMS = 200
 COCHANGE_SEEDS = 3
 COCHANGE_MIN = 2  # commits together before a pair counts: one shared commit is chance
@@ -93,10 +101,46 @@ def history_evidence(view, words: list[str], add) -> None:
                 best[path] = (share, commit_id)
     if not score:
         return
+    scale = min(1.0, likeness(view.db, words, list(similarity)) / LIKENESS_FULL)
+    if scale <= 0:
+        return
     peak = max(score.values())
     for path, value in score.items():
         sha, subject = subjects.get(best[path][1], ("", ""))
-        add(path, value / peak, f"{HISTORY_REASON} ({sha[:7]}: {_shown(subject)})")
+        add(path, scale * value / peak, f"{HISTORY_REASON} ({sha[:7]}: {_shown(subject)})")
+
+
+def likeness(db: sqlite3.Connection, words: list[str], commit_ids: list[int]) -> float:
+    """How like the task the closest of ``commit_ids`` is, in absolute terms (0..1): the cosine of the
+    task's and the commit's word sets, each word weighted by its IDF over the commit messages
+    (``log(1 + N / df)``; the task's words no commit writes are left out, history cannot match them).
+    The BM25 ranking of the commits says only which are closest; this says whether any is close."""
+    query = set(words)
+    if not query or not commit_ids:
+        return 0.0
+    marks = ",".join("?" * len(commit_ids))
+    messages = [{w for w in tokens(text, stop=True) if len(w) > 1} for (text,) in db.execute(
+        f"SELECT message FROM hist_fts WHERE rowid IN ({marks})", commit_ids)]
+    terms = sorted(query.union(*messages))
+    df: dict[str, int] = {}
+    try:
+        db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.hist_vocab USING fts5vocab(main, hist_fts, row)")
+        for i in range(0, len(terms), 500):
+            chunk = terms[i:i + 500]
+            df.update(db.execute(f"SELECT term, doc FROM temp.hist_vocab WHERE term IN "
+                                 f"({','.join('?' * len(chunk))})", chunk).fetchall())
+    except sqlite3.OperationalError:  # no fts5vocab (an SQLite built without it): no measure, no feature
+        return 0.0
+    n = db.execute("SELECT COUNT(*) FROM hist_commits").fetchone()[0] or 1
+    idf = {t: math.log(1 + n / max(d, 1)) for t, d in df.items()}
+    task_norm = math.sqrt(sum(idf.get(t, 0.0) ** 2 for t in query if df.get(t)))
+    best = 0.0
+    for message in messages:
+        norm = math.sqrt(sum(idf.get(t, math.log(1 + n)) ** 2 for t in message))
+        if norm and task_norm:
+            shared = sum(idf.get(t, math.log(1 + n)) ** 2 for t in message if t in query)
+            best = max(best, shared / (norm * task_norm))
+    return best
 
 
 def cochanged(view, seed: str, changes: dict[str, int]) -> list[tuple[str, float, str]]:
