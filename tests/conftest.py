@@ -37,11 +37,15 @@ _candidate_weights()
 
 @pytest.fixture(autouse=True)
 def brain_home(tmp_path_factory, monkeypatch) -> Path:
-    """Isolate all user-level state: BRAIN_HOME points at a fresh folder for every test."""
+    """Isolate all user-level state: BRAIN_HOME (and the clients' config folders) point at a fresh folder for
+    every test, so tests never share a file, in one process or across pytest-xdist workers."""
     home = tmp_path_factory.mktemp("brain-home")
     monkeypatch.setenv("BRAIN_HOME", str(home))
     monkeypatch.setenv("BRAIN_MACHINE", "testbox")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude-config"))  # `brain install claude-code` writes there
+    codex_home = home / "codex-home"  # `brain install codex` writes there; the codex CLI needs it to exist
+    codex_home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
     for var in ("BRAIN_BACKEND", "BRAIN_DIR", "BRAIN_LOG", "BRAIN_ASK_TIMEOUT"):
         monkeypatch.delenv(var, raising=False)
     return home
