@@ -60,6 +60,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -285,15 +286,20 @@ def keep_rule(gain: float, net_tasks: int, min_tasks: int, tests_ok: bool | None
 def ranking_tests(candidate: Path, tests=RANKING_TESTS, deselect=PINNED_TESTS, timeout: float = 1800.0
                   ) -> tuple[bool, list[str]]:
     """Run the ranking tests against a candidate weights file (BRAIN_TEST_WEIGHTS, tests/conftest.py): the
-    package's own file is never touched. Returns (all passed, the failed tests' ids)."""
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf",
-           *(f"--deselect={d}" for d in deselect), *tests]
+    package's own file is never touched. Returns (all passed, the failed tests' ids).
+
+    The run's temporary folders go to a --basetemp of its own: without it, each run is a new numbered session
+    under the user's shared pytest folder and, at its exit, deletes the stale sessions there (a whole earlier
+    suite's trees, another checkout's), which once took a gate run past its timeout on a loaded machine."""
     env = {**os.environ, "BRAIN_TEST_WEIGHTS": str(Path(candidate).resolve())}
-    try:
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return False, [f"pytest did not finish within {timeout:.0f} s"]
+    with tempfile.TemporaryDirectory(prefix="fit-gate-") as scratch:
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rf",
+               f"--basetemp={Path(scratch) / 'tmp'}", *(f"--deselect={d}" for d in deselect), *tests]
+        try:
+            proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return False, [f"pytest did not finish within {timeout:.0f} s"]
     failed = [line.split()[1] for line in proc.stdout.splitlines() if line.startswith(("FAILED ", "ERROR "))]
     if proc.returncode != 0 and not failed:
         tail = (proc.stdout.strip().splitlines() or proc.stderr.strip().splitlines() or ["no output"])[-1]

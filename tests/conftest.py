@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -53,11 +54,15 @@ _candidate_weights()
 
 @pytest.fixture(autouse=True)
 def brain_home(tmp_path_factory, monkeypatch) -> Path:
-    """Isolate all user-level state: BRAIN_HOME points at a fresh folder for every test."""
+    """Isolate all user-level state: BRAIN_HOME (and the clients' config folders) point at a fresh folder for
+    every test, so tests never share a file, in one process or across pytest-xdist workers."""
     home = tmp_path_factory.mktemp("brain-home")
     monkeypatch.setenv("BRAIN_HOME", str(home))
     monkeypatch.setenv("BRAIN_MACHINE", "testbox")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude-config"))  # `brain install claude-code` writes there
+    codex_home = home / "codex-home"  # `brain install codex` writes there; the codex CLI needs it to exist
+    codex_home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
     for var in ("BRAIN_BACKEND", "BRAIN_DIR", "BRAIN_LOG", "BRAIN_ASK_TIMEOUT"):
         monkeypatch.delenv(var, raising=False)
     return home
@@ -90,11 +95,44 @@ def brain(repo):
     return brainlib.init(repo)
 
 
+def _worker_url(url: str, worker: str) -> str | None:
+    """``url`` with its database named ``<database>_<worker>`` (None when the URL names no database)."""
+    parts = urlsplit(url)
+    database = parts.path.lstrip("/")
+    if not database or "/" in database:
+        return None
+    return urlunsplit(parts._replace(path=f"/{database}_{worker}"))
+
+
+@pytest.fixture(scope="session")
+def _postgres_database() -> str:
+    """The database this process's PostgreSQL tests use: BRAIN_TEST_POSTGRES's, or under pytest-xdist one per
+    worker (``<database>_gw0``, ...; created on first use, kept for the next run).
+
+    Every test still gets a schema of its own (brain.backends.testing.isolated_postgres), which keeps the rows
+    apart; the database is per worker because PostgreSQL's writers' lock is one advisory lock per database
+    (brain.backends.postgres.WRITE_LOCK_KEY): with one database, a write in one worker's schema waits behind the
+    other worker's writes, and the tests with one- and two-second liveness windows saw their sessions gone."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    own = _worker_url(POSTGRES_URL, worker) if worker else None
+    if own is None:
+        return POSTGRES_URL
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        try:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(urlsplit(own).path.lstrip("/"))))
+        except psycopg.errors.DuplicateDatabase:
+            pass  # made by an earlier run
+    return own
+
+
 @pytest.fixture
-def postgres_url() -> str:
+def postgres_url(request) -> str:
     if not POSTGRES_URL:
         pytest.skip("set BRAIN_TEST_POSTGRES=postgresql://... to run PostgreSQL tests")
-    return POSTGRES_URL
+    return request.getfixturevalue("_postgres_database")
 
 
 def remove_tree(root: Path) -> None:

@@ -18,6 +18,9 @@ from conftest import git, remove_tree
 
 DEPTH = 1200
 TIMEOUT = 300
+# the 1,200-level clone (the module fixture) is built once: under pytest-xdist the group keeps this module's
+# tests on one worker
+pytestmark = pytest.mark.xdist_group("deep-trees")
 
 
 def make_deep(base: Path, depth: int = DEPTH, name: str = "x.py", text: str = "def deep():\n    return 1\n") -> Path:

@@ -50,9 +50,13 @@ def test_a_candidate_is_written_beside_never_over_the_package_file(tmp_path):
         json.loads(before)["files"]["features"]["path"]["why"]
 
 
-def test_the_ranking_tests_gate_runs_the_tests_against_the_candidate_file(tmp_path):
+def test_the_ranking_tests_gate_runs_the_tests_against_the_candidate_file(tmp_path, monkeypatch):
     """A real pytest run: a test that asserts the candidate's value passes with the candidate and fails with
-    the packaged file, so the gate reads what it is given and reports the failing test by name."""
+    the packaged file, so the gate reads what it is given and reports the failing test by name. Its temporary
+    folders stay its own: nothing lands in (or is cleaned out of) the user's shared pytest folder."""
+    shared = tmp_path / "temproot"
+    shared.mkdir()
+    monkeypatch.setenv("PYTEST_DEBUG_TEMPROOT", str(shared))  # where a run without --basetemp numbers its session
     suite = tmp_path / "suite"
     suite.mkdir()
     shutil.copy(TESTS / "conftest.py", suite / "conftest.py")
@@ -65,6 +69,7 @@ def test_the_ranking_tests_gate_runs_the_tests_against_the_candidate_file(tmp_pa
     assert ok and failed == []
     ok, failed = fw.ranking_tests(weights.WEIGHTS_FILE, tests=(str(suite),), deselect=(), timeout=240)
     assert not ok and len(failed) == 1 and failed[0].endswith("test_sees_candidate.py::test_path_weight")
+    assert list(shared.iterdir()) == []
 
 
 def _suite(tmp_path, body: str) -> Path:

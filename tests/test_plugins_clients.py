@@ -20,6 +20,10 @@ import pytest
 from plugin_kit import BARE_PATH, LineReader, build_wheel, bump, client_env, copy_marketplace, isolated_brain, load, version
 from test_client_wiring import _client as _cli  # skips, naming the npm install, when the CLI is missing
 
+# one worker builds the wheel and its environment once (module fixtures) for all these tests: under pytest-xdist
+# ("-n auto --dist loadgroup") the group keeps them together instead of building both on every worker
+pytestmark = pytest.mark.xdist_group("plugins-clients")
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:

@@ -17,6 +17,10 @@ from brain.search.ranking import Evidence, FileEvidence, Links, combine, gather
 from brain.search.weights import WEIGHTS_FILE, Weights, load_weights, shipped_weights
 from ranking_repo import TASKS, build, rankings
 
+# the generated six-language repository (the module fixture) is built once: under pytest-xdist the group keeps
+# this module's tests on one worker
+pytestmark = pytest.mark.xdist_group("ranking-repo")
+
 ROOT = Path(__file__).resolve().parents[1]
 SEARCH = ROOT / "src" / "brain" / "search"
 GOLDEN = Path(__file__).with_name("data") / "ranking_golden.json"

@@ -14,7 +14,6 @@ pytest.importorskip("mcp")
 
 import brain as brainlib  # noqa: E402
 from brain.backends.testing import isolated_postgres  # noqa: E402
-from conftest import POSTGRES_URL  # noqa: E402
 from test_mcp_helpers import text_of  # noqa: E402
 from test_team_helpers import client_for, run, team_server  # noqa: E402
 
@@ -28,9 +27,7 @@ def backend_url(request):
     if request.param == "sqlite":
         yield None
         return
-    if not POSTGRES_URL:
-        pytest.skip("set BRAIN_TEST_POSTGRES=postgresql://... to run PostgreSQL tests")
-    with isolated_postgres(POSTGRES_URL) as url:
+    with isolated_postgres(request.getfixturevalue("postgres_url")) as url:
         yield url
 
 

@@ -28,6 +28,9 @@ from brain.coord.factory import coordinator_for
 
 from test_web import fill_brain
 
+# one Chromium (the module fixture) for all these tests: under pytest-xdist the group keeps them on one worker
+pytestmark = pytest.mark.xdist_group("browser")
+
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -62,9 +65,11 @@ class Server:
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(tmp_path_factory):
+    home = tmp_path_factory.mktemp("chromium-home")  # its crash reports and dconf land here, not in the user's HOME
+    env = {**os.environ, "HOME": str(home), **{f"XDG_{kind}_HOME": str(home / kind.lower()) for kind in ("CONFIG", "CACHE")}}
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, env=env)
         yield b
         b.close()
 
