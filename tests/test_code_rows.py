@@ -43,7 +43,8 @@ def kept(b) -> bool:
     return row is not None and row[0] == b.index.code_view().code_key()
 
 
-def test_rows_on_demand_answer_as_the_maps_of_every_row(repo):
+def util_project(repo):
+    """Files sharing the name `util` across folders and languages, indexed."""
     for folder in ("pkg", "pkg/sub", "web", "tests"):
         (repo / folder).mkdir()
     (repo / "pkg" / "__init__.py").write_text("")
@@ -54,6 +55,11 @@ def test_rows_on_demand_answer_as_the_maps_of_every_row(repo):
     (repo / "tests" / "test_util.py").write_text("def test_f():\n    pass\n")
     b = brainlib.init(repo)
     b.reindex()
+    return b
+
+
+def test_rows_on_demand_answer_as_the_maps_of_every_row(repo):
+    b = util_project(repo)
     b.index.db.execute("DROP TABLE IF EXISTS code_names")  # an index.db from before the rows
     view = b.index.code_view()
     assert sorted(view.by_name.get("util.py")) == ["pkg/sub/util.py", "pkg/util.py"]
@@ -75,16 +81,7 @@ def test_rows_on_demand_answer_as_the_maps_of_every_row(repo):
 
 def test_prefetched_rows_answer_as_rows_asked_one_by_one(repo):
     """``prefetch`` (one query for many paths, modules or stems) leaves the answers those of ``same_answers``."""
-    for folder in ("pkg", "pkg/sub", "web", "tests"):
-        (repo / folder).mkdir()
-    (repo / "pkg" / "__init__.py").write_text("")
-    (repo / "pkg" / "util.py").write_text("def f():\n    return 1\n")
-    (repo / "pkg" / "sub" / "util.py").write_text("def g():\n    return 2\n")
-    (repo / "pkg" / "Util.js").write_text("export const u = 1;\n")
-    (repo / "web" / "util.js").write_text("export const w = 1;\n")
-    (repo / "tests" / "test_util.py").write_text("def test_f():\n    pass\n")
-    b = brainlib.init(repo)
-    b.reindex()
+    b = util_project(repo)
     b.index.code_view().by_stem.get("util")  # the name rows kept: stems are then asked of code_names
     assert kept(b)
     files, by_module, _, by_stem, _ = every_row_maps(b.index.db)
