@@ -197,10 +197,13 @@ def _private_modes_check(brain) -> dict:
     from .memory.private import chmod_fix, loose_modes
 
     roots = [brain.runtime, *(brain.layers.path(layer) for layer in PRIVATE_LAYERS)]
+    if brain.store_dir != brain.runtime:  # the repository's shared store: its database and conversation logs
+        roots.insert(1, brain.store_dir)
     loose = {str(root): loose_modes(root) for root in roots}
     loose = {root: found for root, found in loose.items() if found}
     if not loose:
-        return _check("private modes", True, "runtime/ and the personal layers are readable by their owner only")
+        return _check("private modes", True, "runtime/, the shared store and the personal layers are readable by "
+                                             "their owner only")
     count = sum(len(found) for found in loose.values())
     first = [f"{path} ({mode:o})" for found in loose.values() for path, mode in found][:5]
     found = _check("private modes", False, f"{count} file(s) or folder(s) readable by other users: {', '.join(first)}"

@@ -37,7 +37,7 @@ from ..memory.private import ensure_private_dir, open_private
 from .store import LIVE, ConversationLog, _read_json, _segment_seq, _write_json
 from .turns import check_thread_id
 
-__all__ = ["conversations_root", "ensure_checkout_id", "move_legacy", "CHECKOUT_RECORD"]
+__all__ = ["conversations_root", "ensure_checkout_id", "move_legacy", "read_record", "CHECKOUT_RECORD"]
 
 CHECKOUT_RECORD = "checkout.json"  # in conversations/<id>/: the worktree's name, branch and path, last seen
 _MIGRATE_LOCK = ".migrate.lock"
@@ -62,10 +62,14 @@ def conversations_root(brain) -> Path:
     checkout = brain.checkout
     if checkout is None:
         return legacy
-    checkout_id = ensure_checkout_id(brain.runtime)
     store = brain.store_dir
     prepare_store_dir(store)  # private folders, no link in them (UnsafeLink), a clear error when read-only
+    checkout_id = ensure_checkout_id(brain.runtime)
     root = store / CONVERSATIONS_FOLDER / checkout_id
+    if _copied_from_another(root, brain, checkout):
+        (brain.runtime / CHECKOUT_ID_FILE).unlink(missing_ok=True)
+        checkout_id = ensure_checkout_id(brain.runtime)
+        root = store / CONVERSATIONS_FOLDER / checkout_id
     for folder in (root.parent, root):
         ensure_private_dir(folder)
         if os.path.islink(folder):
@@ -82,6 +86,9 @@ def ensure_checkout_id(runtime: Path) -> str:
     found = read_checkout_id(runtime)
     if found is not None:
         return found
+    if os.path.islink(Path(runtime) / CHECKOUT_ID_FILE):
+        path = Path(runtime) / CHECKOUT_ID_FILE
+        raise UnsafeLink(str(path), os.readlink(path), "checkout id file")
     if os.path.lexists(Path(runtime) / CHECKOUT_ID_FILE):
         raise InvalidInput(f"{Path(runtime) / CHECKOUT_ID_FILE} is not a checkout id brain wrote", field="checkout-id",
                            hint="delete it: brain makes a new one (this checkout's logs then start a new folder)")
@@ -105,6 +112,33 @@ def ensure_checkout_id(runtime: Path) -> str:
     if found is None:
         raise InvalidInput(f"{Path(runtime) / CHECKOUT_ID_FILE} is not a checkout id brain wrote", field="checkout-id")
     return found
+
+
+def _copied_from_another(root: Path, brain, checkout) -> bool:
+    """Whether this working tree's runtime/ is a copy of another live checkout's (its id came along with a
+    `cp -r`): the folder's record names another checkout whose runtime holds the same id. That one keeps the
+    id; this one gets a new one, so their logs stay apart. A moved worktree (`git worktree move`) names a
+    folder that is gone, and keeps its id."""
+    recorded = read_record(root).get("path")
+    if not isinstance(recorded, str) or not recorded or Path(recorded) == checkout.root:
+        return False
+    try:
+        rel = brain.repo.resolve().relative_to(checkout.root)
+        other = Path(recorded) / rel / ".brain" / "runtime"
+        if other.resolve() == brain.runtime.resolve():
+            return False
+    except (ValueError, OSError):
+        return False
+    return read_checkout_id(other) == root.name
+
+
+def read_record(folder: Path) -> dict:
+    """A checkout folder's `checkout.json` (its worktree's name, branch, path as last seen), {} when unreadable."""
+    path = folder / CHECKOUT_RECORD
+    if os.path.islink(path):
+        return {}
+    data = _read_json(path, {})
+    return data if isinstance(data, dict) else {}
 
 
 def _record_checkout(root: Path, checkout) -> None:
@@ -184,7 +218,7 @@ def _move_thread(source: Path, log: ConversationLog, thread: str) -> None:
         added = False
         for segment in _segments_of(source):
             if segment.stat().st_size and not _already_there(segment, target):
-                _place(segment, target, None)
+                _place(segment, target, None, keep_name=not already)
                 added = True
                 _step("placed")
             segment.unlink()
@@ -207,14 +241,14 @@ def _already_there(segment: Path, target: Path) -> bool:
                for other in _segments_of(target))
 
 
-def _place(source: Path, target: Path, name: str | None) -> None:
-    """Put ``source`` into ``target`` under ``name`` (None: its own name, else the next rotated number), never
+def _place(source: Path, target: Path, name: str | None, *, keep_name: bool = True) -> None:
+    """Put ``source`` into ``target`` under ``name`` (None: a segment's place, ``_segment_name``), never
     replacing a file: a hard link on the same file system, else a copy fsync-ed under a temporary name and
     linked into place. The target folder is fsync-ed before returning, so the source may then go."""
     tmp = None
     try:
         while True:
-            final = target / (name or _free_name(source, target))
+            final = target / (name or _segment_name(source, target, keep_name))
             try:
                 os.link(tmp or source, final, follow_symlinks=False)
                 break
@@ -226,18 +260,27 @@ def _place(source: Path, target: Path, name: str | None) -> None:
                                                         errno.EACCES):
                     raise
                 tmp = _copy(source, target)  # another file system (or no hard links there): copy, then link
+                _step("copied")
     finally:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
     _fsync_dir(target)
 
 
-def _free_name(source: Path, target: Path) -> str:
-    """The segment's own name when free (the live log only when the target has none), else the next rotated one."""
-    if not os.path.lexists(target / source.name):
-        return source.name
+def _segment_name(source: Path, target: Path, keep_name: bool) -> str:
+    """Where a moved segment goes, so the turns keep their order: a live log stays the live log, after the
+    target's own (rotated first, as rotation does: the caller holds the thread's lock); a rotated segment keeps
+    its name in a folder it starts (``keep_name``), else takes the next number, after the target's."""
     seq = 1 + max((_segment_seq(p) for p in _segments_of(target) if p.name != LIVE), default=0)
-    return f"log.{seq:08d}.{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}.jsonl"
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    if source.name == LIVE:
+        if os.path.lexists(target / LIVE):  # turns an older process wrote after the move: they come last
+            with contextlib.suppress(FileNotFoundError):
+                os.replace(target / LIVE, target / f"log.{seq:08d}.{stamp}.jsonl")
+        return LIVE
+    if keep_name and not os.path.lexists(target / source.name):
+        return source.name
+    return f"log.{seq:08d}.{stamp}.jsonl"
 
 
 def _copy(source: Path, target: Path) -> Path:
@@ -278,13 +321,4 @@ def _fsync_dir(folder: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-def read_record(folder: Path) -> dict:
-    """A checkout folder's `checkout.json` (its worktree's name, branch, path as last seen), {} when unreadable."""
-    path = folder / CHECKOUT_RECORD
-    if os.path.islink(path):
-        return {}
-    data = _read_json(path, {})
-    return data if isinstance(data, dict) else {}
 
