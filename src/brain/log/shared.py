@@ -4,7 +4,7 @@ Why: a log kept in the working tree's `.brain/runtime/` went with `git worktree 
 ignored files with the folder, before brain can see it), and a supervisor who removed a finished agent's
 worktree lost its conversation for good. In a git checkout every log is written to
 `<common git dir>/brain/<key>/conversations/<checkout id>/<thread>/`, beside the coordination store, and
-read from there by every checkout (decision 0058).
+read from there by every checkout (decision 0065).
 
 The checkout id (``c`` + 16 hex digits, random) is kept in the working tree's `runtime/checkout-id`:
 git reuses a removed worktree's name for the next one added under it, so the name cannot key the logs;
@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import filecmp
-import json
 import os
 import shutil
 import time
@@ -204,7 +203,9 @@ def _segments_of(folder: Path) -> list[Path]:
 
 
 def _move_thread(source: Path, log: ConversationLog, thread: str) -> None:
-    """Move one thread's files into the target thread folder, each committed before its source is unlinked."""
+    """Move one thread's files into the target thread folder, each committed (target folder fsync-ed) before its
+    source is unlinked. The unlinks themselves are not fsync-ed: one a crash undoes brings a segment back whose
+    bytes are already in the target, and the next move drops it."""
     with log.lock(thread):  # the target folder is made (0700, no link) and rotation waits for us
         target = log.folder(thread)
         for leftover in target.glob(".migrate-*.tmp"):  # a copy a killed mover did not finish
@@ -222,7 +223,6 @@ def _move_thread(source: Path, log: ConversationLog, thread: str) -> None:
                 added = True
                 _step("placed")
             segment.unlink()
-            _fsync_dir(source)
             _step("unlinked")
         if added and already:
             (target / _STATE).unlink(missing_ok=True)  # turns joined a log that had its own: refolded from the log
