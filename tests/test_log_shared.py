@@ -190,6 +190,25 @@ def test_an_older_checkouts_logs_are_moved_once(repo):
     assert_moved(repo, expected)
 
 
+def test_doctor_names_a_worktree_whose_logs_are_not_moved_yet_then_the_kept_ones(repo):
+    committed_brain(repo)
+    tree = repo.parent / "wt-old"
+    git(repo, "worktree", "add", "-q", str(tree), "-b", "old")
+    legacy_logs(tree)  # as an older brain left them: removing the worktree now would lose them
+
+    def check():
+        return {c["check"]: c for c in brainlib.open(repo).doctor()}.get("worktree logs")
+
+    found = check()
+    assert found["ok"] is False and found["level"] == "warning" and "wt-old" in found["detail"]
+    assert f"(cd {tree} && brain log)" in found["fix"]
+    assert cli(tree, "log").returncode == 0  # moves them
+    assert check() is None
+    git(repo, "worktree", "remove", str(tree))
+    found = check()
+    assert found["ok"] is True and "1 removed worktree(s)" in found["detail"]
+
+
 _KILLED_CHILD = """
 import sys
 import brain
