@@ -318,7 +318,7 @@ def test_a_brains_coordinator_uses_its_configured_patterns(brain, backend, clock
     exercise(c, "ticket ACME-123456", "ACME-123456")
     assert "ACME-123456" not in stored_text(backend)
     # and the conversation log copies of the ask and the reply
-    assert b"ACME-123456" not in raw_treeb.conversations_dir
+    assert b"ACME-123456" not in raw_tree(b.conversations_dir)
 
 
 def test_cli_coordination_commands_store_no_secret(brain, repo):
