@@ -79,7 +79,7 @@ def test_recording_a_turn_appends_and_folds_into_the_handoff_memory_file(brain):
     page = brain.conversations.page(rec.thread)
     assert [t.kind for t in page.turns] == ["ask", "reply"]
     # the state is derived: without it, the log is replayed to the same summary
-    cache = brain.runtime / "conversations" / rec.thread / "handoff.json"
+    cache = brain.conversations_dir / rec.thread / "handoff.json"
     good = cache.read_bytes()
     cache.unlink()
     assert render(brain.conversations.state(rec.thread)) == doc.text
@@ -110,7 +110,7 @@ def test_boot_includes_the_sessions_thread_handoff(brain):
 
 def test_boot_creates_nothing_when_no_conversation_exists(brain):
     brain.boot(session="sess-x@m", record=False)
-    assert not (brain.runtime / "conversations").exists()
+    assert not brain.conversations_dir.exists()
 
 
 # -- summarizer interface ----------------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ def test_bad_turns_write_nothing(brain):
                    {"thread": "t", "speaker": "", "text": "t"}, {"thread": "t", "speaker": "a", "text": None}):
         with pytest.raises(InvalidInput):
             brain.record_turn(kwargs.pop("thread"), **kwargs)
-    assert not (brain.runtime / "conversations").exists() or not any((brain.runtime / "conversations").iterdir())
+    assert not brain.conversations_dir.exists() or not any(p.is_dir() for p in brain.conversations_dir.iterdir())
 
 
 def test_concurrent_writers_from_several_processes_lose_no_turn(brain):

@@ -129,7 +129,7 @@ def test_record_turn_from_dev_zero_is_refused_and_logs_nothing(brain, repo):
     assert proc.returncode == 2, proc.stderr[-2000:]
     error = error_of(proc)
     assert error["error"] == "too_large" and error["setting"] is None
-    assert not (brain.runtime / "conversations" / "a+b" / "log.jsonl").exists()
+    assert not (brain.conversations_dir / "a+b" / "log.jsonl").exists()
 
 
 @pytest.mark.parametrize("args", [["decision", "new", "Big", "--file", "/dev/zero"],
@@ -169,7 +169,7 @@ def test_stats_skips_a_huge_line_in_bounded_memory(repo, tmp_path):
 
 def test_brain_log_skips_a_planted_huge_line(brain, repo):
     brain.record_turn("a+b", "a", "before", to="b")
-    log = brain.runtime / "conversations" / "a+b" / "log.jsonl"
+    log = brain.conversations_dir / "a+b" / "log.jsonl"
     size = log.stat().st_size
     line = log.read_bytes()
     sparse(log, size + LONG_LINE, head=line, tail=b"\n" + line.replace(b"before", b"after"))

@@ -47,8 +47,8 @@ def test_errors_have_exit_codes_and_write_nothing(brain):
     assert run(repo, "record-turn", "--speaker", "a", "--text", "x").returncode == 2  # no thread, no --to
     invalid = run(repo, "record-turn", "t", "--speaker", "a", "--file", "-", stdin="  \n")
     assert invalid.returncode == 2
-    assert not (brain.runtime / "conversations").exists() or not any(
-        p.name.endswith(".jsonl") for p in (brain.runtime / "conversations").rglob("*"))
+    assert not brain.conversations_dir.exists() or not any(
+        p.name.endswith(".jsonl") for p in brain.conversations_dir.rglob("*"))
     run(repo, "record-turn", "t", "--speaker", "a", "--text", "hello")
     assert run(repo, "log", "t", "--page", "9").returncode == 2
     assert run(repo, "log", "t", "--size", "0").returncode == 2

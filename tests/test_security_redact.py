@@ -230,7 +230,7 @@ def test_memory_files_log_turns_and_handoffs_hold_no_env_secret(brain):
     assert dict(doc.redacted) == {"assigned_secret": 2}
     rec = brain.record_turn(None, "sess-20261201-0900-a@m", f"here is the key: {ENV_SECRET}", to="person",
                             files=[f"notes/{GITHUB}.md"])
-    logged = raw_tree(brain.runtime / "conversations" / rec.thread)
+    logged = raw_tree(brain.conversations_dir / rec.thread)
     assert AWS_SECRET.encode() not in logged and GITHUB.encode() not in logged
     assert AWS_SECRET not in (brain.dir / rec.handoff).read_text()
 
@@ -318,7 +318,7 @@ def test_a_brains_coordinator_uses_its_configured_patterns(brain, backend, clock
     exercise(c, "ticket ACME-123456", "ACME-123456")
     assert "ACME-123456" not in stored_text(backend)
     # and the conversation log copies of the ask and the reply
-    assert b"ACME-123456" not in raw_tree(b.runtime / "conversations")
+    assert b"ACME-123456" not in raw_tree(b.conversations_dir)
 
 
 def test_cli_coordination_commands_store_no_secret(brain, repo):

@@ -458,7 +458,7 @@ def test_a_search_index_that_is_a_folder_is_named_not_a_traceback(brain, repo):
 def test_a_link_planted_in_a_conversation_folder_is_never_written_through(brain, repo, tmp_path, what):
     first = cli(repo, "record-turn", "--speaker", "sess-x", "--to", "sess-y", "--file", "-", stdin="hello")
     assert first.returncode == 0, first.stderr
-    (folder,) = [p for p in (brain.runtime / "conversations").iterdir() if p.is_dir()]
+    (folder,) = [p for p in brain.conversations_dir.iterdir() if p.is_dir()]
     outside = tmp_path / "victim"
     outside.mkdir()
     target = outside / "bashrc"

@@ -98,19 +98,19 @@ def test_configured_patterns_reach_the_write_path(brain):
 def test_log_lines_and_handoffs_never_hold_the_secret(brain):
     secret = SECRETS["api_key"][0]
     rec = brain.record_turn(None, "sess-20261130-0900-a@m", f"use {secret} for the call", to="person")
-    folder = brain.runtime / "conversations" / rec.thread
+    folder = brain.conversations_dir / rec.thread
     raw = b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
     assert secret.encode() not in raw and b"[REDACTED:api_key]" in (folder / "log.jsonl").read_bytes()
     assert secret not in (brain.dir / rec.handoff).read_text()
     # transcript imports record through Conversations directly: the fold state is clean too
     conv = brain.conversations
     imported = conv.record(conv.make_turn("t-import", "person", f"here {secret}", to="agent"))
-    state_dir = brain.runtime / "conversations" / imported.thread
+    state_dir = brain.conversations_dir / imported.thread
     assert all(secret.encode() not in p.read_bytes() for p in state_dir.rglob("*") if p.is_file())
     # the log's own append path redacts too (direct appends)
     conv = brain.conversations
     conv.log.append(conv.make_turn("t-direct", "x", f"pw postgresql://u:{'p' * 12}@h/db", to="y"))
-    line = (brain.runtime / "conversations" / "t-direct" / "log.jsonl").read_text()
+    line = (brain.conversations_dir / "t-direct" / "log.jsonl").read_text()
     assert "p" * 12 not in line and json.loads(line)["text"] == "pw postgresql://u:[REDACTED:url_password]@h/db"
 
 

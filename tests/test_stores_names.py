@@ -114,5 +114,5 @@ def test_a_claude_hook_with_key_shaped_ids_and_paths_keeps_no_secret_and_imports
     for path in brain.runtime.rglob("*"):
         if path.is_file():
             assert GITHUB.encode() not in path.read_bytes() and AWS.encode() not in path.read_bytes(), path
-    threads = [p for p in (brain.runtime / "conversations").iterdir() if p.is_dir()]
+    threads = [p for p in brain.conversations_dir.iterdir() if p.is_dir()]
     assert [brain.conversations.state(t.name).turns for t in threads] == [2]

@@ -68,7 +68,8 @@ def test_every_runtime_file_and_the_personal_layer_are_private_under_umask_022(r
     for layer in ("personal", "instance"):
         assert_private(brain_home / layer)
     listed = {m for m in modes(brain.runtime)}
-    assert "conversations" in listed and "boots.jsonl" in listed and "reports.jsonl" in listed
+    assert "checkout-id" in listed and "boots.jsonl" in listed and "reports.jsonl" in listed
+    assert_private(brain.conversations_dir)  # in the repository's shared store, under this checkout's id
 
 
 def test_rotated_logs_and_precreated_databases_stay_private(brain, tmp_path):
@@ -77,12 +78,12 @@ def test_rotated_logs_and_precreated_databases_stay_private(brain, tmp_path):
         log.rotate_bytes = 64
         for n in range(4):
             brain.record_turn(None, "me", f"turn {n} " + "x" * 80, to="bob")
-        folder = next((brain.runtime / "conversations").iterdir())
+        folder = next(p for p in brain.conversations_dir.iterdir() if p.is_dir())
         rotated = [p for p in folder.iterdir() if p.name.startswith("log.") and p.name != "log.jsonl"]
         assert rotated
         db = tmp_path / "deep" / "state" / "x.db"
         precreate_private(db)
-    assert_private(brain.runtime / "conversations")
+    assert_private(brain.conversations_dir)
     assert f"{stat.S_IMODE(db.stat().st_mode):o}" == "600"
     assert f"{stat.S_IMODE(db.parent.stat().st_mode):o}" == "700"
     assert f"{stat.S_IMODE((tmp_path / 'deep').stat().st_mode):o}" == "700"

@@ -40,7 +40,7 @@ def test_twelve_turns_recorded_at_once_in_one_thread_are_all_logged_and_folded(b
     _ok(run_together([["-m", "brain", "record-turn", "--speaker", "me", "--to", "bob", "--text", f"turn {n}",
                        "--json"] for n in range(WRITERS)], cwd=repo))
     thread = brain.thread_between("me", "bob")
-    turns = [json.loads(line) for line in (brain.runtime / "conversations" / thread / "log.jsonl").read_text()
+    turns = [json.loads(line) for line in (brain.conversations_dir / thread / "log.jsonl").read_text()
              .splitlines()]
     assert sorted(t["text"] for t in turns) == sorted(f"turn {n}" for n in range(WRITERS))
     assert brain.conversations.state(thread).turns == WRITERS
@@ -79,7 +79,7 @@ def test_hooks_of_one_claude_session_fired_at_once_import_its_transcript_once(br
               f"'stop'], stdin=open({str(stdin)!r})).returncode)")
     results = run_together([["-c", script]] * WRITERS, cwd=repo)
     assert [r.returncode for r in results] == [0] * WRITERS, [r.stderr for r in results]
-    threads = [p.name for p in (brain.runtime / "conversations").iterdir() if p.is_dir()]
+    threads = [p.name for p in brain.conversations_dir.iterdir() if p.is_dir()]
     assert len(threads) == 1
     assert brain.conversations.state(threads[0]).turns == 6
 

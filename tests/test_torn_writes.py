@@ -30,7 +30,7 @@ def run_limited(cwd, limit: int, *args: str, input: bytes | None = None) -> subp
 
 def test_record_turn_past_the_file_size_limit_fails_and_leaves_the_log_as_it_was(brain, repo):
     brain.record_turn("a+b", "a", "the first turn", to="b")
-    log = brain.runtime / "conversations" / "a+b" / "log.jsonl"
+    log = brain.conversations_dir / "a+b" / "log.jsonl"
     before = log.read_bytes()
     proc = run_limited(repo, len(before) + 100, "record-turn", "a+b", "--speaker", "b", "--to", "a", "--json",
                        input=b"x" * 5000)

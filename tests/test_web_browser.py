@@ -311,3 +311,18 @@ def test_a_thread_from_another_worktree(repo, page):
         expect(page.locator("ol.turns li")).to_have_count(2)
         expect(page.locator("ol.turns li").last).to_contain_text("turn 2:")
         shot(page, "thread-other-worktree")
+
+        # the agent is done and its worktree removed: its conversation stays readable, marked as removed
+        from brain.checkout import read_checkout_id
+
+        key = read_checkout_id(tree / ".brain" / "runtime")
+        git(repo, "worktree", "remove", str(tree))
+        page.goto(server.url + "/threads")
+        gone = page.locator(f"table.removed[data-worktree='{key}']")
+        expect(gone).to_contain_text("agent-parser")
+        expect(page.locator("h2").filter(has_text="removed worktree")).to_contain_text("last on parser-fix")
+        gone.get_by_role("link").first.click()
+        expect(page.locator("main p.muted").first).to_contain_text("In removed worktree wt-parser (last on parser-fix)")
+        expect(page.locator("ol.turns")).to_contain_text("turn 60:")
+        expect(page.locator("aside.handoff .md")).not_to_be_empty()
+        shot(page, "thread-removed-worktree")

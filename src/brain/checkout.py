@@ -2,9 +2,11 @@
 
 Every `git worktree` of one repository shares the repository's common git dir. The
 coordination store of a brain lives there (``<common dir>/brain/<key>/``), so agents in
-parallel worktrees see each other's sessions, claims, signals, asks and live state,
-while what depends on the checked-out files (search index, cards, settings cache, the
-conversation logs of this checkout) stays in the working tree's ``.brain/runtime/``.
+parallel worktrees see each other's sessions, claims, signals, asks and live state, and
+the conversation logs of every checkout live there too, each under its checkout's own id
+(``conversations/<id>/``), so `git worktree remove` does not take them along. What depends
+on the checked-out files (search index, cards, settings cache) stays in the working tree's
+``.brain/runtime/``.
 
 Why read git's files rather than run ``git rev-parse --git-common-dir``: the answer is
 needed on every open (the boot names the brain after its repository), a subprocess costs
@@ -32,9 +34,13 @@ from pathlib import Path
 
 from .gitsafe import find_worktree_root
 
-__all__ = ["Checkout", "locate_checkout", "main_worktree_brain", "sibling_worktrees", "store_key", "prepare_store_dir", "STORE_FOLDER"]
+__all__ = ["Checkout", "locate_checkout", "main_worktree_brain", "sibling_worktrees", "store_key", "prepare_store_dir",
+           "read_checkout_id", "is_checkout_id", "STORE_FOLDER", "CHECKOUT_ID_FILE", "CONVERSATIONS_FOLDER"]
 
 STORE_FOLDER = "brain"  # inside the common git dir: never versioned, shared by every worktree
+CHECKOUT_ID_FILE = "checkout-id"       # in a working tree's runtime/: the id its conversation logs are kept under
+CONVERSATIONS_FOLDER = "conversations"  # in the shared store: one folder per checkout id (brain.log.shared)
+_CHECKOUT_ID = re.compile(r"c[0-9a-f]{16}")
 _READ_LIMIT = 4096      # the git files read here are one short line; a bigger one is not git's
 
 
@@ -90,6 +96,22 @@ def store_key(brain_parent: Path, root: Path) -> str:
     from .memory.files import content_hash  # not hashlib: see there
 
     return f"{slug}-{content_hash(rel.encode('utf-8'))[:8]}"
+
+
+def read_checkout_id(runtime: Path) -> str | None:
+    """The id this checkout's conversation logs are kept under in the shared store (``runtime/checkout-id``), or
+    None when none was made yet or the file is not one brain wrote (a link, another shape).
+
+    Why an id of its own and not git's worktree name: git gives a removed worktree's name to the next one
+    added at the same folder name, and the logs of both must stay apart. The id lives in the working tree's
+    runtime/, so it goes with the folder and a re-added worktree gets a new one (brain.log.shared)."""
+    text = _read_line(Path(runtime) / CHECKOUT_ID_FILE)
+    return text if text is not None and _CHECKOUT_ID.fullmatch(text) else None
+
+
+def is_checkout_id(name: str) -> bool:
+    """Whether ``name`` has the shape of a checkout id (a folder name of the shared conversations/)."""
+    return isinstance(name, str) and _CHECKOUT_ID.fullmatch(name) is not None
 
 
 def _read_line(path: Path) -> str | None:

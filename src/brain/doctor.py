@@ -63,6 +63,9 @@ def run_checks(brain) -> list[dict]:
     worktree = _worktree_check(brain)
     if worktree is not None:
         checks.append(worktree)
+    logs = _worktree_logs_check(brain)
+    if logs is not None:
+        checks.append(logs)
     checks.append(_index_check(brain))
     checks.append(_hooks_check(brain.repo, {**os.environ, **brain.env}))
     checks.append(_shared_files_check(brain))
@@ -197,10 +200,13 @@ def _private_modes_check(brain) -> dict:
     from .memory.private import chmod_fix, loose_modes
 
     roots = [brain.runtime, *(brain.layers.path(layer) for layer in PRIVATE_LAYERS)]
+    if brain.store_dir != brain.runtime:  # the repository's shared store: its database and conversation logs
+        roots.insert(1, brain.store_dir)
     loose = {str(root): loose_modes(root) for root in roots}
     loose = {root: found for root, found in loose.items() if found}
     if not loose:
-        return _check("private modes", True, "runtime/ and the personal layers are readable by their owner only")
+        return _check("private modes", True, "runtime/, the shared store and the personal layers are readable by "
+                                             "their owner only")
     count = sum(len(found) for found in loose.values())
     first = [f"{path} ({mode:o})" for found in loose.values() for path, mode in found][:5]
     found = _check("private modes", False, f"{count} file(s) or folder(s) readable by other users: {', '.join(first)}"
@@ -253,6 +259,33 @@ def _worktree_check(brain) -> dict | None:
                           "worktree has none, so its settings (backend, machine) do not apply here",
                           f"cp {main_local} {brain.dir / 'brain.local.yml'}", level="warning", file=str(main_local))
     return _check("worktree", True, detail, level="info")
+
+
+def _worktree_logs_check(brain) -> dict | None:
+    """The other worktrees' conversation logs: a worktree whose brain has not moved them into the shared store
+    yet (an older version ran there) loses them to `git worktree remove`; removed worktrees' logs are kept."""
+    if brain.checkout is None:
+        return None
+    from .log.worktrees import worktree_logs
+
+    try:
+        others = worktree_logs(brain)
+    except Exception:  # noqa: BLE001 - a check reports, it never fails the others
+        return None
+    in_place = [w for w in others if w.checkout_id is None and w.log.threads()]
+    removed = [w for w in others if w.removed and w.log.threads()]
+    if in_place:
+        import shlex
+
+        roots = [shlex.quote(str(w.brain_dir.parent)) for w in in_place]
+        return _check("worktree logs", False, f"{len(in_place)} worktree(s) keep their conversation logs in their own "
+                      f"runtime/ (an older brain ran there): {', '.join(w.name for w in in_place)}; `git worktree "
+                      "remove` would delete them", "; ".join(f"(cd {r} && brain log)" for r in roots)
+                      + " (moves them into the repository's shared store)", level="warning")
+    if removed:
+        return _check("worktree logs", True, f"the conversations of {len(removed)} removed worktree(s) are kept: "
+                      "`brain log --worktrees`", level="info")
+    return None
 
 
 def _backend_check(brain) -> dict:

@@ -143,6 +143,20 @@ class Brain:
         checkout = self.checkout
         return checkout.store_dir(self.repo) if checkout is not None else self.runtime
 
+    @property
+    def conversations_dir(self) -> Path:
+        """Where this checkout's conversation logs are (nothing is created here: ``brain.log.shared`` makes and
+        fills it): `<store>/conversations/<checkout id>/` in a git checkout that has its id, else the working
+        tree's runtime/conversations/ (outside git, or before the first brain of this version moved them)."""
+        checkout = self.checkout
+        if checkout is not None:
+            from .checkout import CONVERSATIONS_FOLDER, read_checkout_id
+
+            checkout_id = read_checkout_id(self.runtime)
+            if checkout_id is not None:
+                return self.store_dir / CONVERSATIONS_FOLDER / checkout_id
+        return self.runtime / "conversations"
+
     def worktree(self):
         """This working tree as the sessions started here record it (brain.coord.model.Worktree), or None."""
         checkout = self.checkout

@@ -29,10 +29,11 @@ def register(sub) -> None:
                                                          "(default: the last page)")
     p.add_argument("--size", type=cli_int(1, MAX_COUNT, "--size"), default=50, metavar="K", help="lines per page (default 50)")
     p.add_argument("--worktrees", action="store_true",
-                   help="also list the conversations recorded in the repository's other worktrees (each agent's "
-                        "log stays in the checkout it ran in)")
+                   help="also list the conversations recorded in the repository's other worktrees, removed ones "
+                        "included (each checkout's logs are kept apart, in the repository's shared store)")
     p.add_argument("--worktree", metavar="NAME",
-                   help="read THREAD from the other worktree NAME (git's worktree id, as --worktrees lists it)")
+                   help="read THREAD from the other worktree NAME (git's worktree id; for a removed worktree the "
+                        "checkout id --worktrees names)")
     p.add_argument("--prune", action="store_true", help="delete rotated segments past log.retention_days now "
                                                         "(rotation does it for the thread it rotates), and the "
                                                         "local handoffs (handoffs/local/) not updated that long")
@@ -316,7 +317,8 @@ def _render_threads(d: dict) -> str:
         return "\n".join(lines) or "no conversation recorded yet"
     lines = (["in this checkout:"] + ["  " + line for line in lines]) if lines else ["in this checkout: none"]
     for w in d["worktrees"]:
-        lines.append(f"in worktree {w['worktree']} ({w['branch'] or 'no branch'}):"
+        gone = f", removed: --worktree {w['key']}" if w.get("removed") else ""
+        lines.append(f"in worktree {w['worktree']} ({w['branch'] or 'no branch'}{gone}):"
                      + ("" if w["threads"] else " none"))
         lines += ["  " + _thread_line(t) for t in w["threads"]]
     if any(w["threads"] for w in d["worktrees"]):

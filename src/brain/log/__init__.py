@@ -1,7 +1,8 @@
 """Conversation log, handoff summaries and usage figures (DESIGN §3.8, §3.10).
 
-The log (`runtime/conversations/<thread>/log.jsonl`) is for humans only; agents
-get the distilled handoff (`handoffs/local/<thread>.md`) and nothing else of it.
+The log (`<thread>/log.jsonl` in the shared store's `conversations/<checkout id>/`, or in
+runtime/conversations/ outside git: ``shared``) is for humans only; agents get the distilled
+handoff (`handoffs/local/<thread>.md`) and nothing else of it.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ __all__ = ["Conversations", "ConversationLog", "Recorded", "Page", "ThreadInfo",
 
 
 def open_conversations(brain) -> Conversations:
-    """Wire the conversations of ``brain`` from its settings."""
+    """Wire the conversations of ``brain`` from its settings, in the folder ``shared.conversations_root`` readies."""
+    from .shared import conversations_root
+
     settings = brain.settings
     day = 86400
-    log = ConversationLog(brain.runtime / "conversations", rotate_bytes=settings["log.rotate_bytes"],
+    log = ConversationLog(conversations_root(brain), rotate_bytes=settings["log.rotate_bytes"],
                           rotate_seconds=settings["log.rotate_days"] * day,
                           retention_seconds=settings["log.retention_days"] * day,
                           redactor=getattr(brain, "redactor", None))

@@ -44,10 +44,14 @@ STORES: tuple[Store, ...] = (
     Store("coordination", "runtime", ("brain.db", "brain.db-wal", "brain.db-shm", "brain.db-journal"), "redacted",
           "coord.service.Coordinator._clean / _audit, livestate.store.LiveState.set_in"),
     Store("conversation logs", "runtime",
-          ("conversations/index.json", "conversations/.index.lock", "conversations/*/log.jsonl",
+          ("conversations/index.json", "conversations/.index.lock", "conversations/*/index.json",
+           "conversations/*/.index.lock", "conversations/*/log.jsonl",
            "conversations/*/log.*.jsonl", "conversations/*/.lock", "conversations/*/parties.json",
-           "conversations/*/handoff.json", *(f"conversations/{t}" for t in _TEMP)), "redacted",
-          "log.store.ConversationLog.redacted / append, log.handoff"),
+           "conversations/*/handoff.json", "conversations/*/checkout.json", "conversations/*/.migrate.lock",
+           "conversations/*/.migrate-*.tmp", *(f"conversations/{t}" for t in _TEMP)), "redacted",
+          "log.store.ConversationLog.redacted / append, log.handoff, log.shared (the shared store's "
+          "conversations/<checkout id>/: the same files, moved or written there, and the worktree's name, "
+          "branch and path)"),
     Store("boot records", "runtime", ("boots.jsonl", "boots.jsonl.1"), "redacted", "boot.record.record_boot"),
     Store("memory uses", "runtime", ("uses.jsonl", "uses.jsonl.1"), "no text",
           "memory.usage.record_use (memory paths, which the path rule keeps free of secret shapes, and times)"),
@@ -68,8 +72,9 @@ STORES: tuple[Store, ...] = (
           "hooks.claude_install, hooks.codex"),
     Store("import markers", "runtime", ("imports/*.json", "imports/*.lock", *(f"imports/{t}" for t in _TEMP)), "no text",
           "cli.log (a transcript's path and offset)"),
-    Store("locks and stamps", "runtime", ("write.lock", "decisions.lock", "git.lock", "handoffs-pruned", ".doctor"),
-          "no text", "memory.files.file_lock, sync, workspace.tidy_after_session_start, doctor"),
+    Store("locks and stamps", "runtime", ("write.lock", "decisions.lock", "git.lock", "handoffs-pruned", ".doctor",
+                                           "checkout-id", ".checkout-id.*.tmp"),
+          "no text", "memory.files.file_lock, sync, workspace.tidy_after_session_start, doctor, log.shared (a random id)"),
 )
 
 

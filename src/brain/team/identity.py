@@ -152,11 +152,11 @@ def memory_visible(brain, path: object, principal: Principal | None = None) -> b
 
 
 def _own_threads(brain, principal: Principal) -> set[str]:
-    """The threads any session of ``principal`` takes part in (runtime/conversations/index.json)."""
+    """The threads any session of ``principal`` takes part in (the `index.json` of ``brain.conversations_dir``)."""
     import json
 
     try:
-        index = json.loads((brain.runtime / "conversations" / "index.json").read_text(encoding="utf-8"))
+        index = json.loads((brain.conversations_dir / "index.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return set()
     if not isinstance(index, dict):

@@ -287,13 +287,15 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
                 other = worktree_log(brain, worktree)
                 if other is None:
                     raise NotFound(f"worktree {worktree!r} with conversation logs")
-                return other.log.page(name, number, PAGE_SIZE), other.handoff(name), other.log.parties(name)
+                where = f"{'removed worktree' if other.removed else 'worktree'} {other.name}" \
+                    + (f" (last on {other.branch})" if other.removed and other.branch else "")
+                return other.log.page(name, number, PAGE_SIZE), other.handoff(name), other.log.parties(name), where
             found = brain.conversations.page(name, number, PAGE_SIZE)  # numbered as `brain log` does
             handoff = brain.conversations.handoff(name)
             parties = brain.conversations.log.parties(name)
-            return found, handoff.text if handoff else "", parties
+            return found, handoff.text if handoff else "", parties, None
 
-        found, handoff, parties = await run_in_threadpool(load)
+        found, handoff, parties, where = await run_in_threadpool(load)
         turns = found.turns
         step = None
         if upto is not None:
@@ -302,7 +304,7 @@ def create_app(brain, *, middleware: Sequence = (), auth: Callable[[Request], bo
         first_index = (found.page - 1) * found.size
         base = f"/threads/{quote(name, safe='')}?" + (f"worktree={quote(worktree, safe='')}&" if worktree else "")
         context = dict(section="threads", thread=name, page=found, turns=turns, step=step, first_index=first_index,
-                       handoff=handoff or "", parties=parties, worktree=worktree, base=base,
+                       handoff=handoff or "", parties=parties, worktree=worktree, where=where, base=base,
                        nav=_page_nav(found.page, found.pages))
         return render(request, "_thread.html" if partial(request) else "thread.html", **context)
 

@@ -190,7 +190,7 @@ def thread_list(brain) -> dict:
                      else {p for t in threads for p in t["parties"]})
     from ..log.worktrees import worktree_logs
 
-    elsewhere = [{"worktree": w.name, "branch": w.branch or "",
+    elsewhere = [{"worktree": w.name, "branch": w.branch or "", "key": w.key, "removed": w.removed,
                   "threads": [{"thread": t.thread, "parties": t.parties, "bytes": t.bytes, "updated": stamp(t.updated)}
                               for t in w.log.threads()]} for w in worktree_logs(brain)]
     return {"threads": threads, "parties": parties, "elsewhere": [w for w in elsewhere if w["threads"]]}

@@ -4,7 +4,7 @@ Only the bounded handoff markdown (`handoffs/local/<thread>.md`, else a promoted
 `handoffs/<thread>.md`) comes in — never the log
 itself (DESIGN §1, frontier rule). Read only when the boot names a session and a
 conversation was ever recorded; nothing is created when there is none. The party index
-(`runtime/conversations/index.json`, kept by ``brain.log.store``) is read directly, so a
+(the `index.json` of ``brain.conversations_dir``, kept by ``brain.log.store``) is read directly, so a
 boot does not import the log package.
 """
 
@@ -22,7 +22,7 @@ def collect(brain, request) -> list[Part]:
     if not request.session:
         return []
     try:
-        index = json.loads((brain.runtime / "conversations" / "index.json").read_text(encoding="utf-8"))
+        index = json.loads((brain.conversations_dir / "index.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return []
     threads = index.get(request.session, []) if isinstance(index, dict) else []
