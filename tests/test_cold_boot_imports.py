@@ -148,3 +148,23 @@ def test_git_is_found_where_shutil_which_finds_it(search):
 
     for path in (search, _search_path()):
         assert _which_git(path) == shutil.which("git", path=path)
+
+
+def test_a_boot_in_process_leaves_the_collector_as_it_found_it(brain):
+    """`main([...])` called by a program (not the `brain` process itself) gets the collector back on and
+    nothing frozen; the `brain` process (`main()` with no argv) freezes what it made, as it ends (decision
+    0065). Both print the same boot."""
+    code = ("import io, gc, json, sys, contextlib\n"
+            "from brain.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    code = main(['boot', '--no-record', '--json'])\n"
+            "in_process = [code, gc.isenabled(), gc.get_freeze_count(), json.loads(out.getvalue())['text']]\n"
+            "sys.argv = ['brain', 'boot', '--no-record', '--json']\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    code = main()\n"
+            "print(json.dumps([in_process, [code, gc.isenabled(), gc.get_freeze_count() > 0, "
+            "json.loads(out.getvalue())['text']]]))\n")
+    in_process, as_process = json.loads(_run_in_fresh_process(code, brain.repo))
+    assert in_process[:3] == [0, True, 0]
+    assert as_process[:3] == [0, False, True]
+    assert in_process[3] == as_process[3] and "# Boot:" in in_process[3]
