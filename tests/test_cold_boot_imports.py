@@ -148,3 +148,29 @@ def test_git_is_found_where_shutil_which_finds_it(search):
 
     for path in (search, _search_path()):
         assert _which_git(path) == shutil.which("git", path=path)
+
+
+def test_a_boot_in_process_leaves_the_collector_as_it_found_it(brain):
+    """`main([...])` called by a program (not the `brain` process itself) gets the collector's thresholds
+    back and nothing frozen; the `brain` process (`main()` with no argv) freezes what it made, as it ends
+    (decision 0066). Both print the same boot, and the boot itself ran at the raised threshold."""
+    code = ("import io, gc, json, sys, contextlib\n"
+            "from brain.cli import main\n"
+            "import brain.workspace as ws\n"
+            "seen = []\n"
+            "original = ws.Brain.boot\n"
+            "ws.Brain.boot = lambda self, *a, **k: seen.append(gc.get_threshold()[0]) or original(self, *a, **k)\n"
+            "gc.set_threshold(700, 10, 10)\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    code = main(['boot', '--no-record', '--json'])\n"
+            "in_process = [code, gc.get_threshold(), gc.get_freeze_count(), json.loads(out.getvalue())['text']]\n"
+            "sys.argv = ['brain', 'boot', '--no-record', '--json']\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            "    code = main()\n"
+            "print(json.dumps([seen, in_process, [code, gc.get_threshold(), gc.get_freeze_count() > 0, "
+            "json.loads(out.getvalue())['text']]]))\n")
+    seen, in_process, as_process = json.loads(_run_in_fresh_process(code, brain.repo))
+    assert seen == [100_000, 100_000]
+    assert in_process[:3] == [0, [700, 10, 10], 0]
+    assert as_process[:3] == [0, [700, 10, 10], True]
+    assert in_process[3] == as_process[3] and "# Boot:" in in_process[3]

@@ -17,12 +17,10 @@ from collections.abc import Callable, Iterator
 
 from .boot import BootRequest, BootResult, assemble
 from .boot.call import boot_call
-from .boot.record import record_boot
 from .errors import InvalidInput, NotInitialized
 from .logs import debug
 from .memory.files import Document, MemoryStore
 from .memory.layers import AgentProfile, Layers
-from .memory.scaffold import scaffold
 from .security.redact import redactor_from_settings, refuse_secret_name
 from .settings import Settings, load_settings, refuse_linked_state
 
@@ -500,6 +498,8 @@ class Brain:
                                   session=session or None, budget=budget, module_inferred=inferred)
             result = assemble(self, request)
         if record:
+            from .boot.record import record_boot  # a `--no-record` boot (an agent's check) never loads it
+
             try:
                 record_boot(self.runtime, request, result, self.redactor)
             except OSError as exc:  # an unwritable runtime/ must not cost the agent its boot
@@ -767,6 +767,8 @@ def init_brain(path: str | Path | None = None, *, env: dict[str, str] | None = N
     refuse_linked_brain(brain_dir)
     if brain_dir.exists():
         load_settings(brain_dir, env)  # a broken brain.yml is reported, not papered over
+    from .memory.scaffold import scaffold  # only `init` creates files
+
     created = scaffold(repo)
     brain = Brain(brain_dir, load_settings(brain_dir, env), env)
     brain.layers.ensure()

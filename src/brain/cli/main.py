@@ -130,9 +130,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    process_ends = argv is None  # the `brain` command itself (console script, `python -m brain`)
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(_command_of(argv))
     args = parser.parse_args(argv)
+    args.process_ends = process_ends
     configure_logging(verbose=args.verbose)
     if not getattr(args, "handler", None):
         parser.print_help()

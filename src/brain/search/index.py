@@ -21,7 +21,6 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from ..backends.sqlite import is_corruption, sqlite_file_problem
 from ..memory.files import pid_alive
 from ..memory.private import ensure_private_dir, precreate_private
 from .code import CODE_SCHEMA, refresh_code
@@ -30,7 +29,23 @@ from .index_query import SNIPPET_CHARS, Queries, SearchHit, snippet
 from .tokenize import FTS_TOKENIZE
 
 __all__ = ["SearchIndex", "SearchHit", "kind_of", "MEMORY_KINDS", "INDEX_FILE", "snippet", "SNIPPET_CHARS",
-           "is_corruption", "sqlite_file_problem"]  # the last two re-exported from brain.backends.sqlite
+           "is_corruption", "sqlite_file_problem"]  # the last two: brain.backends.sqlite's, loaded when asked
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """``brain.backends.sqlite.is_corruption``, loaded at the first failure: a boot that opens the index
+    fine never imports the backend package (its migrations and base)."""
+    from ..backends.sqlite import is_corruption as damaged
+
+    return damaged(exc)
+
+
+def sqlite_file_problem(path: Path) -> str | None:
+    """``brain.backends.sqlite.sqlite_file_problem`` (see ``is_corruption``)."""
+    from ..backends.sqlite import sqlite_file_problem as problem
+
+    return problem(path)
+
 
 INDEX_FILE = "index.db"
 SCHEMA_VERSION = "16"  # bump when tokens or tables change: an older index is rebuilt
