@@ -271,3 +271,47 @@ def test_typescript_imports_name_a_source_by_what_it_compiles_to(brain):
     forward, backward = view.import_graph()
     assert "src/utils/merge.ts" in forward["src/core/options.ts"]
     assert "src/view.tsx" in backward["src/core/options.ts"]
+
+
+def test_a_declaration_beside_the_typescript_source_it_is_compiled_from_is_demoted_unless_named(brain):
+    commit_files(brain, {
+        "src/locale/uk/index.ts": "import { localize } from './localize';\nexport const uk = { code: 'uk', localize };\n",
+        "src/locale/uk/index.d.ts": "export const uk: { code: string; localize: unknown };\n",
+        "src/locale/uk/localize.ts": "export function localize(day: number) {\n  return 'uk' + day;\n}\n",
+        "lib/headers.js": "module.exports = { uk: 1 };\n",
+        "lib/headers.d.ts": "export const uk: number;\n",
+    }, now=NOW)
+    brain.reindex()
+    view = brain.index.code_view()
+    from brain.search.evidence.task import shadowed_declaration
+
+    assert shadowed_declaration(view, "src/locale/uk/index.d.ts")
+    assert not shadowed_declaration(view, "lib/headers.d.ts")  # hand-written beside JavaScript: no copy
+    assert not shadowed_declaration(view, "src/locale/uk/index.ts")
+    ranked = [hit.path for hit in brain.locate("fix uk locale code", limit=10).files]
+    assert ranked.index("src/locale/uk/index.ts") < ranked.index("src/locale/uk/index.d.ts")
+    named = [hit.path for hit in brain.locate("fix the uk code in src/locale/uk/index.d.ts", limit=10).files]
+    assert named[0] == "src/locale/uk/index.d.ts"
+
+
+def test_a_title_about_exports_lends_the_best_files_barrel_a_share(brain):
+    commit_files(brain, {
+        "src/index.ts": "export * from './schema/Table';\nexport * from './query/Builder';\n",
+        "src/schema/view/View.ts": "export class View {\n  name = 'view';\n}\n",
+        "src/schema/Table.ts": "export class Table {\n  name = 'table';\n}\n",
+        "src/query/Builder.ts": "export class Builder {\n  build() {\n    return 1;\n  }\n}\n",
+        "src/query/index.test.ts": "import { Builder } from './Builder';\n",
+    }, now=NOW)
+    brain.reindex()
+    view = brain.index.code_view()
+    from brain.search.evidence.neighbours import barrel_of
+
+    assert barrel_of(view, "src/schema/view/View.ts") == "src/index.ts"  # the nearest index above it
+    assert barrel_of(view, "src/query/Builder.ts") == "src/index.ts"  # a test named index is no barrel
+    assert barrel_of(view, "src/index.ts") is None
+    reasons = _reasons(brain, "fix: add missing export for View class")
+    assert list(reasons)[0] == "src/schema/view/View.ts"
+    assert any(r.startswith("barrel exporting `src/schema/view/View.ts`") for r in reasons["src/index.ts"])
+    # a title not about exports lends the barrel nothing
+    other = _reasons(brain, "fix: the View class name")
+    assert not any(r.startswith("barrel exporting") for r in other.get("src/index.ts", []))

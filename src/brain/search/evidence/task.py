@@ -15,9 +15,23 @@ from ..code import is_nonproduct_path
 from ..ranking import Evidence
 from ...lazyre import lazy
 
-__all__ = ["Task", "FLAGS", "GENERATED_NAME", "flags_of", "unnamed_modules"]
+__all__ = ["Task", "FLAGS", "GENERATED_NAME", "flags_of", "unnamed_modules", "shadowed_declaration"]
 
 GENERATED_NAME = lazy(r"(?:^|/)\d{3,}_\w*\.\w+$")  # numbered migrations and the like
+_DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")
+_TS_SOURCE_EXTS = (".ts", ".tsx", ".mts", ".cts")
+
+
+def shadowed_declaration(view, path: str) -> bool:
+    """A TypeScript declaration file beside a TypeScript source of the same name (`index.d.ts` next to
+    `index.ts`): the compiler writes the one from the other, so the declaration is a stale or generated
+    copy and the source is what a fix changes. A declaration beside JavaScript (`x.js` + `x.d.ts`) is
+    hand-written, and no copy: it keeps its rank (and its share as the module's declaration twin)."""
+    for ext in _DECLARATION_EXTS:
+        if path.endswith(ext):
+            stem = path[: -len(ext)]
+            return any(stem + source in view.files for source in _TS_SOURCE_EXTS)
+    return False
 
 
 @record
@@ -52,6 +66,7 @@ FLAGS = {
     "test": lambda view, path: view.is_test(path),
     "generated": lambda view, path: bool(GENERATED_NAME.search(path)) or path in view.generated,
     "nonproduct": lambda view, path: is_nonproduct_path(path),  # examples, docs, benchmarks, build configuration
+    "shadowed_declaration": shadowed_declaration,  # `x.d.ts` beside the `x.ts` it is compiled from
 }
 
 
