@@ -159,6 +159,22 @@ def test_a_capitalised_word_names_only_the_file_spelled_the_same(brain):
     assert not any(r.startswith("file named") for r in reasons.get("src/common/card.js", []))
 
 
+def test_a_camel_case_word_names_the_one_file_of_its_name_in_another_case(brain):
+    commit_files(brain, {
+        "packages/mobx/src/api/tojs.ts": "export function convert(source: unknown) {\n  return source;\n}\n",
+        "packages/mobx/src/api/configure.ts": "export function configure(options: object) {\n  return options;\n}\n",
+        "lib/fromjson.ts": "export const a = 1;\n",
+        "src/fromjson.ts": "export const b = 2;\n",
+        "src/other.js": "module.exports = 2;\n",
+    }, now=NOW)
+    reasons = _reasons(brain, "`toJS` throws with the proxies setting")
+    assert "file named `toJS`" in reasons["packages/mobx/src/api/tojs.ts"]
+    reasons = _reasons(brain, "`fromJson` throws with the proxies setting")  # two files of the name: neither
+    assert not any(r.startswith("file named") for found in reasons.values() for r in found)
+    reasons = _reasons(brain, "The Other setting throws")  # a capitalised word still names only its spelling
+    assert not any(r.startswith("file named") for r in reasons.get("src/other.js", []))
+
+
 def test_a_link_to_the_service_names_its_handler_which_lends_to_what_it_imports(brain):
     commit_files(brain, {
         "api/pin.js": 'const { renderRepoCard } = require("../src/cards/repo-card");\n'
