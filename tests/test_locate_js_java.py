@@ -331,3 +331,27 @@ def test_a_title_about_exports_lends_the_best_files_barrel_a_share(brain):
     # a title not about exports lends the barrel nothing
     other = _reasons(brain, "fix: the View class name")
     assert not any(r.startswith("barrel exporting") for r in other.get("src/index.ts", []))
+
+
+def test_a_wrapper_passing_on_the_module_of_its_name_lends_it_its_score_and_steps_below(brain):
+    commit_files(brain, {
+        "lib/setImmediate.js": "/**\n * Calls the callback on a later loop around the event loop, in browsers too.\n */\n"
+                               "import setImmediate from './internal/setImmediate';\n\nexport default setImmediate;\n",
+        "lib/internal/setImmediate.js": "export function fallback(fn) {\n  setTimeout(fn, 0);\n}\n"
+                                        "export default typeof setImmediate === 'function' ? setImmediate : fallback;\n",
+        "api/pin.js": "const { render } = require('../lib/render');\nmodule.exports = async (req, res) => {\n"
+                      "  res.send(render(req.query));\n};\n",
+        "lib/render.js": "function render(query) {\n  return query;\n}\nmodule.exports = { render };\n",
+        "lib/series.js": "export default function series(tasks) {\n  return tasks;\n}\n",
+    }, now=NOW)
+    brain.reindex()
+    view = brain.index.code_view()
+    from brain.search.evidence.task import wrapped_module
+
+    assert wrapped_module(view, "lib/setImmediate.js") == "lib/internal/setImmediate.js"
+    assert wrapped_module(view, "api/pin.js") is None  # a handler of another name defines nothing either
+    assert wrapped_module(view, "lib/series.js") is None  # it defines `series`
+    reasons = _reasons(brain, "avoid browser throttling of the callback on a later loop in browsers")
+    ranked = list(reasons)
+    assert ranked.index("lib/internal/setImmediate.js") < ranked.index("lib/setImmediate.js")
+    assert any(r.startswith("wrapped by `lib/setImmediate.js`") for r in reasons["lib/internal/setImmediate.js"])

@@ -21,7 +21,7 @@ from ..ranking import Evidence, Links
 from ..weights import Weights
 from . import types
 from .folder import folder_mates, namesakes
-from .task import flags_of
+from .task import flags_of, wrapped_module
 
 __all__ = ["Context", "collect_links", "barrel_of", "declaration_twins", "entry_importers", "extends", "type_name", "C_FAMILY", "JS_EXTS"]
 
@@ -116,6 +116,7 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
         links.cochange = cochanged(view, seed, context.changes)  # files changing with it (HEAD's history)
         links.forward, links.build = served_by(view, seed)  # its forward headers, its crate's build script
         links.package_build = package_build_scripts(view, seed)  # setup.py, Gruntfile.js, rollup.config.js
+        links.wraps = wrapped_module(view, seed)  # the implementation a wrapper passes on
         if context.exports and seed.endswith(JS_EXTS):
             links.barrel = barrel_of(view, seed)  # the `index.ts` re-exporting its folder's modules
         if every or shares["folder"] > 0 or shares["namesake"] > 0:  # read only when they lend (0031)
@@ -166,6 +167,7 @@ def _targets(links: Links) -> list[str]:
     out = [*(links.near or ()), *links.twins, *(q for _, q in links.overrides), *links.declarations,
            *(links.entries or ()), *(q for q, _, _ in links.cochange), *links.forward,
            *([links.build] if links.build else []), *links.package_build, *([links.barrel] if links.barrel else []),
+           *([links.wraps] if links.wraps else []),
            *links.folder, *links.namesakes, *links.kin, *links.family,
            *(links.users or ())]
     for _, siblings, _ in links.siblings:
