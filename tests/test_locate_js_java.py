@@ -355,3 +355,17 @@ def test_a_wrapper_passing_on_the_module_of_its_name_lends_it_its_score_and_step
     ranked = list(reasons)
     assert ranked.index("lib/internal/setImmediate.js") < ranked.index("lib/setImmediate.js")
     assert any(r.startswith("wrapped by `lib/setImmediate.js`") for r in reasons["lib/internal/setImmediate.js"])
+
+
+def test_a_javascript_file_in_a_folder_the_title_names_whole_is_lifted(brain):
+    commit_files(brain, {
+        "src/language-js/comments/handle-comments.js": "function handleComment(node) {\n  return node.parens;\n}\n"
+                                                      "module.exports = { handleComment };\n",
+        "src/language-js/print/function.js": "function printFunction(node) {\n  return node.parens + node.body;\n}\n"
+                                             "module.exports = { printFunction };\n",
+        "app/comments/views.py": "def parens(node):\n    return node.body\n",
+    }, now=NOW)
+    reasons = _reasons(brain, "Fix comment between parens and function body")
+    assert "in a folder the title names (`comments`)" in reasons["src/language-js/comments/handle-comments.js"]
+    assert not any(r.startswith("in a folder the title names") for r in reasons.get("app/comments/views.py", []))
+    assert not any(r.startswith("in a folder the title names") for r in reasons["src/language-js/print/function.js"])
