@@ -181,14 +181,12 @@ def test_every_share_of_the_file_is_fitted_on_the_tasks_whose_links_it_lends_alo
     ranker = fw.Ranker()
     links = {"cochange": [["src/b.go", 0.5, "changed with"]], "forward": ["src/fwd.h"], "build": "build.rs",
              "package_build": ["setup.py"], "folder": ["src/c.go"], "namesakes": ["other/a.go"],
-             "kin": ["src/Base.java"], "family": ["src/AFoo.java"], "users": ["src/u.java"], "barrel": "src/index.ts",
-             "wraps": "src/internal/a.ts"}
+             "kin": ["src/Base.java"], "family": ["src/AFoo.java"], "users": ["src/u.java"]}
     ev = Evidence.from_json({"schema": 1, "files": {
         "src/a.go": {"features": {"bm25": 1.0}, "reasons": [["bm25", 1.0, "body"]], "links": links},
         "single.h": {"features": {}, "reasons": [], "parts": ["src/a.go"]}}})
     used = ranker.features(ev)
-    lent = {"cochange", "forward", "build", "package_build", "folder", "namesake", "kin", "family", "users", "copy",
-            "barrel", "wrapped"}
+    lent = {"cochange", "forward", "build", "package_build", "folder", "namesake", "kin", "family", "users", "copy"}
     assert lent <= used
     assert lent | {"bm25", "import", "twin", "override", "sibling", "entry_share"} >= set(ranker.shipped.shares) | {"bm25"}
     # a crate without a build script and a type written everywhere (None) lend nothing: not their tasks

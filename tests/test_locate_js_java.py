@@ -159,22 +159,6 @@ def test_a_capitalised_word_names_only_the_file_spelled_the_same(brain):
     assert not any(r.startswith("file named") for r in reasons.get("src/common/card.js", []))
 
 
-def test_a_camel_case_word_names_the_one_file_of_its_name_in_another_case(brain):
-    commit_files(brain, {
-        "packages/mobx/src/api/tojs.ts": "export function convert(source: unknown) {\n  return source;\n}\n",
-        "packages/mobx/src/api/configure.ts": "export function configure(options: object) {\n  return options;\n}\n",
-        "lib/fromjson.ts": "export const a = 1;\n",
-        "src/fromjson.ts": "export const b = 2;\n",
-        "src/other.js": "module.exports = 2;\n",
-    }, now=NOW)
-    reasons = _reasons(brain, "`toJS` throws with the proxies setting")
-    assert "file named `toJS`" in reasons["packages/mobx/src/api/tojs.ts"]
-    reasons = _reasons(brain, "`fromJson` throws with the proxies setting")  # two files of the name: neither
-    assert not any(r.startswith("file named") for found in reasons.values() for r in found)
-    reasons = _reasons(brain, "The Other setting throws")  # a capitalised word still names only its spelling
-    assert not any(r.startswith("file named") for r in reasons.get("src/other.js", []))
-
-
 def test_a_link_to_the_service_names_its_handler_which_lends_to_what_it_imports(brain):
     commit_files(brain, {
         "api/pin.js": 'const { renderRepoCard } = require("../src/cards/repo-card");\n'
@@ -287,85 +271,3 @@ def test_typescript_imports_name_a_source_by_what_it_compiles_to(brain):
     forward, backward = view.import_graph()
     assert "src/utils/merge.ts" in forward["src/core/options.ts"]
     assert "src/view.tsx" in backward["src/core/options.ts"]
-
-
-def test_a_declaration_beside_the_typescript_source_it_is_compiled_from_is_demoted_unless_named(brain):
-    commit_files(brain, {
-        "src/locale/uk/index.ts": "import { localize } from './localize';\nexport const uk = { code: 'uk', localize };\n",
-        "src/locale/uk/index.d.ts": "export const uk: { code: string; localize: unknown };\n",
-        "src/locale/uk/localize.ts": "export function localize(day: number) {\n  return 'uk' + day;\n}\n",
-        "lib/headers.js": "module.exports = { uk: 1 };\n",
-        "lib/headers.d.ts": "export const uk: number;\n",
-    }, now=NOW)
-    brain.reindex()
-    view = brain.index.code_view()
-    from brain.search.evidence.task import shadowed_declaration
-
-    assert shadowed_declaration(view, "src/locale/uk/index.d.ts")
-    assert not shadowed_declaration(view, "lib/headers.d.ts")  # hand-written beside JavaScript: no copy
-    assert not shadowed_declaration(view, "src/locale/uk/index.ts")
-    ranked = [hit.path for hit in brain.locate("fix uk locale code", limit=10).files]
-    assert ranked.index("src/locale/uk/index.ts") < ranked.index("src/locale/uk/index.d.ts")
-    named = [hit.path for hit in brain.locate("fix the uk code in src/locale/uk/index.d.ts", limit=10).files]
-    assert named[0] == "src/locale/uk/index.d.ts"
-
-
-def test_a_title_about_exports_lends_the_best_files_barrel_a_share(brain):
-    commit_files(brain, {
-        "src/index.ts": "export * from './schema/Table';\nexport * from './query/Builder';\n",
-        "src/schema/view/View.ts": "export class View {\n  name = 'view';\n}\n",
-        "src/schema/Table.ts": "export class Table {\n  name = 'table';\n}\n",
-        "src/query/Builder.ts": "export class Builder {\n  build() {\n    return 1;\n  }\n}\n",
-        "src/query/index.test.ts": "import { Builder } from './Builder';\n",
-    }, now=NOW)
-    brain.reindex()
-    view = brain.index.code_view()
-    from brain.search.evidence.neighbours import barrel_of
-
-    assert barrel_of(view, "src/schema/view/View.ts") == "src/index.ts"  # the nearest index above it
-    assert barrel_of(view, "src/query/Builder.ts") == "src/index.ts"  # a test named index is no barrel
-    assert barrel_of(view, "src/index.ts") is None
-    reasons = _reasons(brain, "fix: add missing export for View class")
-    assert list(reasons)[0] == "src/schema/view/View.ts"
-    assert any(r.startswith("barrel exporting `src/schema/view/View.ts`") for r in reasons["src/index.ts"])
-    # a title not about exports lends the barrel nothing
-    other = _reasons(brain, "fix: the View class name")
-    assert not any(r.startswith("barrel exporting") for r in other.get("src/index.ts", []))
-
-
-def test_a_wrapper_passing_on_the_module_of_its_name_lends_it_its_score_and_steps_below(brain):
-    commit_files(brain, {
-        "lib/setImmediate.js": "/**\n * Calls the callback on a later loop around the event loop, in browsers too.\n */\n"
-                               "import setImmediate from './internal/setImmediate';\n\nexport default setImmediate;\n",
-        "lib/internal/setImmediate.js": "export function fallback(fn) {\n  setTimeout(fn, 0);\n}\n"
-                                        "export default typeof setImmediate === 'function' ? setImmediate : fallback;\n",
-        "api/pin.js": "const { render } = require('../lib/render');\nmodule.exports = async (req, res) => {\n"
-                      "  res.send(render(req.query));\n};\n",
-        "lib/render.js": "function render(query) {\n  return query;\n}\nmodule.exports = { render };\n",
-        "lib/series.js": "export default function series(tasks) {\n  return tasks;\n}\n",
-    }, now=NOW)
-    brain.reindex()
-    view = brain.index.code_view()
-    from brain.search.evidence.task import wrapped_module
-
-    assert wrapped_module(view, "lib/setImmediate.js") == "lib/internal/setImmediate.js"
-    assert wrapped_module(view, "api/pin.js") is None  # a handler of another name defines nothing either
-    assert wrapped_module(view, "lib/series.js") is None  # it defines `series`
-    reasons = _reasons(brain, "avoid browser throttling of the callback on a later loop in browsers")
-    ranked = list(reasons)
-    assert ranked.index("lib/internal/setImmediate.js") < ranked.index("lib/setImmediate.js")
-    assert any(r.startswith("wrapped by `lib/setImmediate.js`") for r in reasons["lib/internal/setImmediate.js"])
-
-
-def test_a_javascript_file_in_a_folder_the_title_names_whole_is_lifted(brain):
-    commit_files(brain, {
-        "src/language-js/comments/handle-comments.js": "function handleComment(node) {\n  return node.parens;\n}\n"
-                                                      "module.exports = { handleComment };\n",
-        "src/language-js/print/function.js": "function printFunction(node) {\n  return node.parens + node.body;\n}\n"
-                                             "module.exports = { printFunction };\n",
-        "app/comments/views.py": "def parens(node):\n    return node.body\n",
-    }, now=NOW)
-    reasons = _reasons(brain, "Fix comment between parens and function body")
-    assert "in a folder the title names (`comments`)" in reasons["src/language-js/comments/handle-comments.js"]
-    assert not any(r.startswith("in a folder the title names") for r in reasons.get("app/comments/views.py", []))
-    assert not any(r.startswith("in a folder the title names") for r in reasons["src/language-js/print/function.js"])

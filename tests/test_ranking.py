@@ -61,7 +61,7 @@ def test_the_shipped_weights_file_has_a_value_and_a_why_for_every_entry():
                 assert len(entry["why"]) > 20 and "\n" not in entry["why"], name
     assert weights.features["path"] == 8.0 and weights.factors["test"] == 0.02 and weights.functions["call"] == 4.0
     assert list(weights.factors) == ["test", "amalgamated", "generated_trap", "tool", "generated", "nonproduct",
-                                     "wrapper", "shadowed_declaration", "nested"]  # the order they are tried in
+                                     "nested"]  # the order they are tried in
     assert weights.named_too == {"test"}
 
 

@@ -41,8 +41,6 @@ class Links:
     forward: list[str] = field(default_factory=list)  # forward-declaration headers serving the file
     build: str | None = None  # its Rust crate's build script
     package_build: list[str] = field(default_factory=list)  # its package's build scripts (search.buildscripts)
-    barrel: str | None = None  # the `index` module exporting it, when the title is about exports (evidence.neighbours)
-    wraps: str | None = None  # the module it passes on, when it is a wrapper (evidence.task.wrapped_module)
     folder: list[str] = field(default_factory=list)  # product files of its folder in its language (evidence.folder)
     namesakes: list[str] = field(default_factory=list)  # files of its name in sibling folders
     kin: list[str] = field(default_factory=list)  # its base types' files and its subtypes' (evidence.types)
@@ -59,10 +57,6 @@ class Links:
             out["build"] = self.build
         if self.package_build:
             out["package_build"] = list(self.package_build)
-        if self.barrel:
-            out["barrel"] = self.barrel
-        if self.wraps:
-            out["wraps"] = self.wraps
         if self.near is None or self.near:
             out["near"] = self.near
         for key in ("twins", "declarations", "folder", "namesakes", "kin", "family"):
@@ -91,8 +85,6 @@ class Links:
                        forward=_paths(data.get("forward", [])),
                        build=None if data.get("build") is None else str(data["build"]),
                        package_build=_paths(data.get("package_build", [])),
-                       barrel=None if data.get("barrel") is None else str(data["barrel"]),
-                       wraps=None if data.get("wraps") is None else str(data["wraps"]),
                        folder=_paths(data.get("folder", [])), namesakes=_paths(data.get("namesakes", [])),
                        kin=_paths(data.get("kin", [])), family=_paths(data.get("family", [])),
                        users=_paths_or_none(data.get("users", [])))
@@ -190,33 +182,6 @@ def _lend_to_entry_points(evidence, weights, score, add, missing) -> None:
                 shares[path] += weights.shares["entry_share"] * score[seed]
     for path, weight in shares.items():
         add(path, weight, "entry point importing the best files")
-
-
-def _lend_to_barrels(evidence, weights, score, add, missing) -> None:
-    """When the title is about exports (`add missing export for View`, `export the X type`), the barrel of each
-    best file (the nearest `index` module above it: ``evidence.neighbours.barrel_of``) gets the ``barrel`` share
-    of its score: the fix adds the name to what the package exports, which the title names only by the word."""
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in best_seeds(evidence, weights, score):
-        barrel = links_of(evidence, seed, missing).barrel
-        share = weights.shares["barrel"] * score[seed]
-        if barrel and share > lent.get(barrel, (0.0, ""))[0]:
-            lent[barrel] = (share, f"barrel exporting `{seed}` (the title is about exports)")
-    give_all(lent, add)
-
-
-def _lend_to_wrapped(evidence, weights, score, add, missing) -> None:
-    """A best file that only passes one module on (``evidence.task.wrapped_module``: `lib/setImmediate.js`
-    re-exporting `lib/internal/setImmediate.js`) lends the module it wraps the ``wrapped`` share of its score: the
-    wrapper won the text's words with its doc comment, the code is the wrapped module's (the wrapper itself is
-    demoted by the ``wrapper`` factor after the lending)."""
-    lent: dict[str, tuple[float, str]] = {}
-    for seed in best_seeds(evidence, weights, score):
-        wraps = links_of(evidence, seed, missing).wraps
-        share = weights.shares["wrapped"] * score[seed]
-        if wraps and share > lent.get(wraps, (0.0, ""))[0]:
-            lent[wraps] = (share, f"wrapped by `{seed}`")
-    give_all(lent, add)
 
 
 def _lend_to_siblings(evidence, weights, score, add, missing) -> None:
@@ -322,4 +287,4 @@ def _lend_to_types(evidence, weights, score, add, missing) -> None:
 
 # in this order: each pass finds the best files again, after the shares the one before lent
 PASSES = (_lend_to_cochanged, _lend_to_neighbours, _lend_to_overriders, _lend_to_declarations, _lend_to_entry_points,
-           _lend_to_barrels, _lend_to_wrapped, _lend_to_siblings, _lend_to_folder, _lend_to_types)
+           _lend_to_siblings, _lend_to_folder, _lend_to_types)

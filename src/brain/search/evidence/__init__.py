@@ -18,11 +18,9 @@ from . import context, history, names, paths, pathwords, scope, text
 from .neighbours import Context, collect_links
 from .task import FLAGS, Task, flags_of, unnamed_modules
 
-__all__ = ["KINDS", "EXPORT_WORDS", "Task", "Context", "FLAGS", "gather_direct", "collect_links", "flags_of"]
+__all__ = ["KINDS", "Task", "Context", "FLAGS", "gather_direct", "collect_links", "flags_of"]
 
 KINDS = (paths, names, text, history, context, pathwords, scope)
-# a title with one of these is about what a module exports: the best files' barrels get the `barrel` share
-EXPORT_WORDS = frozenset({"export", "exports", "exported", "exporting", "reexport", "reexports"})
 
 
 def gather_direct(view, task_text: str | None, *, changed=(), claimed=(), module: str | None = None,
@@ -39,8 +37,7 @@ def gather_direct(view, task_text: str | None, *, changed=(), claimed=(), module
 
     aside = unnamed_modules(view, sig)
     found = Context({w: v for w, v in sig.idents.items() if w in sig.code_like},  # never a capitalised prose word
-                    task.definitions(), aside, trap=traps.trap_flag(view, sig),
-                    exports=bool(EXPORT_WORDS.intersection(sig.title_words)))
+                    task.definitions(), aside, trap=traps.trap_flag(view, sig))
     for copy, parts in traps.copies(view).items():  # each copy is lent a share of its best part, after the demotions
         task.evidence.file(copy).parts = parts
     for path, evidence in task.evidence.files.items():

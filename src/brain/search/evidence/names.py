@@ -79,8 +79,7 @@ def collect(task) -> None:
 def files_named(view, word: str, in_traces_only: set[str] = frozenset()) -> list[str]:
     """Files whose name (without extension) is ``word``: a lower-case word matches any case of the
     name, a word with capitals only the name spelled the same (`RecyclerPool` -> `RecyclerPool.java`,
-    `renderRepoCard` -> `renderRepoCard.js`; a capitalised English word does not reach `card.js`; a camelCase
-    word, which prose never writes, reaches the one file of its name in another case: `toJS` -> `tojs.ts`),
+    `renderRepoCard` -> `renderRepoCard.js`; a capitalised English word does not reach `card.js`),
     when one file only is so named, and only where the text's own words write it (a traceback's
     files are weighed as its frames)."""
     files = view.by_stem.get(word.lower(), [])
@@ -89,8 +88,6 @@ def files_named(view, word: str, in_traces_only: set[str] = frozenset()) -> list
     if word in in_traces_only:
         return []
     same = [p for p in files if p.rsplit("/", 1)[-1].split(".", 1)[0] == word]
-    if not same and word[0].islower() and len(files) == 1:
-        return files  # a camelCase name no prose writes (`toJS`) names the one file spelled in any case (`tojs.ts`)
     return same if len(same) == 1 else []  # a type's name names its one file, not a family (`x.c`, `x.h`)
 
 

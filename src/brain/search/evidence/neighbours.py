@@ -21,9 +21,9 @@ from ..ranking import Evidence, Links
 from ..weights import Weights
 from . import types
 from .folder import folder_mates, namesakes
-from .task import flags_of, wrapped_module
+from .task import flags_of
 
-__all__ = ["Context", "collect_links", "barrel_of", "declaration_twins", "entry_importers", "extends", "type_name", "C_FAMILY", "JS_EXTS"]
+__all__ = ["Context", "collect_links", "declaration_twins", "entry_importers", "extends", "type_name", "C_FAMILY", "JS_EXTS"]
 
 JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
 C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh")
@@ -45,7 +45,6 @@ class Context:
     callables: dict[str, set[str]] = field(default_factory=dict)  # named callable -> its few definers
     trap: object = None  # path -> its trap flag for this task (search.traps.trap_flag), or None
     changes: dict[str, int] = field(default_factory=dict)  # how often each file changed (co-change, read once)
-    exports: bool = False  # the title is about what a module exports (`add missing export`): barrels are linked
 
 
 def declaration_twins(files, path: str) -> list[str]:
@@ -116,9 +115,6 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
         links.cochange = cochanged(view, seed, context.changes)  # files changing with it (HEAD's history)
         links.forward, links.build = served_by(view, seed)  # its forward headers, its crate's build script
         links.package_build = package_build_scripts(view, seed)  # setup.py, Gruntfile.js, rollup.config.js
-        links.wraps = wrapped_module(view, seed)  # the implementation a wrapper passes on
-        if context.exports and seed.endswith(JS_EXTS):
-            links.barrel = barrel_of(view, seed)  # the `index.ts` re-exporting its folder's modules
         if every or shares["folder"] > 0 or shares["namesake"] > 0:  # read only when they lend (0031)
             links.folder = folder_mates(view, seed, p["max_folder"], C_FAMILY)  # beside it (evidence.folder)
             links.namesakes = namesakes(view, seed, p["max_namesakes"])
@@ -135,24 +131,6 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
                 context.flagged.add(target)
 
 
-_BARREL_NAMES = tuple(f"index{ext}" for ext in JS_EXTS)
-
-
-def barrel_of(view, path: str) -> str | None:
-    """The nearest `index` module above ``path`` (in its folder, else a parent's; for an `index` file, from its
-    parent folder up): the barrel through which a package exports it, and what an `add missing export` fix
-    changes. Test files are skipped; None when no folder up to the root has one."""
-    parts = path.split("/")[:-1]
-    start = len(parts) - (1 if path.rsplit("/", 1)[-1] in _BARREL_NAMES else 0)
-    for depth in range(start, -1, -1):
-        folder = "/".join(parts[:depth])
-        for name in _BARREL_NAMES:
-            found = f"{folder}/{name}" if folder else name
-            if found != path and found in view.files and not view.is_test(found):
-                return found
-    return None
-
-
 def entry_importers(view, seed: str, backward, p: dict) -> list[str] | None:
     """The JavaScript entry points importing ``seed``: product files nothing imports (a request handler, a
     command, a page); None when ``seed`` is imported all over (a hub lends nothing)."""
@@ -166,8 +144,7 @@ def entry_importers(view, seed: str, backward, p: dict) -> list[str] | None:
 def _targets(links: Links) -> list[str]:
     out = [*(links.near or ()), *links.twins, *(q for _, q in links.overrides), *links.declarations,
            *(links.entries or ()), *(q for q, _, _ in links.cochange), *links.forward,
-           *([links.build] if links.build else []), *links.package_build, *([links.barrel] if links.barrel else []),
-           *([links.wraps] if links.wraps else []),
+           *([links.build] if links.build else []), *links.package_build,
            *links.folder, *links.namesakes, *links.kin, *links.family,
            *(links.users or ())]
     for _, siblings, _ in links.siblings:

@@ -25,7 +25,7 @@ from collections import defaultdict
 
 from ..tokenize import split_identifier
 
-__all__ = ["collect", "path_words", "title_folders", "LAYOUT_WORDS"]
+__all__ = ["collect", "path_words", "LAYOUT_WORDS"]
 
 # words of a layout, not of a place: every project has them, so they name nothing
 LAYOUT_WORDS = frozenset("src lib index packages package source main mod init js ts tsx jsx mjs py".split())
@@ -57,7 +57,6 @@ def collect(task) -> None:
     view = task.view
     if any("frame" in f.features or "frame_last" in f.features for f in task.evidence.files.values()):
         return  # a traceback inside the repository says where: place words would only blur its order
-    title_folders(task)
     title = {w[:_PREFIX] for w in task.sig.title_words if len(w) >= _MIN_WORD}
     if not title:
         return
@@ -78,25 +77,3 @@ def collect(task) -> None:
         weigh = {w: math.log(1.0 + total / seen[w]) for w in words[path]}
         value = sum(weigh[w] for w in named) / sum(weigh.values())
         task.add(path, "path_words", value, f"its path is the title's words ({', '.join(sorted(named))})")
-
-
-_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
-_MIN_FOLDER_WORD = 4
-
-
-def title_folders(task) -> None:
-    """``title_folder``: a JavaScript or TypeScript candidate inside a folder the title names whole, singular or
-    plural (`Fix comment between parentheses` -> `language-js/comments/`, `Oracle columns` -> `driver/oracle/`):
-    these projects put a feature's modules in a folder of its name. A lift (``ranking.LIFT_FEATURES``), of files
-    the other kinds found. Other languages do not get it: on Django's reports a folder named by a report's word
-    (`fields`, `related`) is a big area, and a lift of its files put them over the right one (see above)."""
-    words = {w for w in task.sig.title_words if len(w) >= _MIN_FOLDER_WORD and w not in LAYOUT_WORDS}
-    if not words:
-        return
-    names = words | {w + "s" for w in words} | {w[:-1] for w in words if w.endswith("s")}
-    for path in task.evidence.candidates:
-        if not path.endswith(_JS_EXTS) or path not in task.view.files or task.view.is_test(path):
-            continue
-        named = [f for f in path.split("/")[:-1] if f.lower() in names]
-        if named:
-            task.add(path, "title_folder", 1.0, f"in a folder the title names (`{named[-1]}`)")

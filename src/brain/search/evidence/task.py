@@ -15,24 +15,9 @@ from ..code import is_nonproduct_path
 from ..ranking import Evidence
 from ...lazyre import lazy
 
-__all__ = ["Task", "FLAGS", "GENERATED_NAME", "flags_of", "unnamed_modules", "shadowed_declaration",
-           "wrapped_module"]
+__all__ = ["Task", "FLAGS", "GENERATED_NAME", "flags_of", "unnamed_modules"]
 
 GENERATED_NAME = lazy(r"(?:^|/)\d{3,}_\w*\.\w+$")  # numbered migrations and the like
-_DECLARATION_EXTS = (".d.ts", ".d.mts", ".d.cts")
-_TS_SOURCE_EXTS = (".ts", ".tsx", ".mts", ".cts")
-
-
-def shadowed_declaration(view, path: str) -> bool:
-    """A TypeScript declaration file beside a TypeScript source of the same name (`index.d.ts` next to
-    `index.ts`): the compiler writes the one from the other, so the declaration is a stale or generated
-    copy and the source is what a fix changes. A declaration beside JavaScript (`x.js` + `x.d.ts`) is
-    hand-written, and no copy: it keeps its rank (and its share as the module's declaration twin)."""
-    for ext in _DECLARATION_EXTS:
-        if path.endswith(ext):
-            stem = path[: -len(ext)]
-            return any(stem + source in view.files for source in _TS_SOURCE_EXTS)
-    return False
 
 
 @record
@@ -62,43 +47,11 @@ class Task:
         return self._defs
 
 
-_JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
-WRAPPER_MAX_BYTES = 4000  # a module passing one import on is short (its doc comment aside)
-
-
-def wrapped_module(view, path: str) -> str | None:
-    """The one module a JavaScript or TypeScript wrapper passes on (`lib/setImmediate.js`: `import x from
-    './internal/setImmediate'; export default x;`, a public name for an internal implementation), else None.
-    A wrapper defines nothing and imports one file of the repository, of its own name (a route handler
-    passing the request to one module defines nothing either, an anonymous function, but is named for its
-    route); its doc comment wins it the text's words, while the fix goes to the implementation (decision 0065)."""
-    if not path.endswith(_JS_EXTS) or path.endswith(_DECLARATION_EXTS):
-        return None
-    row = view.db.execute("SELECT size FROM code_files WHERE path = ?", (path,)).fetchone()
-    if row is None or (row[0] or 0) > WRAPPER_MAX_BYTES:
-        return None
-    if view.db.execute("SELECT 1 FROM code_symbols WHERE path = ? LIMIT 1", (path,)).fetchone():
-        return None
-    targets = view.imports_of(path)
-    if len(targets) != 1:
-        return None
-    found = view.resolve_import(path, targets[0])
-    if len(found) != 1 or view.is_test(found[0]) or _stem(found[0]) != _stem(path):
-        return None  # a handler or page passing a request to one module is no wrapper: it has another name
-    return found[0]
-
-
-def _stem(path: str) -> str:
-    return path.rsplit("/", 1)[-1].split(".", 1)[0]
-
-
 # name -> whether a file has the flag; each flag is demoted by the factor of that name (``files.factors``)
 FLAGS = {
     "test": lambda view, path: view.is_test(path),
     "generated": lambda view, path: bool(GENERATED_NAME.search(path)) or path in view.generated,
     "nonproduct": lambda view, path: is_nonproduct_path(path),  # examples, docs, benchmarks, build configuration
-    "shadowed_declaration": shadowed_declaration,  # `x.d.ts` beside the `x.ts` it is compiled from
-    "wrapper": lambda view, path: wrapped_module(view, path) is not None,  # passes one import on, defines nothing
 }
 
 
