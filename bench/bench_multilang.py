@@ -43,6 +43,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import corpus_score
 import locbench
 from locbench import (BUDGET, EVIDENCE, bm25_files, boot, gather_evidence, load_tasks, percentile, prepare,
                       shared_tasks, write_evidence, write_results)
@@ -75,18 +76,10 @@ def gold_ranks(gold: list[str], files: list[str]) -> list[int | None]:
     return [position.get(g) for g in gold]
 
 
-def _code_sections(result: dict) -> list[dict]:
-    """The boot's code parts: one definition's source each (``slot`` code, its source ``path::name``)."""
-    return [s for s in result.get("sections", []) if s.get("slot") == "code" and "::" in s.get("source", "")]
-
-
-def code_files(result: dict) -> list[str]:
-    """The files whose code the boot shows (depth: the code slot, not the names the files slot lists)."""
-    return list(dict.fromkeys(s["source"].split("::", 1)[0] for s in _code_sections(result)))
-
-
 def code_tokens(result: dict) -> int:
-    return sum(s.get("tokens", 0) for s in _code_sections(result))
+    """Tokens of the boot's code parts (one definition's source, or a file's lines, each)."""
+    return sum(s.get("tokens", 0) for s in result.get("sections", [])
+               if s.get("slot") == "code" and "::" in s.get("source", ""))
 
 
 def run_tree(job: tuple) -> list[dict]:
@@ -117,7 +110,7 @@ def run_tree(job: tuple) -> list[dict]:
             "brain": gold_ranks(gold, result["files"]), "brain_ctx": all(g in result["text"] for g in gold),
             "bm25": gold_ranks(gold, bm25), "nohist": gold_ranks(gold, no_history),
             "indexed": [g in view.files and not view.is_test(g) for g in gold],
-            "code_gold": bool(set(gold) & set(code_files(result))), "code_tokens": code_tokens(result),
+            "code_gold": bool(set(gold) & set(corpus_score.code_files(result))), "code_tokens": code_tokens(result),
             "tokens": result["tokens"], "seconds": round(seconds, 4), "prepare_seconds": round(prep, 2),
             "top": result["files"][:10], "top_nohist": no_history[:10],
         })
