@@ -214,7 +214,8 @@ def run_repo(job: tuple) -> dict:
             rows.append({
                 "id": task["instance_id"], "repo": repo, "lang": task["language"], "base": task["base_commit"],
                 "gold": gold, "brain": cs.gold_ranks(gold, result["files"]),
-                "ctx": all(g in result["text"] for g in gold), "bm25": cs.gold_ranks(gold, bm25),
+                "ctx": all(g in result["text"] for g in gold), "code": bool(set(gold) & set(cs.code_files(result))),
+                "bm25": cs.gold_ranks(gold, bm25),
                 "indexed": [g in view.files and not view.is_test(g) for g in gold], "tokens": result["tokens"],
                 "top": result["files"][:10], "fgold": fgold, **franks,
                 "ftop": [f["id"] for f in result["functions"][:5]],

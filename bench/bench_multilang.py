@@ -8,7 +8,8 @@ so brain has the project's real history up to that commit and never after, as a 
 has; `brain init` + `brain map` + the index (code and history) are built once per tree, and the
 report is booted under an 8,000-token budget. Scores per language and their macro average (each
 language weighs the same): all@1/5/10 (every gold file among the first k ranked files), any@1/5
-(at least one), in context (every gold file named in the boot text); beside the same ranking
+(at least one), in context (every gold file named in the boot text), code shown (a gold file's code is
+in the boot: a code part of the code slot, the depth the names do not give); beside the same ranking
 without the history evidence (the `history` and `cochange` weights at 0, same index, same run:
 what the project's history adds) and an identifier-aware BM25 over the same source files (test
 files excluded).
@@ -42,6 +43,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import corpus_score
 import locbench
 from locbench import (BUDGET, EVIDENCE, bm25_files, boot, gather_evidence, load_tasks, percentile, prepare,
                       shared_tasks, write_evidence, write_results)
@@ -74,6 +76,12 @@ def gold_ranks(gold: list[str], files: list[str]) -> list[int | None]:
     return [position.get(g) for g in gold]
 
 
+def code_tokens(result: dict) -> int:
+    """Tokens of the boot's code parts (one definition's source, or a file's lines, each)."""
+    return sum(s.get("tokens", 0) for s in result.get("sections", [])
+               if s.get("slot") == "code" and "::" in s.get("source", ""))
+
+
 def run_tree(job: tuple) -> list[dict]:
     """Prepare one tree and run its tasks (one process per tree when --jobs > 1)."""
     mirrors, repo, commit, tasks, cli, reindex, dump = job
@@ -102,6 +110,7 @@ def run_tree(job: tuple) -> list[dict]:
             "brain": gold_ranks(gold, result["files"]), "brain_ctx": all(g in result["text"] for g in gold),
             "bm25": gold_ranks(gold, bm25), "nohist": gold_ranks(gold, no_history),
             "indexed": [g in view.files and not view.is_test(g) for g in gold],
+            "code_gold": bool(set(gold) & set(corpus_score.code_files(result))), "code_tokens": code_tokens(result),
             "tokens": result["tokens"], "seconds": round(seconds, 4), "prepare_seconds": round(prep, 2),
             "top": result["files"][:10], "top_nohist": no_history[:10],
         })
@@ -122,6 +131,7 @@ def scores(rows: list[dict], key: str) -> dict:
         out[f"any@{k}"] = sum(any(r is not None and r <= k for r in row[key]) for row in rows) / n
     if key == "brain":
         out["in_context"] = sum(row["brain_ctx"] for row in rows) / n
+        out["code_shown"] = sum(row.get("code_gold", False) for row in rows) / n
     return out
 
 
@@ -130,7 +140,7 @@ def macro(per_lang: dict[str, dict]) -> dict:
     return {k: sum(s[k] for s in per_lang.values()) / len(per_lang) for k in keys}
 
 
-COLUMNS = ["all@1", "all@5", "all@10", "any@1", "any@5", "in_context"]
+COLUMNS = ["all@1", "all@5", "all@10", "any@1", "any@5", "in_context", "code_shown"]
 
 
 def table(report: dict) -> str:
@@ -228,7 +238,8 @@ def main(argv=None) -> int:
         "history": HISTORY,
         "languages": languages,
         "macro": {"tasks": len(rows), **{name: macro({k: v[name] for k, v in languages.items()}) for name in ranked}},
-        "tokens": {"max": max(toks), "median": statistics.median(toks), "over_budget": sum(t > BUDGET for t in toks)},
+        "tokens": {"max": max(toks), "median": statistics.median(toks), "over_budget": sum(t > BUDGET for t in toks),
+                   "code_median": statistics.median(r["code_tokens"] for r in rows)},
         "boot_seconds": {"median": round(statistics.median(secs), 4), "p95": round(percentile(secs, 0.95), 4)},
         "gold_not_indexed": sum(not all(r["indexed"]) for r in rows),
         "wall_seconds": round(wall, 1), "load": os.getloadavg()[0],
@@ -242,7 +253,7 @@ def main(argv=None) -> int:
           f"wall {wall:.0f} s, load {report['load']:.1f}")
     print(table(report))
     print(f"boot tokens: max {report['tokens']['max']}, median {report['tokens']['median']}, over budget "
-          f"{report['tokens']['over_budget']}; boot seconds median {report['boot_seconds']['median']:.3f}, "
+          f"{report['tokens']['over_budget']}, code slot median {report['tokens']['code_median']}; boot seconds median {report['boot_seconds']['median']:.3f}, "
           f"p95 {report['boot_seconds']['p95']:.3f}; tasks with a gold file outside the index: {report['gold_not_indexed']}")
     write_results(args.out, report, rows)
     if evidence_out:

@@ -101,10 +101,20 @@ def scores(rows: list[dict], key: str) -> dict[str, float]:
     out = {m: sums[m] / n for m in METRICS}
     if key == "brain" and all("ctx" in row for row in rows):
         out["in_context"] = sum(bool(row["ctx"]) for row in rows) / n
+    if key == "brain" and rows and all("code" in row for row in rows):
+        out["code_shown"] = sum(bool(row["code"]) for row in rows) / n
     if key == "brain" and all("tokens" in row for row in rows):
         out["tokens_max"] = max(row["tokens"] for row in rows)
         out["tokens_median"] = sorted(row["tokens"] for row in rows)[(n - 1) // 2]
     return out
+
+
+def code_files(result: dict) -> list[str]:
+    """The files whose code a boot shows: its code slot's parts, one definition (or a file's lines) each, as
+    ``path::name`` (``brain boot --json`` sections). "Code shown" = a gold file among them: depth, where "in
+    context" counts a gold file named anywhere in the text."""
+    return list(dict.fromkeys(s["source"].split("::", 1)[0] for s in result.get("sections", [])
+                              if s.get("slot") == "code" and "::" in s.get("source", "")))
 
 
 def by_language(rows: list[dict], keys: tuple[str, ...]) -> dict[str, dict]:
@@ -134,7 +144,7 @@ def table(per_lang: dict[str, dict], overall: dict, columns: dict[str, str],
     for key, name in columns.items():
         head += [f"{name} {m}" for m in metrics]
         if key == context_key:
-            head.append(f"{name} in context")
+            head += [f"{name} in context", f"{name} code shown"]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
     for lang, entry in [*per_lang.items(), ("macro", overall)]:
         cells = [f"**{lang}**" if lang == "macro" else lang, str(entry["repos"]), str(entry["tasks"])]
@@ -142,6 +152,6 @@ def table(per_lang: dict[str, dict], overall: dict, columns: dict[str, str],
             s = entry.get(key, {})
             cells += [f"{s[m]:.2f}" if m in s else "—" for m in metrics]
             if key == context_key:
-                cells.append(f"{s['in_context']:.2f}" if "in_context" in s else "—")
+                cells += [f"{s[m]:.2f}" if m in s else "—" for m in ("in_context", "code_shown")]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

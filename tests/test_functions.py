@@ -356,7 +356,12 @@ def test_task_boot_files_continue_with_the_files_the_top_functions_files_import(
     assert files[0] == "flow/entry.py"
     assert "flow/codec.py" in files  # three imports below what the report names, past the call graph's reach
     assert files.index("flow/storage.py") < files.index("flow/codec.py")
-    assert "flow/unrelated.py" not in files
+    # an unrelated file is never ranked nor followed; it is only named beside the top file, as a mate of its small
+    # folder (search.beside), on its own line
+    ranked = result.text.split("## Files for this task (ranked)", 1)[1].split("Beside the top files", 1)[0]
+    assert "flow/unrelated.py" not in ranked
+    assert "in the folder of `flow/entry.py`: " in result.text and "`flow/unrelated.py`" in result.text.split(
+        "in the folder of `flow/entry.py`: ", 1)[1].split("\n", 1)[0]
     listed = next(s for s in result.to_dict()["sections"] if s["source"] == "ranked functions")
     assert listed and "`flow/codec.py`" in result.text
 

@@ -214,6 +214,32 @@ def test_a_forward_declaration_header_is_reached_as_a_neighbour(brain):
     assert not any(r.startswith("forward declarations of") for r in reasons.get("include/ui/LayoutFwd.hpp", []))
 
 
+def test_a_private_header_declaring_a_sources_functions_is_reached_as_a_neighbour(brain):
+    repo = brain.repo
+    _write(repo, "src/value.c", '#include "value.h"\nint value_compare(int a, int b) { return a - b; }\n'
+                                "int value_is_nan(int a) { return a != a; }\nint value_implode(int n) { return n; }\n")
+    _write(repo, "src/value.h", "int value_implode(int n);\n")  # the twin: its own share, not this one
+    _write(repo, "src/value_private.h", "#ifndef VALUE_PRIVATE\n#define VALUE_PRIVATE\nint value_compare(int a, int b);\n"
+                                        "int value_is_nan(int a);\n#endif\n")
+    # a library's public header declaring many other functions and one of the source's: it does not serve it
+    _write(repo, "src/lib.h", "int value_is_nan(int a);\n" + "".join(f"int lib_call_{i}(void);\n" for i in range(6)))
+    brain.reindex()
+    assert traps.declaring_headers(brain.index.code_view(), "src/value.c") == ["src/value_private.h"]
+    text = "value_implode crashes on a list of objects\nAssertion in value_implode"
+    traps.ENABLED = False
+    try:
+        before = {h.path: h for h in locate(brain.index.code_view(), text).files}
+    finally:
+        traps.ENABLED = True
+    assert not any(r.startswith("forward declarations of") for r in before["src/value_private.h"].reasons)
+    found = locate(brain.index.code_view(), text)
+    assert "src/value.c" in found.paths[:2]
+    assert {h.path: h.score for h in found.files}["src/value_private.h"] > before["src/value_private.h"].score
+    reasons = {h.path: h.reasons for h in found.files}
+    assert any(r.startswith("forward declarations of") for r in reasons["src/value_private.h"])
+    assert not any(r.startswith("forward declarations of") for r in reasons.get("src/lib.h", []))
+
+
 def test_a_crate_build_script_is_reached_as_a_neighbour(brain):
     repo = brain.repo
     _write(repo, "crate/src/lib.rs", "pub fn resize_widget(width: u32) -> u32 {\n    width * 2\n}\n")

@@ -36,7 +36,7 @@ from collections import defaultdict
 
 from ..lazyre import lazy
 
-__all__ = ["trap_flag", "copies", "served_by", "ENABLED", "MIN_FORWARD_TYPES",
+__all__ = ["trap_flag", "copies", "served_by", "declaring_headers", "ENABLED", "MIN_FORWARD_TYPES",
            "LENT_REASONS", "TRAPS_SCHEMA", "generated_banner", "generated_name", "is_forward_header",
            "forward_declared", "project_language", "is_tool_script", "amalgamations", "holds_text", "read_facts", "record"]
 
@@ -48,6 +48,9 @@ ENABLED = True
 #    lose: at a copy share of 0.6 toml++'s regenerated copy stayed at rank 7; at a forward share of 0.3 forward
 #    headers took top-five places from gold files in toml++ and CLI11 --
 MIN_FORWARD_TYPES = 4  # a header declaring fewer types ahead (`class App;` in `ConfigFwd.hpp`) uses them, not serves
+MAX_DECLARING = 3  # headers (besides the twin) declaring a source file's functions that get the forward share
+DECLARED_SHARE = 0.5  # this share of a header's declarations defined in the source file: it serves that file
+DECLARED_DEFINERS = 2  # a function defined in more files than this (`init`) says nothing about which header serves
 
 # -- detection thresholds --
 BANNER_LINES = 15  # a generated-file banner sits in the first lines (after a license header at most)
@@ -90,6 +93,8 @@ _FORWARD_STEM = lazy(r"fwd|forward[-_]?decl", re.I)
 _FORWARD_DECL = lazy(r"^[ \t]*(?:template[ \t]*<[^>\n]{0,200}>[ \t]*)?(?:class|struct|union|enum(?:[ \t]+class)?)"
                            r"[ \t]+([A-Za-z_]\w*)[ \t]*;", re.M)
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx", ".hh", ".hxx", ".ipp", ".inl")
+_C_SOURCES = (".c", ".cc", ".cpp", ".cxx")
+_C_HEADERS = (".h", ".hh", ".hpp", ".hxx")
 
 # languages kin enough to be one project's own (C headers in C++, TypeScript beside JavaScript)
 FAMILY = {"cpp": "c", "c": "c", "ts": "js", "js": "js", "kotlin": "jvm", "java": "jvm", "scala": "jvm"}
@@ -425,12 +430,42 @@ def served_by(view, seed: str) -> tuple[list[str], str | None]:
             included = forward.get(seed, set())
             headers = [h for h in serving if h != seed and (h in included or types & traps.declares.get(h, set()))
                        and h in view.files and not view.is_test(h)]
+        headers += [h for h in declaring_headers(view, seed) if h not in headers]
     script = None
     if seed.endswith(".rs"):
         found = _crate_build_script(view, seed)
         if found and found != seed and found in view.files and not view.is_test(found):
             script = found
     return headers, script
+
+
+def declaring_headers(view, seed: str) -> list[str]:
+    """The headers declaring functions the C or C++ source ``seed`` defines (a private `x_private.h` holding
+    two prototypes of `x.c`), most declared first, at most ``MAX_DECLARING``: a fix that changes or adds such a
+    function's signature changes its declaration too. Only functions at most ``DECLARED_DEFINERS`` files define, and
+    only headers at least ``DECLARED_SHARE`` of whose declarations ``seed`` defines (not a library's public header)."""
+    if not seed.endswith(_C_SOURCES):
+        return []
+    try:
+        rows = view.db.execute(
+            "SELECT d.path, COUNT(DISTINCT d.lname) FROM code_symbols f JOIN code_symbols d ON d.lname = f.lname "
+            "WHERE f.path = ? AND f.kind = 'function' AND d.kind = 'decl' AND d.path != f.path "
+            "AND (SELECT COUNT(DISTINCT g.path) FROM code_symbols g WHERE g.lname = f.lname AND g.kind = 'function') "
+            "<= ? GROUP BY d.path", (seed, DECLARED_DEFINERS)).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    stem = posixpath.splitext(posixpath.basename(seed))[0]
+    found = []
+    for header, n in rows:
+        if not header.endswith(_C_HEADERS) or header not in view.files or view.is_test(header) \
+                or posixpath.splitext(posixpath.basename(header))[0] == stem:  # the twin has its own share
+            continue
+        (declared,) = view.db.execute("SELECT COUNT(DISTINCT lname) FROM code_symbols WHERE path = ? AND kind = 'decl'",
+                                      (header,)).fetchone()
+        if n >= DECLARED_SHARE * declared:  # the header serves this file, not the whole library (`jq.h`)
+            found.append((-n, header))
+    found.sort()
+    return [h for _, h in found[:MAX_DECLARING]]
 
 
 def _crate_build_script(view, path: str) -> str | None:

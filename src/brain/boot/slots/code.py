@@ -14,6 +14,7 @@ cuts cards to what it touches, and ``brain boot --json`` lists it as ``functions
 
 from __future__ import annotations
 
+import math
 import re
 
 from ...tokens import estimate_tokens
@@ -21,6 +22,7 @@ from ..call import current_memo
 from ..parts import Part
 
 __all__ = ["collect", "ranked_for", "code_view_for", "functions_json", "render_code", "excerpt_lines", "evidence_line",
+           "file_excerpt_lines",
            "STRENGTH_TAG", "LISTED", "MAX_SHOWN",
            "WHOLE_LINES", "BIG_CLASS_LINES"]
 
@@ -180,6 +182,10 @@ def collect(brain, request) -> list[Part]:
     words = _task_words(request.task)
     cache: dict = {}
     spend = brain.settings.get("boot.code_tokens")
+    best = _best_file_part(brain, found, hits, request.task, cache, spend)
+    if best is not None:
+        parts.append(best)
+        spend -= estimate_tokens(best.text) + 30
     top = hits[0].score or 1.0
     shown: list = []
     within: dict[str, str] = {}
@@ -219,6 +225,74 @@ def collect(brain, request) -> list[Part]:
         memo["code_shown"] = {s.key: ("whole" if s.whole else "excerpt") for s in shown}
         memo["code_within"] = within
     return parts
+
+
+def _best_file_part(brain, found, hits, task: str, cache: dict, spend: int) -> Part | None:
+    """The best-ranked file's lines the task's words are on, when the code slot would show none of its code.
+
+    The file ranking's first file is most often the fix's (Acc@1 is the ranking's best figure), yet the
+    function ranking can leave it out: a file with no definitions the index parses (a `builtin.jq`, a
+    file of `macro_rules!`, methods assigned to an object), or definitions that match the text less than
+    other files' do. Then the agent reads the best file's code first here: the lines naming the task's
+    identifiers (the more and the rarer, the earlier), with their neighbours, gaps marked."""
+    if found is None or not found.paths or spend <= 0:
+        return None
+    path = found.paths[0]
+    shown = [h for h in hits[:MAX_SHOWN] if h.score >= MIN_RELATIVE * (hits[0].score or 1.0)]
+    if any(h.path == path for h in shown):
+        return None
+    lines = _read_lines(brain, path, cache)
+    if not lines:
+        return None
+    numbers = file_excerpt_lines(lines, _weighted_words(task))
+    if not numbers:
+        return None
+    text = render_code(path, lines, numbers)
+    while numbers and estimate_tokens(text) + 30 > min(PART_TOKENS, spend):
+        numbers = numbers[: len(numbers) * 3 // 4]
+        text = render_code(path, lines, numbers) if numbers else ""
+    if not numbers:
+        return None
+    title = f"`{path}` (the best-ranked file, no ranked definition of it shown: the lines naming the task's words)"
+    return Part("code", f"{path}::(lines)", title, text, f"{path}:{numbers[0]}-{numbers[-1]}", files=(path,))
+
+
+def _weighted_words(task: str) -> dict[str, float]:
+    """The task's identifiers worth finding in code (``extract_signals``: code-like, titled, repeated weigh more)."""
+    from ...search.locate import extract_signals
+
+    return {w: weight for w, weight in extract_signals(task).idents.items() if weight >= 1.0 and len(w) >= 3}
+
+
+_COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!\[)|--|;)")
+
+
+def file_excerpt_lines(lines: list[str], words: dict[str, float], most: int = EXCERPT_LINES) -> list[int]:
+    """Line numbers of a whole file's excerpt: the lines holding the most of ``words`` (each word counted once
+    a line, by its weight and by how few of the file's lines hold it; a comment line counts half), best first,
+    each with ``CONTEXT`` lines around it, until ``most`` lines; none when no line holds one."""
+    if not words:
+        return []
+    pattern = re.compile(r"(?<![\w])(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)[:60])
+                         + r")(?![\w])")
+    held = {n: set(pattern.findall(line)) for n, line in enumerate(lines, 1)}
+    held = {n: found for n, found in held.items() if found}
+    if not held:
+        return []
+    spread: dict[str, int] = {}
+    for found in held.values():
+        for w in found:
+            spread[w] = spread.get(w, 0) + 1
+    rare = {w: words.get(w, 0.0) * math.log(1 + len(lines) / n) for w, n in spread.items()}
+    scored = sorted((-sum(rare[w] for w in found) * (0.5 if _COMMENT.match(lines[n - 1]) else 1.0), n)
+                    for n, found in held.items())
+    keep: set[int] = set()
+    for _, n in scored:
+        window = [m for m in range(n - CONTEXT, n + CONTEXT + 1) if 1 <= m <= len(lines) and m not in keep]
+        if len(keep) + len(window) > most:
+            break
+        keep.update(window)
+    return sorted(keep)
 
 
 def _read_next(brain, found, hits) -> list[str]:

@@ -6,7 +6,8 @@ per file with why it ranks (symbols it defines, traceback frames, paths named) f
 first few, under a line saying how strong the best file's evidence is (a named traceback
 frame, a written path, a name, or a text match only: then the agent explores), then the rest of the ranking as bare paths on one line: a fix often touches
 more files than the first few, and a named path costs a few tokens where a reason costs
-a line.
+a line. Last, one line names the files beside the top five that the ranking leaves out (their small
+folder's files, the files that changed with them: ``search.beside``), each with why.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ __all__ = ["collect", "render", "DETAILED_FILES"]
 DETAILED_FILES = 10  # files listed with their reasons; the rest of the ranking is named compactly
 
 
-def render(localization, *, module: str | None = None) -> str:
+def render(localization, *, module: str | None = None, beside: list[tuple[str, str, str]] = ()) -> str:
     lines = []
     evidence = getattr(localization, "evidence", None)
     if evidence:
@@ -29,6 +30,11 @@ def render(localization, *, module: str | None = None) -> str:
     rest = localization.files[DETAILED_FILES:]
     if rest:
         lines.append(f"{DETAILED_FILES + 1}-{DETAILED_FILES + len(rest)}. " + ", ".join(f"`{h.path}`" for h in rest))
+    if beside:
+        lines.append("")
+        from ...search.beside import render_beside
+
+        lines.append("Beside the top files (not ranked above; a fix often spans them): " + render_beside(beside))
     if localization.modules:
         lines.append("")
         lines.append("Modules: " + ", ".join(f"`{m}`" for m, _ in localization.modules[:5]))
@@ -55,5 +61,23 @@ def collect(brain, request) -> list[Part]:
     call = current_call()
     if call is not None and found.evidence:
         call.memo["evidence"] = dict(found.evidence)  # the JSON boot's `evidence` (boot.assemble)
-    return [Part("task_files", "task files", "Files for this task (ranked)", render(found, module=module),
-                 "brain search TERMS --kind code", files=tuple(found.paths))]
+    beside = _beside(brain, found.paths)
+    return [Part("task_files", "task files", "Files for this task (ranked)", render(found, module=module, beside=beside),
+                 "brain search TERMS --kind code", files=tuple(found.paths) + tuple(b[0] for b in beside))]
+
+
+def _beside(brain, ranked: list[str]) -> list[tuple[str, str, str]]:
+    """The files beside the top ones the ranking leaves out (``search.beside``); none when that fails."""
+    most = brain.settings.get("search.boot_beside")
+    if not most or not ranked:
+        return []
+    try:
+        from ...search.beside import beside_files
+        from ...search.service import boot_code_view
+
+        return beside_files(boot_code_view(brain.index), list(ranked), most=most)
+    except Exception as exc:  # derived help: a broken index must never cost the agent its boot
+        from ...workspace import _debug
+
+        _debug("files beside the top ones failed: %s", exc)
+        return []
