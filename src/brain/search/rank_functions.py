@@ -31,6 +31,7 @@ from .function_evidence import FN_STRENGTH, LATE, NAMED, FunctionEvidence, LiveG
 from .functions import DefRow, FunctionView
 from .import_walk import imported_files
 from .locate import CodeView, Localization, extract_signals
+from .tokenize import split_identifier
 from .weights import Weights, shipped_weights
 from ..lazyre import lazy
 
@@ -95,6 +96,12 @@ class _Scores:
         for weight, _, feature in self.why[def_id]:
             out[feature] += weight
         return out
+
+
+def _name_share(name: str, words: set[str]) -> float:
+    """The share of a name's parts (three letters or more: not `as`, `is`) that are words of the text."""
+    parts = [p for p in split_identifier(name) if len(p) > 2]
+    return sum(p in words for p in parts) / len(parts) if parts else 0.0
 
 
 def _innermost(rows: list[DefRow], line: int) -> DefRow | None:
@@ -167,6 +174,7 @@ def _gather(fview: FunctionView, cview: CodeView, text: str | None, localization
 
     # 2. names: dotted paths and pairs first, then single identifiers
     words = dict(sig.idents)
+    text_words = set(sig.words)
     dotted_parts: set[str] = set()
     for dotted in sig.dotted:
         dotted_parts.update(dotted.split("."))
@@ -193,8 +201,12 @@ def _gather(fview: FunctionView, cview: CodeView, text: str | None, localization
             if row.kind == "class":
                 members = [m for m in graph.in_file(row.path) if m.parent == row.qual]
                 for m in members:
-                    ev.add(m, "member", min(weight, 2.0) * specificity / max(len(members), 1) ** 0.5,
-                           f"method of `{word}`")
+                    unit = min(weight, 2.0) * specificity / max(len(members), 1) ** 0.5
+                    ev.add(m, "member", unit, f"method of `{word}`")
+                    # of the named class's methods, the one the task's words name (`as_sqlite` in "... on SQLite")
+                    share = _name_share(m.name, text_words)
+                    if share:
+                        ev.add(m, "member_word", unit * share, f"method of `{word}` the task's words name")
 
     # 4. full text over bodies: the whole text, and the title alone (added after the graph: see LATE)
     for terms, feature in ((sig.words, "body"), (sig.title_words, "body_title")):
