@@ -2,7 +2,7 @@
 
 Why: on Django a report about `KeyTransformIsNull` "on SQLite and Oracle" is fixed in its `as_sqlite` and
 `as_oracle`; the `member` evidence spreads the class's name evenly over all its methods. Shipped at weight 0
-(decision 0065: a Django gain, a held-out loss); these tests pin what the gathering records and that the weight
+(decision 0069: a Django gain, a held-out loss); these tests pin what the gathering records and that the weight
 moves the ranking when set."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def test_combining_evidence_gives_the_second_file_a_place_in_the_top_ten():
     ev.add(fix, "body", 0.5, "full-text match")
     for i in list(range(1, 13)) + [20]:
         ev.graph.rows[i] = ev.rows[i]
-    weights = shipped_weights()  # shipped off (decision 0065): turned on here to test the rule
+    weights = shipped_weights()  # shipped off (decision 0069): turned on here to test the rule
     on = [h.qual for h in combine_functions(ev, weights.replace(functions={"spread_slots": 2}), limit=10)]
     off = [h.qual for h in combine_functions(ev, weights.replace(functions={"spread_slots": 0}), limit=10)]
     assert "fix" not in off and on.index("fix") == weights.functions["spread_keep"]

@@ -1,6 +1,6 @@
 """Spread the function ranking's lower places over the best files: each top file's best definition gets a place.
 
-Why: read on Django's misses (decision 0065), a
+Why: read on Django's misses (decision 0069), a
 task's first ten definitions often come from one or two files (a `QuerySet` named in the text fills them
 with its methods) while the fix sits in the 2nd–5th file of the file ranking, where it is that file's best
 definition: its score is lower than a tenth method of the leading file only because its file's evidence is
