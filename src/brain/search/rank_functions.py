@@ -26,9 +26,12 @@ from collections import defaultdict
 
 from ..records import field, record
 from .fn_attrs import lift_attr_sharers
+from .fn_spread import file_order, spread_files
 from .function_evidence import FN_STRENGTH, LATE, NAMED, FunctionEvidence, LiveGraph, strength_of
 from .functions import DefRow, FunctionView
+from .import_walk import imported_files
 from .locate import CodeView, Localization, extract_signals
+from .tokenize import split_identifier
 from .weights import Weights, shipped_weights
 from ..lazyre import lazy
 
@@ -93,6 +96,12 @@ class _Scores:
         for weight, _, feature in self.why[def_id]:
             out[feature] += weight
         return out
+
+
+def _name_share(name: str, words: set[str]) -> float:
+    """The share of a name's parts (three letters or more: not `as`, `is`) that are words of the text."""
+    parts = [p for p in split_identifier(name) if len(p) > 2]
+    return sum(p in words for p in parts) / len(parts) if parts else 0.0
 
 
 def _innermost(rows: list[DefRow], line: int) -> DefRow | None:
@@ -165,6 +174,7 @@ def _gather(fview: FunctionView, cview: CodeView, text: str | None, localization
 
     # 2. names: dotted paths and pairs first, then single identifiers
     words = dict(sig.idents)
+    text_words = set(sig.words)
     dotted_parts: set[str] = set()
     for dotted in sig.dotted:
         dotted_parts.update(dotted.split("."))
@@ -191,8 +201,12 @@ def _gather(fview: FunctionView, cview: CodeView, text: str | None, localization
             if row.kind == "class":
                 members = [m for m in graph.in_file(row.path) if m.parent == row.qual]
                 for m in members:
-                    ev.add(m, "member", min(weight, 2.0) * specificity / max(len(members), 1) ** 0.5,
-                           f"method of `{word}`")
+                    unit = min(weight, 2.0) * specificity / max(len(members), 1) ** 0.5
+                    ev.add(m, "member", unit, f"method of `{word}`")
+                    # of the named class's methods, the one the task's words name (`as_sqlite` in "... on SQLite")
+                    share = _name_share(m.name, text_words)
+                    if share:
+                        ev.add(m, "member_word", unit * share, f"method of `{word}` the task's words name")
 
     # 4. full text over bodies: the whole text, and the title alone (added after the graph: see LATE)
     for terms, feature in ((sig.words, "body"), (sig.title_words, "body_title")):
@@ -327,7 +341,10 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
     _lift_twins(graph, s, leaders, F)
     lift_attr_sharers(graph, s, leaders, F)
 
-    order = _top(s, limit, lambda i: (-s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual))
+    def key(i: int) -> tuple:
+        return -s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual
+
+    order = spread_files(_top(s, limit, key), s.score, s.rows, file_order(evidence, F), F, key)
     hits = []
     for def_id in order:
         row = s.rows[def_id]
@@ -432,47 +449,6 @@ def _lift_twins(graph, s: _Scores, leaders: list[int], F: dict) -> None:
                 # lifted toward the named twin, never past it
                 lift = min(F["twin"] * before[def_id], 0.99 * before[def_id] - s.score.get(other.id, 0.0))
                 s.add(other, lift, f"twin of `{row.qual}`", feature="twin")
-
-
-def _imported_by(cview: CodeView, path: str) -> list[str]:
-    """The repository files one file's imports point to, in the order it imports them."""
-    out: list[str] = []
-    targets = cview.imports_of(path)
-    if not path.endswith(".rs"):
-        cview.by_module.prefetch([t for target in targets for t in (target, target.rsplit(".", 1)[0])])
-    for target in targets:
-        if path.endswith(".rs"):
-            out.extend(cview.resolve_import(path, target))  # Rust `use crate::a::B` by the crate's modules
-            continue
-        # `import a.b` names a module; `from a.b import c` is stored as `a.b.c`, c a module or a name in a.b
-        found = cview.by_module.get(target) or cview.by_module.get(target.rsplit(".", 1)[0])
-        if found:
-            out.append(found)
-    return out
-
-
-def imported_files(cview: CodeView, paths, *, hops: int = 2, limit: int = 10, exclude=()) -> list[str]:
-    """The repository files ``paths`` import, nearest first (breadth-first, ``hops`` deep), tests left out.
-
-    Where a reader goes next once the files the evidence names are read: the modules their
-    code leans on (a report names the public entry, the fix is often a module or two below)."""
-    seeds = list(dict.fromkeys(paths))
-    skip = set(seeds) | set(exclude)
-    out: list[str] = []
-    layer = seeds
-    for _ in range(hops):
-        nxt: list[str] = []
-        for path in layer:
-            for found in _imported_by(cview, path):
-                if found in skip or found in nxt or cview.is_test(found):
-                    continue
-                nxt.append(found)
-        skip.update(nxt)
-        out.extend(nxt)
-        if len(out) >= limit or not nxt:
-            break
-        layer = nxt
-    return out[:limit]
 
 
 def locate_functions(brain, task: str | None, *, module: str | None = None, session: str | None = None,
