@@ -51,3 +51,24 @@ def test_no_files_beside_when_the_setting_is_zero(repo):
     result = b.boot("StartServer ignores the timeout", budget=8000, record=False)
     assert "rest/server.go" in result.files
     assert "Beside the top files" not in result.text and "rest/types.go" not in result.files
+
+
+def test_a_folder_is_read_from_its_own_rows_and_answers_as_every_row_would(repo):
+    from brain.search.evidence.folder import folder_mates
+
+    b = _shop(repo)
+    for extra in ("rest/v2/deep.go", "rest/server_test.go", "rest0/near.go", "rest-x/near.go", "rest/docs/guide.go"):
+        (repo / extra).parent.mkdir(parents=True, exist_ok=True)
+        (repo / extra).write_text("package x\n")
+    b.reindex()
+    lazy = b.index.code_view()
+    seeds = ["rest/server.go", "rest/types.go", "other/other.go", "big/a.go", "rest/v2/deep.go"]
+    answers = [folder_mates(lazy, seed, 6) for seed in seeds]
+    # the boot's question reads those folders' rows only: its view never reads every row of the tree
+    assert not lazy.files.loaded
+    full = b.index.code_view()
+    full.files.every()
+    assert answers == [folder_mates(full, seed, 6) for seed in seeds]
+    # only the files directly in the folder, never its subfolders' nor a folder whose name merely starts alike
+    assert answers[0] == ["rest/types.go"]
+    assert answers[4] == []

@@ -68,6 +68,26 @@ class FileRows:
                     chunk):
                 self._memo[path] = (module, bool(test), bool(generated), rowid)
 
+    @property
+    def loaded(self) -> bool:
+        """Whether every row has been read (then a question costs a dict look-up, not a query)."""
+        return self._all is not None
+
+    def in_folder(self, folder: str) -> list[str]:
+        """The paths directly inside ``folder`` (not below it), sorted: one range query on the path index
+        instead of every row (the boot's files beside a top one ask about five folders, not the tree)."""
+        if self._all is not None or not folder:
+            return sorted(p for p in self.every() if p.rpartition("/")[0] == folder)
+        prefix = folder + "/"
+        found = []
+        for path, module, test, generated, rowid in self.db.execute(
+                "SELECT path, module, is_test, generated, id FROM code_files WHERE path >= ? AND path < ?",
+                (prefix, folder + chr(ord("/") + 1))):
+            self._memo[path] = (module, bool(test), bool(generated), rowid)
+            if "/" not in path[len(prefix):]:
+                found.append(path)
+        return sorted(found)
+
     def every(self) -> dict[str, tuple]:
         """Every row, in row order (read once)."""
         if self._all is None:

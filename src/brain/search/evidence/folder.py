@@ -46,6 +46,15 @@ def _by_folder(view) -> dict[str, list[str]]:
     return found
 
 
+def _product_files_in(view, folder: str) -> list[str]:
+    """``folder``'s product files, sorted: read from that folder's rows alone while the view has not read every
+    row (a task boot), else from the map of every folder built once per view."""
+    rows = view.files
+    if folder and not getattr(rows, "loaded", True):
+        return [p for p in rows.in_folder(folder) if not view.is_test(p) and not is_nonproduct_path(p)]
+    return _by_folder(view).get(folder, [])
+
+
 def _ext(path: str) -> str:
     return posixpath.splitext(path)[1].lower()
 
@@ -57,7 +66,7 @@ def folder_mates(view, seed: str, most: int, family: tuple[str, ...] = ()) -> li
     if not ext:
         return []
     same = family if ext in family else (ext,)
-    mates = [q for q in _by_folder(view).get(posixpath.dirname(seed), ()) if q != seed and _ext(q) in same]
+    mates = [q for q in _product_files_in(view, posixpath.dirname(seed)) if q != seed and _ext(q) in same]
     return mates if len(mates) <= most else []
 
 
