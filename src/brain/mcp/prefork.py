@@ -5,7 +5,9 @@ parent binds the socket, forks the workers, and only supervises: a stop signal i
 passed on to every worker, a worker that dies is replaced, and a worker that dies
 right after its start by itself (a broken install, a damaged settings file) stops
 the server instead of restarting in a loop. Workers get SIGTERM if the parent dies, so a killed
-server leaves no orphan listening on the port.
+server leaves no orphan listening on the port. A stop is bounded: a worker still running ``STOP_GRACE_S``
+after its SIGTERM (a request that never ends, a shutdown that waits on one) is killed, so `brain serve`
+always exits. Stop signals are blocked across each fork, so a new worker never runs the parent's handler.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 from typing import Callable
@@ -22,6 +25,8 @@ from ..errors import BackendError
 __all__ = ["run_workers"]
 
 QUICK_DEATH_S = 2.0  # a worker that exits sooner than this after its start is broken, not unlucky
+STOP_GRACE_S = 15.0  # a worker still running this long after its SIGTERM is killed
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def _die_with_parent(parent: int) -> None:
@@ -36,13 +41,22 @@ def _die_with_parent(parent: int) -> None:
 
 def _fork(target: Callable[[], None]) -> int:
     parent = os.getpid()
-    pid = os.fork()
+    # blocked across the fork: a stop arriving before the child's own handlers are set waits for them,
+    # instead of running the parent's handler (which would stop the siblings and leave this child serving)
+    signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+        raise
     if pid:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
         return pid
     code = 0
     try:  # the child: default signal handling (the server installs its own), then serve
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
         _die_with_parent(parent)
         target()
     except KeyboardInterrupt:
@@ -55,19 +69,29 @@ def _fork(target: Callable[[], None]) -> int:
         os._exit(code)
 
 
-def run_workers(count: int, target: Callable[[], None], *, announce: Callable[[], None] | None = None) -> None:
-    """Run ``target`` in ``count`` forked workers until a stop signal; replace workers that die."""
+def _signal_all(pids, sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def run_workers(count: int, target: Callable[[], None], *, announce: Callable[[], None] | None = None,
+                grace: float = STOP_GRACE_S) -> None:
+    """Run ``target`` in ``count`` forked workers until a stop signal; replace workers that die. After a stop,
+    workers still running ``grace`` seconds later are killed."""
     stopping = False
     workers: dict[int, float] = {}
 
     def stop(signum, _frame) -> None:
         nonlocal stopping
+        if not stopping:
+            deadline = threading.Timer(grace, lambda: _signal_all(list(workers), signal.SIGKILL))
+            deadline.daemon = True
+            deadline.start()
         stopping = True
-        for pid in list(workers):
-            try:
-                os.kill(pid, signal.SIGTERM)  # SIGTERM, not the signal received: a second SIGINT forces an exit
-            except ProcessLookupError:
-                pass
+        _signal_all(list(workers), signal.SIGTERM)  # SIGTERM, not the signal received: a second SIGINT forces an exit
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
