@@ -293,3 +293,25 @@ def test_two_processes_append_to_one_thread_without_interleaving(repo):
     assert b.conversations.state("agent+user").turns == 300
     assert os.stat(log.folder("agent+user") / "log.jsonl").st_mode & 0o077 == 0
     assert os.stat(log.root).st_mode & 0o077 == 0 and os.stat(log.root.parent).st_mode & 0o077 == 0
+
+
+def test_an_id_another_process_links_in_between_the_read_and_the_check_is_the_one_used(tmp_path, monkeypatch):
+    """Many processes of one checkout start at once: one finds no id file, another links its id in before the
+    first looks again. The first takes that id (it is whole: ids are linked into place), never an error."""
+    from brain.log import shared
+
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700)
+    theirs = "c" + "ab" * 8
+    reads = []
+
+    def read_then_another_links_its_id(folder):
+        reads.append(folder)
+        if len(reads) == 1:  # the first read: nothing yet; meanwhile another process links its id in
+            (runtime / "checkout-id").write_text(theirs + "\n")
+            return None
+        return read_checkout_id(folder)
+
+    monkeypatch.setattr(shared, "read_checkout_id", read_then_another_links_its_id)
+    assert shared.ensure_checkout_id(runtime) == theirs
+    assert (runtime / "checkout-id").read_text() == theirs + "\n"

@@ -89,6 +89,10 @@ def ensure_checkout_id(runtime: Path) -> str:
         path = Path(runtime) / CHECKOUT_ID_FILE
         raise UnsafeLink(str(path), os.readlink(path), "checkout id file")
     if os.path.lexists(Path(runtime) / CHECKOUT_ID_FILE):
+        # another process linked it in (whole) since the read above: theirs is the id; else it is not brain's
+        found = read_checkout_id(runtime)
+        if found is not None:
+            return found
         raise InvalidInput(f"{Path(runtime) / CHECKOUT_ID_FILE} is not a checkout id brain wrote", field="checkout-id",
                            hint="delete it: brain makes a new one (this checkout's logs then start a new folder)")
     ensure_private_dir(runtime)
