@@ -93,7 +93,7 @@ FITTED_SECTIONS = ("features", "shares", "factors")  # params are thresholds of 
 # share of the file needs its links here, or the fit never tries it (cochange, the served and the folder and
 # type shares were missing until the 2026-12-07 refit: their weights could not move)
 _LINK_SHARES = {"import": ("near",), "twin": ("twins", "declarations"), "override": ("overrides",),
-                "sibling": ("siblings",), "entry_share": ("entries",), "cochange": ("cochange",),
+                "sibling": ("siblings",), "entry_share": ("entries",), "cochange": ("cochange",), "cochange_lift": ("cochange",),
                 "forward": ("forward",), "package_build": ("package_build",), "folder": ("folder",),
                 "namesake": ("namesakes",), "kin": ("kin",), "family": ("family",)}
 _NONE_IS_HUB = ("near", "entries")  # None: too many to read, the share still applies (the file is a hub)

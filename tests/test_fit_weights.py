@@ -186,13 +186,14 @@ def test_every_share_of_the_file_is_fitted_on_the_tasks_whose_links_it_lends_alo
         "src/a.go": {"features": {"bm25": 1.0}, "reasons": [["bm25", 1.0, "body"]], "links": links},
         "single.h": {"features": {}, "reasons": [], "parts": ["src/a.go"]}}})
     used = ranker.features(ev)
-    lent = {"cochange", "forward", "build", "package_build", "folder", "namesake", "kin", "family", "users", "copy"}
+    lent = {"cochange", "cochange_lift", "forward", "build", "package_build", "folder", "namesake", "kin", "family",
+            "users", "copy"}
     assert lent <= used
     assert lent | {"bm25", "import", "twin", "override", "sibling", "entry_share"} >= set(ranker.shipped.shares) | {"bm25"}
     # a crate without a build script and a type written everywhere (None) lend nothing: not their tasks
     quiet = Evidence.from_json({"schema": 1, "files": {
         "src/a.go": {"features": {"bm25": 1.0}, "reasons": [["bm25", 1.0, "body"]], "links": {"users": None}}}})
-    assert not {"build", "users", "cochange"} & ranker.features(quiet)
+    assert not {"build", "users", "cochange", "cochange_lift"} & ranker.features(quiet)
 
 
 def test_a_share_at_zero_is_tried_at_small_absolute_values():

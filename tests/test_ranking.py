@@ -256,3 +256,26 @@ def test_the_boot_shows_the_evidence_line_and_its_json_carries_it(brain):
     assert result.to_dict()["evidence"] == {"kind": "frame", "path": "pkg/parser.py",
                                             "text": "a traceback frame names `pkg/parser.py`"}
     assert brain.boot(record=False).to_dict()["evidence"] is None  # no task, no ranking
+
+
+def test_a_file_with_evidence_of_its_own_that_changes_with_a_best_file_is_lifted_below_it():
+    """The co-change lift (decision 0071): own score x (1 + cochange_lift x confidence x seed / best), capped
+    below the seed; a co-changed file the text never touches is not lifted."""
+    def scored(value, links=None):
+        return FileEvidence({"bm25": value}, [("bm25", value, "full-text match")], [], [], links or Links())
+
+    together = [("src/near.c", 1.0, "changes together with `src/a.c` (4 of its 4 commits)"),
+                ("src/b.c", 0.5, "changes together with `src/a.c` (2 of its 4 commits)"),
+                ("src/c.c", 0.9, "changes together with `src/a.c` (3 of its 4 commits)")]
+    evidence = Evidence({"src/a.c": scored(1.0, Links(cochange=together)), "src/near.c": scored(0.7),
+                         "src/b.c": scored(0.5), "src/d.c": scored(0.55), "src/c.c": FileEvidence()})
+    plain = {"bm25": 8.0, "cochange": 0.0, "import": 0.0, "cochange_lift_seeds": 1, "cochange_lift_cap": 0.95}
+    off = combine(evidence, shipped_weights().replace({**plain, "cochange_lift": 0.0}))
+    assert off.paths == ["src/a.c", "src/near.c", "src/d.c", "src/b.c"]
+    on = combine(evidence, shipped_weights().replace({**plain, "cochange_lift": 0.4}))
+    score = {h.path: h.score for h in on.files}
+    assert on.paths == ["src/a.c", "src/near.c", "src/b.c", "src/d.c"]  # b.c: 4.0 x (1 + 0.4 x 0.5) passes d.c
+    assert score["src/b.c"] == pytest.approx(4.8, abs=1e-4)
+    assert score["src/near.c"] == pytest.approx(0.95 * 8.0, abs=1e-4)  # 5.6 x 1.4 = 7.84, capped below the seed
+    assert "src/c.c" not in score  # no evidence of its own: nothing to lift
+    assert next(h for h in on.files if h.path == "src/b.c").reasons[1].startswith("changes together with `src/a.c`")

@@ -285,6 +285,38 @@ def _lend_to_types(evidence, weights, score, add, missing) -> None:
     give_all(lent, add)
 
 
+def _lift_cochanged(evidence, weights, score, add, missing) -> None:
+    """A file with evidence of its own that changed together with one of the best ``cochange_lift_seeds`` files:
+    its score times 1 + ``cochange_lift`` x the pair's confidence x the seed's score over the best file's, never
+    past ``cochange_lift_cap`` of the seed's. Two weak signals agreeing (the text points at the file a little,
+    and it moves with the file the text points at most) bring a fix's second and third file into the top five,
+    where the additive ``cochange`` share alone stays too small to, and a file the text never touches is not
+    lifted (issue 23: the boot finds one fixed file and misses the others)."""
+    k = weights.shares["cochange_lift"]
+    if k <= 0:
+        return
+    p = weights.params
+    seeds = best_seeds(evidence, weights, score)[: p["cochange_lift_seeds"]]
+    if not seeds or score[seeds[0]] <= 0:
+        return
+    top = score[seeds[0]]
+    best: dict[str, tuple[float, str, str]] = {}
+    for seed in seeds:
+        for path, confidence, reason in links_of(evidence, seed, missing).cochange:
+            found = evidence.files.get(path)
+            if path in seeds or score.get(path, 0.0) <= 0 or found is None or not found.reasons:
+                continue
+            strength = confidence * score[seed] / top
+            if strength > best.get(path, (0.0, "", ""))[0]:
+                best[path] = (strength, seed, reason)
+    lent: dict[str, tuple[float, str]] = {}
+    for path, (strength, seed, reason) in best.items():
+        lift = min(k * strength * score[path], p["cochange_lift_cap"] * score[seed] - score[path])
+        if lift > 0:
+            lent[path] = (lift, reason)
+    give_all(lent, add)
+
+
 # in this order: each pass finds the best files again, after the shares the one before lent
 PASSES = (_lend_to_cochanged, _lend_to_neighbours, _lend_to_overriders, _lend_to_declarations, _lend_to_entry_points,
-           _lend_to_siblings, _lend_to_folder, _lend_to_types)
+           _lend_to_siblings, _lend_to_folder, _lend_to_types, _lift_cochanged)
