@@ -304,3 +304,25 @@ def test_the_streaming_runner_refuses_network_commands(shop):
     for command in ("fetch", "clone", "push"):
         with pytest.raises(ValueError):
             GitRepo(shop).stream(command, "origin")
+
+
+def test_a_cochanged_file_the_text_also_points_at_is_lifted(shop):
+    """The co-change lift (decision 0071): on a real history, a file with evidence of its own that changes
+    with the best file gains over the additive share alone, and stays below it."""
+    from brain.search.weights import shipped_weights
+
+    for n in range(4):
+        commit(shop, f"Update rates {n}", {"shop/tax.py": f"def vat(amount):\n    return amount * 0.{n + 1}\n",
+                                           "shop/ledger_sync.py": f"def post_entry(entry):\n    return entry - {n}\n"})
+    b = brainlib.init(shop)
+    b.reindex()
+    view = b.index.code_view()
+    text = "the `vat` function gives a wrong amount to `charge` for an entry"
+    off = locate(view, text, limit=10, weights=shipped_weights().replace({"cochange_lift": 0.0}))
+    on = locate(view, text, limit=10)
+    score = {h.path: h.score for h in on.files}
+    before = {h.path: h.score for h in off.files}
+    assert off.paths[:3] == ["shop/tax.py", "shop/gateway.py", "shop/ledger_sync.py"]
+    assert on.paths[:3] == ["shop/tax.py", "shop/ledger_sync.py", "shop/gateway.py"]  # lifted past the second
+    assert before["shop/ledger_sync.py"] < score["shop/ledger_sync.py"] < score["shop/tax.py"]
+    assert score["shop/gateway.py"] == before["shop/gateway.py"]  # no history with the best file: not lifted
