@@ -307,7 +307,7 @@ def test_the_streaming_runner_refuses_network_commands(shop):
 
 
 def test_a_cochanged_file_the_text_also_points_at_is_lifted(shop):
-    """The co-change lift (decision 0071): on a real history, a file with evidence of its own that changes
+    """The co-change lift (decision 0072): on a real history, a file with evidence of its own that changes
     with the best file gains over the additive share alone, and stays below it."""
     from brain.search.weights import shipped_weights
 

@@ -259,7 +259,7 @@ def test_the_boot_shows_the_evidence_line_and_its_json_carries_it(brain):
 
 
 def test_a_file_with_evidence_of_its_own_that_changes_with_a_best_file_is_lifted_below_it():
-    """The co-change lift (decision 0071): own score x (1 + cochange_lift x confidence x seed / best), capped
+    """The co-change lift (decision 0072): own score x (1 + cochange_lift x confidence x seed / best), capped
     below the seed; a co-changed file the text never touches is not lifted."""
     def scored(value, links=None):
         return FileEvidence({"bm25": value}, [("bm25", value, "full-text match")], [], [], links or Links())

@@ -16,7 +16,7 @@ Two features, read from the history tables of the index (see ``history_store``):
   (commits touching both, over how often each changes), at least ``COCHANGE_MIN`` commits
   together; each gets the ``cochange`` share x confidence of the candidate's score, like the
   neighbours of ``ranking._lend_to_neighbours``; and one with evidence of its own is lifted too
-  (``lending._lift_cochanged``, the ``cochange_lift`` weight, decision 0071): its score times
+  (``lending._lift_cochanged``, the ``cochange_lift`` weight, decision 0072): its score times
   1 + weight x confidence, capped below the best file it changes with.
 
 A repository without history has empty tables: both features add nothing and cost one query.
