@@ -66,6 +66,25 @@ def test_a_no_op_refresh_does_no_graph_work(brain):
     assert {k: again["graph"][k] for k in ("nodes", "edges")} == {k: first["graph"][k] for k in ("nodes", "edges")}
 
 
+def test_a_caller_dropping_the_answer_gets_no_counts(brain):
+    """A task boot (``ensure_index``) drops update_graph's answer: the no-op counts neither table."""
+    from brain.search.graph import update_graph
+    from brain.search.service import ensure_index
+
+    linked_notes(brain, 10)
+    first = brain.reindex()
+    assert update_graph(brain.index, counts=False) == {"work": "none"}
+    assert update_graph(brain.index) == {"nodes": first["graph"]["nodes"], "edges": first["graph"]["edges"],
+                                         "work": "none"}
+    seen: list[str] = []
+    brain.index.db.set_trace_callback(seen.append)
+    try:
+        ensure_index(brain)
+    finally:
+        brain.index.db.set_trace_callback(None)
+    assert not [q for q in seen if "COUNT(*) FROM nodes" in q or "COUNT(*) FROM edges" in q]
+
+
 def test_one_changed_note_rewrites_only_its_own_links(brain):
     linked_notes(brain, 200)
     brain.reindex()

@@ -66,7 +66,8 @@ def test_a_worktrees_logs_survive_its_removal_and_a_new_worktree_of_that_name_ge
     assert f"in worktree wt-parser (parser-fix, removed: --worktree {first_id}):" in text
     page = json.loads(cli(repo, "log", thread, "--worktree", first_id, "--page", "1", "--size", "10", "--json").stdout)
     assert page["total"] == 60 and page["turns"][0]["text"].startswith("turn 1:")
-    assert cli(repo, "log", thread, "--worktree", "wt-parser").returncode == 5  # no live worktree of that name
+    by_name = json.loads(cli(repo, "log", thread, "--worktree", "wt-parser", "--json").stdout)
+    assert by_name["total"] == 60  # no live worktree of that name: the one removed worktree that had it
 
     git(repo, "worktree", "add", "-q", str(tree), "-b", "parser-again")  # git gives the name out again
     talk(tree, 1, label="again")
@@ -81,6 +82,11 @@ def test_a_worktrees_logs_survive_its_removal_and_a_new_worktree_of_that_name_ge
     assert live["total"] == 1 and old["total"] == 60  # one thread id, two checkouts, kept apart
     from_sibling = json.loads(cli(tree, "log", "--worktrees", "--json").stdout)
     assert {w["key"] for w in from_sibling["worktrees"]} == {"project", first_id}  # the main checkout, the removed one
+
+    git(repo, "worktree", "remove", str(tree))  # now two removed worktrees were named wt-parser
+    both = cli(repo, "log", thread, "--worktree", "wt-parser", "--json")
+    assert both.returncode == 2 and first_id in both.stderr and second_id in both.stderr  # refused, ids named
+    assert json.loads(cli(repo, "log", thread, "--worktree", second_id, "--json").stdout)["total"] == 1
 
 
 def test_the_web_ui_lists_and_reads_a_removed_worktrees_thread(repo):
@@ -102,7 +108,8 @@ def test_the_web_ui_lists_and_reads_a_removed_worktrees_thread(repo):
         assert last.status_code == 200 and "turn 60:" in last.text and "page 2 of 2" in last.text
         assert "In removed worktree wt-parser (last on parser-fix)" in last.text
         assert "No handoff summary yet" not in last.text  # rendered from the fold state kept with the log
-        for bad in ("wt-parser", "../" + key, key + "0", str(tree)):
+        assert c.get(f"/threads/{thread}", params={"worktree": "wt-parser"}).status_code == 200  # its last name
+        for bad in ("wt-parse", "../" + key, key + "0", str(tree)):
             assert c.get(f"/threads/{thread}", params={"worktree": bad}).status_code == 404
 
 

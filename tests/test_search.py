@@ -340,3 +340,22 @@ def test_snippet_picks_the_line_it_picked_before():
         text = "\n".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(0, 8)))
         query = {w.lower() for w in rng.sample(words, 3) if w.strip()}
         assert snippet(text, query) == _reference_snippet(text, query), (text, query)
+
+
+def test_snippet_lowers_an_ascii_text_once_and_picks_the_same_line():
+    """The ASCII path lowers the whole text once and splits it again: every kind of line break, blank lines,
+    tabs and long texts (past the 2,000 lines looked at) give the line the per-line lowering gave."""
+    import random
+
+    from brain.search.index_query import snippet
+
+    rng = random.Random(11)
+    words = ["Cart", "total", "CART", "Total", "empty", "id", "ID", "x", "", "\t", " "]
+    breaks = ["\n", "\r\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\n\n", "\n \t\n"]
+    for n in range(600):
+        lines = rng.randint(0, 2200 if n % 50 == 0 else 12)
+        text = "".join(" ".join(rng.choice(words) for _ in range(rng.randint(0, 5))) + rng.choice(breaks)
+                       for _ in range(lines))
+        query = {w.lower() for w in rng.sample(words, 3) if w.strip()}
+        assert text.isascii()
+        assert snippet(text, query) == _reference_snippet(text, query), (text[:200], query)

@@ -33,7 +33,7 @@ def register(sub) -> None:
                         "included (each checkout's logs are kept apart, in the repository's shared store)")
     p.add_argument("--worktree", metavar="NAME",
                    help="read THREAD from the other worktree NAME (git's worktree id; for a removed worktree the "
-                        "checkout id --worktrees names)")
+                        "checkout id --worktrees names, or its last name when only one removed worktree had it)")
     p.add_argument("--prune", action="store_true", help="delete rotated segments past log.retention_days now "
                                                         "(rotation does it for the thread it rotates), and the "
                                                         "local handoffs (handoffs/local/) not updated that long")

@@ -118,8 +118,20 @@ def worktree_logs(brain) -> list[WorktreeLog]:
 
 
 def worktree_log(brain, key: str) -> WorktreeLog | None:
-    """The other checkout ``key`` names (a live worktree's git id, else a checkout id), or None: looked up among
+    """The other checkout ``key`` names, or None: a live worktree's git id, else a checkout id, else the name a
+    single removed worktree last had (people remember the name, not the id). Several removed worktrees that
+    had the name are refused with their ids: git gives a removed worktree's name out again. Looked up among
     the listed ones, never used as a path."""
     logs = worktree_logs(brain)
-    return next((w for w in logs if not w.removed and w.name == key), None) \
+    found = next((w for w in logs if not w.removed and w.name == key), None) \
         or next((w for w in logs if w.checkout_id == key), None)
+    if found is not None:
+        return found
+    named = [w for w in logs if w.removed and w.name == key]
+    if len(named) > 1:
+        from ..errors import InvalidInput
+
+        ids = ", ".join(w.key for w in named)
+        raise InvalidInput(f"{len(named)} removed worktrees were named {key!r}", field="worktree",
+                           hint=f"name one by its checkout id: {ids} (`brain log --worktrees` lists them)")
+    return named[0] if named else None

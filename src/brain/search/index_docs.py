@@ -176,7 +176,7 @@ class MemoryDocs:
             return  # noted in graph_pending: the caller brings the graph up to date once, at its end
         from .graph import update_graph  # its own links and the links naming it (a card: the whole graph)
 
-        update_graph(self)
+        update_graph(self, counts=False)  # the answer is not read here
 
     @contextlib.contextmanager
     def graph_deferred(self):

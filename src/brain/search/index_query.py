@@ -25,16 +25,22 @@ CANDIDATES = UNION_DOCS
 
 def snippet(text: str, query: set[str], width: int = SNIPPET_CHARS) -> str:
     """The most query-dense line of ``text`` with what follows, at most ``width`` characters."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in map(str.strip, text.splitlines()) if ln]
     if not lines:
         return ""
+    lowered = None
     if text.isascii():  # (ASCII lowers character by character: a word no line holds is not in the whole text)
         low_text = text.lower()
         query = [q for q in query if q in low_text]
+        if query:  # the same lines, lowered at once (an ASCII line's breaks and spaces are its lowered one's)
+            lowered = [ln for ln in map(str.strip, low_text.splitlines()) if ln]
     best, best_score = 0, 0
     for i, line in enumerate(lines[:2000] if query else ()):
-        low = line.lower()
-        got = sum(1 for q in query if q in low)  # substring test: cheap, and good enough to pick a line
+        low = lowered[i] if lowered is not None else line.lower()
+        got = 0
+        for q in query:  # substring test: cheap, and good enough to pick a line
+            if q in low:
+                got += 1
         if got > best_score:
             best, best_score = i, got
     out = lines[best]

@@ -107,7 +107,7 @@ def ensure_index(brain, *, code: bool = True):
         index.refresh_code(progress=progress)
     from .graph import update_graph
 
-    update_graph(index)  # what the refreshes changed, and what a killed refresh left pending; else nothing
+    update_graph(index, counts=False)  # what the refreshes changed or a killed refresh left pending; else nothing
     return index
 
 
