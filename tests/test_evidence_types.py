@@ -76,7 +76,8 @@ def test_the_type_shares_follow_the_weights_and_a_boot_reads_no_link_at_zero(bra
     commit_files(brain, {**JAVA}, now=NOW)
     brain.reindex()
     view = brain.index.code_view()
-    best = gather(view, "Visitor visit is called twice", links="best")
+    zero = shipped_weights().replace({"kin": 0.0, "family": 0.0, "users": 0.0})
+    best = gather(view, "Visitor visit is called twice", links="best", weights=zero)
     assert all(not (f.links and (f.links.kin or f.links.family or f.links.users)) for f in best.files.values())
     every = gather(view, "Visitor visit is called twice", links="all")  # a fitter reads every kind
     assert every.files["src/main/java/com/acme/Visitor.java"].links.kin == [
@@ -91,3 +92,22 @@ def test_the_type_shares_follow_the_weights_and_a_boot_reads_no_link_at_zero(bra
     assert [h.path for h in combine(evidence, on).files][:2] == ["a/Best.java", "a/BestHelper.java"]
     off = on.replace({"family": 0.0})
     assert [h.path for h in combine(evidence, off).files][:2] == ["a/Best.java", "b/Other.java"]
+
+
+def test_type_words_lift_the_types_whose_name_the_title_writes_in_prose():
+    from brain.search.evidence.typewords import type_words
+
+    candidates = ["src/Polly.RateLimiting/RateLimiterResilienceStrategy.cs", "src/Polly.RateLimiting/RateLimiterConstants.cs",
+                  "src/Polly.Core/Retry/RetryHelper.cs", "lib/rack/body_proxy.rb", "src/main/python/rate.py"]
+    found = type_words(["add", "support", "partitioned", "rate", "limiter", "proxy"], candidates)
+    assert set(found) == {candidates[0], candidates[1], "lib/rack/body_proxy.rb"}  # never a folder, never Python
+    assert found[candidates[1]][0] > found[candidates[0]][0]  # more of its name is the title's words
+    assert found[candidates[0]][1] == ["limit", "rate"]
+    assert type_words(["fix"], candidates) == {}
+    evidence = Evidence()
+    for path, value in (("a/Parser.java", 1.0), ("a/RateLimiter.java", 0.95)):
+        evidence.add(path, "bm25", value, "full-text match")
+    evidence.add("a/RateLimiter.java", "type_words", 1.0, "its type's name is the title's words (limit, rate)")
+    assert [h.path for h in combine(evidence, shipped_weights()).files][:2] == ["a/RateLimiter.java", "a/Parser.java"]
+    off = shipped_weights().replace({"type_words": 0.0})
+    assert [h.path for h in combine(evidence, off).files][:2] == ["a/Parser.java", "a/RateLimiter.java"]

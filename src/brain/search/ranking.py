@@ -33,9 +33,9 @@ __all__ = ["Evidence", "FileEvidence", "Links", "FileHit", "Localization", "gath
 
 EVIDENCE_SCHEMA = 1
 # features that count only on a file that has other evidence (a module's files are not all candidates)
-BOOST_FEATURES = frozenset({"in_module", "scope", "path_words"})
+BOOST_FEATURES = frozenset({"in_module", "scope", "path_words", "type_words"})
 # boosts multiplying the file's score by (1 + weight x value): an area lifts its files without reordering them
-LIFT_FEATURES = frozenset({"scope", "path_words"})
+LIFT_FEATURES = frozenset({"scope", "path_words", "type_words"})
 TRAP_FLAGS = frozenset({"amalgamated", "generated_trap", "tool"})  # their factor stacks with `nonproduct` (search.traps)
 
 

@@ -6,7 +6,8 @@ frames, written paths, module paths, routes), ``names`` (dotted names, ``Class.m
 identifiers, file names), ``text`` (BM25 of the text and the title, quotes), ``history`` (files
 past commits like the task changed), ``context``
 (command-line entry points, changed and claimed files, the module asked about), ``pathwords`` (the title's words a
-candidate's path is made of: a lift of the files the others found), ``scope`` (the
+candidate's path is made of: a lift of the files the others found), ``typewords`` (the same for a
+one-type-per-file candidate's type name alone), ``scope`` (the
 area a commit-style title's prefix names: a boost of the files the others found, so last). Then
 ``neighbours.collect_links`` reads what the lending passes of ``ranking.combine`` need.
 Adding a kind is a module here, its entry in ``KINDS`` and its weight in ``weights.json``.
@@ -14,13 +15,13 @@ Adding a kind is a module here, its entry in ``KINDS`` and its weight in ``weigh
 
 from __future__ import annotations
 
-from . import context, history, names, paths, pathwords, scope, text
+from . import context, history, names, paths, pathwords, scope, text, typewords
 from .neighbours import Context, collect_links
 from .task import FLAGS, Task, flags_of, unnamed_modules
 
 __all__ = ["KINDS", "Task", "Context", "FLAGS", "gather_direct", "collect_links", "flags_of"]
 
-KINDS = (paths, names, text, history, context, pathwords, scope)
+KINDS = (paths, names, text, history, context, pathwords, typewords, scope)
 
 
 def gather_direct(view, task_text: str | None, *, changed=(), claimed=(), module: str | None = None,
