@@ -39,7 +39,7 @@ FN_STRENGTH = (
     ("frame", frozenset({"frame_last", "frame"})),
     ("named", frozenset({"qual", "name"})),
     ("call", frozenset({"call", "caller"})),
-    ("near", frozenset({"member", "member_word", "co", "self_caller", "base", "twin", "attr"})),
+    ("near", frozenset({"member", "co", "self_caller", "base", "twin", "attr"})),
 )
 
 
