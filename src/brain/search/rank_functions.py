@@ -37,7 +37,6 @@ __all__ = ["FunctionHit", "FN_STRENGTH", "strength_of", "rank_functions", "gathe
            "locate_functions", "imported_files", "FRAME"]
 
 _PRIOR = "in a ranked file"
-_CLASS_SCALED = frozenset({"file", "body", "body_title"})  # a class's evidence ``class_unnamed`` scales
 FRAME = lazy(r"""File ["']([^"']+)["'], line (\d+)(?:, in ([\w<>.]+))?""")
 
 # the weights and thresholds are data: ``functions`` of ``weights.json`` (each with its why there), read as ``F``
@@ -229,25 +228,16 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
     if not evidence.defs:
         return []
 
-    # a text that names no definition (no name, path or frame) describes a change, not a place: the class that
-    # holds the change (a member added, a field changed) weighs as much as its methods (``class_unnamed``)
-    boost = F["class_unnamed"]
-    if boost != 1.0 and any(r[0] in NAMED for found in evidence.defs.values() for r in found.reasons):
-        boost = 1.0
-
     # each definition's recorded evidence, split once into what comes before the call graph and after (LATE)
     early: list[tuple[DefRow, list]] = []
     late: list[tuple[DefRow, list]] = []
     for def_id, found in evidence.defs.items():
         row = evidence.rows[def_id]
-        reasons = found.reasons
-        if boost != 1.0 and row.kind == "class":
-            reasons = [(f, v * boost, t, n) if f in _CLASS_SCALED else (f, v, t, n) for f, v, t, n in reasons]
-        before = [r for r in reasons if r[0] not in LATE]
+        before = [r for r in found.reasons if r[0] not in LATE]
         if before:
             early.append((row, before))
-        if len(before) < len(reasons):
-            late.append((row, [r for r in reasons if r[0] in LATE]))
+        if len(before) < len(found.reasons):
+            late.append((row, [r for r in found.reasons if r[0] in LATE]))
 
     def direct(items: list[tuple[DefRow, list]]) -> None:
         # ``_Scores.add`` inlined (the hot loop: thousands of definitions per task); each sum is accumulated in
