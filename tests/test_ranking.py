@@ -94,7 +94,7 @@ def test_every_weight_the_code_reads_is_in_the_file_and_every_entry_is_read(view
     flags = {f for text in TASKS for found in gather(view, text).files.values() for f in found.flags}
     assert seen <= set(weights.features) and len(seen) >= 12
     assert flags <= set(weights.factors) and {"test", "generated", "nonproduct"} <= flags
-    functions = _source("rank_functions.py", "function_evidence.py", "fn_attrs.py", "fn_spread.py")
+    functions = _source("rank_functions.py", "function_evidence.py", "fn_attrs.py")
     read = set(re.findall(r"\bF\[\"(\w+)\"\]", functions))
     read |= set(re.findall(r"\bev\.add\(\w+, \"(\w+)\"", functions))  # features as gathered (weighed in combine)
     read |= set(re.findall(r"\(\"(\w+)\", [\d.]+\) if", functions)) | set(re.findall(r"else \(\"(\w+)\",", functions))

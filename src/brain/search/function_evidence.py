@@ -29,7 +29,8 @@ __all__ = ["DefEvidence", "FunctionEvidence", "LiveGraph", "RecordedGraph", "FN_
 
 FN_EVIDENCE_SCHEMA = 1
 NAMED = frozenset({"frame", "frame_last", "qual", "name"})  # evidence that names the definition: seeds the graph
-LATE = frozenset({"body", "body_title", "body_size"})  # added after the call graph (the graph starts from named evidence only)
+LATE = frozenset({"body", "body_title", "body_size"})
+RETIRED = frozenset({"member_word"})  # features earlier code recorded (weight 0, removed): dropped when read back  # added after the call graph (the graph starts from named evidence only)
 
 
 # the kinds of evidence a definition can have, strongest first (the function ranking's twin of ranking.STRENGTH):
@@ -39,7 +40,7 @@ FN_STRENGTH = (
     ("frame", frozenset({"frame_last", "frame"})),
     ("named", frozenset({"qual", "name"})),
     ("call", frozenset({"call", "caller"})),
-    ("near", frozenset({"member", "member_word", "co", "self_caller", "base", "twin", "attr"})),
+    ("near", frozenset({"member", "co", "self_caller", "base", "twin", "attr"})),
 )
 
 
@@ -300,7 +301,8 @@ class FunctionEvidence:
             raise InvalidInput(f"function evidence is a JSON object with \"schema\": {FN_EVIDENCE_SCHEMA}")
         try:
             rows = {row.id: row for row in map(_row_from, data.get("rows", []))}
-            defs = {int(i): DefEvidence([(str(f), float(v), str(t), int(line)) for f, v, t, line in reasons])
+            defs = {int(i): DefEvidence([(str(f), float(v), str(t), int(line)) for f, v, t, line in reasons
+                                         if f not in RETIRED])
                     for i, reasons in data.get("defs", {}).items()}
             if set(defs) - set(rows):
                 raise ValueError("evidence for a definition the record does not hold")

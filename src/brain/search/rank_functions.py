@@ -26,12 +26,10 @@ from collections import defaultdict
 
 from ..records import field, record
 from .fn_attrs import lift_attr_sharers
-from .fn_spread import file_order, spread_files
 from .function_evidence import FN_STRENGTH, LATE, NAMED, FunctionEvidence, LiveGraph, strength_of
 from .functions import DefRow, FunctionView
 from .import_walk import imported_files
 from .locate import CodeView, Localization, extract_signals
-from .tokenize import split_identifier
 from .weights import Weights, shipped_weights
 from ..lazyre import lazy
 
@@ -96,12 +94,6 @@ class _Scores:
         for weight, _, feature in self.why[def_id]:
             out[feature] += weight
         return out
-
-
-def _name_share(name: str, words: set[str]) -> float:
-    """The share of a name's parts (three letters or more: not `as`, `is`) that are words of the text."""
-    parts = [p for p in split_identifier(name) if len(p) > 2]
-    return sum(p in words for p in parts) / len(parts) if parts else 0.0
 
 
 def _innermost(rows: list[DefRow], line: int) -> DefRow | None:
@@ -174,7 +166,6 @@ def _gather(fview: FunctionView, cview: CodeView, text: str | None, localization
 
     # 2. names: dotted paths and pairs first, then single identifiers
     words = dict(sig.idents)
-    text_words = set(sig.words)
     dotted_parts: set[str] = set()
     for dotted in sig.dotted:
         dotted_parts.update(dotted.split("."))
@@ -203,10 +194,6 @@ def _gather(fview: FunctionView, cview: CodeView, text: str | None, localization
                 for m in members:
                     unit = min(weight, 2.0) * specificity / max(len(members), 1) ** 0.5
                     ev.add(m, "member", unit, f"method of `{word}`")
-                    # of the named class's methods, the one the task's words name (`as_sqlite` in "... on SQLite")
-                    share = _name_share(m.name, text_words)
-                    if share:
-                        ev.add(m, "member_word", unit * share, f"method of `{word}` the task's words name")
 
     # 4. full text over bodies: the whole text, and the title alone (added after the graph: see LATE)
     for terms, feature in ((sig.words, "body"), (sig.title_words, "body_title")):
@@ -344,7 +331,7 @@ def combine_functions(evidence: FunctionEvidence, weights: Weights | None = None
     def key(i: int) -> tuple:
         return -s.score[i], s.rows[i].path, s.rows[i].start, s.rows[i].qual
 
-    order = spread_files(_top(s, limit, key), s.score, s.rows, file_order(evidence, F), F, key)
+    order = _top(s, limit, key)
     hits = []
     for def_id in order:
         row = s.rows[def_id]
