@@ -100,6 +100,27 @@ def test_a_topic_branch_merged_into_main_moves_the_branchs_record(repo):
     assert b.renumber_decisions()["moves"] == []  # a second run has nothing to do
 
 
+def test_a_topic_branch_catching_up_with_main_moves_its_own_record(repo):
+    """An agent's branch (no upstream) merges main in: main's record, which others already cite, keeps its number."""
+    b = brainlib.init(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    git(repo, "checkout", "-q", "-b", "topic")
+    b.new_decision("Topic choice")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "topic")
+    git(repo, "checkout", "-q", "main")
+    b.new_decision("Main choice")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "main")
+    git(repo, "checkout", "-q", "topic")
+    subprocess.run(["git", "merge", "-q", "main"], cwd=repo, capture_output=True)
+    result = b.renumber_decisions()
+    assert result["kept"] == {1: ".brain/decisions/0001-main-choice.md"}
+    assert [(m["path"], m["to"]) for m in result["moves"]] == [(".brain/decisions/0001-topic-choice.md", 2)]
+    assert not duplicate_numbers(load_decisions(b))
+
+
 def test_without_git_the_order_is_the_paths_and_citations_are_listed(tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()

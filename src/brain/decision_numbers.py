@@ -5,9 +5,12 @@ free number; the merge then holds two `0042-*.md`. Which one keeps 0042 is decid
 already rely on, in this order:
 
 1. a record the branch's upstream (``@{upstream}``) holds: teammates pulled it under that number;
-2. a record the current branch (``HEAD``) holds: during a merge, the side being merged into, so a
+2. a record the repository's main line holds (``origin/HEAD``'s branch, else a local ``main``, else
+   ``master``): a topic branch (an agent's worktree, no upstream) that merges main in to catch up
+   moves its own record, never main's, which others already cite;
+3. a record the current branch (``HEAD``) holds: during a merge, the side being merged into, so a
    merge of a topic branch into main renumbers the topic branch's record, never main's;
-3. the record added earliest in the history, then the path: deterministic without git.
+4. the record added earliest in the history, then the path: deterministic without git.
 
 The others move to the next free numbers above every number in use: the file is renamed (one
 atomic rename, the name's number first so a crash leaves a consistent record) and its title line
@@ -45,7 +48,7 @@ def renumber_duplicates(brain, *, dry_run: bool = False, role: str | None = None
         next_free = max(r.number for r in records) + 1
         moves, kept = [], {}
         for number, paths in sorted(shared.items()):
-            order = sorted(paths, key=lambda p: seen.get(p, (1, 1, float("inf"))) + (p,))
+            order = sorted(paths, key=lambda p: seen.get(p, (1, 1, 1, float("inf"))) + (p,))
             kept[number] = order[0]
             for path in order[1:]:
                 new_path = _renamed(path, next_free)
@@ -90,7 +93,8 @@ def _move(brain, move: dict, role: str | None) -> None:
 
 
 def _seen_in_git(brain, paths: list[str]) -> dict[str, tuple]:
-    """Per record path: (0 if the upstream holds it else 1, 0 if HEAD holds it else 1, when it was added)."""
+    """Per record path: (0 if the upstream holds it else 1, 0 if the main line holds it else 1, 0 if HEAD holds
+    it else 1, when it was added)."""
     from .gitsafe import project_repo
 
     repo = project_repo(brain.repo)
@@ -106,11 +110,14 @@ def _seen_in_git(brain, paths: list[str]) -> dict[str, tuple]:
 
     upstream = repo.run("rev-parse", "-q", "--verify", "@{upstream}", check=False)
     in_upstream = holds(upstream.stdout.strip()) if upstream.returncode == 0 and upstream.stdout.strip() else set()
+    main_line = next((ref for ref in ("refs/remotes/origin/HEAD", "refs/heads/main", "refs/heads/master")
+                      if repo.run("rev-parse", "-q", "--verify", ref + "^{commit}", check=False).returncode == 0), None)
+    in_main = holds(main_line) if main_line else set()
     in_head = holds("HEAD")
     seen = {}
     for path, name in full.items():
         added = repo.run("log", "--all", "--format=%ct", "--diff-filter=A", "--", name, check=False).stdout.split()
-        seen[path] = (0 if name in in_upstream else 1, 0 if name in in_head else 1,
+        seen[path] = (0 if name in in_upstream else 1, 0 if name in in_main else 1, 0 if name in in_head else 1,
                       min(map(int, added)) if added else float("inf"))
     return seen
 

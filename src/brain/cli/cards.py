@@ -76,7 +76,8 @@ def register(sub) -> None:
     p.add_argument("--reindex", action="store_true", help="rewrite .brain/decisions.md from the records")
     p.add_argument("--renumber", action="store_true",
                    help="give records that share a number (merged branches or clones) the next free numbers: the "
-                        "record the upstream, else this branch, already holds keeps its number")
+                        "record the upstream, else the main line (origin/HEAD, main, master), else this branch, already holds "
+                        "keeps its number")
     p.add_argument("--dry-run", action="store_true", help="with --renumber: show the moves, change nothing")
     add_role(p)
     add_json(p)
