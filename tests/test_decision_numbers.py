@@ -78,8 +78,9 @@ def test_a_pull_keeps_the_teammates_number_and_moves_ours(tmp_path):
     assert check["ok"]
 
 
-def test_a_topic_branch_merged_into_main_moves_the_branchs_record(repo):
-    """Merging a worktree's branch into main (no upstream): main's record keeps its number."""
+def _a_record_on_each_branch(repo, *main_titles: str):
+    """A repository whose branch `topic` (no upstream) took decision 1 while main took 1 (and more): the
+    two records share a number once either branch merges the other."""
     b = brainlib.init(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "init")
@@ -88,10 +89,16 @@ def test_a_topic_branch_merged_into_main_moves_the_branchs_record(repo):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "topic")
     git(repo, "checkout", "-q", "main")
-    b.new_decision("Main choice")
-    b.new_decision("Main second")
+    for title in main_titles:
+        b.new_decision(title)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "main")
+    return b
+
+
+def test_a_topic_branch_merged_into_main_moves_the_branchs_record(repo):
+    """Merging a worktree's branch into main (no upstream): main's record keeps its number."""
+    b = _a_record_on_each_branch(repo, "Main choice", "Main second")
     subprocess.run(["git", "merge", "-q", "topic"], cwd=repo, capture_output=True)
     result = b.renumber_decisions()
     assert result["kept"] == {1: ".brain/decisions/0001-main-choice.md"}
@@ -102,17 +109,7 @@ def test_a_topic_branch_merged_into_main_moves_the_branchs_record(repo):
 
 def test_a_topic_branch_catching_up_with_main_moves_its_own_record(repo):
     """An agent's branch (no upstream) merges main in: main's record, which others already cite, keeps its number."""
-    b = brainlib.init(repo)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "init")
-    git(repo, "checkout", "-q", "-b", "topic")
-    b.new_decision("Topic choice")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "topic")
-    git(repo, "checkout", "-q", "main")
-    b.new_decision("Main choice")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "main")
+    b = _a_record_on_each_branch(repo, "Main choice")
     git(repo, "checkout", "-q", "topic")
     subprocess.run(["git", "merge", "-q", "main"], cwd=repo, capture_output=True)
     result = b.renumber_decisions()
