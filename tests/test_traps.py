@@ -6,6 +6,7 @@ and, where it shows what they change, off (``traps.ENABLED``), so the test fails
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,16 @@ def _write(repo: Path, rel: str, text: str) -> None:
 def _cpp_part(prefix: str, count: int) -> str:
     body = "".join(f"inline int {prefix}_step_{i}(int value) {{\n    return value + {i};\n}}\n\n" for i in range(count))
     return f"#pragma once\nnamespace lib {{\n\nclass {prefix.title()}Reader {{\n}};\n\n{body}}}\n"
+
+
+@contextlib.contextmanager
+def _traps_off():
+    """The ranking without the trap rules, for a test's "before" (restored whatever the block raises)."""
+    traps.ENABLED = False
+    try:
+        yield
+    finally:
+        traps.ENABLED = True
 
 
 def _ranked(brain, text: str) -> list[str]:
@@ -111,11 +122,8 @@ def test_an_amalgamated_header_ranks_below_its_parts_and_just_after_them(brain):
     kinds = dict(brain.index.db.execute("SELECT path, kind FROM code_traps WHERE path != ''").fetchall())
     assert kinds == {"lib.hpp": "amalgamated"}
     text = "reader_step_3 and writer_step_5 return the wrong value\nreader_step_3(1) and writer_step_5(2) are off"
-    traps.ENABLED = False
-    try:
+    with _traps_off():
         assert _ranked(brain, text)[0] == "lib.hpp"  # it holds both names and every word: first without the rule
-    finally:
-        traps.ENABLED = True
     found = locate(brain.index.code_view(), text)
     # a part first, the copy just below its best part (never above it), both parts and the copy in the top three
     assert found.paths[0] in ("include/lib/reader.hpp", "include/lib/writer.hpp")
@@ -144,11 +152,8 @@ def test_a_generated_go_file_behind_a_license_header_ranks_below_the_source(brai
            "\tout := new(Widget)\n\tout.Name = in.Name\n\treturn out\n}\n")
     brain.reindex()
     text = "Widget copy loses the Name\nDeepCopyWidget on a Widget with a Name"
-    traps.ENABLED = False
-    try:
+    with _traps_off():
         assert _ranked(brain, text)[0] == "api/deepcopy.go"
-    finally:
-        traps.ENABLED = True
     assert _ranked(brain, text)[0] == "api/types.go"
 
 
@@ -165,11 +170,8 @@ def test_a_python_script_in_a_c_project_ranks_below_the_c_sources_unless_the_tex
     kinds = dict(brain.index.db.execute("SELECT path, kind FROM code_traps").fetchall())
     assert kinds == {"": "project", "tools/header_lint.py": "tool", "scripts/release.sh": "tool"}
     text = "A header line starting with a colon is rejected\nthe header line is rejected"
-    traps.ENABLED = False
-    try:
+    with _traps_off():
         assert _ranked(brain, text)[0] == "tools/header_lint.py"
-    finally:
-        traps.ENABLED = True
     after = _ranked(brain, text)
     assert after[:2] == ["src/header.c", "src/header.h"] and after[2] == "tools/header_lint.py"
     # a text about the Python script (its language, its name): not demoted
@@ -198,11 +200,8 @@ def test_a_forward_declaration_header_is_reached_as_a_neighbour(brain):
     _write(repo, "include/ui/window.hpp", "#pragma once\nnamespace ui {\nclass Window {\n};\n}\n")
     brain.reindex()
     text = "Widget::resize ignores the width\nWidget resize"
-    traps.ENABLED = False
-    try:
+    with _traps_off():
         before = {h.path: h for h in locate(brain.index.code_view(), text).files}
-    finally:
-        traps.ENABLED = True
     found = locate(brain.index.code_view(), text)
     reasons = {h.path: h.reasons for h in found.files}
     after = {h.path: h for h in found.files}
@@ -226,11 +225,8 @@ def test_a_private_header_declaring_a_sources_functions_is_reached_as_a_neighbou
     brain.reindex()
     assert traps.declaring_headers(brain.index.code_view(), "src/value.c") == ["src/value_private.h"]
     text = "value_implode crashes on a list of objects\nAssertion in value_implode"
-    traps.ENABLED = False
-    try:
+    with _traps_off():
         before = {h.path: h for h in locate(brain.index.code_view(), text).files}
-    finally:
-        traps.ENABLED = True
     assert not any(r.startswith("forward declarations of") for r in before["src/value_private.h"].reasons)
     found = locate(brain.index.code_view(), text)
     assert "src/value.c" in found.paths[:2]
@@ -245,11 +241,8 @@ def test_a_crate_build_script_is_reached_as_a_neighbour(brain):
     _write(repo, "crate/src/lib.rs", "pub fn resize_widget(width: u32) -> u32 {\n    width * 2\n}\n")
     _write(repo, "crate/build.rs", "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n}\n")
     brain.reindex()
-    traps.ENABLED = False
-    try:
+    with _traps_off():
         assert "crate/build.rs" not in _ranked(brain, "resize_widget doubles the width")
-    finally:
-        traps.ENABLED = True
     found = locate(brain.index.code_view(), "resize_widget doubles the width")
     assert found.paths[:2] == ["crate/src/lib.rs", "crate/build.rs"]
     assert found.files[1].reasons == ["build script of `crate/src/lib.rs`'s crate"]
