@@ -89,6 +89,51 @@ def test_a_worktrees_logs_survive_its_removal_and_a_new_worktree_of_that_name_ge
     assert json.loads(cli(repo, "log", thread, "--worktree", second_id, "--json").stdout)["total"] == 1
 
 
+def _age(folder: Path, seconds: float) -> None:
+    """Set every stamp under ``folder`` (itself included) back by ``seconds``, as time passing would."""
+    for path in [folder, *folder.rglob("*")]:
+        st = os.lstat(path)
+        os.utime(path, (st.st_atime - seconds, st.st_mtime - seconds), follow_symlinks=False)
+
+
+def test_prune_deletes_a_removed_worktrees_logs_past_the_retention_and_nothing_else(repo):
+    committed_brain(repo)
+    (repo / ".brain" / "brain.local.yml").write_text("log:\n  retention_days: 30\n")  # this machine's choice
+    ids, store = {}, repo / ".git" / "brain" / "root" / "conversations"
+    for name in ("wt-old", "wt-recent", "wt-live"):
+        tree = repo.parent / name
+        git(repo, "worktree", "add", "-q", str(tree), "-b", name)
+        talk(tree, 4, label=name)
+        ids[name] = read_checkout_id(tree / ".brain" / "runtime")
+    talk(repo, 2)  # the main checkout's own logs
+    main_id = read_checkout_id(repo / ".brain" / "runtime")
+    for name in ("wt-old", "wt-recent"):
+        git(repo, "worktree", "remove", str(repo.parent / name))
+    day = 86400
+    _age(store / ids["wt-old"], 31 * day)
+    _age(store / ids["wt-recent"], 29 * day)
+    _age(store / ids["wt-live"], 400 * day)  # live: however old, never pruned as removed
+    _age(store / main_id, 400 * day)
+    link = store / "c0123456789abcdef"  # an id-named link into the repository: never followed, never deleted
+    link.symlink_to(repo)
+
+    out = cli(repo, "log", "--prune", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["worktrees"] == [ids["wt-old"]]
+    assert not (store / ids["wt-old"]).exists()
+    assert (store / ids["wt-recent"]).is_dir() and (store / ids["wt-live"]).is_dir() and (store / main_id).is_dir()
+    assert link.is_symlink() and (repo / ".brain").is_dir()
+    listed = json.loads(cli(repo, "log", "--worktrees", "--json").stdout)["worktrees"]
+    assert {w["key"] for w in listed if w["removed"]} == {ids["wt-recent"]}
+    again = cli(repo, "log", "--prune")
+    assert again.returncode == 0 and "removed worktree" not in again.stdout
+
+    (repo / ".brain" / "brain.local.yml").write_text("log:\n  retention_days: 0\n")  # 0 keeps them forever
+    _age(store / ids["wt-recent"], 10_000 * day)
+    assert json.loads(cli(repo, "log", "--prune", "--json").stdout)["worktrees"] == []
+    assert (store / ids["wt-recent"]).is_dir()
+
+
 def test_the_web_ui_lists_and_reads_a_removed_worktrees_thread(repo):
     from starlette.testclient import TestClient
 

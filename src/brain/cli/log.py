@@ -35,8 +35,9 @@ def register(sub) -> None:
                    help="read THREAD from the other worktree NAME (git's worktree id; for a removed worktree the "
                         "checkout id --worktrees names, or its last name when only one removed worktree had it)")
     p.add_argument("--prune", action="store_true", help="delete rotated segments past log.retention_days now "
-                                                        "(rotation does it for the thread it rotates), and the "
-                                                        "local handoffs (handoffs/local/) not updated that long")
+                                                        "(rotation does it for the thread it rotates), the "
+                                                        "local handoffs (handoffs/local/) not updated that long, "
+                                                        "and the logs of removed worktrees not written that long")
     add_json(p)
     p.set_defaults(handler=cmd_log)
 
@@ -259,11 +260,15 @@ def cmd_log(args) -> int:
     brain = open_from_args(args)
     conv = brain.conversations
     if args.prune:
+        from ..log.worktrees import prune_removed
+
         removed = conv.log.prune_all()
         handoffs = conv.prune_local()
-        emit({"pruned": removed, "handoffs": handoffs}, args.json, lambda d: "\n".join(
+        worktrees = prune_removed(brain, conv.log.retention_seconds, conv.log.clock())
+        emit({"pruned": removed, "handoffs": handoffs, "worktrees": worktrees}, args.json, lambda d: "\n".join(
             [f"{t}: {', '.join(n)}" for t, n in d["pruned"].items()]
-            + [f"{t}: local handoff" for t in d["handoffs"]]) or "nothing past the retention")
+            + [f"{t}: local handoff" for t in d["handoffs"]]
+            + [f"removed worktree {c}: its logs" for c in d["worktrees"]]) or "nothing past the retention")
         return 0
     if args.worktree and not args.thread:
         raise InvalidInput("--worktree NAME reads one THREAD there; list them with --worktrees", field="worktree")

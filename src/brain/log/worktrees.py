@@ -24,7 +24,7 @@ from .shared import read_record
 from .store import ConversationLog
 from .turns import check_thread_id
 
-__all__ = ["WorktreeLog", "worktree_logs", "worktree_log"]
+__all__ = ["WorktreeLog", "worktree_logs", "worktree_log", "prune_removed"]
 
 
 class WorktreeLog:
@@ -135,3 +135,40 @@ def worktree_log(brain, key: str) -> WorktreeLog | None:
         raise InvalidInput(f"{len(named)} removed worktrees were named {key!r}", field="worktree",
                            hint=f"name one by its checkout id: {ids} (`brain log --worktrees` lists them)")
     return named[0] if named else None
+
+
+def _newest_write(folder: Path) -> float:
+    """The latest mtime of anything under ``folder`` (links are not followed: their own stamp counts)."""
+    newest = os.lstat(folder).st_mtime
+    stack = [folder]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                newest = max(newest, entry.stat(follow_symlinks=False).st_mtime)
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+    return newest
+
+
+def prune_removed(brain, retention_seconds: float, now: float) -> list[str]:
+    """Delete the log folders of removed worktrees in which nothing was written for ``retention_seconds``;
+    returns their checkout ids. Why whole folders: a removed worktree's threads never rotate again, so the
+    per-segment retention would keep their live segments forever. 0 keeps everything, as the setting says.
+    A folder is named only from the listing (a checkout id no live worktree holds), never from input."""
+    if not retention_seconds:
+        return []
+    import shutil
+
+    cutoff, pruned = now - retention_seconds, []
+    for other in worktree_logs(brain):
+        if not other.removed or other.checkout_id is None:
+            continue
+        folder = other.log.root
+        try:
+            if os.path.islink(folder) or _newest_write(folder) >= cutoff:
+                continue
+            shutil.rmtree(folder)  # fd-based where the platform allows: a link inside is removed, not followed
+        except FileNotFoundError:  # another prune got there first
+            continue
+        pruned.append(other.checkout_id)
+    return pruned
