@@ -59,3 +59,92 @@ def test_the_stand_in_passes_other_names_to_the_real_module_and_leaves():
                  "import urllib.parse\n"
                  "print(json.dumps([seen, urllib.parse is sys.modules['urllib.parse'], urllib.parse.__spec__ is not None]))")
     assert got == [["h"], True, True]
+
+
+# -- KeptModules: brain's modules from the code a process before kept ------------------------------------
+
+import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+PROBE = ("import sys, json, brain, brain.tokens as t, brain.search.service as s\n"
+         "from brain.lean import _KeptLoader\n"
+         "print(json.dumps([type(t.__loader__).__name__, t.__file__, t.__spec__.cached, s.__spec__.parent,\n"
+         "                  getattr(t, 'MARKER', None), t.estimate_tokens('parse the Http response'),\n"
+         "                  t.estimate_tokens.__code__.co_filename, isinstance(t.__loader__, _KeptLoader)]))\n")
+
+
+@pytest.fixture
+def copy(tmp_path):
+    """A copy of the package (its sources only), and a brain home of its own."""
+    src = tmp_path / "src"
+    shutil.copytree(Path(SRC) / "brain", src / "brain", ignore=shutil.ignore_patterns("__pycache__"))
+    home = tmp_path / "home"
+    home.mkdir()
+    return src, home
+
+
+def _run(src, home, code=PROBE, *flags):
+    env = {**os.environ, "PYTHONPATH": str(src), "BRAIN_HOME": str(home)}
+    out = subprocess.run([sys.executable, *flags, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def _kept_file(home):
+    found = list((home / "cache").glob("modules.*.marshal"))
+    return found[0] if found else None
+
+
+def test_a_second_process_runs_the_kept_code_with_the_same_module_attributes(copy):
+    src, home = copy
+    first = _run(src, home)
+    assert _kept_file(home) is not None
+    second = _run(src, home)
+    tokens = str(src / "brain" / "tokens.py")
+    assert first == second
+    assert second[1] == tokens and second[6] == tokens  # __file__ and the code's own file name
+    assert second[2].endswith(".pyc") and second[3] == "brain.search"
+    assert second[7] is True
+
+
+def test_an_edited_source_is_loaded_again_and_kept_anew(copy):
+    src, home = copy
+    _run(src, home)
+    path = src / "brain" / "tokens.py"
+    path.write_text(path.read_text() + "\nMARKER = 1\n")  # a new size
+    assert _run(src, home)[4] == 1
+    # the same size, another mtime: still the new text
+    text = path.read_text().replace("MARKER = 1", "MARKER = 2")
+    st = path.stat()
+    path.write_text(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    assert _run(src, home)[4] == 2
+    assert _run(src, home)[4] == 2  # and kept: a third process gets the same
+
+
+def test_a_package_added_beside_a_kept_module_is_found_as_the_path_finder_finds_it(copy):
+    src, home = copy
+    _run(src, home)
+    shadow = src / "brain" / "search" / "service"  # a package named as a kept module: it wins, as it would
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("WHO = 'package'\n")
+    code = "import json, brain.search.service as s\nprint(json.dumps(s.WHO))\n"
+    assert _run(src, home, code) == "package"
+
+
+def test_a_damaged_file_or_another_user_s_changes_nothing(copy):
+    src, home = copy
+    expected = _run(src, home)
+    kept = _kept_file(home)
+    kept.write_bytes(b"not marshal")
+    assert _run(src, home)[:7] == expected[:7]
+    kept.chmod(0o666)  # a file others can write is never read
+    assert _run(src, home)[:7] == expected[:7]
+
+
+def test_optimized_processes_do_not_use_it(copy):
+    src, home = copy
+    _run(src, home)
+    got = _run(src, home, PROBE, "-O")
+    assert got[0] == "SourceFileLoader" and got[7] is False
