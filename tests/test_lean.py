@@ -148,3 +148,14 @@ def test_optimized_processes_do_not_use_it(copy):
     _run(src, home)
     got = _run(src, home, PROBE, "-O")
     assert got[0] == "SourceFileLoader" and got[7] is False
+
+
+def test_a_process_that_moved_to_another_brain_home_writes_nothing_kept(copy, tmp_path):
+    """`brain demo` points BRAIN_HOME into its folder mid-process: nothing is written outside it."""
+    src, home = copy
+    other = tmp_path / "other"
+    other.mkdir()
+    code = (f"import os, json, brain\nos.environ['BRAIN_HOME'] = {str(other)!r}\n"
+            "import brain.search.service\nprint(json.dumps(1))\n")
+    assert _run(src, home, code) == 1
+    assert _kept_file(home) is None and not (other / "cache").exists()
