@@ -16,7 +16,8 @@ import sys
 import pytest
 
 # what a boot without a task never needs: each one costs 2-6 ms of a 30-40 ms process
-NOT_ON_THE_BOOT_PATH = ("dataclasses", "inspect", "typing", "hashlib", "shutil", "sqlite3", "subprocess")
+NOT_ON_THE_BOOT_PATH = ("dataclasses", "inspect", "typing", "hashlib", "shutil", "sqlite3", "subprocess",
+                        "urllib.parse", "ipaddress")  # pathlib's, left out by brain.lean
 
 
 def _run_in_fresh_process(code: str, cwd) -> str:
@@ -100,7 +101,7 @@ def test_content_hash_is_sha256():
 # hashes are cached, nothing logs, no token is checked, git is found without shutil (decision 0043); no
 # source text is parsed (ast comes with the first Python file an index or a card reads)
 NOT_ON_THE_TASK_BOOT_PATH = ("dataclasses", "inspect", "typing", "hashlib", "shutil", "logging", "pickle", "secrets",
-                             "brain.team.tokens", "ast")
+                             "brain.team.tokens", "ast", "urllib.parse", "ipaddress")
 
 
 def _mapped_repo(brain):

@@ -8,8 +8,13 @@
 
 from __future__ import annotations
 
-from .errors import BrainError
-from .workspace import Brain, init_brain, open_brain
+from .lean import import_pathlib, keep_modules
+
+import_pathlib()  # before anything imports pathlib: see brain.lean
+keep_modules(__path__)  # brain's modules from the code a process before kept: see brain.lean.KeptModules
+
+from .errors import BrainError  # noqa: E402
+from .workspace import Brain, init_brain, open_brain  # noqa: E402
 
 __all__ = ["Brain", "BrainError", "open", "init", "__version__"]
 

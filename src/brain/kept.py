@@ -21,6 +21,10 @@ __all__ = ["Kept", "MAX_ENTRIES"]
 MAX_ENTRIES = 2000  # a file's entries (the package has a few hundred patterns and records)
 
 
+def _home() -> str:
+    return os.environ.get("BRAIN_HOME") or os.path.join(os.path.expanduser("~"), ".brain")
+
+
 def _tag() -> str:
     import _sre
 
@@ -39,8 +43,7 @@ class Kept:
     def path(self) -> str:
         """The file, under the brain home of this store's first question (the one written at exit)."""
         if self._path is None:
-            home = os.environ.get("BRAIN_HOME") or os.path.join(os.path.expanduser("~"), ".brain")
-            self._path = os.path.join(home, "cache", f"{self.name}.{_tag()}.marshal")
+            self._path = os.path.join(_home(), "cache", f"{self.name}.{_tag()}.marshal")
         return self._path
 
     def _read(self) -> dict:
@@ -78,6 +81,8 @@ class Kept:
     def save(self) -> None:
         if not self._new:
             return
+        if os.path.dirname(os.path.dirname(self.path())) != _home():
+            return  # the process moved to another brain home (`brain demo`): write nothing outside it
         try:
             from .memory.private import ensure_private_dir, open_private
 
