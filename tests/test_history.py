@@ -222,6 +222,33 @@ def test_history_counts_by_how_like_the_task_the_closest_commit_is(shop):
     assert max(weak.values()) == pytest.approx(unlike / LIKENESS_FULL)  # the best file's weight, scaled (< 1)
 
 
+def test_a_one_line_task_counts_its_history_more(shop):
+    """A title alone (the shape of the commit subjects history matches it against) has its history evidence
+    scaled by `history_one_line`; a text with a body keeps it as measured."""
+    from brain.search.ranking import gather
+    from brain.search.signals import extract_signals
+    from brain.search.weights import shipped_weights
+
+    assert extract_signals("Timeout when the gateway retries").one_line
+    assert not extract_signals("Timeout when the gateway retries\n\nIt retries a declined charge.").one_line
+    _history_shop(shop)
+    b = brainlib.init(shop)
+    b.reindex()
+    view = b.index.code_view()
+    title = "Timeout when the gateway retries a declined charge"
+    scale = shipped_weights().params["history_one_line"]
+    assert scale > 1.0
+
+    def history(text, weights=None):
+        return {p: f.features["history"] for p, f in gather(view, text, weights=weights).files.items()
+                if "history" in f.features}
+
+    alone, plain = history(title), history(title, shipped_weights().replace({"history_one_line": 1.0}))
+    assert plain and alone == {p: pytest.approx(scale * v) for p, v in plain.items()}
+    body = title + "\n\nSeen in the nightly run."
+    assert history(body) == history(body, shipped_weights().replace({"history_one_line": 1.0}))
+
+
 def test_cochange_lends_to_files_changing_with_the_best_candidate(shop):
     for n in range(4):
         commit(shop, f"Update rates {n}", {"shop/tax.py": f"def vat(amount):\n    return amount * 0.{n + 1}\n",

@@ -148,6 +148,7 @@ class Signals:
     code_like: set[str] = field(default_factory=set)  # identifiers shaped or marked as code (`getX`, `a_b`, `f()`)
     quoted: list[tuple[str, ...]] = field(default_factory=list)  # words of quoted messages, output lines, options
     scopes: list[str] = field(default_factory=list)  # areas a commit-style title's prefix names (`fix(router): ...`)
+    one_line: bool = False  # the text is one line, a title alone (`fix wrapping of wide characters`): no report body
 
 
 def _codeness(word: str, marked: bool) -> float:
@@ -211,6 +212,7 @@ def _extract(text: str, strip_urls: bool) -> Signals:
         sig.routes = url_routes(text)
         text = _URL.sub(_url_path, text)
     title = text.strip().split("\n", 1)[0]
+    sig.one_line = "\n" not in text.strip()
     sig.scopes = title_scopes(title)
     for match in _FRAME.finditer(text):
         sig.frames.append((match.group(1).replace("\\", "/"), match.group(3) or ""))
