@@ -317,6 +317,78 @@ def _lift_cochanged(evidence, weights, score, add, missing) -> None:
     give_all(lent, add)
 
 
+_LINK_KINDS = ("near", "twins", "folder", "namesakes", "kin", "family", "users", "declarations")
+LIFT_KINDS = frozenset({"near", "users", "cochange"})  # the links `_lift_linked` follows
+
+
+def linked_kinds(links: "Links", path: str) -> set[str]:
+    """The kinds of link from a file (its ``Links``) to ``path``: import neighbour, twin, folder-mate, namesake,
+    type kin, family or user, declaration, co-change, override, sibling."""
+    kinds = {kind for kind in _LINK_KINDS if path in (getattr(links, kind) or ())}
+    if any(q == path for q, _, _ in links.cochange):
+        kinds.add("cochange")
+    if any(q == path for _, q in links.overrides):
+        kinds.add("override")
+    if any(path in siblings for _, siblings, _ in links.siblings):
+        kinds.add("sibling")
+    return kinds
+
+
+def _lift_linked(evidence, weights, score, add, missing) -> None:
+    """A file with evidence of its own linked to one of the best ``linked_lift_seeds`` files (``LIFT_KINDS``), when
+    that seed stands clear of the rest (its score at least ``linked_lift_gate`` times the fifth file's): its score
+    times 1 + ``linked_lift`` x the seed's score over the best file's, capped below ``linked_lift_cap`` of the
+    seed. A seed that barely leads is as likely wrong as right, and lifting its neighbours pushes out the
+    fifth file, often the one fixed; a seed well ahead is usually right, and its neighbours are the likely
+    second file of a fix (issue 23)."""
+    k = weights.shares["linked_lift"]
+    if k <= 0:
+        return
+    p = weights.params
+    order = sorted(score.values(), reverse=True)
+    fifth = order[4] if len(order) > 4 else 0.0
+    seeds = best_seeds(evidence, weights, score)[: p["linked_lift_seeds"]]
+    if not seeds or score[seeds[0]] <= 0:
+        return
+    top = score[seeds[0]]
+    seeds = [s for s in seeds if score[s] >= p["linked_lift_gate"] * fifth]
+    best: dict[str, tuple[float, str, list[str]]] = {}
+    for seed in seeds:
+        links = links_of(evidence, seed, missing)
+        for path in _targets_of(links):
+            found = evidence.files.get(path)
+            if path in seeds or score.get(path, 0.0) <= 0 or found is None or not found.reasons:
+                continue
+            kinds = sorted(linked_kinds(links, path) & LIFT_KINDS)
+            if not kinds:
+                continue
+            strength = score[seed] / top
+            if strength > best.get(path, (0.0, "", []))[0]:
+                best[path] = (strength, seed, kinds)
+    most = p["linked_lift_most"]
+    for seed in seeds:  # each seed lifts only its best-scored linked files: at most `most` places taken
+        mine = sorted((q for q, (_, s, _) in best.items() if s == seed), key=lambda q: (-score[q], q))
+        for q in mine[most:]:
+            del best[q]
+    lent: dict[str, tuple[float, str]] = {}
+    for path, (strength, seed, kinds) in best.items():
+        lift = min(k * strength * score[path], p["linked_lift_cap"] * score[seed] - score[path])
+        if lift > 0:
+            lent[path] = (lift, f"tied to `{seed}` ({', '.join(kinds)})")
+    give_all(lent, add)
+
+
+def _targets_of(links: "Links") -> set[str]:
+    out: set[str] = set()
+    for kind in _LINK_KINDS:
+        out.update(getattr(links, kind) or ())
+    out.update(q for q, _, _ in links.cochange)
+    out.update(q for _, q in links.overrides)
+    for _, siblings, _ in links.siblings:
+        out.update(siblings)
+    return out
+
+
 # in this order: each pass finds the best files again, after the shares the one before lent
 PASSES = (_lend_to_cochanged, _lend_to_neighbours, _lend_to_overriders, _lend_to_declarations, _lend_to_entry_points,
-           _lend_to_siblings, _lend_to_folder, _lend_to_types, _lift_cochanged)
+           _lend_to_siblings, _lend_to_folder, _lend_to_types, _lift_cochanged, _lift_linked)
