@@ -42,7 +42,7 @@ __all__ = ["Signals", "extract_signals", "url_routes", "CodeView", "FileHit", "L
            "MAX_TASK_CHARS", "is_text_evidence", "module_of", "GENERATED_NAME"]
 
 _GENERATED = GENERATED_NAME  # the name benchmarks import
-_LENT_REASONS = ("imports or is imported by", "tied to `", "header/source twin of", "also defines", "declaration twin of",
+_LENT_REASONS = ("imports or is imported by", "header/source twin of", "also defines", "declaration twin of",
                  "entry point importing", "like `", *LENT_REASONS)
 _WEAK_REASONS = ("full-text match", "changed in the working tree", HISTORY_REASON, COCHANGE_REASON, *_LENT_REASONS)
 

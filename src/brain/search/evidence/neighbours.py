@@ -16,7 +16,6 @@ from ...records import field, record
 from ..buildscripts import package_build_scripts
 from ..code import is_nonproduct_path
 from ..history import cochanged
-from ..lending import LIFT_KINDS
 from ..traps import served_by
 from ..ranking import Evidence, Links
 from ..weights import Weights
@@ -123,7 +122,7 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
             links.kin = types.kin(view, seed, forward, backward, names_type, p["max_kin"])
         if every or shares["family"] > 0:
             links.family = types.family(view, seed, p["max_family"])
-        if every or shares["users"] > 0 or (shares["linked_lift"] > 0 and "users" in LIFT_KINDS):
+        if every or shares["users"] > 0:
             links.users = types.users(view, seed, p["max_type_users"])
         found.links = links
         for target in _targets(links):
