@@ -219,9 +219,12 @@ def _typed_title(evidence: Evidence, scale: float) -> float:
     """The title's BM25 scale of a task: ``scale`` when most files the title matches are of languages of one
     type per file (``TYPE_FILE_EXTS``), else 1. Per task, not per file, so a mixed repository keeps its
     languages' balance."""
-    matched = [path for path, found in evidence.files.items() if found.features.get("bm25_title", 0.0) > 0]
-    typed = sum(path.endswith(TYPE_FILE_EXTS) for path in matched)
-    return scale if matched and typed * 2 > len(matched) else 1.0
+    matched = typed = 0
+    for path, found in evidence.files.items():
+        if found.features.get("bm25_title", 0.0) > 0:
+            matched += 1
+            typed += path.endswith(TYPE_FILE_EXTS)
+    return scale if typed * 2 > matched else 1.0
 
 
 def _rank(evidence: Evidence, weights: Weights, missing: set[str] | None):
