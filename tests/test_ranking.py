@@ -279,3 +279,17 @@ def test_a_file_with_evidence_of_its_own_that_changes_with_a_best_file_is_lifted
     assert score["src/near.c"] == pytest.approx(0.95 * 8.0, abs=1e-4)  # 5.6 x 1.4 = 7.84, capped below the seed
     assert "src/c.c" not in score  # no evidence of its own: nothing to lift
     assert next(h for h in on.files if h.path == "src/b.c").reasons[1].startswith("changes together with `src/a.c`")
+
+
+def test_typed_title_scales_the_title_only_where_most_matched_files_are_one_type_per_file():
+    from brain.search.ranking import Evidence, _typed_title
+
+    def evidence(paths):
+        found = Evidence()
+        for path in paths:
+            found.add(path, "bm25_title", 0.5, "full-text match")
+        return found
+
+    assert _typed_title(evidence(["a/Foo.java", "a/Bar.kt", "b/x.py"]), 0.5) == 0.5
+    assert _typed_title(evidence(["a/Foo.java", "b/x.py", "c/y.go"]), 0.5) == 1.0  # a mixed repository: its balance
+    assert _typed_title(evidence([]), 0.5) == 1.0

@@ -36,6 +36,8 @@ EVIDENCE_SCHEMA = 1
 BOOST_FEATURES = frozenset({"in_module", "scope", "path_words", "type_words"})
 # boosts multiplying the file's score by (1 + weight x value): an area lifts its files without reordering them
 LIFT_FEATURES = frozenset({"scope", "path_words", "type_words"})
+# languages of one type per file name a file after the type it holds (evidence.types)
+TYPE_FILE_EXTS = (".java", ".kt", ".cs", ".php", ".rb")
 TRAP_FLAGS = frozenset({"amalgamated", "generated_trap", "tool"})  # their factor stacks with `nonproduct` (search.traps)
 
 
@@ -213,9 +215,22 @@ def combine(evidence: Evidence, weights: Weights | None = None, limit: int = 20)
                         strength(evidence, weights, hits[0].path if hits else None))
 
 
+def _typed_title(evidence: Evidence, scale: float) -> float:
+    """The title's BM25 scale of a task: ``scale`` when most files the title matches are of languages of one
+    type per file (``TYPE_FILE_EXTS``), else 1. Per task, not per file, so a mixed repository keeps its
+    languages' balance."""
+    matched = typed = 0
+    for path, found in evidence.files.items():
+        if found.features.get("bm25_title", 0.0) > 0:
+            matched += 1
+            typed += path.endswith(TYPE_FILE_EXTS)
+    return scale if typed * 2 > matched else 1.0
+
+
 def _rank(evidence: Evidence, weights: Weights, missing: set[str] | None):
     """(score, reasons) of every file: features weighed, shares lent, factors applied."""
     feats = weights.features
+    typed_title = _typed_title(evidence, weights.params["typed_title"])
     score: dict[str, float] = {}
     why: dict[str, list[tuple[float, str]]] = defaultdict(list)
     named: set[str] = set()
@@ -234,6 +249,8 @@ def _rank(evidence: Evidence, weights: Weights, missing: set[str] | None):
                                        hint="gather and combine with the same version of brain") from None
                 if weight <= 0:
                     continue
+                if feature == "bm25_title":
+                    weight *= typed_title
                 if feature in LIFT_FEATURES:
                     weight = total * weight  # boosts come after the evidence they lift
                 total += weight

@@ -25,10 +25,10 @@ import posixpath
 import weakref
 
 from ..code import is_nonproduct_path
+from ..ranking import TYPE_FILE_EXTS
 
 __all__ = ["TYPE_FILE_EXTS", "type_of", "kin", "family", "users"]
 
-TYPE_FILE_EXTS = (".java", ".kt", ".cs", ".php", ".rb")
 _MIN_NAME = 4  # a shorter type name is too common a word to tie files by (`Id`, `Map`)
 _STEMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
