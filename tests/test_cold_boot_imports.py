@@ -17,7 +17,8 @@ import pytest
 
 # what a boot without a task never needs: each one costs 2-6 ms of a 30-40 ms process
 NOT_ON_THE_BOOT_PATH = ("dataclasses", "inspect", "typing", "hashlib", "shutil", "sqlite3", "subprocess",
-                        "urllib.parse", "ipaddress")  # pathlib's, left out by brain.lean
+                        "urllib.parse", "ipaddress",  # pathlib's, left out by brain.lean
+                        "unicodedata")  # ASCII paths are checked without it (a task boot counts non-ASCII text with it)
 
 
 def _run_in_fresh_process(code: str, cwd) -> str:

@@ -607,3 +607,21 @@ def test_init_over_a_cloned_brain_with_linked_folders_writes_nothing_outside(bra
     before = snapshot(outside)
     assert run_cli(repo, "init").returncode == 0
     assert snapshot(outside) == before
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x2FFF), max_size=12))
+def test_the_ascii_shortcuts_compare_and_normalize_as_unicodedata_does(text):
+    """forbidden_key and normalize_memory_path skip unicodedata for ASCII text: same answer as the full form."""
+    from brain.memory.paths import forbidden_key, normalize_memory_path
+
+    assert forbidden_key(text) == unicodedata.normalize("NFKC", text).casefold().rstrip(" .")
+    rel = f"notes/{text}.md"
+    try:
+        got = normalize_memory_path(rel)
+    except (PathRefused, PathEscape) as exc:
+        got = type(exc)
+    try:
+        want = normalize_memory_path(unicodedata.normalize("NFC", rel))
+    except (PathRefused, PathEscape) as exc:
+        want = type(exc)
+    assert got == want

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import stat
-import unicodedata
 from collections import namedtuple
 from pathlib import Path
 
@@ -74,12 +73,18 @@ PROJECT_AREAS = WriteAreas(
 def forbidden_key(component: str) -> str:
     """The form a component is compared in: compatibility-normalized, case-folded, without the
     trailing dots and spaces some file systems drop (so `.GIT`, `.git.` and `Ｒuntime` compare equal)."""
+    if component.isascii():  # NFKC leaves ASCII as it is, and its case folding is lower(): no unicodedata import
+        return component.lower().rstrip(" .")
+    import unicodedata
+
     return unicodedata.normalize("NFKC", component).casefold().rstrip(" .")
 
 
 def _bad_character(name: str) -> str | None:
     if name.isascii() and name.isprintable():
         return None  # printable ASCII has none of the bad categories: the walk's usual name, without the loop
+    import unicodedata
+
     for ch in name:
         code = ord(ch)
         if unicodedata.category(ch) in _BAD_CATEGORIES or 0xFDD0 <= code <= 0xFDEF or (code & 0xFFFE) == 0xFFFE:
@@ -92,8 +97,11 @@ def is_plain_memory_name(name: str) -> bool:
 
     A name not in Unicode NFC is not: every path is normalized to NFC before it is used, so such
     a file could be listed but never read back (write it again under its NFC name)."""
-    if unicodedata.normalize("NFC", name) != name:
-        return False
+    if not name.isascii():  # ASCII is always NFC
+        import unicodedata
+
+        if unicodedata.normalize("NFC", name) != name:
+            return False
     try:
         _check_component(name, name)
     except PathRefused:
@@ -121,7 +129,12 @@ def normalize_memory_path(rel: object, *, folder: bool = False) -> tuple[str, ..
     Unless ``folder``, a path that ends like a folder (``notes/``, ``x.md/.``) is refused."""
     if not isinstance(rel, str) or not rel.strip():
         raise PathRefused(str(rel) if isinstance(rel, str) else repr(rel), "empty", "a memory path is required")
-    text = unicodedata.normalize("NFC", rel)
+    if rel.isascii():  # ASCII is always NFC: the usual path, without importing unicodedata
+        text = rel
+    else:
+        import unicodedata
+
+        text = unicodedata.normalize("NFC", rel)
     if "\\" in text or "\x00" in text:
         raise PathEscape(rel)
     if text.startswith(("/", "~")):
