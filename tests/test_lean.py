@@ -159,3 +159,14 @@ def test_a_process_that_moved_to_another_brain_home_writes_nothing_kept(copy, tm
             "import brain.search.service\nprint(json.dumps(1))\n")
     assert _run(src, home, code) == 1
     assert _kept_file(home) is None and _kept_file(other) is None
+
+
+def test_the_kept_store_is_under_the_home_the_settings_name(tmp_path, monkeypatch):
+    """BRAIN_HOME=~/... is the same folder for the kept code as for everything else (not a literal `~`)."""
+    from brain.kept import Kept
+    from brain.settings import brain_home
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("BRAIN_HOME", "~/brain-home")
+    assert Kept("probe").path().startswith(str(brain_home()) + os.sep)
+    assert str(brain_home()) == str(tmp_path / "brain-home")

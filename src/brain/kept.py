@@ -22,7 +22,9 @@ MAX_ENTRIES = 2000  # a file's entries (the package has a few hundred patterns a
 
 
 def _home() -> str:
-    return os.environ.get("BRAIN_HOME") or os.path.join(os.path.expanduser("~"), ".brain")
+    """The brain home as ``settings.brain_home`` reads it (``~`` expanded), without importing the settings."""
+    raw = os.environ.get("BRAIN_HOME")
+    return os.path.expanduser(raw) if raw else os.path.join(os.path.expanduser("~"), ".brain")
 
 
 def _tag() -> str:
