@@ -1,7 +1,7 @@
 """The held-out split of the `calls` work (call-graph link) on issue 23 (fixed before any result was read).
 
 A repository is tuning iff sha256("calls-2026-12-08:" + owner/name) starts with a hex digit 0-7, held out
-otherwise. ``python bench/pairs_split.py`` prints both halves' sizes; ``half(repo)`` is "tune" or "held".
+otherwise. ``python bench/calls_split.py`` prints both halves' sizes; ``half(repo)`` is "tune" or "held".
 """
 
 from __future__ import annotations
