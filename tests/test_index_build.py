@@ -328,6 +328,9 @@ def test_map_leaves_the_memory_and_code_text_in_one_segment_and_every_answer_the
     brain.index.merge_segments()
     assert [segments(t) for t in MERGED_TABLES] == [1, 1]
     assert [db.execute(sql, (q,)).fetchall() for sql, q in queries] == before
+    changes = db.total_changes
+    brain.index.merge_segments()  # already one segment each: nothing written, no write lock taken
+    assert db.total_changes == changes
     brain.write("notes/later.md", "# Later\n\norder\n")  # a write after it adds its own segment, as before
     brain.map()  # and the next map merges again
     assert [segments(t) for t in MERGED_TABLES] == [1, 1]
