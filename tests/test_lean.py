@@ -201,3 +201,23 @@ def test_the_modules_store_reads_the_values_it_is_asked_for_and_merges_on_save(t
     path.write_bytes(data)
     path.chmod(0o620)  # a file others can write is never read
     assert KeptBlobs("probe").get(("a", "/x")) is None
+
+
+def test_the_modules_store_reads_alike_where_there_is_no_pread(tmp_path, monkeypatch):
+    """Windows has no os.pread: a seek and a read under a lock give the same values."""
+    import brain.kept as kept
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path))
+    store = kept.KeptBlobs("probe")
+    store.put(("a", "/x"), ("a.py", 1, 2, 3, b"code of a"))
+    store.put(("b", "/x"), ("b.py", 4, 5, 6, b"b" * 5000))
+    store.save()
+
+    def seek_read(fd, length, offset):
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, length)
+
+    monkeypatch.setattr(kept, "_pread", seek_read)
+    later = kept.KeptBlobs("probe")
+    assert later.get(("b", "/x")) == ("b.py", 4, 5, 6, b"b" * 5000)
+    assert later.get(("a", "/x")) == ("a.py", 1, 2, 3, b"code of a")

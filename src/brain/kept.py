@@ -53,7 +53,7 @@ class Kept:
     def _open(self) -> int | None:
         """A read-only descriptor of the file when it is the user's own and nobody else can write it, else None."""
         try:
-            fd = os.open(self.path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(self.path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
         except OSError:
             return None
         try:
@@ -126,6 +126,19 @@ class Kept:
             pass
 
 
+if hasattr(os, "pread"):
+    _pread = os.pread
+else:  # Windows: a seek and a read, one thread at a time (imports on two threads may ask at once)
+    import _thread
+
+    _SEEK_LOCK = _thread.allocate_lock()
+
+    def _pread(fd: int, length: int, offset: int) -> bytes:
+        with _SEEK_LOCK:
+            os.lseek(fd, offset, os.SEEK_SET)
+            return os.read(fd, length)
+
+
 class KeptBlobs(Kept):
     """A ``Kept`` store whose values are tuples ending in a large ``bytes`` (a module's marshalled code), of
     which a process reads only those it asks for.
@@ -155,9 +168,9 @@ class KeptBlobs(Kept):
             return None, 0, {}
         try:
             size = os.fstat(fd).st_size
-            length = int.from_bytes(os.pread(fd, 8, 0), "little")
+            length = int.from_bytes(_pread(fd, 8, 0), "little")
             if 8 + length <= size:
-                data = marshal.loads(os.pread(fd, length, 8))
+                data = marshal.loads(_pread(fd, length, 8))
                 if (isinstance(data, dict) and data.get("version") == sys.version
                         and isinstance(data.get("entries"), dict)):
                     return fd, 8 + length, data["entries"]
@@ -180,7 +193,7 @@ class KeptBlobs(Kept):
         if not isinstance(offset, int) or not isinstance(length, int) or offset < 0 or length < 0:
             return None
         try:
-            blob = os.pread(self._fd, length, self._base + offset)
+            blob = _pread(self._fd, length, self._base + offset)
         except OSError:
             return None
         return (*entry[:-2], blob) if len(blob) == length else None
@@ -193,7 +206,7 @@ class KeptBlobs(Kept):
         try:
             for key, entry in index.items():
                 if isinstance(entry, tuple) and len(entry) >= 2:
-                    blob = os.pread(fd, entry[-1], base + entry[-2])
+                    blob = _pread(fd, entry[-1], base + entry[-2])
                     if len(blob) == entry[-1]:
                         entries[key] = (*entry[:-2], blob)
         except (OSError, TypeError, ValueError):
