@@ -5,7 +5,8 @@ task's ``Evidence``, in this order (the order reasons are listed in): ``paths`` 
 frames, written paths, module paths, routes), ``names`` (dotted names, ``Class.member``,
 identifiers, file names), ``text`` (BM25 of the text and the title, quotes), ``history`` (files
 past commits like the task changed), ``context``
-(command-line entry points, changed and claimed files, the module asked about), ``pathwords`` (the title's words a
+(command-line entry points, changed and claimed files, the module asked about), ``locales`` (the translation
+files of a language the text names), ``pathwords`` (the title's words a
 candidate's path is made of: a lift of the files the others found), ``typewords`` (the same for a
 one-type-per-file candidate's type name alone), ``scope`` (the
 area a commit-style title's prefix names: a boost of the files the others found, so last). Then
@@ -15,13 +16,13 @@ Adding a kind is a module here, its entry in ``KINDS`` and its weight in ``weigh
 
 from __future__ import annotations
 
-from . import context, history, names, paths, pathwords, scope, text, typewords
+from . import context, history, locales, names, paths, pathwords, scope, text, typewords
 from .neighbours import Context, collect_links
 from .task import FLAGS, Task, flags_of, unnamed_modules
 
 __all__ = ["KINDS", "Task", "Context", "FLAGS", "gather_direct", "collect_links", "flags_of"]
 
-KINDS = (paths, names, text, history, context, pathwords, typewords, scope)
+KINDS = (paths, names, text, history, context, locales, pathwords, typewords, scope)
 
 
 def gather_direct(view, task_text: str | None, *, changed=(), claimed=(), module: str | None = None,
