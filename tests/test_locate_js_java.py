@@ -303,15 +303,3 @@ def test_a_typescript_project_s_declarations_are_its_sources_not_hand_written_fi
     }, now=NOW)
     brain.reindex()
     assert brain.index.code_view().declaration_files() == []  # mostly TypeScript: its types are in the sources
-
-
-def test_a_python_project_s_web_front_end_declarations_are_not_its_types(brain):
-    commit_files(brain, {
-        "app/models.py": "def save(obj):\n    return obj\n",
-        "app/views.py": "def index(request):\n    return request\n",
-        "app/forms.py": "def clean(form):\n    return form\n",
-        "static/app.js": "function boot() {\n  return 1;\n}\n",
-        "static/app.d.ts": "declare function boot(): number;\n",
-    }, now=NOW)
-    brain.reindex()
-    assert brain.index.code_view().declaration_files() == []  # a `typing` title here is about Python

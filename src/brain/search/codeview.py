@@ -102,16 +102,14 @@ class CodeView:
 
     def declaration_files(self) -> list[str]:
         """A JavaScript project's hand-written declaration files: product `.d.ts` files with no TypeScript
-        source of their name beside them (a `.d.ts` beside `x.ts` is its compiled copy), when most of the project's
-        product sources are JavaScript (in a TypeScript project the types are in the sources; in another
-        language's, `typing` is about that language)."""
+        source of their name beside them (a `.d.ts` beside `x.ts` is its compiled copy), when the project's
+        product sources are mostly JavaScript (in a TypeScript project the types are in the sources)."""
         if self._declarations is None:
-            js = ts = total = 0
+            js = ts = 0
             found, sources = [], set()
             for (path,) in self.db.execute("SELECT path FROM code_files WHERE is_test = 0"):
                 if is_nonproduct_path(path) or path in self.generated:
                     continue
-                total += 1
                 if path.endswith(".d.ts"):
                     found.append(path)
                 elif path.endswith(_TS_SOURCES):
@@ -119,8 +117,7 @@ class CodeView:
                     sources.add(path.rsplit(".", 1)[0])
                 elif path.endswith(_JS_SOURCES):
                     js += 1
-            mostly_js = js > ts and 2 * js > total  # (a Python project's `typing` title and its web front end: no)
-            self._declarations = sorted(p for p in found if p[:-5] not in sources) if mostly_js else []
+            self._declarations = sorted(p for p in found if p[:-5] not in sources) if js > ts else []
         return self._declarations
 
     def module_keys(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
