@@ -271,35 +271,3 @@ def test_typescript_imports_name_a_source_by_what_it_compiles_to(brain):
     forward, backward = view.import_graph()
     assert "src/utils/merge.ts" in forward["src/core/options.ts"]
     assert "src/view.tsx" in backward["src/core/options.ts"]
-
-
-# -- a title about a JavaScript project's types -------------------------------------------
-
-
-def test_a_title_about_types_reaches_a_javascript_project_s_declaration_files(brain):
-    commit_files(brain, {
-        "lib/server.js": "function createServer(options) {\n  return listen(options.port, options.host);\n}\n"
-                         "module.exports = { createServer };\n",
-        "lib/router.js": "function route(server, path) {\n  return server.routes[path];\n}\nmodule.exports = { route };\n",
-        "lib/index.d.ts": "export interface Plugin {\n  name: string;\n}\nexport declare function register(p: Plugin): void;\n",
-        "lib/render.js": "function render(view) {\n  return view.template;\n}\nmodule.exports = { render };\n",
-    }, now=NOW)
-    brain.reindex()
-    view = brain.index.code_view()
-    assert view.declaration_files() == ["lib/index.d.ts"]
-    assert brain.locate("Fix the typings of the plugin register hook", limit=5).paths[0] == "lib/index.d.ts"
-    # `type` alone is no title about types (a Content-Type header): the declaration file gets nothing
-    reasons = _reasons(brain, "Wrong content type for a plugin response")
-    assert not any("declaration file" in r for r in reasons.get("lib/index.d.ts", []))
-
-
-def test_a_typescript_project_s_declarations_are_its_sources_not_hand_written_files(brain):
-    commit_files(brain, {
-        "src/a.ts": "export function a(): number {\n  return 1;\n}\n",
-        "src/b.ts": "export function b(): number {\n  return 2;\n}\n",
-        "src/a.d.ts": "export declare function a(): number;\n",
-        "src/env.d.ts": "declare const VERSION: string;\n",
-        "src/c.js": "module.exports = 3;\n",
-    }, now=NOW)
-    brain.reindex()
-    assert brain.index.code_view().declaration_files() == []  # mostly TypeScript: its types are in the sources

@@ -15,9 +15,6 @@ from collections import defaultdict
 
 from .code import is_nonproduct_path
 
-_TS_SOURCES = (".ts", ".tsx", ".mts", ".cts")  # (a `.d.ts` is told apart first)
-_JS_SOURCES = (".js", ".jsx", ".mjs", ".cjs")
-
 __all__ = ["CodeView"]
 
 _JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -83,7 +80,6 @@ class CodeView:
         self._segments: tuple[dict, dict] | None = None
         self._imports: tuple[dict, dict] | None = None
         self._entries: list[str] | None = None
-        self._declarations: list[str] | None = None
         self._rust_crates: dict[str, str] | None = None  # crate name -> its source folder
         self._rust_definers: dict[str, list[str]] = {}
         self._rust_roots: dict[str, str | None] = {}  # folder -> source folder of its crate
@@ -99,26 +95,6 @@ class CodeView:
                 if path in self.files and not self.is_test(path) and path not in self.generated
                 and not path.endswith((".py", ".pyi")) and not is_nonproduct_path(path)})
         return self._entries
-
-    def declaration_files(self) -> list[str]:
-        """A JavaScript project's hand-written declaration files: product `.d.ts` files with no TypeScript
-        source of their name beside them (a `.d.ts` beside `x.ts` is its compiled copy), when the project's
-        product sources are mostly JavaScript (in a TypeScript project the types are in the sources)."""
-        if self._declarations is None:
-            js = ts = 0
-            found, sources = [], set()
-            for (path,) in self.db.execute("SELECT path FROM code_files WHERE is_test = 0"):
-                if is_nonproduct_path(path) or path in self.generated:
-                    continue
-                if path.endswith(".d.ts"):
-                    found.append(path)
-                elif path.endswith(_TS_SOURCES):
-                    ts += 1
-                    sources.add(path.rsplit(".", 1)[0])
-                elif path.endswith(_JS_SOURCES):
-                    js += 1
-            self._declarations = sorted(p for p in found if p[:-5] not in sources) if js > ts else []
-        return self._declarations
 
     def module_keys(self) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         """(module -> files, folder -> files) keyed by every lower-case tail of the path's module words.

@@ -119,9 +119,6 @@ _CJK_EDGE = lazy(f"(?<=[A-Za-z0-9_])(?=[{_CJK}])|(?<=[{_CJK}])(?=[A-Za-z0-9_])")
 # a title about the program's command line (an option such as `-e` or `--jsonargs`, its exit code, an
 # environment variable it reads) points at the program's entry point: the file whose `main` reads them
 _TITLE_OPTION = lazy(r"(?:^|(?<=[\s'\"`(\[]))(?:--?[A-Za-z][\w\-]*|--)(?=[\s'\"`)\],.:;!?]|$)")
-# a title about the project's types (its typings, type definitions; not `type` alone, a `Content-Type`): in a JavaScript project they
-# live in the hand-written declaration files (`index.d.ts`), which the words of the title rarely match
-_TITLE_TYPES = lazy(r"\b(?:typings?|typescript|types|type[\s-]?(?:definitions?|declarations?)|d\.ts)\b", re.I)
 _TITLE_CLI = lazy(r"\b(?:exit (?:code|status)|return code|env|environment variables?|env vars?|command[\s-]line)\b",
                         re.I)
 # the text's other fixed patterns (compiled at first use, as every pattern here)
@@ -146,7 +143,6 @@ class Signals:
     title_words: list[str] = field(default_factory=list)  # query tokens of the first line
     module_paths: list[str] = field(default_factory=list)  # slashed names without extension: Go imports, JS requires
     cli: bool = False  # the title names a command-line option, an exit code or an environment variable
-    types: bool = False  # the title is about types: typings, type definitions, TypeScript
     in_traces_only: set[str] = field(default_factory=set)  # identifiers met only on traceback lines
     routes: list[str] = field(default_factory=list)  # the paths of links to a running service: `api/pin` of `https://x.app/api/pin/?u=1`
     code_like: set[str] = field(default_factory=set)  # identifiers shaped or marked as code (`getX`, `a_b`, `f()`)
@@ -270,7 +266,6 @@ def _extract(text: str, strip_urls: bool) -> Signals:
     for word in set(_NUMBERED.findall(text)):
         sig.idents.setdefault(word, 2.0 if word in title else 1.0)
     sig.cli = bool(_TITLE_OPTION.search(title) or _TITLE_CLI.search(title))
-    sig.types = bool(_TITLE_TYPES.search(title))
     sig.words = [w for w in tokens(text, stop=True) if w not in PROSE_WORDS]
     sig.title_words = [w for w in tokens(title, stop=True) if w not in PROSE_WORDS]
     sig.quoted = quoted_candidates(text)

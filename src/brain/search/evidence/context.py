@@ -1,9 +1,7 @@
 """Evidence of the context: the program's entry point for a command-line title, the working state.
 
 A title about the program's command line (an option, an exit code, an environment variable)
-points at the few files whose ``main`` reads them (``entry``); a title about a JavaScript project's
-types (typings, type definitions, TypeScript) at its hand-written declaration files (``declarations``:
-`index.d.ts`, which the title's words rarely match); files changed in the working
+points at the few files whose ``main`` reads them (``entry``); files changed in the working
 tree (``changed``) and claimed by the session (``claimed``); and, when the boot was asked about
 a module, the files with other evidence inside it (``in_module``, a boost: see ``ranking``).
 """
@@ -20,11 +18,6 @@ def collect(task) -> None:
         if 0 < len(entries) <= task.params["max_entry_files"]:
             for path in entries:
                 add(path, "entry", 1.0 / len(entries), "the program's entry point (the title is about its command line)")
-    if task.sig.types:
-        declarations = view.declaration_files()
-        for path in declarations:  # shared, so that many of them (one per module) do not fill the top alone
-            add(path, "declarations", len(declarations) ** -0.5,
-                "a declaration file of this JavaScript project (the title is about its types)")
     for path in task.changed:
         if path in view.files and not view.is_test(path):
             add(path, "changed", 1.0, "changed in the working tree")
