@@ -132,40 +132,6 @@ def test_an_amalgamated_header_ranks_below_its_parts_and_just_after_them(brain):
     assert any(r.startswith("copy holding") for r in copy.reasons) and copy.score < found.files[0].score
 
 
-def _js_module(prefix: str, count: int) -> str:
-    return "".join(f"export function {prefix}Step{i}(value) {{\n    const scaled = computeTheValueOf(value, {prefix}Scale{i});\n"
-                   f"    return scaled + {i} * {prefix}Offset;\n}}\n\n" for i in range(count))
-
-
-def test_a_javascript_bundle_of_the_sources_is_amalgamated_and_lends_nothing(brain):
-    repo = brain.repo
-    reader, writer = _js_module("reader", 12), _js_module("writer", 12)
-    _write(repo, "src/reader.js", reader)
-    _write(repo, "src/writer.js", writer)
-    _write(repo, "src/small.js", "export function helper(x) {\n    return x;\n}\n")  # no copy: too small a bundle
-    body = (reader + writer).replace("export function", "function").replace("\n", "\n    ")
-    _write(repo, "lib.js", "//! lib.js, built from src/ at each release\n;(function (global, factory) {\n"
-           "    typeof exports === 'object' ? module.exports = factory() : global.lib = factory()\n"
-           "}(this, (function () { 'use strict';\n\n    " + body + "\n    return {};\n})));\n")
-    brain.reindex()
-    rows = brain.index.db.execute("SELECT path, kind, extra FROM code_traps WHERE path != ''").fetchall()
-    assert rows == [("lib.js", "amalgamated", "")]  # a wrapped bundle keeps no parts
-    text = "readerStep3 and writerStep5 return the wrong value\nreaderStep3(1) and writerStep5(2) are off"
-    with _traps_off():
-        assert _ranked(brain, text)[0] == "lib.js"  # every word of every module: first without the rule
-    found = locate(brain.index.code_view(), text)
-    assert set(found.paths[:2]) == {"src/reader.js", "src/writer.js"}
-    assert all(hit.score == 0 for hit in found.files if hit.path == "lib.js")  # no share of a part's score
-    assert "lib.js" in _ranked(brain, "lib.js breaks in old browsers\nthe bundle lib.js throws")  # named: kept
-
-
-def test_wrapped_names_are_javascript_files_with_nested_definitions_only():
-    many = {f"f{i}" for i in range(25)}
-    langs = {"a.js": "js", "b.ts": "ts", "c.py": "python", "d.js": "js"}
-    found = traps.wrapped_names({"d.js": many}, {"a.js": many, "b.ts": many, "c.py": many, "d.js": many}, langs)
-    assert sorted(found) == ["a.js", "b.ts"]  # Python's nested functions and a file with top-level ones: not bundles
-
-
 def test_a_single_include_copy_is_amalgamated_by_its_folder(brain):
     repo = brain.repo
     _write(repo, "include/lib/core.hpp", _cpp_part("core", 3))

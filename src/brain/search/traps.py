@@ -38,7 +38,7 @@ from ..lazyre import lazy
 
 __all__ = ["trap_flag", "copies", "served_by", "declaring_headers", "ENABLED", "MIN_FORWARD_TYPES",
            "LENT_REASONS", "TRAPS_SCHEMA", "generated_banner", "generated_name", "is_forward_header",
-           "forward_declared", "project_language", "is_tool_script", "amalgamations", "wrapped_names", "holds_text", "read_facts", "record"]
+           "forward_declared", "project_language", "is_tool_script", "amalgamations", "holds_text", "read_facts", "record"]
 
 ENABLED = True
 
@@ -177,8 +177,7 @@ def is_tool_script(path: str, lang: str, project: str, shares: dict[str, float])
     return lang in SCRIPT_LANGS or any(p.lower() in TOOL_DIRS for p in path.split("/")[:-1])
 
 
-def amalgamations(names: dict[str, set[str]], sizes: dict[str, int], holds=None,
-                  wrapped: dict[str, set[str]] | None = None) -> dict[str, list[str]]:
+def amalgamations(names: dict[str, set[str]], sizes: dict[str, int], holds=None) -> dict[str, list[str]]:
     """copy -> its parts: files most of whose defined names (at least ``AMALGAM_MIN_NAMES``) are defined by
     at least ``MIN_PARTS`` other files it holds nearly whole, and that are at least ``SIZE_SHARE`` of their
     parts' size (a header declaring its sources' functions is small).
@@ -187,18 +186,15 @@ def amalgamations(names: dict[str, set[str]], sizes: dict[str, int], holds=None,
     them (at least ``PART_MIN_NAMES``) are in the copy. Common method names (`begin`, `size`) would make
     every class header a copy of its siblings. ``names``: file -> lower-case defined names; ``sizes``: bytes;
     ``holds(copy, parts)``, when given, keeps the parts whose text the copy holds (see ``holds_text``): a
-    header whose methods an `.inl` file defines shares its names, not its lines. ``wrapped``: file -> the
-    names a JavaScript bundle defines inside its module wrapper (``wrapped_names``), judged as its own names
-    when it is the copy, never as anyone's definitions (a part's names stay rare beside its bundles)."""
-    wrapped = wrapped or {}
+    header whose methods an `.inl` file defines shares its names, not its lines."""
     definers: dict[str, list[str]] = defaultdict(list)
     for path, own in names.items():
         for name in own:
             definers[name].append(path)
     rare = {path: {n for n in own if len(definers[n]) <= RARE_DEFINERS} for path, own in names.items()}
     found: dict[str, list[str]] = {}
-    for path in sorted(set(names) | set(wrapped)):
-        own = names.get(path, set()) | wrapped.get(path, set())
+    for path in sorted(names):
+        own = names[path]
         if len(own) < AMALGAM_MIN_NAMES:
             continue
         shared: dict[str, int] = defaultdict(int)
@@ -214,27 +210,13 @@ def amalgamations(names: dict[str, set[str]], sizes: dict[str, int], holds=None,
             parts = holds(path, parts)
         if len(parts) < MIN_PARTS:
             continue
-        if path in wrapped:  # a bundle's small modules (one or two functions each) are parts too small to judge
-            covered = {n for n in own if definers[n]}
-        else:
-            covered = set().union(*(names[p] for p in parts)) & own
+        covered = set().union(*(names[p] for p in parts)) & own
         if len(covered) < AMALGAM_SHARE * len(own):
             continue
         if sizes.get(path, 0) < SIZE_SHARE * sum(sizes.get(p, 0) for p in parts):
             continue
         found[path] = parts
     return found
-
-
-def wrapped_names(top: dict[str, set[str]], inner: dict[str, set[str]], langs: dict[str, str]) -> dict[str, set[str]]:
-    """JavaScript and TypeScript files defining their functions inside one wrapper (a UMD or IIFE bundle:
-    `(function (global, factory) { ... })`): fewer than ``AMALGAM_MIN_NAMES`` top-level names and at least
-    that many nested ones -> the nested names, which ``amalgamations`` judges as the file's own. A bundle a
-    build committed beside its sources (moment's `moment.js`, built from `src/` at each release) holds every
-    word of every module and would rank first for any task."""
-    return {path: names for path, names in inner.items()
-            if _family(langs.get(path, "")) == "js" and len(names) >= AMALGAM_MIN_NAMES
-            and len(top.get(path, ())) < AMALGAM_MIN_NAMES}
 
 
 _NOT_CODE = ("//", "/*", "*", "#", "--")  # comments and preprocessor lines: an assembling script drops or rewrites them
@@ -318,13 +300,11 @@ def record(db: sqlite3.Connection, read: dict[str, list[tuple[str, str]]], dropp
     banners = {path for (path,) in db.execute("SELECT path FROM code_traps WHERE kind = 'banner'")}
     product = {path for path in files if not is_nonproduct_path(path)}  # once a path, not once a symbol
     names: dict[str, set[str]] = defaultdict(set)
-    inner: dict[str, set[str]] = defaultdict(set)
     for path, lname, kind in db.execute("SELECT path, lname, kind FROM code_symbols"):
-        if path in product:
-            (inner if kind == "inner" else names)[path].add(lname)
-    bundles = wrapped_names(names, inner, {p: files[p][0] for p in inner})
-    copies = amalgamations(dict(names), {p: files[p][1] for p in set(names) | set(bundles)},
-                           _text_holder(repo) if repo is not None else None, bundles)
+        if kind != "inner" and path in product:
+            names[path].add(lname)
+    copies = amalgamations(dict(names), {p: files[p][1] for p in names},
+                           _text_holder(repo) if repo is not None else None)
     for path in files:
         if _in_amalgam_dir(path) and path not in copies:
             copies[path] = []
@@ -335,8 +315,8 @@ def record(db: sqlite3.Connection, read: dict[str, list[tuple[str, str]]], dropp
     project, shares = project_language(dict(sizes))
     rows: list[tuple[str, str, str]] = [("", "project", project)]
     for path, (lang, _, _) in sorted(files.items()):
-        if path in copies:  # a wrapped bundle keeps no parts: built at a release, not with each fix, it lends nothing
-            rows.append((path, "amalgamated", "" if path in bundles else "\n".join(copies[path])))
+        if path in copies:
+            rows.append((path, "amalgamated", "\n".join(copies[path])))
         elif generated_name(path):
             rows.append((path, "generated", ""))
         elif is_tool_script(path, lang, project, shares):
