@@ -100,9 +100,11 @@ def test_content_hash_is_sha256():
 
 # what a task boot (search, ranking, the task module's card) never needs: its records are brain.records',
 # hashes are cached, nothing logs, no token is checked, git is found without shutil (decision 0043); no
-# source text is parsed (ast comes with the first Python file an index or a card reads)
+# source text is parsed (ast comes with the first Python file an index or a card reads); the weights are not
+# copied, the memory folders not walked (unchanged), no copyright notice read, no report appended
 NOT_ON_THE_TASK_BOOT_PATH = ("dataclasses", "inspect", "typing", "hashlib", "shutil", "logging", "pickle", "secrets",
-                             "brain.team.tokens", "ast", "urllib.parse", "ipaddress")
+                             "brain.team.tokens", "ast", "urllib.parse", "ipaddress", "copy", "brain.search.memory_walk",
+                             "brain.search.copyright", "brain.appendonly")
 
 
 def _mapped_repo(brain):

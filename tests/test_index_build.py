@@ -300,3 +300,37 @@ def test_token_text_is_the_join_of_the_tokens(text):
     for its ASCII lines) stores exactly what the tokens say."""
     assert token_text(text) == " ".join(tokens(text))
     assert token_text(text) == token_text(text)  # cached the second time: the same
+
+
+def test_map_leaves_the_memory_and_code_text_in_one_segment_and_every_answer_the_same(brain, monkeypatch):
+    """FTS5 writes a segment per transaction; `brain map` merges the memory and code-file tables into one (a
+    task boot's queries read every segment): the rows and BM25 scores of any query are the same."""
+    from brain.search.index import MERGED_TABLES, SearchIndex
+
+    make_project(brain.repo, copies=6)
+    for i in range(6):
+        brain.write(f"notes/n{i}.md", f"# Note {i}\n\nThe order total and the price of line {i}, retry place_order.\n")
+    monkeypatch.setattr(SearchIndex, "merge_segments", lambda self: None)
+    brain.map()
+    db = brain.index.db
+
+    def segments(table):
+        return db.execute(f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()[0]
+
+    assert segments("docs_fts") > 1  # the notes and cards, each indexed in its own transaction
+    terms = ["order", "total", "price", "line", "retry", "place_order", "add", "cache", "note", "main", "nothing"]
+    queries = [(f"SELECT rowid, bm25({t}) FROM {t} WHERE {t} MATCH ? ORDER BY 2, 1", q)
+               for t in (*MERGED_TABLES, "fn_fts") for q in [*(f'"{w}"' for w in terms), " OR ".join(f'"{w}"' for w in terms),
+                                                             '"order" AND "total"', '"pri"*']]
+    before = [db.execute(sql, (q,)).fetchall() for sql, q in queries]
+    assert any(before)
+    monkeypatch.undo()
+    brain.index.merge_segments()
+    assert [segments(t) for t in MERGED_TABLES] == [1, 1]
+    assert [db.execute(sql, (q,)).fetchall() for sql, q in queries] == before
+    changes = db.total_changes
+    brain.index.merge_segments()  # already one segment each: nothing written, no write lock taken
+    assert db.total_changes == changes
+    brain.write("notes/later.md", "# Later\n\norder\n")  # a write after it adds its own segment, as before
+    brain.map()  # and the next map merges again
+    assert [segments(t) for t in MERGED_TABLES] == [1, 1]

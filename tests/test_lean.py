@@ -92,7 +92,7 @@ def _run(src, home, code=PROBE, *flags):
 
 
 def _kept_file(home):
-    found = list((home / "cache").glob("modules.*.marshal"))
+    found = list((home / "cache").glob("modules.*.blobs"))
     return found[0] if found else None
 
 
@@ -170,3 +170,54 @@ def test_the_kept_store_is_under_the_home_the_settings_name(tmp_path, monkeypatc
     monkeypatch.setenv("BRAIN_HOME", "~/brain-home")
     assert Kept("probe").path().startswith(str(brain_home()) + os.sep)
     assert str(brain_home()) == str(tmp_path / "brain-home")
+
+
+def test_the_modules_store_reads_the_values_it_is_asked_for_and_merges_on_save(tmp_path, monkeypatch):
+    from brain.kept import KeptBlobs
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path))
+    first = KeptBlobs("probe")
+    assert first.get(("a", "/x")) is None
+    first.put(("a", "/x"), ("a.py", 1, 2, 3, b"code of a"))
+    first.put(("b", "/x"), ("b.py", 4, 5, 6, b""))
+    first.save()
+    other = KeptBlobs("probe")  # another process, meanwhile: its entry and the first's are both kept
+    other.put(("c", "/y"), ("c.py", 7, 8, 9, b"c" * 70_000))
+    other.save()
+    later = KeptBlobs("probe")
+    assert later.get(("a", "/x")) == ("a.py", 1, 2, 3, b"code of a")
+    assert later.get(("b", "/x")) == ("b.py", 4, 5, 6, b"")
+    assert later.get(("c", "/y")) == ("c.py", 7, 8, 9, b"c" * 70_000)
+    assert later.get(("d", "/y")) is None
+    path = Path(later.path())
+    assert path.name.startswith("probe.") and path.suffix == ".blobs" and path.stat().st_mode & 0o777 == 0o600
+    data = path.read_bytes()
+    path.write_bytes(data[:-10])  # cut short: the value past the end is not read, the others are
+    cut = KeptBlobs("probe")
+    assert cut.get(("c", "/y")) is None and cut.get(("a", "/x")) == ("a.py", 1, 2, 3, b"code of a")
+    for damaged in (b"", b"\xff" * 8 + data[8:], data[:8] + b"not marshal"):
+        path.write_bytes(damaged)
+        assert KeptBlobs("probe").get(("a", "/x")) is None
+    path.write_bytes(data)
+    path.chmod(0o620)  # a file others can write is never read
+    assert KeptBlobs("probe").get(("a", "/x")) is None
+
+
+def test_the_modules_store_reads_alike_where_there_is_no_pread(tmp_path, monkeypatch):
+    """Windows has no os.pread: a seek and a read under a lock give the same values."""
+    import brain.kept as kept
+
+    monkeypatch.setenv("BRAIN_HOME", str(tmp_path))
+    store = kept.KeptBlobs("probe")
+    store.put(("a", "/x"), ("a.py", 1, 2, 3, b"code of a"))
+    store.put(("b", "/x"), ("b.py", 4, 5, 6, b"b" * 5000))
+    store.save()
+
+    def seek_read(fd, length, offset):
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, length)
+
+    monkeypatch.setattr(kept, "_pread", seek_read)
+    later = kept.KeptBlobs("probe")
+    assert later.get(("b", "/x")) == ("b.py", 4, 5, 6, b"b" * 5000)
+    assert later.get(("a", "/x")) == ("a.py", 1, 2, 3, b"code of a")

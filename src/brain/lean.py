@@ -73,7 +73,8 @@ def keep_modules(package_path: list[str]) -> None:
 
 class KeptModules:
     """A meta path finder for brain's own submodules that serves their code objects from one file kept in
-    the brain home (``brain.kept``: ``modules.<interpreter>.marshal``) instead of a ``__pycache__`` file
+    the brain home (``brain.kept.KeptBlobs``: ``modules.<interpreter>.blobs``, of which a process reads
+    the index and the code of the modules it imports) instead of a ``__pycache__`` file
     each, found through the path finder.
 
     A task boot imports some 110 of brain's modules; finding each (the path finder's folder checks) and
@@ -100,9 +101,9 @@ class KeptModules:
 
     def kept(self):
         if self._kept is None:
-            from .kept import Kept
+            from .kept import KeptBlobs
 
-            self._kept = Kept("modules")
+            self._kept = KeptBlobs("modules")
         return self._kept
 
     def find_spec(self, name: str, path=None, target=None):

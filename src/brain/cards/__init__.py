@@ -18,7 +18,6 @@ import re
 import time
 from pathlib import Path
 
-from ..appendonly import append_line
 from ..errors import Conflict, InvalidInput
 from ..records import field, record
 from .discovery import Module, card_rel_path
@@ -287,6 +286,7 @@ def _report_done(brain, module: str, *, how_to_use: str | None, summary: str | N
               "summary": summary or None}
     if summary:
         try:
+            from ..appendonly import append_line  # here: a boot reads cards, it reports none
             from ..memory.private import ensure_private_dir
             from ..security.redact import redact_fields
 

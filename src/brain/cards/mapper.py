@@ -422,6 +422,7 @@ class Mapper(Resolution, Hashing):
         started = time.perf_counter()
         index.refresh_memory(quick=index.db.execute("SELECT 1 FROM docs LIMIT 1").fetchone() is not None)
         report.index["graph"] = update_graph(index).get("work", "")
+        index.merge_segments()  # the rows written in many small transactions, read by each task boot: one segment
         report.index["seconds"] = round(report.index["seconds"] + time.perf_counter() - started, 3)
 
     # -- the last layout, for fast staleness checks at boot --------------------------------

@@ -19,7 +19,6 @@ from ..records import field, record
 from ..trees import walk as walk_tree
 from .outdirs import SKIP_DIRS, FolderFilter  # noqa: F401  (re-exported)
 from . import traps
-from .copyright import copyright_holder, read_head as _read_head
 from ..lazyre import lazy
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files",
@@ -158,6 +157,13 @@ def vendored_folders(repo: Path, files: dict[str, object] | None = None, marks: 
     return found
 
 
+def copyright_holder(head: str, lines: int = 40) -> frozenset[str]:
+    """``copyright.copyright_holder`` (imported by a refresh that looks for vendored folders, not by a boot)."""
+    from .copyright import copyright_holder as holder
+
+    return holder(head, lines)
+
+
 def _foreign_folders(repo: Path, licensed: set[str], files, skip: set[str]) -> set[str]:
     """Which of the ``licensed`` folders hold code whose copyright holder is not the project's."""
     under: dict[str, list[str]] = {folder: [] for folder in licensed}
@@ -171,6 +177,8 @@ def _foreign_folders(repo: Path, licensed: set[str], files, skip: set[str]) -> s
         for folder in folders:
             if folder in under:
                 under[folder].append(path)
+    from .copyright import copyright_holder, read_head as _read_head
+
     holders: dict[str, frozenset[str]] = {}
 
     def holder(path: str) -> frozenset[str]:

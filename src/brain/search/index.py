@@ -48,6 +48,8 @@ def sqlite_file_problem(path: Path) -> str | None:
 
 
 INDEX_FILE = "index.db"
+MERGED_TABLES = ("docs_fts", "code_fts")  # the full-text tables a build leaves in one segment (see merge_segments)
+MERGE_PAGES = 4096  # at most this many pages written per table by one merge (16 MB at SQLite's 4 KiB pages)
 SCHEMA_VERSION = "16"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 
@@ -265,6 +267,7 @@ class SearchIndex(MemoryDocs, Queries):
         builder.seedable = False  # a rebuild starts from nothing, by definition
         try:
             stats = builder.refresh()
+            builder.merge_segments()
             builder.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         except BaseException:
             builder.close()
@@ -274,6 +277,28 @@ class SearchIndex(MemoryDocs, Queries):
             raise
         builder.close()  # the last connection: its WAL and shared memory are removed
         return builder.path, stats
+
+    def merge_segments(self) -> None:
+        """Merge each full-text table of ``MERGED_TABLES`` into one segment (FTS5's ``merge`` command, all
+        segments eligible, at most ``MERGE_PAGES`` pages written: a larger table is merged in part).
+
+        FTS5 writes each transaction's rows as a new segment and merges them only a few at a time, so a
+        build of many small writes leaves several: `brain map` left Django 4.2's memory documents in 17
+        segments (62 cards, each written and indexed on its own) and the code files in 4, and a query
+        then reads every term's list in each segment. What a query answers is the same rows with the same
+        BM25 scores (the scores read the rows and the table's totals, not the segments); a task boot's
+        queries on them cost about 1.4 ms less (memory) and 1-2 ms less (code files) on this machine.
+        The function bodies' table is left as it is: merged, its queries measured no cheaper. A table
+        already in one segment (its ``_idx`` rows, one per leaf page, name one segment) is not touched, so
+        the write lock is not taken. Run at the end of a `brain map` and of a rebuild, never by a boot
+        (which only reads)."""
+        db = self.db
+        for table in MERGED_TABLES:
+            if db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is None:
+                continue
+            if db.execute(f"SELECT count(*) FROM (SELECT DISTINCT segid FROM {table}_idx LIMIT 2)").fetchone()[0] < 2:
+                continue
+            db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (-MERGE_PAGES,))
 
     # -- everything ----------------------------------------------------------------
     def refresh(self, *, code: bool = True, progress=None) -> dict:

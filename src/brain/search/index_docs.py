@@ -17,10 +17,24 @@ from collections.abc import Iterable
 
 from ..memory.files import read_memory_file, read_regular_file
 from ..memory.paths import has_link_between
-from .memory_walk import found as found_files, walk_memory
 from .tokenize import index_extra
 
 __all__ = ["MemoryDocs", "kind_of"]
+
+
+def walk_memory(roots: list[tuple[str, str]], kept: dict | None = None) -> tuple[list, dict]:
+    """``memory_walk.walk_memory``, imported when a refresh walks (a boot whose memory folders are unchanged
+    walks nothing)."""
+    from .memory_walk import walk_memory as walk
+
+    return walk(roots, kept)
+
+
+def found_files(walked: list):
+    """``memory_walk.found`` (see ``walk_memory``)."""
+    from .memory_walk import found
+
+    return found(walked)
 
 
 def kind_of(path: str) -> str:

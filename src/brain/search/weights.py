@@ -18,7 +18,6 @@ read on first use only, so a boot without a task never pays for it.
 
 from __future__ import annotations
 
-import copy
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -107,6 +106,8 @@ class Weights:
     def replace(self, values: dict | None = None, *, functions: dict | None = None) -> "Weights":
         """A copy with the named values changed (``{"path": 9.0, "test": 0.01}``; ``functions`` for the
         function ranking's); an unknown name is an error, not a silent no-op."""
+        import copy  # here: a task boot never copies the weights
+
         data = copy.deepcopy(self._data)
         for group, changes in (("files", values), ("functions", functions)):
             sections = FILE_SECTIONS if group == "files" else FUNCTION_SECTIONS
@@ -118,10 +119,14 @@ class Weights:
         return Weights(data)
 
     def to_json(self) -> dict:
+        import copy
+
         return copy.deepcopy(self._data)
 
     @classmethod
     def from_json(cls, data: dict) -> "Weights":
+        import copy
+
         return cls(copy.deepcopy(data))
 
 

@@ -11,7 +11,6 @@ on first use with the token's role and machine, and only sessions the token star
 from __future__ import annotations
 
 import contextvars
-import copy
 import re
 import threading
 
@@ -104,6 +103,8 @@ def bound_session(brain, principal: Principal, requested: str | None = None) -> 
                 return False
 
         def start() -> str:
+            import copy  # here: a boot only asks who is calling
+
             coord = copy.copy(brain.coord)  # same backend, the token's machine in the session id
             coord.machine = principal.machine or principal.name
             return coord.start_session(principal.session_role).id
