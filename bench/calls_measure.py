@@ -228,21 +228,9 @@ def report(path: Path) -> None:
           f"max {cpu[-1] * 1000:.1f} ms")
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus", type=Path)
-    ap.add_argument("--mirrors", type=Path)
-    ap.add_argument("--reserved", type=Path, default=reserved.DEFAULT_RESERVED)
-    ap.add_argument("--trees", type=Path)
-    ap.add_argument("--half", choices=("tune", "held"), default="tune")
-    ap.add_argument("--per-repo", type=int, default=10)
-    ap.add_argument("--repo", action="append")
-    ap.add_argument("--out", type=Path)
-    ap.add_argument("--report", type=Path)
-    args = ap.parse_args()
-    if args.report:
-        report(args.report)
-        return 0
+def measure(args, run_one) -> int:
+    """Run `run_one(repo, tasks, mirrors, trees, out)` over the drawn tasks of the chosen half, one JSON row
+    per task appended to `--out`; repositories already in `--out` are skipped (a stopped run resumes)."""
     tasks = locbench.load_tasks(args.corpus)
     tasks = [t for t in tasks if calls_split.half(t["repo"]) == args.half]
     if args.repo:
@@ -259,9 +247,27 @@ def main() -> int:
             if repo in done:
                 continue
             t0 = time.perf_counter()
-            run_repo(repo, ts, args.mirrors.resolve(), args.trees.resolve(), out)
+            run_one(repo, ts, args.mirrors.resolve(), args.trees.resolve(), out)
             print(f"{repo}: {len(ts)} tasks, {time.perf_counter() - t0:.0f} s", flush=True)
     return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--corpus", type=Path)
+    ap.add_argument("--mirrors", type=Path)
+    ap.add_argument("--reserved", type=Path, default=reserved.DEFAULT_RESERVED)
+    ap.add_argument("--trees", type=Path)
+    ap.add_argument("--half", choices=("tune", "held"), default="tune")
+    ap.add_argument("--per-repo", type=int, default=10)
+    ap.add_argument("--repo", action="append")
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--report", type=Path)
+    args = ap.parse_args()
+    if args.report:
+        report(args.report)
+        return 0
+    return measure(args, run_repo)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -35,8 +34,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import bench_corpus as bc  # noqa: E402
-import calls_split  # noqa: E402
-import corpus_score as cs  # noqa: E402
+import calls_measure  # noqa: E402
 import locbench  # noqa: E402
 import reserved  # noqa: E402
 
@@ -259,25 +257,7 @@ def main() -> int:
     if args.report:
         report(args.report, args.max_df, args.min_names)
         return 0
-    tasks = locbench.load_tasks(args.corpus)
-    tasks = [t for t in tasks if calls_split.half(t["repo"]) == args.half]
-    if args.repo:
-        wanted = {r.lower() for r in args.repo}
-        tasks = [t for t in tasks if t["repo"].lower() in wanted]
-    reserved.refuse_reserved(sorted({t["repo"] for t in tasks}), reserved.read_reserved(args.reserved))
-    drawn = cs.sample(tasks, args.per_repo, "corpus")
-    os.environ.setdefault("BRAIN_HOME", str(args.trees / "brain-home"))
-    done = set()
-    if args.out.is_file():
-        done = {json.loads(line)["repo"] for line in args.out.read_text().splitlines()}
-    with args.out.open("a") as out:
-        for repo, ts in drawn.items():
-            if repo in done:
-                continue
-            t0 = time.perf_counter()
-            run_repo(repo, ts, args.mirrors.resolve(), args.trees.resolve(), out)
-            print(f"{repo}: {len(ts)} tasks, {time.perf_counter() - t0:.0f} s", flush=True)
-    return 0
+    return calls_measure.measure(args, run_repo)
 
 
 if __name__ == "__main__":
