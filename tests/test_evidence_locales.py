@@ -3,7 +3,10 @@ translation files of that language (evidence.locales)."""
 
 from __future__ import annotations
 
-from brain.search.evidence.locales import locale_code, named_languages
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from brain.search.evidence.locales import CODES, locale_code, named_languages
 from brain.search.ranking import gather
 from brain.search.signals import extract_signals
 from card_helpers import commit_files
@@ -50,3 +53,30 @@ def test_a_named_language_picks_its_translation_files(brain):
     found = gather(view, "Austria German January variant")
     assert found.files["src/Lang/de_AT.php"].features["locale"] == 1.0
     assert brain.boot("Shorten Greek year abbreviation", record=False).files[0] == "src/Lang/el.php"
+
+
+_PIECE = st.one_of(
+    st.sampled_from(["lang", "Locale", "i18n", "src", "de_AT", "pt-br", "messages_fr", "x.lang-fi", "el", "zz", ""]),
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyzAZ_-.0123456789é中", max_size=12),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECE, min_size=1, max_size=6))
+def test_locale_code_of_any_path_is_none_or_a_known_language(pieces):
+    """Any path (empty pieces, dots, non-ASCII, a long name) reads as no locale or as a known language's code,
+    and a path outside every folder of translations whose name does not say `lang` is never one."""
+    path = "/".join(pieces)
+    found = locale_code(path)
+    if found is not None:
+        language, region, full = found
+        assert language in CODES
+        assert full.startswith(language)
+        assert full == full.lower() and "-" not in full
+        assert region == "" or region in full
+    lowered = [p.lower() for p in pieces]
+    if not any(p in ("lang", "locale", "i18n") for p in lowered[:-1]) and not any(
+            s in lowered[-1] for s in ("lang", "messages", "locale", "language")):
+        assert found is None or any(
+            p in ("langs", "language", "languages", "locales", "l10n", "translation", "translations", "nls",
+                  "localization", "localizations", "l18n") for p in lowered[:-1])
