@@ -76,31 +76,38 @@ def links_of(fview, view, graph, hits, path: str, k: int) -> dict:
             "loose_callees": loose_callees, "loose_callers": loose_callers}
 
 
-def run_repo(repo: str, tasks: list[dict], mirrors: Path, trees: Path, out) -> None:
+def ranked_at_base(tree: Path, mirror: Path, task: dict):
+    """The task's base commit checked out in `tree` (brain initialised there once, the tree's own AGENTS.md left as
+    git has it), the index refreshed, and the boot's two rankings of its text: (brain, boot, functions, files)."""
     import brain as brainlib
+    from brain.search.rank_functions import locate_functions
+
+    bc.checkout(tree, mirror, task["base_commit"])
+    if not (tree / ".brain" / "brain.yml").is_file():
+        had_agents = (tree / "AGENTS.md").exists()
+        brainlib.init(tree)
+        if not had_agents:
+            (tree / "AGENTS.md").unlink(missing_ok=True)
+        else:
+            bc.git("checkout", "-q", "-f", "--", "AGENTS.md", cwd=tree)
+    b = brainlib.open(tree)
+    b.reindex()
+    found, hits = locate_functions(b, task["problem_statement"], limit=20)
+    return b, found, hits, b.locate(task["problem_statement"], limit=FILES).files
+
+
+def run_repo(repo: str, tasks: list[dict], mirrors: Path, trees: Path, out) -> None:
     from brain.search.function_evidence import LiveGraph
     from brain.search.functions import FunctionView
-    from brain.search.rank_functions import locate_functions
     from brain.search.weights import shipped_weights
 
     mirror = locbench.git_dir(mirrors, repo, "calls_measure")
     tree = trees / "trees" / repo.replace("/", "+")
     F = shipped_weights().functions
     for task in tasks:
-        text, gold = task["problem_statement"], task["gold_files"]
+        gold = task["gold_files"]
         try:
-            bc.checkout(tree, mirror, task["base_commit"])
-            if not (tree / ".brain" / "brain.yml").is_file():
-                had_agents = (tree / "AGENTS.md").exists()
-                brainlib.init(tree)
-                if not had_agents:
-                    (tree / "AGENTS.md").unlink(missing_ok=True)
-                else:
-                    bc.git("checkout", "-q", "-f", "--", "AGENTS.md", cwd=tree)
-            b = brainlib.open(tree)
-            b.reindex()
-            found, hits = locate_functions(b, text, limit=20)
-            ranked = b.locate(text, limit=FILES).files
+            b, found, hits, ranked = ranked_at_base(tree, mirror, task)
             files = [h.path for h in ranked]
             view = b.index.code_view()
             fview = FunctionView(b.index.db)

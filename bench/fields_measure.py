@@ -39,7 +39,6 @@ import locbench  # noqa: E402
 import reserved  # noqa: E402
 
 SEED_FNS = 3
-FILES = 40
 MAX_DF = 12  # a name written in more files than this is not recorded
 MIN_LEN = 4
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -120,28 +119,15 @@ def link(db, view, names: dict[str, str], top: str, cache: dict) -> dict[str, li
 
 def run_repo(repo: str, tasks: list[dict], mirrors: Path, trees: Path, out) -> None:
     global fview_root
-    import brain as brainlib
     from brain.search.functions import FunctionView
-    from brain.search.rank_functions import locate_functions
 
     mirror = locbench.git_dir(mirrors, repo, "fields_measure")
     tree = trees / "trees" / repo.replace("/", "+")
     fview_root = tree
     for task in tasks:
-        text, gold = task["problem_statement"], task["gold_files"]
+        gold = task["gold_files"]
         try:
-            bc.checkout(tree, mirror, task["base_commit"])
-            if not (tree / ".brain" / "brain.yml").is_file():
-                had_agents = (tree / "AGENTS.md").exists()
-                brainlib.init(tree)
-                if not had_agents:
-                    (tree / "AGENTS.md").unlink(missing_ok=True)
-                else:
-                    bc.git("checkout", "-q", "-f", "--", "AGENTS.md", cwd=tree)
-            b = brainlib.open(tree)
-            b.reindex()
-            found, hits = locate_functions(b, text, limit=20)
-            ranked = b.locate(text, limit=FILES).files
+            b, _, hits, ranked = calls_measure.ranked_at_base(tree, mirror, task)
             files = [h.path for h in ranked]
             view = b.index.code_view()
             fview = FunctionView(b.index.db)
