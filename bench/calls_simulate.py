@@ -43,13 +43,16 @@ def lifted_scores(r: dict, k: float, cap: float, kinds: tuple[str, ...], seeds: 
     return out
 
 
-def evaluate(rows: list[dict], **kw) -> dict:
+def evaluate(rows: list[dict], lift=None, **kw) -> dict:
+    """Macro all@1/all@5/any@5/all@10 of the rows re-ranked by `lift(row, **kw)` (this module's `lifted_scores`
+    unless another bench gives its own), and the tasks each measure gained and lost against the recorded order."""
+    lift = lift or lifted_scores
     per_lang = defaultdict(lambda: defaultdict(list))
     moved = defaultdict(lambda: [0, 0])
     for r in rows:
         gold = set(r["gold"])
         base = r["files"]
-        new = ranks(r["files"], r["scores"], lifted_scores(r, **kw)) if kw else base
+        new = ranks(r["files"], r["scores"], lift(r, **kw)) if kw else base
         for name, n, fn in (("all@1", 1, all), ("all@5", 5, all), ("any@5", 5, any), ("all@10", 10, all)):
             b = fn(g in base[:n] for g in gold)
             a = fn(g in new[:n] for g in gold)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import itertools
 import json
 import sys
-from collections import defaultdict
 
 sys.path.insert(0, __file__.rsplit("/", 1)[0])
+import calls_simulate  # noqa: E402
 from calls_simulate import ranks  # noqa: E402
 
 
@@ -41,23 +41,7 @@ def lifted_scores(r: dict, k: float, cap: float, kind: str, max_df: int, min_nam
 
 
 def evaluate(rows: list[dict], **kw) -> dict:
-    per_lang = defaultdict(lambda: defaultdict(list))
-    moved = defaultdict(lambda: [0, 0])
-    for r in rows:
-        gold = set(r["gold"])
-        base = r["files"]
-        new = ranks(r["files"], r["scores"], lifted_scores(r, **kw)) if kw else base
-        for name, n, fn in (("all@1", 1, all), ("all@5", 5, all), ("any@5", 5, any), ("all@10", 10, all)):
-            b = fn(g in base[:n] for g in gold)
-            a = fn(g in new[:n] for g in gold)
-            per_lang[r["lang"]][name].append(a)
-            if a and not b:
-                moved[name][0] += 1
-            if b and not a:
-                moved[name][1] += 1
-    macro = {m: sum(sum(v[m]) / len(v[m]) for v in per_lang.values()) / len(per_lang)
-             for m in ("all@1", "all@5", "any@5", "all@10")}
-    return {"macro": macro, "moved": dict(moved)}
+    return calls_simulate.evaluate(rows, lifted_scores, **kw)
 
 
 # chosen on the tuning half before any held-out figure was read; `--candidates` scores only these
@@ -74,10 +58,7 @@ CANDIDATES: dict[str, dict] = {
 }
 
 
-def line(res: dict) -> str:
-    mv = res["moved"]
-    return " ".join(f"{m} {res['macro'][m]:.3f} (+{mv.get(m, [0, 0])[0]}/-{mv.get(m, [0, 0])[1]})"
-                    for m in ("all@1", "all@5", "any@5", "all@10"))
+line = calls_simulate.line
 
 
 def load(paths: list[str]) -> list[dict]:
