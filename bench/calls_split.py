@@ -6,18 +6,19 @@ otherwise. ``python bench/calls_split.py`` prints both halves' sizes; ``half(rep
 
 from __future__ import annotations
 
-import hashlib
-import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from pairs_split import print_sizes, salted_half  # noqa: E402
 
 SALT = "calls-2026-12-08"
 
 
 def half(repo: str) -> str:
-    return "tune" if hashlib.sha256(f"{SALT}:{repo}".encode()).hexdigest()[0] in "01234567" else "held"
+    return salted_half(SALT, repo)
 
 
 if __name__ == "__main__":
-    repos = [r["repo"] for r in json.loads((Path(__file__).parent / "corpus" / "repositories.json").read_text())["repositories"]]
-    tune = [r for r in repos if half(r) == "tune"]
-    print(f"{len(repos)} repositories: {len(tune)} tuning, {len(repos) - len(tune)} held out")
+    print_sizes(half)

@@ -13,11 +13,21 @@ from pathlib import Path
 SALT = "pairs-2026-12-07b"
 
 
+def salted_half(salt: str, repo: str) -> str:
+    """"tune" or "held": the split every salted round uses (first hex digit of sha256(salt:repo) 0-7 is tuning)."""
+    return "tune" if hashlib.sha256(f"{salt}:{repo}".encode()).hexdigest()[0] in "01234567" else "held"
+
+
 def half(repo: str) -> str:
-    return "tune" if hashlib.sha256(f"{SALT}:{repo}".encode()).hexdigest()[0] in "01234567" else "held"
+    return salted_half(SALT, repo)
+
+
+def print_sizes(half_of) -> None:
+    """Both halves' sizes over the corpus' repositories."""
+    repos = [r["repo"] for r in json.loads((Path(__file__).parent / "corpus" / "repositories.json").read_text())["repositories"]]
+    tune = [r for r in repos if half_of(r) == "tune"]
+    print(f"{len(repos)} repositories: {len(tune)} tuning, {len(repos) - len(tune)} held out")
 
 
 if __name__ == "__main__":
-    repos = [r["repo"] for r in json.loads((Path(__file__).parent / "corpus" / "repositories.json").read_text())["repositories"]]
-    tune = [r for r in repos if half(r) == "tune"]
-    print(f"{len(repos)} repositories: {len(tune)} tuning, {len(repos) - len(tune)} held out")
+    print_sizes(half)
