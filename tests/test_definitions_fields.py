@@ -1,7 +1,4 @@
-"""Fields, constants, properties and enum constants of Java, C# and Kotlin classes in the code index's symbols.
-
-The rows these readers add are of kind `field` (name evidence only: they stay out of the names column); the
-shapes read before them (C# `Type Name { get`, Kotlin `val`/`var` lines) keep their kind `attr`."""
+"""Fields, constants, properties and enum constants of Java, C# and Kotlin classes in the code index's symbols."""
 
 from __future__ import annotations
 
@@ -78,12 +75,12 @@ public class DateUtils {
 
 def test_java_fields_constants_and_enum_constants_are_attributes_of_their_class():
     defs = _defs(JAVA, "java")
-    assert {("DateUtils.MILLIS_PER_SECOND", "field"), ("DateUtils.MILLIS_PER_MINUTE", "field"),
-            ("DateUtils.FIELDS", "field"), ("DateUtils.cache", "field"), ("DateUtils.size", "field"),
-            ("DateUtils.capacity", "field"), ("DateUtils.closed", "field"), ("DateUtils.isSameDay", "method"),
-            ("ErrorId.AMBIGUOUS_TYPE_CONVERSION", "field"), ("ErrorId.AOP_DISABLED", "field"), ("ErrorId.PLUS", "field"),
-            ("ErrorId.MINUS", "field"), ("ErrorId.TIMES", "field"), ("ErrorId.symbol", "field"),
-            ("Limits.MAX_ITEMS", "field"), ("Limits.name", "method")} <= defs
+    assert {("DateUtils.MILLIS_PER_SECOND", "attr"), ("DateUtils.MILLIS_PER_MINUTE", "attr"),
+            ("DateUtils.FIELDS", "attr"), ("DateUtils.cache", "attr"), ("DateUtils.size", "attr"),
+            ("DateUtils.capacity", "attr"), ("DateUtils.closed", "attr"), ("DateUtils.isSameDay", "method"),
+            ("ErrorId.AMBIGUOUS_TYPE_CONVERSION", "attr"), ("ErrorId.AOP_DISABLED", "attr"), ("ErrorId.PLUS", "attr"),
+            ("ErrorId.MINUS", "attr"), ("ErrorId.TIMES", "attr"), ("ErrorId.symbol", "attr"),
+            ("Limits.MAX_ITEMS", "attr"), ("Limits.name", "method")} <= defs
     names = {q.rsplit(".", 1)[-1] for q, _ in defs}
     # locals, calls, an argument of a constant, the serialization id: none is a field (a constant body's
     # method is the enum's, as before)
@@ -136,12 +133,12 @@ public enum LogEventLevel
 
 def test_csharp_fields_constants_allman_properties_and_enum_members():
     defs = _defs(CSHARP, "csharp")
-    assert {("LoggingLevelSwitch._minimumLevel", "field"), ("LoggingLevelSwitch._levelUpdateLock", "field"),
-            ("LoggingLevelSwitch.DefaultMaxDepth", "field"), ("LoggingLevelSwitch.Cache", "field"),
-            ("LoggingLevelSwitch.MinimumLevelChanged", "field"), ("LoggingLevelSwitch.MinimumLevel", "field"),
+    assert {("LoggingLevelSwitch._minimumLevel", "attr"), ("LoggingLevelSwitch._levelUpdateLock", "attr"),
+            ("LoggingLevelSwitch.DefaultMaxDepth", "attr"), ("LoggingLevelSwitch.Cache", "attr"),
+            ("LoggingLevelSwitch.MinimumLevelChanged", "attr"), ("LoggingLevelSwitch.MinimumLevel", "attr"),
             ("LoggingLevelSwitch.Name", "attr"), ("LoggingLevelSwitch.ToString", "method"),
-            ("LogEventLevel.Verbose", "field"), ("LogEventLevel.Debug", "field"),
-            ("LogEventLevel.Information", "field")} <= defs
+            ("LogEventLevel.Verbose", "attr"), ("LogEventLevel.Debug", "attr"),
+            ("LogEventLevel.Information", "attr")} <= defs
     names = {q.rsplit(".", 1)[-1] for q, _ in defs}
     assert not names & {"old", "count", "value", "Obsolete", "Local"}  # locals; a `const` with no access word
 
@@ -173,9 +170,9 @@ class Cache {
 
 def test_kotlin_enum_classes_constants_constructor_properties_and_inner_classes():
     defs = _defs(KOTLIN, "kotlin")
-    assert {("Protocol", "class"), ("Protocol.protocol", "field"), ("Protocol.HTTP_1_0", "field"),
-            ("Protocol.HTTP_2", "field"), ("Protocol.toString", "method"), ("Protocol.MAX_SIZE", "attr"),
-            ("Protocol.MIN_SIZE", "attr"), ("Route", "class"), ("Route.address", "field"), ("Route.proxy", "field"),
+    assert {("Protocol", "class"), ("Protocol.protocol", "attr"), ("Protocol.HTTP_1_0", "attr"),
+            ("Protocol.HTTP_2", "attr"), ("Protocol.toString", "method"), ("Protocol.MAX_SIZE", "attr"),
+            ("Protocol.MIN_SIZE", "attr"), ("Route", "class"), ("Route.address", "attr"), ("Route.proxy", "attr"),
             ("Cache.RealCacheRequest", "class"), ("RealCacheRequest.done", "attr"),
             ("RealCacheRequest.abort", "method")} <= defs
     # `enum class` and `inner class` once read as a class named `class`
@@ -243,14 +240,3 @@ def test_pathological_field_lines_keep_the_scan_linear(lang):
     scan = scan_definitions(text, lang)
     assert time.perf_counter() - started < 5.0
     assert len(scan.symbols) <= 6000
-
-
-def test_field_rows_are_symbols_but_stay_out_of_the_names_column():
-    from brain.search.build import index_file
-
-    _doc, symbols, _imports, _generated, names, _body, _functions = index_file(JAVA, "src/DateUtils.java", "java", "", False)
-    kinds = {name: kind for name, kind, _, _ in symbols}
-    assert kinds["MILLIS_PER_SECOND"] == "field" and kinds["isSameDay"] == "method"
-    words = names.split()  # (the names column's tokens: lower case, identifiers and their parts)
-    assert "issameday" in words and "errorid" in words
-    assert not {"millis_per_second", "millis", "aop_disabled", "cache", "closed"} & set(words)  # name evidence only

@@ -85,9 +85,7 @@ def index_file(text: str, path: str, lang: str, module: str, is_package: bool, *
     if lang == "python" and tree is None:
         tree = parse_python(text)
     facts = extract(text, lang, module, is_package, tree=tree)
-    # a class's fields and enum constants (kind `field`) are name evidence only: a type with hundreds of them
-    # would otherwise flood its file's names column, which BM25 weighs double (decision: Java/C# fields)
-    names = " ".join([path, module, " ".join(sorted({s[0] for s in facts.symbols if s[1] not in ("inner", "field")}))])
+    names = " ".join([path, module, " ".join(sorted({s[0] for s in facts.symbols if s[1] != "inner"}))])
     defs = None
     if has_extractor(lang):
         if lang == "python":

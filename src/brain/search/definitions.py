@@ -376,7 +376,7 @@ def scan_definitions(text: str, lang: str) -> _Scan:
             if state[1] == 0 and state[2] == 0 and not line.startswith("}"):
                 names = table.enum_members(line)
                 for name in names:
-                    out.symbols.append((name, "field", f"{stack[-1][1]}.{name}", number))
+                    out.symbols.append((name, "attr", f"{stack[-1][1]}.{name}", number))
                 if not names and not line.startswith(("@", "[")):
                     state[0] = False  # a member that is not a constant: the list is over
             paren, brace = _nesting(line)
@@ -474,7 +474,7 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                     break
         if not found and owner is not None and table.fields is not None:
             for name in table.fields(line):
-                out.symbols.append((name, "field", f"{owner}.{name}", number))
+                out.symbols.append((name, "attr", f"{owner}.{name}", number))
                 found = True
         if not found and table.c_like and "(" in line and not line.startswith("#"):
             sig = _signature(line if table.signature_line is None else table.signature_line(line), indent, table)
@@ -495,8 +495,8 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                     if table.header_fields is not None:
                         rest = line[m.end():]
                         for field_match in table.header_fields.finditer(rest.split("{", 1)[0]):
-                            out.symbols.append((field_match.group("name"), "field",
-                                                f"{name}.{field_match.group('name')}", number))
+                            out.symbols.append((field_match.group("name"), "attr", f"{name}.{field_match.group('name')}",
+                                                number))
                     # an enum's body opens with its constants (`enum_members`): [in the list, parentheses, braces]
                     enum = [True, 0, 0] if table.enum_members is not None and m.groupdict().get("name") \
                         and "enum" in line[:m.start("name")].split() else None

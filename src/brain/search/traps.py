@@ -301,7 +301,7 @@ def record(db: sqlite3.Connection, read: dict[str, list[tuple[str, str]]], dropp
     product = {path for path in files if not is_nonproduct_path(path)}  # once a path, not once a symbol
     names: dict[str, set[str]] = defaultdict(set)
     for path, lname, kind in db.execute("SELECT path, lname, kind FROM code_symbols"):
-        if kind not in ("inner", "field") and path in product:  # (copies share definitions, not field names)
+        if kind != "inner" and path in product:
             names[path].add(lname)
     copies = amalgamations(dict(names), {p: files[p][1] for p in names},
                            _text_holder(repo) if repo is not None else None)
