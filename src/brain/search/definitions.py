@@ -18,9 +18,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .definitions_fields import JAVA_FIELDS, declared_fields, enum_constants
-from .definitions_fields import nesting as _nesting
-
 __all__ = ["LANGUAGES", "LanguageTable", "scan_definitions", "MAX_LINE"]
 
 MAX_LINE = 400
@@ -100,9 +97,6 @@ class LanguageTable:
     keyword_blocks: bool = False  # containers open at their header and close at the `end` at their indent (Ruby)
     signature_line: object = None  # (line) -> the line a signature is read from (C# drops generics: `Run<T>(`)
     attrs: tuple[re.Pattern, ...] = ()  # property shapes that count only inside a container (C# `Type Name {`)
-    fields: object = None  # (line) -> the field names it declares inside a container (Java, C#: definitions_fields)
-    enum_members: object = None  # (line) -> the constants an enum body's line declares (definitions_fields)
-    header_fields: re.Pattern | None = None  # properties a container's header declares (Kotlin `class A(val x: T)`)
 
 
 def _p(pattern: str) -> re.Pattern:
@@ -142,7 +136,6 @@ LANGUAGES: dict[str, LanguageTable] = {
         containers=(_p(r"(?:@\w+\s+)*" + _JAVA_MODS + r"(?:class|interface|enum|record|@interface|object)\s+(?P<name>\w+)"),),
         imports=(_p(r"import\s+(?:static\s+)?(?P<target>[\w.]+)"),),
         c_like=True, caps_are_macros=False, header_bases=base_types,
-        fields=lambda line: declared_fields(line, JAVA_FIELDS), enum_members=enum_constants,
     ),
     "js": LanguageTable(
         defs=(
@@ -214,18 +207,11 @@ LANGUAGES["elisp"] = LanguageTable(
           (_p(r"\(def(?:var|const|custom)\s+(?P<name>[^\s()]+)"), "var")),
     imports=(_p(r"\(require\s+'(?P<target>[^\s()]+)"),),
 )
-# Kotlin's modifiers: `enum class`, `const val`, `lateinit var`, `companion object` read as one declaration
-_KOTLIN_MODS = (r"(?:(?:public|protected|private|internal|abstract|final|sealed|open|data|inline|value|override|enum|"
-                r"annotation|inner|companion|const|lateinit|expect|actual|external|tailrec|operator|infix|suspend)\s+)*")
-_KOTLIN_TYPE = _KOTLIN_MODS + r"(?:class|interface|object)\s+(?P<name>\w+)"
 LANGUAGES["kotlin"] = LanguageTable(
-    defs=((_p(_KOTLIN_TYPE), "class"),
-          (_p(_KOTLIN_MODS + r"fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)"), "function"),
-          (_p(_KOTLIN_MODS + r"(?:val|var)\s+(?P<name>\w+)"), "var")),
-    containers=(_p(r"(?:@\w+\s+)*" + _KOTLIN_TYPE),), imports=LANGUAGES["java"].imports, caps_are_macros=False,
-    enum_members=enum_constants,
-    # the properties of a primary constructor written on the class line: `data class P(val x: Int, var y: Int)`
-    header_fields=_p(r"(?<![\w.])(?:val|var)\s+(?P<name>[A-Za-z_]\w*)"),
+    defs=(*LANGUAGES["java"].defs,
+          (_p(_JAVA_MODS + r"(?:suspend\s+)?fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)"), "function"),
+          (_p(_JAVA_MODS + r"(?:val|var)\s+(?P<name>\w+)"), "var")),
+    containers=LANGUAGES["java"].containers, imports=LANGUAGES["java"].imports, caps_are_macros=False,
 )
 from . import definitions_langs  # noqa: E402,F401  C#, PHP and Ruby, and Kotlin's `:` bases (it registers them)
 
@@ -328,10 +314,10 @@ def scan_definitions(text: str, lang: str) -> _Scan:
     out = _Scan()
     if table is None:
         return out
-    stack: list[tuple[int, str, list | None]] = []  # (indent, owner, enum state) of open containers
+    stack: list[tuple[int, str]] = []  # (indent, owner) of open containers
     in_block_comment = False
     in_import_block = False
-    pending: tuple | None = None  # (indent, owner, lines left, enum state) of a container whose `{` is below
+    pending: tuple[int, str, int] | None = None  # (indent, owner, lines left) of a container whose `{` is below
     use_lines: list[str] = []  # a Rust `use` statement read so far (it ends at `;`)
     for number, raw in enumerate(text.split("\n"), 1):
         if len(raw) > MAX_LINE:
@@ -362,27 +348,14 @@ def scan_definitions(text: str, lang: str) -> _Scan:
             if table.header_bases is not None:
                 out.imports.extend(table.header_bases(line))
             if line.startswith("{") or line.endswith("{"):
-                stack.append((pending[0], pending[1], pending[3]))
+                stack.append(pending[:2])
                 pending = None
                 if line.startswith("{"):
                     continue
             elif line.endswith((";", "}")) or pending[2] <= 1:
                 pending = None
             else:
-                pending = (pending[0], pending[1], pending[2] - 1, pending[3])
-        if stack and stack[-1][2] is not None and stack[-1][2][0]:
-            # an enum body's constants, up to the `;` that ends their list (at the body's own level)
-            state = stack[-1][2]
-            if state[1] == 0 and state[2] == 0 and not line.startswith("}"):
-                names = table.enum_members(line)
-                for name in names:
-                    out.symbols.append((name, "attr", f"{stack[-1][1]}.{name}", number))
-                if not names and not line.startswith(("@", "[")):
-                    state[0] = False  # a member that is not a constant: the list is over
-            paren, brace = _nesting(line)
-            state[1], state[2] = max(0, state[1] + paren), max(0, state[2] + brace)
-            if state[1] == 0 and state[2] == 0 and line.endswith(";"):
-                state[0] = False
+                pending = (pending[0], pending[1], pending[2] - 1)
         if table.keyword_blocks and _BLOCK_END.match(line):
             while stack and stack[-1][0] >= indent:
                 stack.pop()
@@ -403,10 +376,10 @@ def scan_definitions(text: str, lang: str) -> _Scan:
             continue
         if stack and stack[-1][1] == _TEST_MODULE:
             if line.endswith("{"):
-                stack.append((indent, _TEST_MODULE, None))  # anything opened inside a test module is test code too
+                stack.append((indent, _TEST_MODULE))  # anything opened inside a test module is test code too
             continue
         if table.test_block is not None and table.test_block.match(line):
-            stack.append((indent, _TEST_MODULE, None))
+            stack.append((indent, _TEST_MODULE))
             continue
         if table.rust_uses:
             start = _RUST_USE.match(line)
@@ -472,10 +445,6 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                     out.symbols.append((m.group("name"), "attr", f"{owner}.{m.group('name')}", number))
                     found = True
                     break
-        if not found and owner is not None and table.fields is not None:
-            for name in table.fields(line):
-                out.symbols.append((name, "attr", f"{owner}.{name}", number))
-                found = True
         if not found and table.c_like and "(" in line and not line.startswith("#"):
             sig = _signature(line if table.signature_line is None else table.signature_line(line), indent, table)
             if sig:
@@ -492,22 +461,14 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                 if name:
                     if table.header_bases is not None:
                         out.imports.extend(table.header_bases(line))
-                    if table.header_fields is not None:
-                        rest = line[m.end():]
-                        for field_match in table.header_fields.finditer(rest.split("{", 1)[0]):
-                            out.symbols.append((field_match.group("name"), "attr", f"{name}.{field_match.group('name')}",
-                                                number))
-                    # an enum's body opens with its constants (`enum_members`): [in the list, parentheses, braces]
-                    enum = [True, 0, 0] if table.enum_members is not None and m.groupdict().get("name") \
-                        and "enum" in line[:m.start("name")].split() else None
                     if table.container_defines and name not in _KEYWORDS:
                         out.symbols.append((name, "class", f"{owner}.{name}" if owner else name, number))
                     if table.keyword_blocks:
                         if not _ONE_LINER.search(line):
-                            stack.append((indent, name, None))
+                            stack.append((indent, name))
                     elif line.endswith("{") or table.container_defines:
-                        stack.append((indent, name, enum))
+                        stack.append((indent, name))
                     elif not line.endswith((";", "}")):
-                        pending = (indent, name, MAX_HEADER_LINES, enum)
+                        pending = (indent, name, MAX_HEADER_LINES)
                 break
     return out

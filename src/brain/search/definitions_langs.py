@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 
 from .definitions import LANGUAGES, LanguageTable, _p
-from .definitions_fields import CSHARP_FIELDS, declared_fields, enum_constants
 
 __all__ = ["without_generics"]
 
@@ -54,7 +53,6 @@ LANGUAGES["csharp"] = LanguageTable(
     containers=(_p(_CS_TYPE),),
     attrs=(_p(_CS_MODS + r"[\w.<>\[\]?]+\s+(?P<name>[A-Z]\w*)\s*(?:\{\s*(?:get|set|init|private|protected|internal)\b|=>)"),),
     c_like=True, caps_are_macros=False, signature_line=without_generics,
-    fields=lambda line: declared_fields(line, CSHARP_FIELDS), enum_members=enum_constants,
 )
 LANGUAGES["php"] = LanguageTable(
     defs=((_p(r"(?:(?:abstract|final|readonly)\s+)*(?:class|interface|trait|enum)\s+(?P<name>\w+)"), "class"),
