@@ -50,7 +50,8 @@ class Task:
 # name -> whether a file has the flag; each flag is demoted by the factor of that name (``files.factors``)
 FLAGS = {
     "test": lambda view, path: view.is_test(path),
-    "generated": lambda view, path: bool(GENERATED_NAME.search(path)) or path in view.generated,
+    # a Python stub (`.pyi`) a tool writes is the module's declared API, regenerated with the change that moves it
+    "generated": lambda view, path: not path.endswith(".pyi") and (bool(GENERATED_NAME.search(path)) or path in view.generated),
     "nonproduct": lambda view, path: is_nonproduct_path(path),  # examples, docs, benchmarks, build configuration
 }
 
