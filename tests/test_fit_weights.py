@@ -209,3 +209,28 @@ def test_a_share_at_zero_is_tried_at_small_absolute_values():
     assert ranker.current["folder"] == 0.0
     fitted = fw.fit(ranker, tasks, ranker.current, ["folder"], passes=1, min_gain_tasks=1.0)
     assert fitted["folder"] in fw.ZERO_SHARE_GRID
+
+
+def test_the_members_share_is_fitted_where_a_task_has_writers_and_a_held_out_read_counts_its_moves():
+    """A task's evidence with a best file's writers uses the `members` share (the fitter tries it there), and
+    fit_heldout scores hand-set against fitted from the same evidence: the writer lifted into the top 5 is a
+    task gained at all@5, none lost."""
+    import fit_heldout
+    from brain.search.ranking import Evidence, FileEvidence, Links
+
+    def scored(value, links=None):
+        return FileEvidence({"bm25": value}, [("bm25", value, "full-text match")], [], [], links)
+
+    files = {"src/a.rs": scored(1.0, Links(writers=["src/help.rs"])), "src/help.rs": scored(0.01)}
+    files.update({f"src/o{i}.rs": scored(0.5 - i / 100) for i in range(6)})
+    ranker = fw.Ranker()
+    evidence = Evidence(files)
+    assert "members" in ranker.features(evidence)
+    assert "members" not in ranker.features(Evidence({"src/a.rs": scored(1.0, Links())}))
+    task = fw.Task({"id": "t1", "repo": "o/r", "lang": "Rust", "gold": ["src/a.rs", "src/help.rs"], "bm25": []},
+                   evidence, set())
+    out = fit_heldout.score(ranker, [task], {"members": 0.6})
+    assert out["moved"]["all@5"] == {"gained": ["t1"], "lost": []}
+    assert out["macro"]["hand"]["all@5"] == 0.0 and out["macro"]["fitted"]["all@5"] == 1.0
+    same = fit_heldout.score(ranker, [task], {})
+    assert same["moved"]["all@5"] == {"gained": [], "lost": []}
