@@ -8,7 +8,7 @@ NAME=VALUE``), both through ``ranking.combine``: macro (mean over languages) all
 tasks gained and lost at each cut-off. The hand-set column is the boot's own ranking (checked: how many tasks'
 gold ranks equal the run's).
 
-    .venv/bin/python bench/fit_heldout.py --results HELD.json --evidence TREES/evidence --fit FIT.json [--set members=0.1] [--json]
+    .venv/bin/python bench/fit_heldout.py --results HELD.json --evidence TREES/evidence --fit FIT.json [--set NAME=VALUE] [--json]
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     ap.add_argument("--results", type=Path, required=True, help="bench_corpus.py --out JSON of the held-out run")
     ap.add_argument("--evidence", type=Path, required=True, help="that run's evidence folder")
     ap.add_argument("--fit", type=Path, help="fit_weights.py --out JSON: its final_changes are the fitted weights")
-    ap.add_argument("--set", action="append", default=[], type=_value, help="NAME=VALUE on top of --fit")
+    ap.add_argument("--set", action="append", default=[], type=_value, help="NAME=VALUE on top of --fit (repeatable)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     changes: dict = {}

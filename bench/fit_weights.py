@@ -95,8 +95,7 @@ FITTED_SECTIONS = ("features", "shares", "factors")  # params are thresholds of 
 _LINK_SHARES = {"import": ("near",), "twin": ("twins", "declarations"), "override": ("overrides",),
                 "sibling": ("siblings",), "entry_share": ("entries",), "cochange": ("cochange",), "cochange_lift": ("cochange",),
                 "forward": ("forward",), "package_build": ("package_build",), "folder": ("folder",),
-                "namesake": ("namesakes",), "kin": ("kin",), "family": ("family",),
-                "members": ("writers",)}
+                "namesake": ("namesakes",), "kin": ("kin",), "family": ("family",)}
 _NONE_IS_HUB = ("near", "entries")  # None: too many to read, the share still applies (the file is a hub)
 # a weight at 0 has no multiplicative grid: a share fitted from 0 tries these absolute values instead
 ZERO_SHARE_GRID = (0.05, 0.1, 0.15, 0.3)

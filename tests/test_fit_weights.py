@@ -211,26 +211,22 @@ def test_a_share_at_zero_is_tried_at_small_absolute_values():
     assert fitted["folder"] in fw.ZERO_SHARE_GRID
 
 
-def test_the_members_share_is_fitted_where_a_task_has_writers_and_a_held_out_read_counts_its_moves():
-    """A task's evidence with a best file's writers uses the `members` share (the fitter tries it there), and
-    fit_heldout scores hand-set against fitted from the same evidence: the writer lifted into the top 5 is a
-    task gained at all@5, none lost."""
+
+def test_a_held_out_read_scores_hand_set_against_the_changes_from_the_same_evidence():
+    """fit_heldout ranks each task under the hand-set weights and under the changes, both through combine: a
+    change that drops the feature putting the gold file first is a task lost at all@1 and none moved at all@5."""
     import fit_heldout
-    from brain.search.ranking import Evidence, FileEvidence, Links
+    from brain.search.ranking import Evidence, FileEvidence
 
-    def scored(value, links=None):
-        return FileEvidence({"bm25": value}, [("bm25", value, "full-text match")], [], [], links)
+    def scored(**features):
+        return FileEvidence(dict(features), [(f, v, f) for f, v in features.items()], [], [], None)
 
-    files = {"src/a.rs": scored(1.0, Links(writers=["src/help.rs"])), "src/help.rs": scored(0.01)}
-    files.update({f"src/o{i}.rs": scored(0.5 - i / 100) for i in range(6)})
     ranker = fw.Ranker()
-    evidence = Evidence(files)
-    assert "members" in ranker.features(evidence)
-    assert "members" not in ranker.features(Evidence({"src/a.rs": scored(1.0, Links())}))
-    task = fw.Task({"id": "t1", "repo": "o/r", "lang": "Rust", "gold": ["src/a.rs", "src/help.rs"], "bm25": []},
-                   evidence, set())
-    out = fit_heldout.score(ranker, [task], {"members": 0.6})
-    assert out["moved"]["all@5"] == {"gained": ["t1"], "lost": []}
-    assert out["macro"]["hand"]["all@5"] == 0.0 and out["macro"]["fitted"]["all@5"] == 1.0
-    same = fit_heldout.score(ranker, [task], {})
-    assert same["moved"]["all@5"] == {"gained": [], "lost": []}
+    evidence = Evidence({"src/a.rs": scored(bm25=1.0), "src/b.rs": scored(bm25=0.5, symbol=4.0)})
+    task = fw.Task({"id": "t1", "repo": "o/r", "lang": "Rust", "gold": ["src/b.rs"], "bm25": []}, evidence, set())
+    out = fit_heldout.score(ranker, [task], {"symbol": 0.0})
+    assert out["rows"][0]["hand"] == [1] and out["rows"][0]["fitted"] == [2]
+    assert out["moved"]["all@1"] == {"gained": [], "lost": ["t1"]}
+    assert out["moved"]["all@5"] == {"gained": [], "lost": []}
+    assert out["macro"]["hand"]["all@1"] == 1.0 and out["macro"]["fitted"]["all@1"] == 0.0
+    assert fit_heldout.score(ranker, [task], {})["moved"]["all@1"] == {"gained": [], "lost": []}

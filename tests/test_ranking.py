@@ -281,66 +281,6 @@ def test_a_file_with_evidence_of_its_own_that_changes_with_a_best_file_is_lifted
     assert next(h for h in on.files if h.path == "src/b.c").reasons[1].startswith("changes together with `src/a.c`")
 
 
-def test_the_files_writing_names_the_best_file_declares_get_a_share_of_its_score_below_it():
-    """The members share (decision 0085): lent last, from the best file only, to its writers that have a
-    score, never past members_cap of the best file's score; a writer with no score is not lifted."""
-    def scored(value, links=None):
-        return FileEvidence({"bm25": value}, [("bm25", value, "full-text match")], [], [], links or Links())
-
-    evidence = Evidence({"src/a.rs": scored(1.0, Links(writers=["src/help.rs", "src/near.rs", "src/none.rs"])),
-                         "src/b.rs": scored(0.5, Links(writers=["src/d.rs"])), "src/help.rs": scored(0.2),
-                         "src/near.rs": scored(0.9), "src/d.rs": scored(0.3), "src/none.rs": FileEvidence()})
-    plain = {"bm25": 10.0, "import": 0.0, "cochange": 0.0, "members_cap": 0.95}
-    off = combine(evidence, shipped_weights().replace({**plain, "members": 0.0}))
-    assert off.paths == ["src/a.rs", "src/near.rs", "src/b.rs", "src/d.rs", "src/help.rs"]
-    on = combine(evidence, shipped_weights().replace({**plain, "members": 0.4}))
-    score = {h.path: h.score for h in on.files}
-    assert score["src/help.rs"] == pytest.approx(2.0 + 4.0, abs=1e-4)  # 0.4 x the best file's 10
-    assert score["src/near.rs"] == pytest.approx(9.5, abs=1e-4)  # 9 + 4, capped at 0.95 x 10
-    assert score["src/d.rs"] == pytest.approx(3.0, abs=1e-4)  # b.rs is not the best file: lends nothing
-    assert "src/none.rs" not in score
-    assert on.paths[:3] == ["src/a.rs", "src/near.rs", "src/help.rs"]
-    assert "writes names `src/a.rs` declares" in next(h for h in on.files if h.path == "src/help.rs").reasons
-
-
-def test_writers_are_the_files_writing_two_names_the_seed_declares_and_few_others_write(tmp_path):
-    from brain.search.evidence.members import code_like, writers
-
-    assert code_like("isAfter") and code_like("longest_filter") and code_like("utf8")
-    assert not code_like("size") and not code_like("Help") and not code_like("a_b")
-
-    class View:  # the code index's rows, as writers reads them
-        def __init__(self, db):
-            self.db = db
-
-        def files_writing(self, word, limit):
-            return [p for p, body in BODIES.items() if word in body.lower().split()][:limit]
-
-        def is_test(self, path):
-            return path.startswith("tests/")
-
-    import sqlite3
-
-    BODIES = {"src/interval.php": "isafter isbefore diffindays format",
-              "src/interface.php": "isafter isbefore format",  # both specific names
-              "src/other.php": "isafter format",  # one only
-              "tests/t.php": "isafter isbefore",  # a test (not in the code index's vocabulary)
-              "src/a.php": "diffindays", "src/b.php": "diffindays"}  # isAfter, diffInDays: 3 files; isBefore 2
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE TABLE code_symbols(path TEXT, name TEXT, lname TEXT, kind TEXT, qual TEXT, line INTEGER)")
-    db.execute("CREATE TABLE code_vocab(term TEXT, doc INTEGER)")
-    for n, name in enumerate(("isAfter", "isBefore", "diffInDays", "format")):
-        db.execute("INSERT INTO code_symbols VALUES ('src/interval.php', ?, ?, 'method', ?, ?)",
-                   (name, name.lower(), "Interval." + name, n))
-    for term in ("isafter", "isbefore", "diffindays", "format"):
-        df = sum(term in body.split() for path, body in BODIES.items() if not path.startswith("tests/"))
-        db.execute("INSERT INTO code_vocab VALUES (?, ?)", (term, df))
-    assert writers(View(db), "src/interval.php", 3, 2) == ["src/interface.php"]  # isAfter and isBefore
-    assert writers(View(db), "src/interval.php", 2, 1) == ["src/interface.php"]  # isBefore alone is that rare
-    assert writers(View(db), "src/interval.php", 3, 1) == ["src/a.php", "src/b.php", "src/interface.php",
-                                                           "src/other.php"]
-
-
 def test_typed_title_scales_the_title_only_where_most_matched_files_are_one_type_per_file():
     from brain.search.ranking import Evidence, _typed_title
 

@@ -16,7 +16,7 @@ from collections import defaultdict
 from ..errors import InvalidInput
 from ..records import field, record
 
-__all__ = ["Links", "PASSES", "lend_to_served", "lend_to_writers", "best_seeds", "links_of", "give_all", "NO_SEED", "JS_EXTS"]
+__all__ = ["Links", "PASSES", "lend_to_served", "best_seeds", "links_of", "give_all", "NO_SEED", "JS_EXTS"]
 
 NO_SEED = frozenset({"test", "nonproduct"})  # files that never lend: demoted after the lending
 JS_EXTS = (".js", ".ts", ".jsx", ".tsx", ".mjs", ".cjs", ".mts", ".cts")
@@ -46,7 +46,6 @@ class Links:
     kin: list[str] = field(default_factory=list)  # its base types' files and its subtypes' (evidence.types)
     family: list[str] = field(default_factory=list)  # files whose type name goes on from its own, or it from theirs
     users: list[str] | None = field(default_factory=list)  # files writing its type name (None: too many)
-    writers: list[str] = field(default_factory=list)  # files writing names it declares (evidence.members)
 
     def to_json(self) -> dict:
         out: dict = {}
@@ -60,7 +59,7 @@ class Links:
             out["package_build"] = list(self.package_build)
         if self.near is None or self.near:
             out["near"] = self.near
-        for key in ("twins", "declarations", "folder", "namesakes", "kin", "family", "writers"):
+        for key in ("twins", "declarations", "folder", "namesakes", "kin", "family"):
             if getattr(self, key):
                 out[key] = list(getattr(self, key))
         if self.users is None or self.users:
@@ -88,7 +87,7 @@ class Links:
                        package_build=_paths(data.get("package_build", [])),
                        folder=_paths(data.get("folder", [])), namesakes=_paths(data.get("namesakes", [])),
                        kin=_paths(data.get("kin", [])), family=_paths(data.get("family", [])),
-                       users=_paths_or_none(data.get("users", [])), writers=_paths(data.get("writers", [])))
+                       users=_paths_or_none(data.get("users", [])))
         except (TypeError, ValueError, AttributeError) as exc:
             raise InvalidInput(f"evidence links of the wrong shape: {exc}") from None
 
@@ -245,26 +244,6 @@ def lend_to_served(evidence, weights, score, add, missing) -> None:
         for script in links.package_build:  # capped like a copy: never above the file it builds
             give(script, min(shares["package_build"] * base, p["copy_cap"] * base - score.get(script, 0.0)),
                  f"build script of `{seed}`'s package")
-    give_all(lent, add)
-
-
-def lend_to_writers(evidence, weights, score, add, missing) -> None:
-    """Last, after the demotions and the served files: the files writing names the best file declares
-    (``evidence.members``) that have a score get the ``members`` share of the best file's score, never past
-    ``members_cap`` of it (decision 0085: a fix's second file is often a user of what the first declares)."""
-    k = weights.shares["members"]
-    if k <= 0:
-        return
-    seeds = best_seeds(evidence, weights, score)[:1]
-    if not seeds or score[seeds[0]] <= 0:
-        return
-    seed, top = seeds[0], score[seeds[0]]
-    cap = weights.params["members_cap"] * top
-    lent: dict[str, tuple[float, str]] = {}
-    for path in links_of(evidence, seed, missing).writers:
-        own = score.get(path, 0.0)
-        if path != seed and 0 < own < cap:
-            lent[path] = (min(k * top, cap - own), f"writes names `{seed}` declares")
     give_all(lent, add)
 
 

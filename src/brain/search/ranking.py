@@ -24,7 +24,7 @@ from collections import defaultdict
 
 from ..errors import InvalidInput
 from ..records import field, record
-from .lending import PASSES as _PASSES, Links, _paths, lend_to_served as _lend_to_served, lend_to_writers as _lend_to_writers
+from .lending import PASSES as _PASSES, Links, _paths, lend_to_served as _lend_to_served
 from .lending import _lend_to_entry_points, _lend_to_overriders, _lend_to_siblings  # noqa: F401  (their tests)
 from .weights import Weights, shipped_weights
 
@@ -279,5 +279,4 @@ def _rank(evidence: Evidence, weights: Weights, missing: set[str] | None):
                     score[path] *= factors["nonproduct"]  # a copy or a tool script among examples or docs: both
                 break
     _lend_to_served(evidence, weights, score, add, missing)
-    _lend_to_writers(evidence, weights, score, add, missing)
     return score, why

@@ -19,7 +19,7 @@ from ..history import cochanged
 from ..traps import served_by
 from ..ranking import Evidence, Links
 from ..weights import Weights
-from . import members, types
+from . import types
 from .folder import folder_mates, namesakes
 from .task import flags_of
 
@@ -124,8 +124,6 @@ def collect_links(view, evidence: Evidence, paths, context: Context, weights: We
             links.family = types.family(view, seed, p["max_family"])
         if every or shares["users"] > 0:
             links.users = types.users(view, seed, p["max_type_users"])
-        if every or shares["members"] > 0:  # files writing names it declares (evidence.members, decision 0085)
-            links.writers = members.writers(view, seed, p["members_max_df"], p["members_min_names"])
         found.links = links
         for target in _targets(links):
             if target not in context.flagged:
@@ -148,7 +146,7 @@ def _targets(links: Links) -> list[str]:
            *(links.entries or ()), *(q for q, _, _ in links.cochange), *links.forward,
            *([links.build] if links.build else []), *links.package_build,
            *links.folder, *links.namesakes, *links.kin, *links.family,
-           *(links.users or ()), *links.writers]
+           *(links.users or ())]
     for _, siblings, _ in links.siblings:
         out.extend(siblings)
     return out
