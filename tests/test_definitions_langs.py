@@ -1,4 +1,4 @@
-"""C#, PHP and Ruby definitions for the code index: classes, methods and properties with their owners."""
+"""C#, PHP, Ruby and Kotlin definitions for the code index: classes, methods and properties with their owners."""
 
 from __future__ import annotations
 
@@ -82,6 +82,43 @@ def test_ruby_classes_modules_methods_owned_until_their_end():
             ("ParseContext.initialize", "method"), ("ParseContext.parse_expression", "method"),
             ("ParseContext.helper", "method"), ("Liquid.top_level", "method")} <= defs
     assert scan_definitions(text, "ruby").imports == []
+
+
+# shapes of okhttp's Protocol.kt and Cache.kt
+KOTLIN = """package okhttp3
+
+enum class Protocol(private val protocol: String) {
+  HTTP_1_0("http/1.0"),
+  HTTP_2("h2");
+
+  override fun toString(): String = protocol
+
+  companion object {
+    const val MAX_SIZE = 16
+    private const val MIN_SIZE = 0
+  }
+}
+
+class Cache {
+  private inner class RealCacheRequest {
+    private lateinit var editor: Editor
+    fun abort() {}
+  }
+  annotation class Marker
+  suspend fun flush() {}
+}
+"""
+
+
+def test_kotlin_modifiers_of_classes_and_properties():
+    defs = _defs(KOTLIN, "kotlin")
+    assert {("Protocol", "class"), ("Protocol.toString", "method"), ("Protocol.MAX_SIZE", "attr"),
+            ("Protocol.MIN_SIZE", "attr"), ("Cache", "class"), ("Cache.RealCacheRequest", "class"),
+            ("RealCacheRequest.editor", "attr"), ("RealCacheRequest.abort", "method"), ("Cache.Marker", "class"),
+            ("Cache.flush", "method")} <= defs
+    # `enum class` once read as a class named `class`, and `inner class` opened no owner
+    assert not any(q == "class" or q.endswith(".class") for q, _ in defs)
+    assert ("abort", "function") not in defs
 
 
 def test_generic_arguments_leave_a_csharp_line_before_its_signature_is_read():

@@ -293,3 +293,37 @@ def test_typed_title_scales_the_title_only_where_most_matched_files_are_one_type
     assert _typed_title(evidence(["a/Foo.java", "a/Bar.kt", "b/x.py"]), 0.5) == 0.5
     assert _typed_title(evidence(["a/Foo.java", "b/x.py", "c/y.go"]), 0.5) == 1.0  # a mixed repository: its balance
     assert _typed_title(evidence([]), 0.5) == 1.0
+
+
+def test_best_seeds_answers_again_only_while_no_score_was_written():
+    """``lending.best_seeds`` keeps its last answer in a ``Scores`` while its write count stands; every way of
+    changing the dict counts, and each answer equals the one a plain dict of the same scores gets."""
+    from brain.search.lending import NO_SEED, Scores, best_seeds
+
+    def one(flags=()):
+        return FileEvidence({"path": 1.0}, [("path", 1.0, "x")], list(flags), [], Links())
+
+    flagged = sorted(NO_SEED)[0]
+    evidence = Evidence({"a.py": one(), "b.py": one(), "c.py": one([flagged]), "d.py": one()})
+    weights = shipped_weights().replace({"neighbour_seeds": 2})
+    score = Scores({"a.py": 1.0, "b.py": 2.0, "c.py": 9.0, "d.py": 0.5})
+
+    def check() -> list[str]:
+        got = best_seeds(evidence, weights, score)
+        assert got == best_seeds(evidence, weights, dict(score))
+        return got
+
+    assert check() == ["b.py", "a.py"]
+    check().append("x.py")  # a caller changing its list changes no later answer
+    assert check() == ["b.py", "a.py"]
+    writes = [lambda s: s.__setitem__("d.py", 5.0), lambda s: s.update({"a.py": 7.0}),
+              lambda s: s.pop("a.py"), lambda s: s.setdefault("e.py", 8.0), lambda s: s.__delitem__("e.py"),
+              lambda s: s.__ior__({"f.py": 6.0}), lambda s: s.popitem(), lambda s: s.clear()]
+    answers = []
+    for write in writes:
+        before = score.writes
+        write(score)
+        assert score.writes > before
+        answers.append(check())
+    assert answers == [["d.py", "b.py"], ["a.py", "d.py"], ["d.py", "b.py"], ["e.py", "d.py"], ["d.py", "b.py"],
+                       ["f.py", "d.py"], ["d.py", "b.py"], []]

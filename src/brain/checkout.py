@@ -33,6 +33,7 @@ from collections import namedtuple
 from pathlib import Path
 
 from .gitsafe import find_worktree_root
+from .lazyre import lazy
 
 __all__ = ["Checkout", "locate_checkout", "main_worktree_brain", "sibling_worktrees", "store_key", "prepare_store_dir",
            "read_checkout_id", "is_checkout_id", "STORE_FOLDER", "CHECKOUT_ID_FILE", "CONVERSATIONS_FOLDER"]
@@ -40,7 +41,7 @@ __all__ = ["Checkout", "locate_checkout", "main_worktree_brain", "sibling_worktr
 STORE_FOLDER = "brain"  # inside the common git dir: never versioned, shared by every worktree
 CHECKOUT_ID_FILE = "checkout-id"       # in a working tree's runtime/: the id its conversation logs are kept under
 CONVERSATIONS_FOLDER = "conversations"  # in the shared store: one folder per checkout id (brain.log.shared)
-_CHECKOUT_ID = re.compile(r"c[0-9a-f]{16}")
+_CHECKOUT_ID = lazy(r"c[0-9a-f]{16}")
 _READ_LIMIT = 4096      # the git files read here are one short line; a bigger one is not git's
 
 

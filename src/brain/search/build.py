@@ -20,7 +20,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import traps
+from . import fts_terms, traps
 from .code import (CODE_SCHEMA, CODE_EXTENSIONS, FolderMarks, code_diff, extract, is_test_path, looks_generated, module_name_for, nested_modules,
                    parse_python, record_modules, scan_files, transaction, vendored_folders)
 from .function_defs import MAX_CARD_FILE, extract_functions, from_symbols, has_extractor, python_functions
@@ -30,6 +30,9 @@ __all__ = ["index_file", "index_read", "decode_source", "read_source", "text_crc
            "CodePlan", "plan_code", "restamp_same_text", "refresh", "paused_gc"]
 
 FLUSH_FILES = 256  # files buffered before one executemany per table: bounds the memory of a big build
+# more changed files than this (or none indexed yet): the full-text tables' terms are read once at the end of
+# the build instead of cut again from each chunk's texts (search.fts_terms)
+BULK_TERMS = 2000
 
 # (doc, symbols, imports, generated mark, names tokens, body tokens, function rows or None)
 Indexed = tuple
@@ -139,8 +142,9 @@ class IndexWriter:
     Ids are given explicitly, from the largest in use: what SQLite assigns a row inserted without
     one, so a batched build and the old row-by-row one agree row for row."""
 
-    def __init__(self, db) -> None:
+    def __init__(self, db, terms: bool = True) -> None:
         self.db = db
+        self.terms = terms  # the written texts' terms added to fts_terms (a build of many reads them at its end)
         self.next_file = (db.execute("SELECT max(id) FROM code_files").fetchone()[0] or 0) + 1
         self.next_def = (db.execute("SELECT max(id) FROM fn_defs").fetchone()[0] or 0) + 1
         self.pending = 0
@@ -177,6 +181,9 @@ class IndexWriter:
             self.flush()
 
     def flush(self) -> None:
+        if self.terms:
+            fts_terms.add_texts(self.db, "code", [(names, body) for _id, names, body in self._lists["fts"]])
+            fts_terms.add_texts(self.db, "fn", [(text,) for _id, text in self._lists["fn_fts"]])
         for name, sql in _INSERTS.items():
             rows = self._lists[name]
             if rows:
@@ -322,6 +329,9 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
         known, removed, changed = code_diff(db, current)  # again under the write lock: another thread or
         record_modules(db, nested)                        # process may have indexed these files meanwhile
         _drop_rows(db, removed + [p for p in changed if p in known], functions)
+        bulk = not known or len(changed) > BULK_TERMS
+        if bulk:
+            fts_terms.unmark(db)  # its rows are written without their terms, which are read at the end
         # a build from nothing writes its rows first and sorts them into the secondary indexes once at the end
         # (cheaper than growing each B-tree row by row); any connection opening index.db meanwhile or after a
         # crash creates them again (the schema's IF NOT EXISTS)
@@ -330,12 +340,16 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
             db.execute(f"DROP INDEX IF EXISTS {name}")
     try:
         with paused_gc():
-            written, read, trap_facts = _write_changed(db, repo, plan, changed, source, functions, vendored, progress)
+            written, read, trap_facts = _write_changed(db, repo, plan, changed, source, functions, vendored, progress,
+                                                       not bulk)
     finally:
         if deferred:
             with transaction(db):
                 for _name, sql in deferred:
                     db.execute(sql)
+    if bulk:
+        with transaction(db):
+            fts_terms.fill(db)
     with transaction(db):
         traps.record(db, trap_facts, removed + changed, repo)  # copies and tool scripts: judged on the whole index
     if progress is not None:
@@ -346,7 +360,7 @@ def refresh(db: sqlite3.Connection, repo: Path, *, progress=None, indexed=None,
 
 
 def _write_changed(db: sqlite3.Connection, repo: Path, plan: CodePlan, changed: list[str], source, functions: bool,
-                   vendored: set[str], progress) -> tuple[int, int, dict]:
+                   vendored: set[str], progress, terms: bool = True) -> tuple[int, int, dict]:
     """Index and write the ``changed`` files, a chunk at a time: (files in the function index, files read,
     their trap facts)."""
     current = plan.current
@@ -386,7 +400,7 @@ def _write_changed(db: sqlite3.Connection, repo: Path, plan: CodePlan, changed: 
             read += item is not None
             chunk.append((path, module, lang, test, item, foreign, crc))
         with transaction(db):
-            written += _write_chunk(db, chunk, current, functions)
+            written += _write_chunk(db, chunk, current, functions, terms)
     return written, read, trap_facts
 
 
@@ -429,7 +443,7 @@ def _head(repo: Path, path: str) -> str:
 TRAP_HEAD = 256 * 1024
 
 
-def _write_chunk(db: sqlite3.Connection, chunk: list, current: dict, functions: bool) -> int:
+def _write_chunk(db: sqlite3.Connection, chunk: list, current: dict, functions: bool, terms: bool = True) -> int:
     """Write one chunk of indexed files (inside a transaction); files another refresh indexed meanwhile at
     their current stamp are left as it wrote them, older rows of the others dropped first."""
     paths = [row[0] for row in chunk]
@@ -437,7 +451,7 @@ def _write_chunk(db: sqlite3.Connection, chunk: list, current: dict, functions: 
     stamps = {path: (mtime, size) for path, mtime, size in
               db.execute(f"SELECT path, mtime_ns, size FROM code_files WHERE path IN ({marks})", paths)} if paths else {}
     _drop_rows(db, [p for p, stamp in stamps.items() if stamp != current[p]], functions)
-    writer = IndexWriter(db)
+    writer = IndexWriter(db, terms)
     for path, module, lang, test, item, foreign, crc in chunk:
         if stamps.get(path) == current[path]:
             continue

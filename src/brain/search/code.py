@@ -19,6 +19,7 @@ from ..records import field, record
 from ..trees import walk as walk_tree
 from .outdirs import SKIP_DIRS, FolderFilter  # noqa: F401  (re-exported)
 from . import traps
+from .fts_terms import TERMS_SCHEMA
 from ..lazyre import lazy
 
 __all__ = ["transaction", "CODE_EXTENSIONS", "COMPANION_EXTENSIONS", "SKIP_DIRS", "is_test_path", "scan_files",
@@ -434,6 +435,7 @@ CREATE INDEX IF NOT EXISTS code_imports_target ON code_imports(target);
 CREATE TABLE IF NOT EXISTS code_modules(folder TEXT PRIMARY KEY, names TEXT);
 CREATE VIRTUAL TABLE IF NOT EXISTS code_fts USING fts5(names, body, tokenize = "{CODE_TOKENIZE}");
 {traps.TRAPS_SCHEMA}
+{TERMS_SCHEMA}
 """
 
 

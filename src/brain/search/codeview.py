@@ -393,8 +393,10 @@ class CodeView:
 
         store_graph(self.db, key, forward)
 
-    def _has_term(self, term: str) -> bool:
-        """Whether any indexed file has the word as written."""
+    def _has_term(self, term: str, absent: set[str] = frozenset()) -> bool:
+        """Whether any indexed file has the word as written (``absent``: words known to be held by none)."""
+        if term in absent:
+            return False
         try:
             return self.db.execute("SELECT 1 FROM code_fts WHERE code_fts MATCH ? LIMIT 1",
                                    ('"' + term.replace('"', '""') + '"',)).fetchone() is not None
@@ -416,30 +418,34 @@ class CodeView:
         ``stems`` also matches each inflected query word's stem as a prefix (`colorized` finds `color`);
         ``stems="absent"`` only for the words that no file writes as they are, ``"only-absent"`` queries
         those stems alone (no word as written)."""
+        from .fts_terms import absent, snapshot
+
         terms = [w for w in dict.fromkeys(words) if len(w) > 1][:200]
         if not terms:
             return []
-        quoted = ['"' + t.replace('"', '""') + '"' for t in terms]
-        stems_only = stems == "only-absent"
-        if stems:
-            # English inflections reach their stem: `colorized`, `coloring` -> color*, `panics` -> panic*
-            inflected = [t for t in terms if stems not in ("absent", "only-absent") or not self._has_term(t)]
-            stems = {_stem(t) for t in inflected} - set(terms) - {None}
-            if stems_only:
-                quoted = []
-            quoted += ['"' + s.replace('"', '""') + '"*' for s in sorted(stems)]
-            if not quoted:
-                return []
-        query = " OR ".join(quoted)
         if names_weight is None:
             from .weights import shipped_weights
 
             names_weight = shipped_weights().params["names_weight"]
         weights = "0.0, 1.0" if body_only else f"{float(names_weight)}, 1.0"
         try:
-            rows = self.db.execute(f"SELECT code_files.path, bm25(code_fts, {weights}) AS s FROM code_fts "
-                                   f"JOIN code_files ON code_files.id = code_fts.rowid WHERE code_fts MATCH ? "
-                                   f"ORDER BY s LIMIT ?", (query, limit)).fetchall()
+            with snapshot(self.db):
+                # a word no file holds adds 0.0 to every score and matches nothing: left out (search.fts_terms)
+                gone = absent(self.db, "code", terms)
+                quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t not in gone]
+                stems_only = stems == "only-absent"
+                if stems:
+                    # English inflections reach their stem: `colorized`, `coloring` -> color*, `panics` -> panic*
+                    inflected = [t for t in terms if stems not in ("absent", "only-absent") or not self._has_term(t, gone)]
+                    stems = {_stem(t) for t in inflected} - set(terms) - {None}
+                    if stems_only:
+                        quoted = []
+                    quoted += ['"' + s.replace('"', '""') + '"*' for s in sorted(stems)]
+                if not quoted:
+                    return []
+                rows = self.db.execute(f"SELECT code_files.path, bm25(code_fts, {weights}) AS s FROM code_fts "
+                                       f"JOIN code_files ON code_files.id = code_fts.rowid WHERE code_fts MATCH ? "
+                                       f"ORDER BY s LIMIT ?", (" OR ".join(quoted), limit)).fetchall()
         except sqlite3.OperationalError:
             return []
         return [(path, -score) for path, score in rows]

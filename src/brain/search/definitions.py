@@ -207,11 +207,16 @@ LANGUAGES["elisp"] = LanguageTable(
           (_p(r"\(def(?:var|const|custom)\s+(?P<name>[^\s()]+)"), "var")),
     imports=(_p(r"\(require\s+'(?P<target>[^\s()]+)"),),
 )
+# Kotlin's own modifiers: without them `enum class Color` read as a class named `class`, `private inner class X`
+# opened no owner (its methods went to the file), `const val` and `lateinit var` were not read at all
+_KOTLIN_MODS = (r"(?:(?:public|protected|private|internal|abstract|final|sealed|open|data|inline|value|override|enum|"
+                r"annotation|inner|companion|const|lateinit|expect|actual|external|tailrec|operator|infix|suspend)\s+)*")
+_KOTLIN_TYPE = _KOTLIN_MODS + r"(?:class|interface|object)\s+(?P<name>\w+)"
 LANGUAGES["kotlin"] = LanguageTable(
-    defs=(*LANGUAGES["java"].defs,
-          (_p(_JAVA_MODS + r"(?:suspend\s+)?fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)"), "function"),
-          (_p(_JAVA_MODS + r"(?:val|var)\s+(?P<name>\w+)"), "var")),
-    containers=LANGUAGES["java"].containers, imports=LANGUAGES["java"].imports, caps_are_macros=False,
+    defs=((_p(_KOTLIN_TYPE), "class"),
+          (_p(_KOTLIN_MODS + r"fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)"), "function"),
+          (_p(_KOTLIN_MODS + r"(?:val|var)\s+(?P<name>\w+)"), "var")),
+    containers=(_p(r"(?:@\w+\s+)*" + _KOTLIN_TYPE),), imports=LANGUAGES["java"].imports, caps_are_macros=False,
 )
 from . import definitions_langs  # noqa: E402,F401  C#, PHP and Ruby, and Kotlin's `:` bases (it registers them)
 

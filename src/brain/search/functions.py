@@ -66,6 +66,7 @@ def _functions_diff(db: sqlite3.Connection):
 def refresh_functions(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
     """Bring the fn_* tables in step with ``code_files`` (run after ``refresh_code``); return counts."""
     from .code import transaction
+    from .fts_terms import add_texts
 
     wanted, known, removed, changed = _functions_diff(db)
     if not removed and not changed:
@@ -74,6 +75,7 @@ def refresh_functions(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
         wanted, known, removed, changed = _functions_diff(db)  # again under the write lock (another thread's refresh)
         for path in removed + [p for p in changed if p in known]:
             _drop(db, path)
+        bodies: list[tuple[str]] = []  # their terms go to fts_terms (search.fts_terms)
         for path in changed:
             mtime, size, lang = wanted[path]
             try:
@@ -89,8 +91,10 @@ def refresh_functions(db: sqlite3.Connection, repo: Path) -> dict[str, int]:
                                   int(d.exported), d.signature, " ".join(d.bases)))
                 db.executemany("INSERT INTO fn_calls(def_id, name, line, via) VALUES (?,?,?,?)",
                                [(cur.lastrowid, c.name, c.line, c.via) for c in d.calls])
-                db.execute("INSERT INTO fn_fts(rowid, body) VALUES (?, ?)",
-                           (cur.lastrowid, token_text("\n".join(lines[d.start - 1 : d.end]))))
+                body = token_text("\n".join(lines[d.start - 1 : d.end]))
+                db.execute("INSERT INTO fn_fts(rowid, body) VALUES (?, ?)", (cur.lastrowid, body))
+                bodies.append((body,))
+        add_texts(db, "fn", bodies)
     return {"files": len(wanted), "changed": len(changed), "removed": len(removed)}
 
 
@@ -215,13 +219,20 @@ class FunctionView:
 
     def bm25(self, terms: list[str], limit: int = 200) -> list[tuple[int, float]]:
         """Definition ids ranked by BM25 over their bodies (identifier-aware tokens), best first."""
+        from .fts_terms import absent, snapshot
+
         terms = [t for t in dict.fromkeys(terms) if len(t) > 1][:200]
         if not terms:
             return []
-        query = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         try:
-            rows = self.db.execute("SELECT rowid, bm25(fn_fts) AS s FROM fn_fts WHERE fn_fts MATCH ? ORDER BY s LIMIT ?",
-                                   (query, limit)).fetchall()
+            with snapshot(self.db):
+                # a word no body holds adds 0.0 to every score and matches nothing: left out (search.fts_terms)
+                gone = absent(self.db, "fn", terms)
+                query = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms if t not in gone)
+                if not query:
+                    return []
+                rows = self.db.execute("SELECT rowid, bm25(fn_fts) AS s FROM fn_fts WHERE fn_fts MATCH ? ORDER BY s "
+                                       "LIMIT ?", (query, limit)).fetchall()
         except sqlite3.OperationalError:
             return []
         return [(rowid, -score) for rowid, score in rows]

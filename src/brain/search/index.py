@@ -50,7 +50,7 @@ def sqlite_file_problem(path: Path) -> str | None:
 INDEX_FILE = "index.db"
 MERGED_TABLES = ("docs_fts", "code_fts")  # the full-text tables a build leaves in one segment (see merge_segments)
 MERGE_PAGES = 4096  # at most this many pages written per table by one merge (16 MB at SQLite's 4 KiB pages)
-SCHEMA_VERSION = "16"  # bump when tokens or tables change: an older index is rebuilt
+SCHEMA_VERSION = "18"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 
 DOCS_SCHEMA = f"""
@@ -292,7 +292,14 @@ class SearchIndex(MemoryDocs, Queries):
         already in one segment (its ``_idx`` rows, one per leaf page, name one segment) is not touched, so
         the write lock is not taken. Run at the end of a `brain map` and of a rebuild, never by a boot
         (which only reads)."""
+        from . import fts_terms
+
         db = self.db
+        if not fts_terms.complete(db):  # a build stopped before its end left the kept terms incomplete
+            from .build import transaction
+
+            with transaction(db):
+                fts_terms.fill(db)
         for table in MERGED_TABLES:
             if db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchone() is None:
                 continue

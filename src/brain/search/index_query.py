@@ -7,15 +7,16 @@ bounded union; hits carry the most query-dense line of their text. A mixin of
 
 from __future__ import annotations
 
-import re
 import sqlite3
 
+from ..lazyre import lazy
 from ..records import record
 from .tokenize import query_terms, tokens
 
 __all__ = ["Queries", "SearchHit", "snippet", "SNIPPET_CHARS", "UNION_DOCS"]
 
 SNIPPET_CHARS = 240
+_SPACES = lazy(r"\s+")  # a snippet's runs of white space, one space each
 UNION_DOCS = 3000  # a fallback union ranks at most about this many documents
 # a query ranks at most this many matches, the most recently indexed (highest rowid: a rewritten note is
 # re-inserted, so it counts as new): FTS5 computes BM25 for every match before LIMIT, so a common word made
@@ -48,7 +49,7 @@ def snippet(text: str, query: set[str], width: int = SNIPPET_CHARS) -> str:
     while len(out) < width and j < len(lines):
         out += " / " + lines[j]
         j += 1
-    out = re.sub(r"\s+", " ", out)
+    out = _SPACES.sub(" ", out)
     return out if len(out) <= width else out[: width - 1].rstrip() + "…"
 
 

@@ -24,7 +24,7 @@ from collections import defaultdict
 
 from ..errors import InvalidInput
 from ..records import field, record
-from .lending import PASSES as _PASSES, Links, _paths, lend_to_served as _lend_to_served
+from .lending import PASSES as _PASSES, Links, Scores, _paths, lend_to_served as _lend_to_served
 from .lending import _lend_to_entry_points, _lend_to_overriders, _lend_to_siblings  # noqa: F401  (their tests)
 from .weights import Weights, shipped_weights
 
@@ -231,7 +231,7 @@ def _rank(evidence: Evidence, weights: Weights, missing: set[str] | None):
     """(score, reasons) of every file: features weighed, shares lent, factors applied."""
     feats = weights.features
     typed_title = _typed_title(evidence, weights.params["typed_title"])
-    score: dict[str, float] = {}
+    score: dict[str, float] = Scores()  # a dict counting its writes (lending.best_seeds keeps its answer)
     why: dict[str, list[tuple[float, str]]] = defaultdict(list)
     named: set[str] = set()
     for path, found in evidence.files.items():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 
+from ...lazyre import lazy
 from ...tokens import estimate_tokens
 from ..call import current_memo
 from ..parts import Part
@@ -264,7 +265,7 @@ def _weighted_words(task: str) -> dict[str, float]:
     return {w: weight for w, weight in extract_signals(task).idents.items() if weight >= 1.0 and len(w) >= 3}
 
 
-_COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!\[)|--|;)")
+_COMMENT = lazy(r"^\s*(?://|/\*|\*|#(?!\[)|--|;)")
 
 
 def file_excerpt_lines(lines: list[str], words: dict[str, float], most: int = EXCERPT_LINES) -> list[int]:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import re
 
+from ...lazyre import lazy
+
 __all__ = ["collect", "locale_code", "LANGUAGES", "COUNTRIES"]
 
 # English names of languages (and a few adjectives) -> ISO 639 codes; names that are also common words
@@ -69,8 +71,8 @@ LOCALE_DIRS = frozenset({"lang", "langs", "language", "languages", "locale", "lo
                          "translation", "translations", "nls", "localization", "localizations", "l18n"})
 LOCALE_WORDS = frozenset({"locale", "locales", "translation", "translations", "language", "languages", "lang",
                           "i18n", "l10n", "localization", "localisation"})
-_CODE = re.compile(r"^([a-z]{2,3})(?:[-_]([a-z]{2}|\d{3}|[a-z]{4}))?(?:[-_]([a-z]{2}))?$")
-_LANG_PREFIX = re.compile(r"^(?:lang|language|locale|messages)[-_.]")
+_CODE = lazy(r"^([a-z]{2,3})(?:[-_]([a-z]{2}|\d{3}|[a-z]{4}))?(?:[-_]([a-z]{2}))?$")
+_LANG_PREFIX = lazy(r"^(?:lang|language|locale|messages)[-_.]")
 TITLE, VARIANT = 1.0, 0.5
 
 
