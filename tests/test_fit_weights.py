@@ -209,3 +209,24 @@ def test_a_share_at_zero_is_tried_at_small_absolute_values():
     assert ranker.current["folder"] == 0.0
     fitted = fw.fit(ranker, tasks, ranker.current, ["folder"], passes=1, min_gain_tasks=1.0)
     assert fitted["folder"] in fw.ZERO_SHARE_GRID
+
+
+
+def test_a_held_out_read_scores_hand_set_against_the_changes_from_the_same_evidence():
+    """fit_heldout ranks each task under the hand-set weights and under the changes, both through combine: a
+    change that drops the feature putting the gold file first is a task lost at all@1 and none moved at all@5."""
+    import fit_heldout
+    from brain.search.ranking import Evidence, FileEvidence
+
+    def scored(**features):
+        return FileEvidence(dict(features), [(f, v, f) for f, v in features.items()], [], [], None)
+
+    ranker = fw.Ranker()
+    evidence = Evidence({"src/a.rs": scored(bm25=1.0), "src/b.rs": scored(bm25=0.5, symbol=4.0)})
+    task = fw.Task({"id": "t1", "repo": "o/r", "lang": "Rust", "gold": ["src/b.rs"], "bm25": []}, evidence, set())
+    out = fit_heldout.score(ranker, [task], {"symbol": 0.0})
+    assert out["rows"][0]["hand"] == [1] and out["rows"][0]["fitted"] == [2]
+    assert out["moved"]["all@1"] == {"gained": [], "lost": ["t1"]}
+    assert out["moved"]["all@5"] == {"gained": [], "lost": []}
+    assert out["macro"]["hand"]["all@1"] == 1.0 and out["macro"]["fitted"]["all@1"] == 0.0
+    assert fit_heldout.score(ranker, [task], {})["moved"]["all@1"] == {"gained": [], "lost": []}
