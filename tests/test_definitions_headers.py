@@ -187,3 +187,38 @@ def test_any_constructor_length_keeps_the_owner_and_a_bodiless_class_takes_nothi
     if body:
         assert quals["member"] == "Holder.member"
     assert quals["after"] in ("after", "After.after")
+
+
+# okhttp's HttpLoggingInterceptor and moshi's EnumJsonAdapter: the primary constructor below the class line
+KOTLIN_CONSTRUCTOR_BELOW = '''class HttpLoggingInterceptor
+  @JvmOverloads
+  constructor(
+    private val logger: Logger = Logger.DEFAULT,
+  ) : Interceptor {
+    override fun intercept(chain: Interceptor.Chain): Response {
+      return chain.proceed(chain.request())
+    }
+  }
+
+public class EnumJsonAdapter<T : Enum<T>>
+private constructor(
+  private val enumType: Class<T>,
+) : JsonAdapter<T>() {
+  override fun fromJson(reader: JsonReader): T? {
+    return null
+  }
+}
+
+class Marker
+@Composable
+fun Screen() {
+}
+'''
+
+
+def test_a_kotlin_primary_constructor_below_its_class_line_continues_the_header():
+    rows = _rows(KOTLIN_CONSTRUCTOR_BELOW, "kotlin")
+    assert rows["intercept"] == ("method", "HttpLoggingInterceptor.intercept")
+    assert rows["logger"] == ("attr", "HttpLoggingInterceptor.logger")
+    assert rows["fromJson"] == ("method", "EnumJsonAdapter.fromJson")
+    assert rows["Screen"][1] == "Screen"  # an annotated function, not the bodiless class's

@@ -296,6 +296,11 @@ def _paren_depth(line: str, depth: int) -> int:
     return depth
 
 
+# a Kotlin header continued by its primary constructor on the lines below: `class A\n  @Inject\n  constructor(`
+# (each repetition starts at its own `@`: linear)
+_KOTLIN_CTOR = re.compile(r"(?:@[\w.:]+(?:\([^()]*\))?\s*)*(?:(?:private|internal|protected|public)\s+)?(?:constructor\b|$)")
+
+
 def _code_end(line: str) -> str:
     """``line`` without a trailing `//` comment (`record P(int a) {} // note`), when it holds no string."""
     cut = line.find("//")
@@ -392,7 +397,7 @@ def scan_definitions(text: str, lang: str) -> _Scan:
             head_indent, head_owner, left, depth, continued = pending
             code = _code_end(line)
             if (table.bodiless_types and depth == 0 and not continued
-                    and not code.startswith((":", ",", "{", "where ", "by "))):
+                    and not code.startswith((":", ",", "{", "where ", "by ")) and not _KOTLIN_CTOR.match(code)):
                 pending = None  # a class without a body: this line is the next declaration
             else:
                 param_owner = head_owner if depth > 0 else None
