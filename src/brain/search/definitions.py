@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 __all__ = ["LANGUAGES", "LanguageTable", "scan_definitions", "MAX_LINE"]
 
 MAX_LINE = 400
-MAX_HEADER_LINES = 4  # a class header may run this many lines before its `{`
+MAX_HEADER_LINES = 4  # a class header may run this many lines before its `{` (outside its parentheses)
+MAX_PARAMETER_LINES = 200  # and its constructor's parameters (Kotlin, Java record, C# primary constructor) this many
 
 # words that look like a call's or declaration's name but are the language's own
 _KEYWORDS = frozenset(
@@ -96,6 +97,8 @@ class LanguageTable:
     rust_uses: bool = False  # `use a::{b, c::d};` statements, over several lines too
     keyword_blocks: bool = False  # containers open at their header and close at the `end` at their indent (Ruby)
     signature_line: object = None  # (line) -> the line a signature is read from (C# drops generics: `Run<T>(`)
+    bodiless_types: bool = False  # a class may have no body (Kotlin `data class P(val a: Int)`): its header ends
+    # at the first line that does not continue it (`:` bases, `where`, `{`), never at a later `fun ... {`
     attrs: tuple[re.Pattern, ...] = ()  # property shapes that count only inside a container (C# `Type Name {`)
 
 
@@ -217,6 +220,7 @@ LANGUAGES["kotlin"] = LanguageTable(
           (_p(_KOTLIN_MODS + r"fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(?P<name>\w+)"), "function"),
           (_p(_KOTLIN_MODS + r"(?:val|var)\s+(?P<name>\w+)"), "var")),
     containers=(_p(r"(?:@\w+\s+)*" + _KOTLIN_TYPE),), imports=LANGUAGES["java"].imports, caps_are_macros=False,
+    bodiless_types=True,
 )
 from . import definitions_langs  # noqa: E402,F401  C#, PHP and Ruby, and Kotlin's `:` bases (it registers them)
 
@@ -266,6 +270,43 @@ def rust_use_paths(statement: str) -> list[str]:
 class _Scan:
     symbols: list[tuple[str, str, str, int]] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)
+
+
+def _paren_depth(line: str, depth: int) -> int:
+    """``depth`` after the parentheses of ``line`` (one pass; those in string and char literals and after a
+    `//` comment do not count; never below 0)."""
+    quote = ""
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if quote:
+            if ch == "\\":
+                i += 1
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "/" and line.startswith("//", i):
+            break
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        i += 1
+    return depth
+
+
+# a Kotlin header continued by its primary constructor on the lines below: `class A\n  @Inject\n  constructor(`
+# (each repetition starts at its own `@`: linear)
+_KOTLIN_CTOR = re.compile(r"(?:@[\w.:]+(?:\([^()]*\))?\s*)*(?:(?:private|internal|protected|public)\s+)?(?:constructor\b|$)")
+
+
+def _code_end(line: str) -> str:
+    """``line`` without a trailing `//` comment (`record P(int a) {} // note`), when it holds no string."""
+    cut = line.find("//")
+    if cut < 0 or '"' in line[:cut] or "'" in line[:cut]:
+        return line
+    return line[:cut].rstrip()
 
 
 def _owner_from_head(head: str) -> str | None:
@@ -322,7 +363,8 @@ def scan_definitions(text: str, lang: str) -> _Scan:
     stack: list[tuple[int, str]] = []  # (indent, owner) of open containers
     in_block_comment = False
     in_import_block = False
-    pending: tuple[int, str, int] | None = None  # (indent, owner, lines left) of a container whose `{` is below
+    # (indent, owner, lines left, parenthesis depth, header continues) of a container whose `{` is below
+    pending: tuple[int, str, int, int, bool] | None = None
     use_lines: list[str] = []  # a Rust `use` statement read so far (it ends at `;`)
     for number, raw in enumerate(text.split("\n"), 1):
         if len(raw) > MAX_LINE:
@@ -348,19 +390,40 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                 use_lines = []
             continue
         indent = len(raw) - len(raw.lstrip())
+        param_owner = None  # the class whose constructor parameters this line is in (its `val`s are the class's)
         if pending is not None:
-            # a class header whose brace opens on a later line (Allman style, or `implements ...` below)
-            if table.header_bases is not None:
-                out.imports.extend(table.header_bases(line))
-            if line.startswith("{") or line.endswith("{"):
-                stack.append(pending[:2])
-                pending = None
-                if line.startswith("{"):
-                    continue
-            elif line.endswith((";", "}")) or pending[2] <= 1:
-                pending = None
+            # a class header whose brace opens on a later line (Allman style, `implements ...` below, or a
+            # constructor over several lines: its parentheses are counted, a `{` inside them is a default lambda)
+            head_indent, head_owner, left, depth, continued = pending
+            code = _code_end(line)
+            if (table.bodiless_types and depth == 0 and not continued
+                    and not code.startswith((":", ",", "{", "where ", "by ")) and not _KOTLIN_CTOR.match(code)):
+                pending = None  # a class without a body: this line is the next declaration
             else:
-                pending = (pending[0], pending[1], pending[2] - 1)
+                param_owner = head_owner if depth > 0 else None
+                if table.header_bases is not None:
+                    out.imports.extend(table.header_bases(line))
+                depth = _paren_depth(code, depth)
+                if depth > 0:
+                    pending = (head_indent, head_owner, left - 1, depth, True) if left > 1 else None
+                elif code.startswith("{") or code.endswith("{"):
+                    stack.append((head_indent, head_owner))
+                    pending = None
+                    if code.startswith("{"):
+                        continue
+                elif code.endswith((";", "}")) or left <= 1:
+                    pending = None
+                else:
+                    left = MAX_HEADER_LINES if param_owner else left - 1
+                    pending = (head_indent, head_owner, left, 0, code.endswith((",", ":", "(", "<")))
+        if param_owner is not None:
+            # a constructor parameter (`val a: Int,`, `@Json(name = "a") int a,`): only a Kotlin property is read
+            for pattern, kind in table.defs:
+                m = pattern.match(line) if kind == "var" else None
+                if m and m.group("name") not in _KEYWORDS:
+                    out.symbols.append((m.group("name"), "attr", f"{param_owner}.{m.group('name')}", number))
+                    break
+            continue
         if table.keyword_blocks and _BLOCK_END.match(line):
             while stack and stack[-1][0] >= indent:
                 stack.pop()
@@ -471,9 +534,16 @@ def scan_definitions(text: str, lang: str) -> _Scan:
                     if table.keyword_blocks:
                         if not _ONE_LINER.search(line):
                             stack.append((indent, name))
-                    elif line.endswith("{") or table.container_defines:
+                    elif table.container_defines:
                         stack.append((indent, name))
-                    elif not line.endswith((";", "}")):
-                        pending = (indent, name, MAX_HEADER_LINES)
+                    else:
+                        code = _code_end(line)
+                        depth = _paren_depth(code, 0)
+                        if depth > 0:  # `class P(` or `record P(`: the parameters run below
+                            pending = (indent, name, MAX_PARAMETER_LINES, depth, True)
+                        elif code.endswith("{"):
+                            stack.append((indent, name))
+                        elif not code.endswith((";", "}")):
+                            pending = (indent, name, MAX_HEADER_LINES, 0, code.endswith((",", ":", "<")))
                 break
     return out

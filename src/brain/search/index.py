@@ -50,7 +50,7 @@ def sqlite_file_problem(path: Path) -> str | None:
 INDEX_FILE = "index.db"
 MERGED_TABLES = ("docs_fts", "code_fts")  # the full-text tables a build leaves in one segment (see merge_segments)
 MERGE_PAGES = 4096  # at most this many pages written per table by one merge (16 MB at SQLite's 4 KiB pages)
-SCHEMA_VERSION = "18"  # bump when tokens or tables change: an older index is rebuilt
+SCHEMA_VERSION = "19"  # bump when tokens or tables change: an older index is rebuilt
 MEMORY_KINDS = ("now", "focus", "note", "workflow", "card", "decision", "handoff", "contract", "profile", "memory")
 
 DOCS_SCHEMA = f"""
