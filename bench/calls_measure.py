@@ -206,13 +206,29 @@ def report(path: Path) -> None:
              "fn-top3 call": lambda r: {**r["overall"]["callees"], **r["overall"]["callers"]},
              "loose(any)": lambda r: {**r["link"].get("loose_callees", {}), **r["link"].get("loose_callers", {})},
              "import": lambda r: set(r["imports"]), "imported_by": lambda r: set(r["imported_by"])}
+    tasks, missing, reach, ceiling = reach_and_ceiling(rows, links)
+    print(f"\n{tasks} tasks with the best file fixed and another fixed file outside the top five ({missing} files)")
+    for k in links:
+        print(f"  {k:14} names {reach[k]:3d} of them; all@5 ceiling (every linked fixed file put in the top five): "
+              f"+{ceiling[k]} tasks")
+    cpu = sorted(r["link_cpu"] for r in rows)
+    print(f"\nlink CPU per task: median {cpu[len(cpu) // 2] * 1000:.1f} ms, p90 {cpu[int(len(cpu) * 0.9)] * 1000:.1f} ms, "
+          f"max {cpu[-1] * 1000:.1f} ms")
+
+
+def reach_and_ceiling(rows: list[dict], links: dict) -> tuple[int, int, Counter, Counter]:
+    """(tasks, their missing files, reach, ceiling) of each link (``name -> fn(row)`` giving the files it names).
+
+    Reach: of the fixed files outside the top five in tasks whose best file is fixed (and with two or more fixed
+    files), how many each link names. Ceiling: the tasks whose every fixed file would be in the top five if each
+    linked fixed file were put there (and nothing fixed pushed out)."""
     missing, tasks, reach, ceiling = 0, 0, Counter(), Counter()
     for r in rows:
         gold, files = set(r["gold"]), r["files"]
         if not files:
             continue
-        for k, fn in links.items():
-            linked = set(fn(r)) - {files[0]}
+        named = {k: set(fn(r)) for k, fn in links.items()}
+        for k, linked in named.items():
             kept = [g for g in files[:5] if g in gold] + [g for g in gold if g in linked and g in files]
             if not gold <= set(files[:5]) and gold <= set(kept) and len(set(kept)) <= 5:
                 ceiling[k] += 1
@@ -223,16 +239,9 @@ def report(path: Path) -> None:
             continue
         tasks += 1
         missing += len(out)
-        for k, fn in links.items():
-            linked = set(fn(r))
+        for k, linked in named.items():
             reach[k] += sum(g in linked for g in out)
-    print(f"\n{tasks} tasks with the best file fixed and another fixed file outside the top five ({missing} files)")
-    for k in links:
-        print(f"  {k:14} names {reach[k]:3d} of them; all@5 ceiling (every linked fixed file put in the top five): "
-              f"+{ceiling[k]} tasks")
-    cpu = sorted(r["link_cpu"] for r in rows)
-    print(f"\nlink CPU per task: median {cpu[len(cpu) // 2] * 1000:.1f} ms, p90 {cpu[int(len(cpu) * 0.9)] * 1000:.1f} ms, "
-          f"max {cpu[-1] * 1000:.1f} ms")
+    return tasks, missing, reach, ceiling
 
 
 def measure(args, run_one) -> int:

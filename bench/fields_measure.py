@@ -198,28 +198,11 @@ def report(path: Path, max_df: int, min_names: int) -> None:
                 g, n = c[(k, band, True)], c[(k, band, True)] + c[(k, band, False)]
                 if n:
                     print(f"{k:20} {band:9} {g:6d} {n:6d} {g / n:6.1%}")
-    missing, tasks, reach, ceiling = 0, 0, Counter(), Counter()
-    for r in rows:
-        gold, files = set(r["gold"]), r["files"]
-        if not files:
-            continue
-        fns = {k: linked(r, k, max_df, min_names) for k in KINDS}
-        fns["import"] = set(r["imports"]) | set(r["imported_by"])
-        for k, ln in fns.items():
-            kept = [g for g in files[:5] if g in gold] + [g for g in gold if g in ln and g in files]
-            if not gold <= set(files[:5]) and gold <= set(kept) and len(set(kept)) <= 5:
-                ceiling[k] += 1
-        if files[0] not in gold or len(gold) < 2:
-            continue
-        out = [g for g in gold if g not in files[:5]]
-        if not out:
-            continue
-        tasks += 1
-        missing += len(out)
-        for k, ln in fns.items():
-            reach[k] += sum(g in ln for g in out)
+    links = {k: (lambda r, k=k: linked(r, k, max_df, min_names)) for k in KINDS}
+    links["import"] = lambda r: set(r["imports"]) | set(r["imported_by"])
+    tasks, missing, reach, ceiling = calls_measure.reach_and_ceiling(rows, links)
     print(f"\n{tasks} tasks with the best file fixed and another fixed file outside the top five ({missing} files)")
-    for k in fns:
+    for k in links:
         print(f"  {k:14} names {reach[k]:3d} of them; all@5 ceiling: +{ceiling[k]} tasks")
     cpu = sorted(r["link_cpu"] for r in rows)
     print(f"\nlink CPU per task (both seeds, three variants): median {cpu[len(cpu) // 2] * 1000:.1f} ms, "
