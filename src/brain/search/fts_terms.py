@@ -49,7 +49,7 @@ def add_texts(db: sqlite3.Connection, tbl: str, rows: list[tuple[str, ...]]) -> 
     """Add the terms of ``rows`` (the column values written to table ``tbl``), inside the writer's transaction."""
     if not rows or not _kept(db):
         return
-    table, columns = _TABLES[tbl]
+    columns = _TABLES[tbl][1]
     scratch = f"fts_terms_{tbl}"
     db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch} USING fts5({', '.join(columns)}, "
                f"tokenize = \"{_tokenize(tbl)}\", content = '', detail = none)")

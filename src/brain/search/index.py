@@ -296,7 +296,7 @@ class SearchIndex(MemoryDocs, Queries):
 
         db = self.db
         if not fts_terms.complete(db):  # a build stopped before its end left the kept terms incomplete
-            from .build import transaction
+            from .code import transaction
 
             with transaction(db):
                 fts_terms.fill(db)
